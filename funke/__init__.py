@@ -1,0 +1,45 @@
+"""funke: Apache Flink's stream-processing model for Python, executed on Apache Spark.
+
+>>> import funke as fk
+>>> fk.seconds(10).total_seconds()
+10.0
+"""
+
+from funke import connectors as _connectors  # noqa: F401
+from funke.api import DataStream, KeyedStream, StreamEnvironment, WindowedStream
+from funke.connectors.tables import spark_table, table
+from funke.errors import EnvironmentSetupError, FunkeError, JobFailedError, PlanError, SchemaError, UnsupportedError
+from funke.plan.expr import col, expr, fn, lit
+from funke.semantics.time import hours, milliseconds, minutes, seconds
+from funke.semantics.watermarks import WatermarkStrategy
+
+from funke import sinks, sources, windows  # noqa: E402  (namespaces users import from)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DataStream",
+    "EnvironmentSetupError",
+    "FunkeError",
+    "JobFailedError",
+    "KeyedStream",
+    "PlanError",
+    "SchemaError",
+    "StreamEnvironment",
+    "UnsupportedError",
+    "WatermarkStrategy",
+    "WindowedStream",
+    "col",
+    "expr",
+    "fn",
+    "hours",
+    "lit",
+    "milliseconds",
+    "minutes",
+    "seconds",
+    "sinks",
+    "sources",
+    "spark_table",
+    "table",
+    "windows",
+]

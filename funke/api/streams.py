@@ -1,0 +1,244 @@
+"""DataStream, KeyedStream, WindowedStream: builders over immutable plan nodes (PyFlink's names)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from funke.connectors.base import SinkSpec
+from funke.connectors.sinks import CollectSink, PrintSink
+from funke.connectors.tables import StaticTable, table
+from funke.errors import PlanError
+from funke.plan import nodes as n
+from funke.plan.expr import Alias, Col, Expr, to_expr
+from funke.plan.probe import probe
+from funke.plan.types import Field, Schema
+from funke.semantics.time import Duration, to_millis
+from funke.semantics.watermarks import WatermarkStrategy
+from funke.semantics.windows import WindowAssigner
+
+if TYPE_CHECKING:
+    from funke.api.environment import StreamEnvironment
+
+
+class DataStream:
+    """A stream of rows. Every operator returns a new stream; nothing runs until ``execute()``."""
+
+    def __init__(self, env: StreamEnvironment, node: n.Node):
+        self._env = env
+        self._node = node
+
+    # -- facts ----------------------------------------------------------------------
+    @property
+    def node(self) -> n.Node:
+        return self._node
+
+    @property
+    def schema(self) -> Schema | None:
+        return self._node.schema
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        if self.schema is None:
+            raise PlanError("this stream's columns are known only to Spark (an unaliased SQL expression); alias it")
+        return self.schema.names
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._node.label()}; {self.schema})"
+
+    def _then(self, node: n.Node) -> DataStream:
+        return DataStream(self._env, node)
+
+    # -- stateless ------------------------------------------------------------------
+    def filter(self, predicate: Expr | str | Callable[[dict[str, Any]], bool], *, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Keep rows where ``predicate`` holds: a column expression, a SQL string, or a Python function.
+
+        A Python function gets a row as a dict (or, with ``vectorized=True``, a pandas
+        DataFrame, returning a boolean Series) and runs over Arrow batches.
+        """
+        if callable(predicate) and not isinstance(predicate, Expr):
+            return self._python(predicate, "filter", None, vectorized, name, uid)
+        return self._then(n.Filter((self._node,), predicate=to_expr(predicate), explicit_name=name, explicit_uid=uid))
+
+    def map(self, fn: Callable[[dict[str, Any]], Any] | Mapping[str, Expr | str], *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
+        """One row out per row in: a Python function (dict in, dict or tuple out) or ``{name: expression}``.
+
+        ``output_schema`` declares the function's result columns (default: the input's).
+        With ``vectorized=True`` the function maps a pandas DataFrame to a DataFrame.
+        """
+        if isinstance(fn, Mapping):
+            return self.select(*(to_expr(e).alias(k) for k, e in fn.items()))
+        return self._python(fn, "map", output_schema, vectorized, name, uid)
+
+    def flat_map(self, fn: Callable[[dict[str, Any]], Any], *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Zero or more rows out per row in (the function returns or yields them)."""
+        return self._python(fn, "flat_map", output_schema, vectorized, name, uid)
+
+    def _python(self, fn: Callable[..., Any], mode: str, output_schema: str | Schema | None, vectorized: bool, name: str | None, uid: str | None) -> DataStream:
+        if not callable(fn):
+            raise PlanError(f"{mode}() takes a function or an expression, got {type(fn).__name__}")
+        out = Schema.of(output_schema)
+        node = n.PythonFunction((self._node,), fn=fn, mode=mode, output=out, vectorized=vectorized, explicit_name=name, explicit_uid=uid)
+        if not vectorized:
+            probe(fn, mode, self.schema, out, node.where())
+        return self._then(node)
+
+    def select(self, *exprs: Expr | str, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Columns by name, ``fk.col`` expressions or SQL strings (``"price * qty AS total"``)."""
+        return self._then(n.Select((self._node,), exprs=tuple(to_expr(e) for e in exprs), explicit_name=name, explicit_uid=uid))
+
+    def with_column(self, name: str, value: Expr | str) -> DataStream:
+        """Add (or replace) one column, keeping the others in place."""
+        e = to_expr(value)
+        cols: list[Expr] = [Col(c) if c != name else Alias(e, name) for c in self.columns]
+        if name not in self.columns:
+            cols.append(Alias(e, name))
+        return self.select(*cols)
+
+    def union(self, *others: DataStream) -> DataStream:
+        if not others:
+            raise PlanError("union() needs at least one other stream")
+        for o in others:
+            if o._env is not self._env:
+                raise PlanError("union(): streams must come from the same StreamEnvironment")
+        return self._then(n.Union((self._node, *(o._node for o in others))))
+
+    def join(self, other: StaticTable | Any, on: str | list[str], *, how: str = "inner", name: str | None = None) -> DataStream:
+        """Join each row with a static table (broadcast): ``views.join(campaigns, on="ad_id")``."""
+        if not isinstance(other, StaticTable):
+            other = table(other)
+        keys = (on,) if isinstance(on, str) else tuple(on)
+        return self._then(n.LookupJoin((self._node,), table=other, on=keys, how=how, explicit_name=name))
+
+    def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
+        if not isinstance(strategy, WatermarkStrategy):
+            raise PlanError(f"expected a WatermarkStrategy, got {type(strategy).__name__}")
+        return self._then(n.Watermark((self._node,), strategy=strategy))
+
+    def key_by(self, key: str | list[str] | tuple[str, ...] | Callable[[dict[str, Any]], Any], *, key_type: str = "string") -> KeyedStream:
+        """Partition by key columns, or by ``key(row)`` (stored in a column named ``key``)."""
+        if callable(key) and not isinstance(key, str):
+            fn = key
+            out = (self.schema or Schema(())).with_field(Field("key", key_type))
+            keyed = self.map(lambda row, _f=fn: {**row, "key": _f(row)}, output_schema=out, name=f"key_by({getattr(fn, '__qualname__', 'fn')})")
+            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",)))
+        keys = (key,) if isinstance(key, str) else tuple(key)
+        return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys))
+
+    def window(self, assigner: WindowAssigner) -> WindowedStream:
+        raise PlanError("window() needs a keyed stream: call key_by(...) first, or use window_all(...) for one window over all elements")
+
+    # -- sinks ----------------------------------------------------------------------
+    def sink_to(self, sink: SinkSpec, *, uid: str | None = None, name: str | None = None) -> SinkSpec:
+        """Send the stream to ``sink``; returns the sink (a collect() sink holds the rows)."""
+        if not isinstance(sink, SinkSpec):
+            raise PlanError(f"sink_to() takes a sink from fk.sinks, got {type(sink).__name__}")
+        self._env._add_sink(n.Sink((self._node,), spec=sink, explicit_uid=uid, explicit_name=name))
+        return sink
+
+    def print(self, limit: int = 20) -> PrintSink:
+        return self.sink_to(PrintSink(limit))  # type: ignore[return-value]
+
+    def collect(self) -> CollectSink:
+        """Shorthand for ``sink_to(fk.sinks.collect())``."""
+        return self.sink_to(CollectSink())  # type: ignore[return-value]
+
+
+_ROLLING_ALIASES = {"count": "count"}
+
+
+class KeyedStream(DataStream):
+    """A stream partitioned by key: rolling aggregates and windows."""
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        assert self._node.keys is not None
+        return self._node.keys
+
+    def window(self, assigner: WindowAssigner) -> WindowedStream:
+        if not isinstance(assigner, WindowAssigner):
+            raise PlanError(f"window() takes a window assigner (e.g. TumblingEventTimeWindows.of(fk.seconds(10))), got {assigner!r}")
+        return WindowedStream(self._env, self._node, assigner)
+
+    def _rolling(self, fn: str, column: str | None) -> DataStream:
+        agg = n.Aggregate(fn, column, column or fn)
+        return self._then(n.RollingAggregate((self._node,), aggregate=agg))
+
+    def sum(self, column: str) -> DataStream:
+        """Rolling sum: for each element, the element with ``column`` replaced by the key's running sum."""
+        return self._rolling("sum", column)
+
+    def min(self, column: str) -> DataStream:
+        return self._rolling("min", column)
+
+    def max(self, column: str) -> DataStream:
+        return self._rolling("max", column)
+
+    def count(self) -> DataStream:
+        """Rolling count: each element with a ``count`` column, the key's running count."""
+        return self._rolling("count", None)
+
+
+class WindowedStream:
+    """``key_by(...).window(assigner)``: say what to compute per window and key."""
+
+    def __init__(self, env: StreamEnvironment, keyed: n.Node, assigner: WindowAssigner):
+        self._env = env
+        self._keyed = keyed
+        self._assigner = assigner
+        self._trigger: Any = None
+        self._lateness_ms = 0
+        self._late_tag: Any = None
+
+    def trigger(self, trigger: Any) -> WindowedStream:
+        self._trigger = trigger
+        return self
+
+    def allowed_lateness(self, lateness: Duration) -> WindowedStream:
+        ms = to_millis(lateness, what="allowed lateness")
+        if ms < 0:
+            raise PlanError(f"allowed lateness must not be negative, got {ms} ms")
+        self._lateness_ms = ms
+        return self
+
+    def side_output_late_data(self, tag: Any) -> WindowedStream:
+        self._late_tag = tag
+        return self
+
+    def _aggregate(self, *aggs: n.Aggregate) -> DataStream:
+        node = n.WindowAggregate(
+            (self._keyed,),
+            assigner=self._assigner,
+            aggregates=aggs,
+            trigger=self._trigger,
+            allowed_lateness_ms=self._lateness_ms,
+            late_tag=self._late_tag,
+        )
+        return DataStream(self._env, node)
+
+    def count(self, alias: str = "count") -> DataStream:
+        return self._aggregate(n.Aggregate("count", None, alias))
+
+    def sum(self, column: str, alias: str | None = None) -> DataStream:
+        return self._aggregate(n.Aggregate("sum", column, alias or column))
+
+    def min(self, column: str, alias: str | None = None) -> DataStream:
+        return self._aggregate(n.Aggregate("min", column, alias or column))
+
+    def max(self, column: str, alias: str | None = None) -> DataStream:
+        return self._aggregate(n.Aggregate("max", column, alias or column))
+
+    def avg(self, column: str, alias: str | None = None) -> DataStream:
+        return self._aggregate(n.Aggregate("avg", column, alias or column))
+
+    def aggregate(self, **named: tuple[str, str | None] | str) -> DataStream:
+        """Several built-ins at once: ``.aggregate(n="count", total=("sum", "price"))``."""
+        aggs = []
+        for alias, spec in named.items():
+            fn, column = (spec, None) if isinstance(spec, str) else spec
+            if fn not in n.Aggregate.FUNCTIONS:
+                raise PlanError(f"unknown aggregate {fn!r}: use one of {', '.join(sorted(n.Aggregate.FUNCTIONS))}")
+            if fn != "count" and column is None:
+                raise PlanError(f"aggregate {alias}={fn!r} needs a column: ({fn!r}, 'column')")
+            aggs.append(n.Aggregate(fn, column, alias))
+        return self._aggregate(*aggs)

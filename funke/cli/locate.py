@@ -1,0 +1,53 @@
+"""Finding a job by import string (``examples.ysb:job``), with errors that say what to fix."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from typing import Any
+
+from funke.errors import PlanError
+
+
+def locate(target: str) -> Any:
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise PlanError(f"'{target}' is not MODULE:JOB (e.g. examples.ysb:job)")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            raise PlanError(f"no module '{module_name}' (looked in {os.getcwd()} and the Python path)") from None
+        raise
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        names = [n for n in dir(module) if not n.startswith("_")]
+        raise PlanError(f"module '{module_name}' has no '{attr}'; it has: {', '.join(names)}") from None
+
+
+def build(target: str, options: dict[str, Any]) -> Any:
+    """The StreamEnvironment a job target gives: an environment, or a function called with the options it accepts."""
+    from funke.api.environment import StreamEnvironment
+
+    obj = locate(target)
+    given = {k: v for k, v in options.items() if v is not None}
+    if isinstance(obj, StreamEnvironment):
+        if given:
+            raise PlanError(f"{target} is a ready StreamEnvironment; it takes no options (got {', '.join('--' + k for k in given)})")
+        return obj
+    if not callable(obj):
+        raise PlanError(f"{target} is a {type(obj).__name__}; expected a StreamEnvironment or a function returning one")
+    params = inspect.signature(obj).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    unknown = [k for k in given if k not in params and not takes_any]
+    if unknown:
+        raise PlanError(f"{target} does not take {', '.join('--' + k for k in unknown)}; it takes: {', '.join(params) or 'nothing'}")
+    env = obj(**given)
+    if not isinstance(env, StreamEnvironment):
+        raise PlanError(f"{target}(...) returned {type(env).__name__}; it must return the StreamEnvironment with its sinks")
+    return env

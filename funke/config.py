@@ -1,0 +1,26 @@
+"""One frozen settings model; every option is also an environment variable ``FUNKE_<NAME>``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class FunkeSettings(BaseSettings):
+    """Defaults for local Spark, overridable per environment variable or per ``StreamEnvironment``."""
+
+    model_config = SettingsConfigDict(env_prefix="FUNKE_", frozen=True, extra="ignore")
+
+    master: str = Field("local[*]", description="Spark master URL (FUNKE_MASTER)")
+    remote: str | None = Field(None, description="Spark Connect URL, e.g. sc://host:15002 (FUNKE_REMOTE)")
+    shuffle_partitions: int | None = Field(None, description="spark.sql.shuffle.partitions; default: the cores")
+    home: Path = Field(Path.home() / ".funke", description="funke home: checkpoints, dead letters (FUNKE_HOME)")
+    log_level: str = Field("FATAL", description="Spark log level (FUNKE_LOG_LEVEL)")
+    ui: bool = Field(False, description="start Spark's web UI (FUNKE_UI)")
+    driver_memory: str = Field("2g", description="spark.driver.memory for local Spark (FUNKE_DRIVER_MEMORY)")
+
+
+def settings(**overrides: object) -> FunkeSettings:
+    return FunkeSettings(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,1 @@
+"""Sources, sinks and lookup tables: plain descriptions the Spark compiler knows how to run."""

@@ -1,0 +1,80 @@
+"""Sink descriptions: print, collect (tests, examples), files (Spark's exactly-once file sink)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from funke.connectors.base import SinkSpec
+from funke.errors import PlanError
+
+
+@dataclass(eq=False)
+class PrintSink(SinkSpec):
+    """Rows to the terminal, per micro-batch. Printing is a side effect: at-least-once on replay."""
+
+    limit: int = 20
+    kind: ClassVar[str] = "print"
+    guarantee: ClassVar[str] = "at-least-once"
+
+    def describe(self) -> str:
+        return f"print(limit={self.limit})"
+
+
+@dataclass(eq=False)
+class CollectSink(SinkSpec):
+    """Collects result rows into this driver process (tests, small jobs).
+
+    ``rows`` are dicts in emission order; ``batches`` keeps ``(batch_id, rows)``. A batch
+    replayed after a restart replaces its earlier rows, so the list holds each once.
+    """
+
+    kind: ClassVar[str] = "collect"
+    batches: list[tuple[int, list[dict[str, Any]]]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_batch(self, batch_id: int, rows: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self.batches = [b for b in self.batches if b[0] != batch_id]
+            self.batches.append((batch_id, rows))
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r for _, rs in self.batches for r in rs]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.batches = []
+
+    def describe(self) -> str:
+        return "collect()"
+
+
+@dataclass(eq=False)
+class FileSink(SinkSpec):
+    path: str
+    format: str = "parquet"
+    overwrite: bool = False
+    kind: ClassVar[str] = "files"
+
+    def __post_init__(self) -> None:
+        if self.format not in ("parquet", "json", "csv"):
+            raise PlanError(f"files sink format must be parquet, json or csv, got {self.format!r}")
+
+    def describe(self) -> str:
+        return f"files({self.format}: {self.path})"
+
+
+def print_(limit: int = 20) -> PrintSink:
+    return PrintSink(limit)
+
+
+def collect() -> CollectSink:
+    return CollectSink()
+
+
+def files(path: str, *, format: str = "parquet", overwrite: bool = False) -> FileSink:
+    """Spark's exactly-once file sink; ``overwrite=True`` empties the directory of an earlier run first."""
+    return FileSink(str(path), format, overwrite)

@@ -1,0 +1,195 @@
+"""Source descriptions: generator, collection, files. The Spark compiler runs them.
+
+>>> g = generator({"n": "i * 2"}, schema="n bigint", events=10)
+>>> (g.bounded, g.schema.names)
+(True, ('n',))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from funke.connectors.base import SourceSpec
+from funke.errors import PlanError, SchemaError
+from funke.plan.expr import Expr, Sql, to_expr
+from funke.plan.types import Field, Schema, compatible, python_type_name
+
+#: Name of the row index a generator's expressions are written in.
+GENERATOR_INDEX = "i"
+
+
+@dataclass(frozen=True, eq=False)
+class GeneratorSource(SourceSpec):
+    """Deterministic synthetic events: row ``i`` is a pure function of ``i`` (replayable by offset).
+
+    Each column is a Spark SQL expression over the index ``i`` (bigint), evaluated by
+    Spark itself, so the generator is not the bottleneck. ``rows_per_second`` throttles it
+    (rows are released continuously, not once a second); ``events`` makes it finite.
+    """
+
+    columns: tuple[tuple[str, Expr], ...]
+    declared: Schema | None
+    events: int | None
+    rows_per_second: float | None
+    rows_per_batch: int
+    kind: ClassVar[str] = "generator"
+
+    @property
+    def schema(self) -> Schema:
+        if self.declared is not None:
+            return self.declared
+        return Schema(tuple(Field(n, e.dtype(Schema((Field(GENERATOR_INDEX, "bigint"),)), "generator")) for n, e in self.columns))
+
+    @property
+    def bounded(self) -> bool:
+        return self.events is not None
+
+    def describe(self) -> str:
+        n = f"{self.events:,} events" if self.events is not None else "unbounded"
+        rate = f", {self.rows_per_second:,.0f} rows/s" if self.rows_per_second else ""
+        return f"generator({n}{rate})"
+
+    def fingerprint(self) -> str:
+        return repr((self.columns, str(self.declared)))
+
+
+def generator(
+    columns: Mapping[str, Expr | str],
+    *,
+    schema: str | Schema | None = None,
+    events: int | None = None,
+    rows_per_second: float | None = None,
+    rows_per_batch: int = 1_000_000,
+) -> GeneratorSource:
+    """A deterministic generator of ``events`` rows (unbounded when ``None``).
+
+    ``columns`` maps each output column to a Spark SQL expression of the row index ``i``;
+    ``schema`` (DDL) casts them to declared types.
+    """
+    if not columns:
+        raise PlanError("generator() needs at least one column: {'name': 'SQL expression of i'}")
+    if events is not None and events < 0:
+        raise PlanError(f"generator(events=...) must be >= 0, got {events}")
+    if rows_per_second is not None and rows_per_second <= 0:
+        raise PlanError(f"generator(rows_per_second=...) must be positive, got {rows_per_second}")
+    if rows_per_batch <= 0:
+        raise PlanError(f"generator(rows_per_batch=...) must be positive, got {rows_per_batch}")
+    declared = Schema.of(schema)
+    if declared is not None and declared.names != tuple(columns):
+        raise SchemaError(
+            f"generator: schema columns ({', '.join(declared.names)}) differ from the expressions' ({', '.join(columns)})"
+        )
+    return GeneratorSource(tuple((k, to_expr(v)) for k, v in columns.items()), declared, events, rows_per_second, rows_per_batch)
+
+
+@dataclass(frozen=True, eq=False)
+class CollectionSource(SourceSpec):
+    """Rows held in memory. In streaming mode they arrive ``rows_per_batch`` per micro-batch."""
+
+    rows: tuple[tuple[Any, ...], ...]
+    declared: Schema
+    rows_per_batch: int | None = None
+    kind: ClassVar[str] = "collection"
+
+    @property
+    def schema(self) -> Schema:
+        return self.declared
+
+    @property
+    def bounded(self) -> bool:
+        return True
+
+    def describe(self) -> str:
+        return f"collection({len(self.rows)} rows)"
+
+    def fingerprint(self) -> str:
+        return f"collection({self.declared})"
+
+
+def collection(rows: Iterable[Any], schema: str | Schema | None = None, *, rows_per_batch: int | None = None) -> CollectionSource:
+    """Rows as tuples (with ``schema``) or dicts (schema inferred from the values when not given)."""
+    rows = list(rows)
+    declared = Schema.of(schema)
+    if declared is None:
+        declared = _infer_schema(rows)
+    tuples = tuple(_as_tuple(r, declared, i) for i, r in enumerate(rows))
+    for i, r in enumerate(tuples):
+        for v, f in zip(r, declared):
+            if not compatible(python_type_name(v), f.dtype):
+                raise SchemaError(
+                    f"collection row {i}: column '{f.name}' is declared {f.dtype} but the value {v!r} is {python_type_name(v)}"
+                )
+    if rows_per_batch is not None and rows_per_batch <= 0:
+        raise PlanError(f"rows_per_batch must be positive, got {rows_per_batch}")
+    return CollectionSource(tuples, declared, rows_per_batch)
+
+
+def _infer_schema(rows: Sequence[Any]) -> Schema:
+    if not rows or not all(isinstance(r, Mapping) for r in rows):
+        raise SchemaError("from_collection() needs schema= (e.g. 'key string, value bigint') unless the rows are dicts")
+    names: list[str] = []
+    for r in rows:
+        names.extend(k for k in r if k not in names)
+    types = {}
+    for n in names:
+        seen = {python_type_name(r.get(n)) for r in rows} - {None}
+        if len(seen) > 1:
+            if seen == {"bigint", "double"}:
+                seen = {"double"}
+            else:
+                raise SchemaError(f"from_collection(): column '{n}' holds mixed types {sorted(seen)}; pass schema=")
+        types[n] = seen.pop() if seen else "string"
+    return Schema(tuple(Field(n, types[n]) for n in names))
+
+
+def _as_tuple(row: Any, schema: Schema, i: int) -> tuple[Any, ...]:
+    if isinstance(row, Mapping):
+        extra = set(row) - set(schema.names)
+        if extra:
+            raise SchemaError(f"collection row {i} has column(s) {sorted(extra)} not in the schema ({schema})")
+        return tuple(row.get(n) for n in schema.names)
+    t = tuple(row) if isinstance(row, (tuple, list)) else (row,)
+    if len(t) != len(schema):
+        raise SchemaError(f"collection row {i} has {len(t)} values but the schema has {len(schema)} columns ({schema})")
+    return t
+
+
+@dataclass(frozen=True)
+class FileSource(SourceSpec):
+    """Parquet/JSON/CSV files in a directory. Streaming: new files as they land; batch: the listing."""
+
+    path: str
+    format: str
+    declared: Schema
+    options: tuple[tuple[str, str], ...] = ()
+    kind: ClassVar[str] = "files"
+
+    @property
+    def schema(self) -> Schema:
+        return self.declared
+
+    @property
+    def bounded(self) -> bool:
+        return False
+
+    def describe(self) -> str:
+        return f"files({self.format}: {self.path})"
+
+
+def files(path: str, *, schema: str | Schema, format: str = "parquet", **options: Any) -> FileSource:
+    fmt = format.lower()
+    if fmt not in ("parquet", "json", "csv"):
+        raise PlanError(f"files(format=...) must be 'parquet', 'json' or 'csv', got {format!r}")
+    declared = Schema.of(schema)
+    assert declared is not None
+    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())))
+
+
+def is_sql(e: Expr) -> bool:
+    return isinstance(e, Sql)
+
+
+EPOCH = dt.datetime(1970, 1, 1)

@@ -1,0 +1,36 @@
+"""One root exception; each subclass is also the builtin a Python user would catch."""
+
+from __future__ import annotations
+
+
+class FunkeError(Exception):
+    """Root of every error funke raises on purpose."""
+
+
+class PlanError(FunkeError, ValueError):
+    """The pipeline cannot be planned: raised while building or compiling, before Spark runs a query."""
+
+
+class SchemaError(PlanError):
+    """A column is missing, has the wrong type, or a function's output does not fit its schema."""
+
+
+class UnsupportedError(PlanError, NotImplementedError):
+    """A plan node has no rule on the path it needs."""
+
+
+class EnvironmentSetupError(FunkeError, RuntimeError):
+    """The machine cannot run Spark as asked (Java missing or too old, bad master URL, ...)."""
+
+
+class JobFailedError(FunkeError, RuntimeError):
+    """A running job stopped with an error; the cause carries the user's traceback."""
+
+
+def did_you_mean(name: str, available: list[str] | tuple[str, ...]) -> str:
+    """``"; available: a, b, c"`` plus a close match when there is one."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(available), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"{hint}; available columns: {', '.join(available) or '(none)'}"

@@ -1,0 +1,85 @@
+"""Which path runs each node, and why: a table, read by the planner, explain() and tests.
+
+Native = Spark's own operators (JVM, codegen), used only where Spark's semantics are
+Flink's exactly. General = funke's operators on ``transformWithStateInPandas``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from funke.plan.nodes import (
+    Filter,
+    KeyBy,
+    LookupJoin,
+    Node,
+    PythonFunction,
+    RollingAggregate,
+    Select,
+    Sink,
+    Source,
+    Union,
+    Watermark,
+    WindowAggregate,
+)
+
+NATIVE = "native"
+GENERAL = "general"
+
+#: Window assigners whose default-trigger, zero-lateness results Spark computes exactly:
+#: Spark drops a row for a window only when ``window.end <= watermark`` and emits a window
+#: once ``window.end <= watermark``; its watermark is ``max_ts - delay``, Flink's is
+#: ``max_ts - delay - 1`` with "late" meaning ``end - 1 <= watermark``: the same instants.
+#: Touching sessions merge in both (checked by tests/test_native_semantics.py).
+NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding", "session"})
+
+
+@dataclass(frozen=True)
+class Placement:
+    path: str
+    why: str
+
+
+def place(node: Node) -> Placement:
+    """The path a node runs on, with the reason in words a user can act on."""
+    if isinstance(node, WindowAggregate):
+        return _place_window(node)
+    if isinstance(node, RollingAggregate):
+        return Placement(GENERAL, "Flink emits one updated row per element; Spark's streaming aggregation emits one per key per batch")
+    if isinstance(node, PythonFunction):
+        form = "pandas batches" if node.vectorized else "rows of Arrow batches"
+        return Placement(NATIVE, f"Spark mapInArrow over {form}; no per-row pickling")
+    if isinstance(node, Watermark):
+        return Placement(
+            NATIVE,
+            "Spark withWatermark; one watermark per query (the minimum over sources), advanced after each micro-batch",
+        )
+    if isinstance(node, (Select, Filter)):
+        return Placement(NATIVE, "Spark expressions (whole-stage codegen)")
+    if isinstance(node, LookupJoin):
+        return Placement(NATIVE, "broadcast hash join with a static table")
+    if isinstance(node, (Source, Sink, Union, KeyBy)):
+        return Placement(NATIVE, "Spark")
+    return Placement(GENERAL, f"no native rule for {node.kind}")
+
+
+def _place_window(node: WindowAggregate) -> Placement:
+    a = node.assigner
+    reasons = []
+    if a.kind not in NATIVE_WINDOW_KINDS or not a.is_event_time:
+        reasons.append(f"{a.describe()} is not an event-time tumbling/sliding/session assigner")
+    if getattr(a, "is_dynamic", False):
+        reasons.append("session gap is dynamic")
+    if node.trigger is not None:
+        reasons.append(f"custom trigger {node.trigger!r}")
+    if node.allowed_lateness_ms:
+        reasons.append("allowed lateness re-fires windows (Spark emits each window once)")
+    if node.late_tag is not None:
+        reasons.append("late data goes to a side output (Spark only drops and counts it)")
+    if reasons:
+        return Placement(GENERAL, "; ".join(reasons))
+    return Placement(
+        NATIVE,
+        "Spark window aggregation, append mode: each window emitted once when the watermark passes its end "
+        "(one micro-batch after the watermark moves); late rows dropped and counted",
+    )

@@ -1,0 +1,46 @@
+"""``explain()``: the plan as a tree, each node with its uid, path and reason."""
+
+from __future__ import annotations
+
+from funke.plan.capabilities import place
+from funke.plan.nodes import Node, Sink
+
+
+def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming") -> str:
+    lines = [f"funke plan ({mode}), {len(sinks)} sink(s)"]
+    seen: set[int] = set()
+
+    def render(node: Node, prefix: str, last: bool, top: bool) -> None:
+        p = place(node)
+        branch = "" if top else ("└─ " if last else "├─ ")
+        again = " (shown above)" if id(node) in seen else ""
+        lines.append(f"{prefix}{branch}{node.label()}  [{node.uid}] {p.path}{again}")
+        child_prefix = prefix + ("" if top else ("   " if last else "│  "))
+        if again:
+            return
+        seen.add(id(node))
+        lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  why: {p.why}")
+        if node.schema is not None:
+            lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  out: {node.schema}")
+        for i, child in enumerate(node.inputs):
+            render(child, child_prefix, i == len(node.inputs) - 1, False)
+
+    for s in sinks:
+        render(s, "", True, True)
+    lines.append("")
+    lines.extend(NOTES[mode])
+    return "\n".join(lines)
+
+
+NOTES = {
+    "streaming": [
+        "notes (Spark vs Flink):",
+        "- one watermark per query: the minimum over all sources, recomputed after each micro-batch;",
+        "- a window result appears one micro-batch after the watermark passes the window's end;",
+        "- a finite source ends with a watermark at +infinity, so every open window fires (Flink's MAX_WATERMARK).",
+    ],
+    "batch": [
+        "notes: bounded run on Spark batch; the watermark is +infinity at the end, so every window fires once",
+        "with exactly the results of the unbounded run over the same events (no element is late in batch).",
+    ],
+}

@@ -1,0 +1,192 @@
+"""funke's view of a schema: ordered (name, type) pairs, no pyspark needed.
+
+Types are Spark's simple type strings (``string``, ``bigint``, ``timestamp``, ...), so a
+schema prints the way Spark users read it and converts to Spark losslessly. ``None``
+means "not known until Spark resolves it" (a SQL-string expression): checks that need
+the type run again at compile time against Spark's resolved schema.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from funke.errors import SchemaError, did_you_mean
+
+_ALIASES = {
+    "long": "bigint",
+    "integer": "int",
+    "short": "smallint",
+    "byte": "tinyint",
+    "bool": "boolean",
+    "str": "string",
+    "text": "string",
+    "real": "float",
+    "float64": "double",
+    "int64": "bigint",
+    "datetime": "timestamp",
+    "timestamp_ltz": "timestamp",
+}
+INTEGRAL = frozenset({"tinyint", "smallint", "int", "bigint"})
+NUMERIC = INTEGRAL | {"float", "double"}
+
+
+def normalize_type(t: str | None) -> str | None:
+    if t is None:
+        return None
+    t = t.strip().lower()
+    if t.startswith("decimal"):
+        return t.replace(" ", "")
+    return _ALIASES.get(t, t)
+
+
+def is_numeric(t: str | None) -> bool:
+    return t is not None and (t in NUMERIC or t.startswith("decimal"))
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    dtype: str | None
+    nullable: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.dtype or '?'}"
+
+
+@dataclass(frozen=True)
+class Schema:
+    fields: tuple[Field, ...]
+
+    @classmethod
+    def of(cls, spec: Schema | str | Iterable[tuple[str, str | None]] | None) -> Schema | None:
+        if spec is None or isinstance(spec, Schema):
+            return spec
+        if isinstance(spec, str):
+            return parse_ddl(spec)
+        return cls(tuple(Field(n, normalize_type(t)) for n, t in spec))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def __iter__(self) -> Iterator[Field]:
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def get(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    def field(self, name: str, *, node: str) -> Field:
+        """The named field, or a SchemaError that names the node and lists what exists."""
+        f = self.get(name)
+        if f is None:
+            raise SchemaError(f"{node}: unknown column '{name}'{did_you_mean(name, self.names)}")
+        return f
+
+    def ddl(self) -> str:
+        return ", ".join(f"{f.name} {f.dtype or 'string'}" for f in self.fields)
+
+    def __str__(self) -> str:
+        return ", ".join(map(str, self.fields))
+
+    def select(self, names: Iterable[str]) -> Schema:
+        return Schema(tuple(self.field(n, node="select") for n in names))
+
+    def without(self, names: Iterable[str]) -> Schema:
+        drop = set(names)
+        return Schema(tuple(f for f in self.fields if f.name not in drop))
+
+    def with_field(self, field: Field) -> Schema:
+        """Replace a field of the same name in place, or append it (Spark's withColumn)."""
+        if field.name in self:
+            return Schema(tuple(field if f.name == field.name else f for f in self.fields))
+        return Schema((*self.fields, field))
+
+
+def _split_top_level(s: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+_FIELD = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*:?\s+(.+?)\s*(not\s+null)?\s*$", re.IGNORECASE)
+
+
+def parse_ddl(ddl: str) -> Schema:
+    """``"key string, value long"`` → Schema.
+
+    >>> parse_ddl("key string, value long").names
+    ('key', 'value')
+    """
+    fields = []
+    for part in _split_top_level(ddl):
+        m = _FIELD.match(part)
+        if not m:
+            raise SchemaError(f"cannot read schema field {part.strip()!r} in {ddl!r}: write 'name type', e.g. 'value bigint'")
+        fields.append(Field(m.group(1), normalize_type(m.group(2)), nullable=not m.group(3)))
+    if not fields:
+        raise SchemaError(f"empty schema {ddl!r}: write e.g. 'key string, value bigint'")
+    names = [f.name for f in fields]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise SchemaError(f"schema {ddl!r} names {', '.join(dupes)} more than once")
+    return Schema(tuple(fields))
+
+
+def python_type_name(value: object) -> str | None:
+    """The Spark type a Python value would get (for probing functions' outputs)."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "bigint"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dt.datetime):
+        return "timestamp"
+    if isinstance(value, dt.date):
+        return "date"
+    if isinstance(value, (bytes, bytearray)):
+        return "binary"
+    return type(value).__name__
+
+
+def compatible(value_type: str | None, declared: str | None) -> bool:
+    """Can a Python value of ``value_type`` be stored in a ``declared`` column without loss of meaning?"""
+    if value_type is None or declared is None:
+        return True
+    if value_type == declared:
+        return True
+    if value_type == "bigint" and (declared in NUMERIC or declared.startswith("decimal")):
+        return True
+    if value_type == "double" and declared in ("float", "double"):
+        return True
+    if value_type == "timestamp" and declared in ("timestamp", "timestamp_ntz"):
+        return True
+    return False

@@ -1,0 +1,315 @@
+"""Running a compiled job on Spark and the handle users hold: ``wait``, ``stop``, ``metrics``.
+
+Streaming: one Spark streaming query per sink, started together. A listener folds every
+query progress into running totals (rows, batches, watermark, windows emitted), and
+notices when each finite source's end-of-input row has passed and the batch after it,
+which fires the last windows, has committed: then the job is finished and stops itself.
+
+Batch (``bounded=True``): the same plan as Spark batch jobs, run in a background thread.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from funke.connectors.sinks import CollectSink, FileSink, PrintSink
+from funke.errors import JobFailedError, PlanError
+from funke.plan import nodes as n
+
+if TYPE_CHECKING:
+    from funke.api.environment import StreamEnvironment
+    from funke.spark.compiler import Compiled
+
+
+@dataclass
+class QueryState:
+    """What the listener has learned about one query."""
+
+    sink: n.Sink
+    compiled: Compiled
+    query: Any = None
+    batches: int = 0
+    input_rows: int = 0
+    output_rows: int = 0
+    late_rows_dropped: int = 0
+    watermark: str | None = None
+    last_batch_id: int = -1
+    end_batch: dict[str, int] = field(default_factory=dict)
+    batch_ms: list[int] = field(default_factory=list)
+    batch_rows: list[int] = field(default_factory=list)
+    finished: bool = False
+
+    @property
+    def finite_metrics(self) -> list[str]:
+        return [m.name for m in self.compiled.metrics if m.finite]
+
+    def update(self, p: Any) -> None:
+        observed = p.observedMetrics or {}
+        rows = 0
+        for m in self.compiled.metrics:
+            row = observed.get(m.name)
+            if row is None:
+                continue
+            d = row.asDict()
+            if m.counts_rows:
+                rows += int(d.get("rows") or 0)
+            if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
+                self.end_batch[m.name] = p.batchId
+        out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
+        produced = int(out.asDict().get("rows") or 0) if out is not None else 0
+        self.batches += 1
+        self.input_rows += rows
+        self.output_rows += produced
+        self.last_batch_id = max(self.last_batch_id, p.batchId)
+        self.watermark = (p.eventTime or {}).get("watermark", self.watermark)
+        self.late_rows_dropped += sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for s in (p.stateOperators or []))
+        self.batch_ms.append(int((p.durationMs or {}).get("triggerExecution", 0)))
+        self.batch_rows.append(rows)
+        names = self.finite_metrics
+        if names and all(k in self.end_batch for k in names):
+            last_end = max(self.end_batch[k] for k in names)
+            # The batch carrying the end row raises the watermark; the next one fires the windows.
+            if not self.compiled.stateful or self.last_batch_id > last_end:
+                self.finished = True
+
+
+def _safe(uid: str) -> str:
+    from funke.spark.compiler import _safe as s
+
+    return s(uid)
+
+
+class JobHandle:
+    """A running (or finished) job. ``wait()`` blocks until a finite job ends or raises on failure."""
+
+    def __init__(self, name: str, mode: str, spark: Any, states: list[QueryState]):
+        self.name = name
+        self.mode = mode
+        self.spark = spark
+        self.states = states
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._listener: Any = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def finite(self) -> bool:
+        return all(s.finite_metrics for s in self.states) or self.mode == "batch"
+
+    @property
+    def done(self) -> bool:
+        if self.mode == "batch":
+            return self._thread is not None and not self._thread.is_alive()
+        return all(s.finished for s in self.states) or self.ended is not None
+
+    def wait(self, timeout: float | None = None) -> JobHandle:
+        """Block until the job ends (finite input) or ``timeout`` seconds pass; raise JobFailedError on failure."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._raise_if_failed()
+            if self.done:
+                self.stop()
+                self._raise_if_failed()
+                return self
+            if deadline is not None and time.monotonic() >= deadline:
+                return self
+            time.sleep(0.05)
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            self.stop()
+            raise JobFailedError(f"job '{self.name}' failed: {self._error}") from self._error
+        if self.mode == "streaming":
+            for s in self.states:
+                if s.query is not None and not s.query.isActive and s.query.exception() is not None and not s.finished:
+                    err = s.query.exception()
+                    self.stop()
+                    raise JobFailedError(f"job '{self.name}' failed in {s.sink.where()}: {err}")
+
+    def stop(self) -> None:
+        """Stop every query of the job (idempotent)."""
+        with self._lock:
+            if self.mode == "streaming":
+                for s in self.states:
+                    if s.query is not None and s.query.isActive:
+                        s.query.stop()
+                if self._listener is not None:
+                    try:
+                        self.spark.streams.removeListener(self._listener)
+                    except Exception:  # the session may be gone already
+                        pass
+                    self._listener = None
+            if self.ended is None:
+                self.ended = time.monotonic()
+
+    # -- metrics -----------------------------------------------------------------------
+    def metrics(self) -> dict[str, Any]:
+        """Totals so far: rows in/out, batches, watermark, rows/s overall and in steady state."""
+        elapsed = (self.ended or time.monotonic()) - self.started
+        rows = sum(s.input_rows for s in self.states)
+        out: dict[str, Any] = {
+            "job": self.name,
+            "mode": self.mode,
+            "elapsed_s": round(elapsed, 3),
+            "input_rows": rows,
+            "output_rows": sum(s.output_rows for s in self.states),
+            "batches": max((s.batches for s in self.states), default=0),
+            "watermark": next((s.watermark for s in self.states if s.watermark), None),
+            "late_rows_dropped": sum(s.late_rows_dropped for s in self.states),
+            "rows_per_s": round(rows / elapsed) if elapsed > 0 else 0,
+        }
+        steady = [(ms, r) for s in self.states for ms, r in list(zip(s.batch_ms, s.batch_rows))[2:] if r > 0]
+        if steady:
+            total_ms = sum(ms for ms, _ in steady)
+            out["steady_rows_per_s"] = round(sum(r for _, r in steady) / (total_ms / 1000)) if total_ms else None
+        batch_ms = sorted(ms for s in self.states for ms in s.batch_ms)
+        if batch_ms:
+            out["batch_ms_p50"] = batch_ms[len(batch_ms) // 2]
+            out["batch_ms_p99"] = batch_ms[min(len(batch_ms) - 1, int(len(batch_ms) * 0.99))]
+        return out
+
+
+# -- starting -------------------------------------------------------------------------------
+
+
+def start_job(env: StreamEnvironment, *, mode: str, name: str) -> JobHandle:
+    from funke.spark.compiler import compile_job
+    from funke.spark.session import get_session, local_cores
+
+    if mode == "batch":
+        unbounded = [s.spec.describe() for s in _sources(env.sinks) if not _batchable(s.spec)]
+        if unbounded:
+            raise PlanError(f"bounded run: source(s) {', '.join(unbounded)} never end; give them an end (events=N) or run unbounded")
+    spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
+    cores = local_cores(env.settings.master) if env.spark is None else spark.sparkContext.defaultParallelism
+    compiled = compile_job(spark, env.sinks, mode=mode, cores=cores)
+    states = [QueryState(sink, c) for sink, c in compiled]
+    handle = JobHandle(name, mode, spark, states)
+    if mode == "batch":
+        handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
+        handle._thread.start()
+        return handle
+    _start_streaming(env, handle)
+    return handle
+
+
+def _sources(sinks: tuple[n.Sink, ...]) -> list[n.Source]:
+    return [x for x in n.walk(sinks) if isinstance(x, n.Source)]
+
+
+def _batchable(spec: Any) -> bool:
+    from funke.connectors.sources import FileSource
+
+    return spec.bounded or isinstance(spec, FileSource)
+
+
+def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:
+    path = Path(spec.path)
+    if fresh and path.exists() and any(path.iterdir()):
+        if not spec.overwrite:
+            raise PlanError(
+                f"sink {spec.describe()}: the directory is not empty and this run starts from a fresh checkpoint, "
+                "so Spark's file sink would skip batches it thinks it wrote: choose an empty directory or pass overwrite=True"
+            )
+        shutil.rmtree(path)
+
+
+def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    states = {}
+
+    class Listener(StreamingQueryListener):
+        def onQueryStarted(self, event: Any) -> None:
+            pass
+
+        def onQueryProgress(self, event: Any) -> None:
+            st = states.get(str(event.progress.id))
+            if st is not None:
+                st.update(event.progress)
+
+        def onQueryIdle(self, event: Any) -> None:
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:
+            pass
+
+    handle._listener = Listener()
+    handle.spark.streams.addListener(handle._listener)
+    root = Path(env.checkpoint_dir) if env.checkpoint_dir else Path(env.settings.home) / "jobs" / handle.name / "runs" / (time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6])
+    fresh = not (root.exists() and any(root.iterdir()))
+    try:
+        for st in handle.states:
+            df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
+            writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
+            writer = writer.option("checkpointLocation", str(root / st.sink.uid))
+            if env.checkpoint_interval_ms:
+                writer = writer.trigger(processingTime=f"{env.checkpoint_interval_ms} milliseconds")
+            spec = st.sink.spec
+            if isinstance(spec, FileSink):
+                _prepare_file_sink(spec, fresh)
+                writer = writer.format(spec.format).option("path", spec.path)
+            else:
+                writer = writer.foreachBatch(_batch_writer(spec))
+            st.query = writer.start()
+            states[str(st.query.id)] = st
+    except BaseException:
+        handle.stop()
+        raise
+
+
+def _batch_writer(spec: Any) -> Any:
+    if isinstance(spec, CollectSink):
+        return lambda df, batch_id: spec.add_batch(batch_id, [r.asDict() for r in df.collect()])
+    if isinstance(spec, PrintSink):
+        def show(df: Any, batch_id: int) -> None:
+            rows = df.take(spec.limit)
+            for r in rows:
+                print(f"[batch {batch_id}] {r.asDict()}")
+
+        return show
+    raise PlanError(f"no Spark writer for sink {spec.describe()}")
+
+
+def _run_batch(handle: JobHandle) -> None:
+    try:
+        for st in handle.states:
+            t0 = time.monotonic()
+            from pyspark.sql import Observation
+            from pyspark.sql import functions as F
+
+            out_obs = Observation(f"funke_out_{_safe(st.sink.uid)}")
+            spec, df = st.sink.spec, st.compiled.frame.observe(out_obs, F.count(F.lit(1)).alias("rows"))
+            if isinstance(spec, CollectSink):
+                spec.add_batch(0, [r.asDict() for r in df.collect()])
+            elif isinstance(spec, PrintSink):
+                for r in df.collect()[: spec.limit]:
+                    print(r.asDict())
+            elif isinstance(spec, FileSink):
+                _prepare_file_sink(spec, fresh=True)
+                df.write.mode("errorifexists").format(spec.format).save(spec.path)
+            else:
+                raise PlanError(f"no Spark writer for sink {spec.describe()}")
+            got = 0
+            for m in st.compiled.metrics:
+                if m.observation is not None and m.counts_rows:
+                    got += int(m.observation.get.get("rows") or 0)
+            st.input_rows, st.batches = got, 1
+            st.output_rows = int(out_obs.get.get("rows") or 0)
+            st.batch_ms.append(int((time.monotonic() - t0) * 1000))
+            st.batch_rows.append(got)
+            st.finished = True
+    except BaseException as e:  # reported by wait()
+        handle._error = e
+    finally:
+        handle.ended = time.monotonic()

@@ -1,0 +1,6 @@
+"""``fk.sinks``: where results go."""
+
+from funke.connectors.sinks import collect, files
+from funke.connectors.sinks import print_ as print  # noqa: A001  (fk.sinks.print(), as PyFlink)
+
+__all__ = ["collect", "files", "print"]

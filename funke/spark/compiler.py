@@ -1,0 +1,265 @@
+"""The compiler: a visitor from plan nodes to Spark DataFrames, one ``visit_<Node>`` per primitive.
+
+Every node is compiled once (shared upstreams are reused). After a node is built, it is
+validated again against the schemas Spark resolved for its inputs, and Spark's analysis
+errors are rewritten to name the node, so mistakes surface here, before a query starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from funke.connectors.tables import StaticTable
+from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
+from funke.plan import nodes as n
+from funke.plan.capabilities import GENERAL, place
+from funke.plan.types import Field, Schema, normalize_type
+from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.spark.datasources import EOS
+from funke.spark.exprs import to_column
+from funke.spark.python_fns import pandas_function, row_function
+from funke.spark.sources import source_frame, static_frame
+
+#: Event time of the end-of-input row: far enough that every window closes.
+END_OF_TIME = "9999-12-31 00:00:00"
+_WATERMARK_META = "spark.watermarkDelayMs"
+
+
+def spark_schema_to_funke(df: DataFrame) -> Schema:
+    return Schema(tuple(Field(f.name, normalize_type(f.dataType.simpleString()), f.nullable) for f in df.schema.fields if f.name != EOS))
+
+
+@dataclass
+class SourceMetric:
+    """An observed metric set per source: rows read and whether the end-of-input row passed.
+
+    Streaming queries report it in their progress under ``name``; a batch job through
+    ``observation`` (a ``pyspark.sql.Observation``).
+    """
+
+    name: str
+    finite: bool
+    observation: Any = None
+    counts_rows: bool = True
+
+
+@dataclass
+class Compiled:
+    frame: DataFrame
+    metrics: list[SourceMetric] = field(default_factory=list)
+    stateful: bool = False
+
+
+class Compiler:
+    def __init__(self, spark: SparkSession, *, mode: str, cores: int = 2):
+        self.spark = spark
+        self.mode = mode
+        self.streaming = mode == "streaming"
+        self.cores = cores
+        self._done: dict[int, Compiled] = {}
+
+    # -- driver ---------------------------------------------------------------------
+    def compile(self, node: n.Node) -> Compiled:
+        key = id(node)
+        if key in self._done:
+            return self._done[key]
+        inputs = [self.compile(i) for i in node.inputs]
+        visit: Callable[..., Compiled] | None = getattr(self, f"visit_{type(node).__name__}", None)
+        if visit is None or place(node).path == GENERAL:
+            p = place(node)
+            raise UnsupportedError(
+                f"{node.where()} [{node.uid}] needs funke's general path ({p.why}), which this version does not run yet: "
+                "use Flink's default trigger with zero allowed lateness and no late-data side output to stay on the native path"
+            )
+        try:
+            result = visit(node, *inputs)
+            node.validate(tuple(spark_schema_to_funke(i.frame) for i in inputs))
+        except AnalysisException as e:
+            raise _plan_error(node, e, inputs) from None
+        self._done[key] = result
+        return result
+
+    def _merge(self, node_frame: DataFrame, *inputs: Compiled, stateful: bool = False) -> Compiled:
+        metrics = [m for i in inputs for m in i.metrics]
+        return Compiled(node_frame, metrics, stateful or any(i.stateful for i in inputs))
+
+    def plain(self, c: Compiled, uid: str) -> DataFrame:
+        """The input without the end-of-input row (counting rows and noting the end on the way)."""
+        df = c.frame
+        if EOS not in df.columns:
+            return df
+        name = f"funke_src_{_safe(uid)}"
+        observed = self.observe(c, name, True, F.count(F.when(~F.col(EOS), 1)).alias("rows"), F.max(F.col(EOS).cast("int")).alias("eos"))
+        return observed.where(~F.col(EOS)).drop(EOS)
+
+    def observe(self, c: Compiled | None, name: str, finite: bool, *aggs: Column, frame: DataFrame | None = None) -> DataFrame:
+        """``df.observe`` under ``name``, recorded on ``c`` so the runtime can read it back."""
+        df = frame if frame is not None else c.frame  # type: ignore[union-attr]
+        metric = SourceMetric(name, finite)
+        if not self.streaming:
+            from pyspark.sql import Observation
+
+            metric.observation = Observation(name)
+            df = df.observe(metric.observation, *aggs)
+        else:
+            df = df.observe(name, *aggs)
+        if c is not None:
+            c.metrics.append(metric)
+        return df
+
+    # -- visitors -------------------------------------------------------------------
+    def visit_Source(self, node: n.Source) -> Compiled:
+        df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
+        out = Compiled(df)
+        if EOS not in df.columns:
+            out.frame = self.observe(out, f"funke_src_{_safe(node.uid)}", False, F.count(F.lit(1)).alias("rows"))
+        return out
+
+    def visit_Watermark(self, node: n.Watermark, up: Compiled) -> Compiled:
+        s = node.strategy
+        column = s.timestamp_column
+        assert column is not None
+        df = up.frame
+        ts = F.col(column)
+        if s.timestamp_unit == "ms":
+            ts = F.timestamp_millis(ts.cast("bigint"))
+        elif s.timestamp_unit == "s":
+            ts = F.timestamp_seconds(ts.cast("bigint"))
+        finite = EOS in df.columns
+        if finite:
+            ts = F.when(F.col(EOS), F.to_timestamp(F.lit(END_OF_TIME))).otherwise(ts)
+        df = df.withColumn(column, ts)
+        if not self.streaming:
+            return self._merge(df, up)
+        df = df.withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
+        # observe() is also a barrier: Spark pushes filters that do not read the event-time
+        # column below the watermark, where they would drop the end-of-input row unseen.
+        name = f"funke_wm_{_safe(node.uid)}"
+        aggs = [F.count(F.lit(1)).alias("rows"), F.max(F.col(column)).alias("max_event_time")]
+        if finite:
+            aggs[0] = F.count(F.when(~F.col(EOS), 1)).alias("rows")
+            aggs.append(F.max(F.col(EOS).cast("int")).alias("eos"))
+        out = self._merge(df, up)
+        at_source = isinstance(node.input, n.Source)
+        if at_source:  # this observation replaces the source's own (same rows, plus the end flag)
+            out.metrics = []
+        df = self.observe(out, name, finite, *aggs, frame=df)
+        out.metrics[-1].counts_rows = at_source
+        if finite:
+            df = df.where(F.col(column) < F.to_timestamp(F.lit(END_OF_TIME))).drop(EOS)
+        out.frame = df
+        return out
+
+    def visit_Select(self, node: n.Select, up: Compiled) -> Compiled:
+        return self._merge(self.plain(up, node.uid).select(*(to_column(e) for e in node.exprs)), up)
+
+    def visit_Filter(self, node: n.Filter, up: Compiled) -> Compiled:
+        return self._merge(self.plain(up, node.uid).where(to_column(node.predicate)), up)
+
+    def visit_PythonFunction(self, node: n.PythonFunction, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        out_schema = node.schema or spark_schema_to_funke(df)
+        spark_schema = out_schema.ddl() if node.mode != "filter" else df.schema
+        if node.vectorized:
+            fn = pandas_function(node.fn, node.mode, out_schema, node.where())
+            result = df.mapInPandas(fn, spark_schema)
+        else:
+            fn = row_function(node.fn, node.mode, out_schema, node.where())
+            result = df.mapInArrow(fn, spark_schema)
+        return self._merge(result, up)
+
+    def visit_Union(self, node: n.Union, *ups: Compiled) -> Compiled:
+        frames = [self.plain(u, node.uid) for u in ups]
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.unionByName(other)
+        return self._merge(df, *ups)
+
+    def visit_KeyBy(self, node: n.KeyBy, up: Compiled) -> Compiled:
+        return self._merge(self.plain(up, node.uid), up)
+
+    def visit_LookupJoin(self, node: n.LookupJoin, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        table = self._table(node.table)
+        joined = df.join(F.broadcast(table), on=list(node.on), how=node.how)
+        order = list(df.columns) + [c for c in table.columns if c not in node.on]
+        return self._merge(joined.select(*order), up)
+
+    def _table(self, t: StaticTable) -> DataFrame:
+        if t.loader is not None:
+            return t.loader(self.spark)
+        assert t.rows is not None and t.declared is not None
+        return static_frame(self.spark, t.rows, t.declared)
+
+    def visit_WindowAggregate(self, node: n.WindowAggregate, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        ts = node.input.event_time
+        keys = list(node.input.keys or ())
+        assert ts is not None
+        if self.streaming and _WATERMARK_META not in df.schema[ts].metadata and node.input.watermark is not None:
+            # A Python function in between forgets Spark's watermark column metadata.
+            df = df.withWatermark(ts, f"{node.input.watermark.max_out_of_orderness_ms} milliseconds")
+        window = _window_column(node, ts)
+        aggs = [_aggregate(a) for a in node.aggregates]
+        grouped = df.groupBy(window.alias("__window"), *keys).agg(*aggs)
+        out = grouped.select(
+            *keys,
+            F.col("__window.start").alias("window_start"),
+            F.col("__window.end").alias("window_end"),
+            *(a.alias for a in node.aggregates),
+        )
+        return self._merge(out, up, stateful=True)
+
+    def visit_Sink(self, node: n.Sink, up: Compiled) -> Compiled:
+        return self._merge(self.plain(up, node.uid), up)
+
+
+def _window_column(node: n.WindowAggregate, ts: str) -> Column:
+    a = node.assigner
+    if isinstance(a, TumblingEventTimeWindows):
+        return F.window(ts, f"{a.size_ms} milliseconds", startTime=f"{a.offset_ms % a.size_ms} milliseconds")
+    if isinstance(a, SlidingEventTimeWindows):
+        return F.window(ts, f"{a.size_ms} milliseconds", f"{a.slide_ms} milliseconds", f"{a.offset_ms % a.slide_ms} milliseconds")
+    if isinstance(a, EventTimeSessionWindows) and a.gap_ms is not None:
+        return F.session_window(ts, f"{a.gap_ms} milliseconds")
+    raise UnsupportedError(f"{node.where()}: no native window for {a.describe()}")
+
+
+def _aggregate(a: n.Aggregate) -> Column:
+    if a.fn == "count":
+        return F.count(F.lit(1)).alias(a.alias)
+    fn = {"sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[a.fn]
+    return fn(F.col(a.column or "")).alias(a.alias)
+
+
+def _safe(uid: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", uid)
+
+
+_UNRESOLVED = re.compile(r"name `?([^`\s]+)`? cannot be resolved")
+
+
+def _plan_error(node: n.Node, e: AnalysisException, inputs: list[Compiled]) -> PlanError:
+    msg = str(e).split("\n")[0]
+    available: list[str] = [c for i in inputs for c in i.frame.columns if c != EOS]
+    m = _UNRESOLVED.search(msg)
+    if m:
+        name = m.group(1).split(".")[-1]
+        return SchemaError(f"{node.where()}: unknown column '{name}'{did_you_mean(name, available)}")
+    return PlanError(f"{node.where()} [{node.uid}]: Spark cannot plan it: {msg}")
+
+
+def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int) -> list[tuple[n.Sink, Compiled]]:
+    c = Compiler(spark, mode=mode, cores=cores)
+    return [(s, c.compile(s)) for s in sinks]
+
+
+def describe_frames(compiled: list[tuple[n.Sink, Compiled]]) -> Any:
+    return {s.uid: c.frame.schema.simpleString() for s, c in compiled}

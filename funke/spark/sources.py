@@ -1,0 +1,130 @@
+"""Compiling source descriptions to Spark DataFrames, streaming or batch.
+
+A finite source read as a stream carries a boolean column ``__funke_eos`` that is true on
+one extra row after the last event. The watermark step turns that row's event time into
++infinity (Flink's MAX_WATERMARK for a finished source), then drops it, so every open
+window fires at the end of input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from funke.connectors.sources import GENERATOR_INDEX, CollectionSource, FileSource, GeneratorSource
+from funke.errors import UnsupportedError
+from funke.plan.types import Schema
+from funke.spark import datasources
+from funke.spark.datasources import EOS
+from funke.spark.exprs import to_column
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+def _micros(v: Any) -> Any:
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        d = v - _EPOCH
+        return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+    return v
+
+
+def _days(v: Any) -> Any:
+    return (v - _EPOCH_DATE).days if isinstance(v, dt.date) else v
+
+
+def wire_schema(schema: Schema) -> tuple[str, list[Any]]:
+    """Timestamps/dates travel as numbers (naive datetimes are UTC) and are rebuilt in Spark."""
+    parts, rebuild = [], []
+    for f in schema:
+        if f.dtype in ("timestamp", "timestamp_ntz"):
+            parts.append(f"`{f.name}` bigint")
+            rebuild.append(F.timestamp_micros(F.col(f.name)).alias(f.name))
+        elif f.dtype == "date":
+            parts.append(f"`{f.name}` int")
+            rebuild.append(F.date_from_unix_date(F.col(f.name)).alias(f.name))
+        else:
+            parts.append(f"`{f.name}` {f.dtype or 'string'}")
+            rebuild.append(F.col(f.name))
+    return ", ".join(parts), rebuild
+
+
+def wire_rows(rows: tuple[tuple[Any, ...], ...], schema: Schema) -> list[tuple[Any, ...]]:
+    conv = [(_micros if f.dtype in ("timestamp", "timestamp_ntz") else _days if f.dtype == "date" else None) for f in schema]
+    return [tuple(c(v) if c else v for c, v in zip(conv, r)) for r in rows]
+
+
+def static_frame(spark: SparkSession, rows: tuple[tuple[Any, ...], ...], schema: Schema) -> DataFrame:
+    ddl, rebuild = wire_schema(schema)
+    return spark.createDataFrame(wire_rows(rows, schema), ddl).select(*rebuild)
+
+
+def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int) -> DataFrame:
+    if isinstance(spec, GeneratorSource):
+        return _generator(spark, spec, streaming, cores)
+    if isinstance(spec, CollectionSource):
+        return _collection(spark, spec, streaming)
+    if isinstance(spec, FileSource):
+        reader = (spark.readStream if streaming else spark.read).format(spec.format).schema(spec.declared.ddl())
+        return reader.options(**dict(spec.options)).load(spec.path)
+    raise UnsupportedError(f"no Spark rule for source {spec.describe()}")
+
+
+def _generator(spark: SparkSession, spec: GeneratorSource, streaming: bool, cores: int) -> DataFrame:
+    if not streaming:
+        if spec.events is None:
+            raise UnsupportedError(f"{spec.describe()} never ends, so it cannot run bounded: give it events=N")
+        index = spark.range(0, spec.events, numPartitions=max(1, cores)).select(F.col("id").alias(GENERATOR_INDEX))
+    elif spec.rows_per_second is None:
+        index = (
+            spark.readStream.format("rate-micro-batch")
+            .option("rowsPerBatch", spec.rows_per_batch)
+            .option("numPartitions", max(1, cores))
+            .load()
+            .select(F.col("value").alias(GENERATOR_INDEX))
+        )
+    else:
+        datasources.register(spark)
+        ticks = (
+            spark.readStream.format("funke_ticks")
+            .option("rate", spec.rows_per_second)
+            .option("events", spec.events)
+            .option("max_per_batch", spec.rows_per_batch)
+            .option("parallelism", max(1, cores))
+            .load()
+        )
+        index = ticks.select(F.explode(F.sequence("lo", F.col("hi") - 1)).alias(GENERATOR_INDEX))
+    cols = []
+    for name, e in spec.columns:
+        c = to_column(e)
+        f = spec.schema.get(name)
+        if f is not None and f.dtype is not None:
+            c = c.cast(f.dtype)
+        cols.append(c.alias(name))
+    if streaming and spec.events is not None:
+        index = index.where(F.col(GENERATOR_INDEX) <= spec.events)
+        cols.append((F.col(GENERATOR_INDEX) == spec.events).alias(EOS))
+    return index.select(*cols)
+
+
+def _collection(spark: SparkSession, spec: CollectionSource, streaming: bool) -> DataFrame:
+    if not streaming:
+        return static_frame(spark, spec.rows, spec.declared)
+    datasources.register(spark)
+    rows = wire_rows(spec.rows, spec.declared)
+    size = spec.rows_per_batch or max(1, len(rows))
+    batches = [[(*r, False) for r in rows[i : i + size]] for i in range(0, len(rows), size)] or [[]]
+    batches[-1].append((*([None] * len(spec.declared)), True))
+    ddl, rebuild = wire_schema(spec.declared)
+    df = (
+        spark.readStream.format("funke_collection")
+        .option("schema", f"{ddl}, `{EOS}` boolean")
+        .option("batches", datasources.encode(batches))
+        .load()
+    )
+    return df.select(*rebuild, F.col(EOS))
