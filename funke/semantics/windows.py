@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from funke.semantics.time import MAX_WATERMARK, Duration, to_millis
+from funke.semantics.triggers import EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
 
 
 @dataclass(frozen=True, order=True)
@@ -54,12 +55,39 @@ class WindowAssigner:
     kind: ClassVar[str] = "window"
     is_event_time: ClassVar[bool] = True
     is_merging: ClassVar[bool] = False
+    #: Whether assignment reads the element's timestamp (global windows do not).
+    needs_timestamp: ClassVar[bool] = True
 
     def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow | GlobalWindow]:
         raise NotImplementedError
 
     def describe(self) -> str:
         return type(self).__name__
+
+    def default_trigger(self) -> Trigger:
+        """The trigger Flink uses when ``window(...)`` is not followed by ``trigger(...)``."""
+        raise NotImplementedError(f"{type(self).__name__} does not define a default trigger; pass trigger=...")
+
+    def windows_for(self, timestamp: int | None, element: Any, processing_time: int) -> list[TimeWindow | GlobalWindow]:
+        """Windows of one element: event-time assigners read its timestamp, processing-time ones the clock.
+
+        Kept apart from ``assign_windows`` (whose first argument is "the time that
+        decides the window") so an operator never has to know which kind it holds.
+        """
+        if not self.is_event_time:
+            return self.assign_windows(processing_time, element)
+        if timestamp is None:
+            if self.needs_timestamp:
+                raise ValueError(
+                    f"{self.describe()} assigns windows by event time but the element has no timestamp; "
+                    "give the stream a WatermarkStrategy with a timestamp column, or use a processing-time assigner"
+                )
+            timestamp = processing_time
+        return self.assign_windows(timestamp, element)
+
+    def merge_windows(self, windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
+        """Merging assigners group intersecting windows; others never merge."""
+        raise TypeError(f"{type(self).__name__} is not a merging window assigner")
 
 
 def _positive(ms: int, what: str) -> int:
@@ -90,6 +118,9 @@ class TumblingEventTimeWindows(WindowAssigner):
         off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
         return f"{type(self).__name__}(size={self.size_ms}ms{off})"
 
+    def default_trigger(self) -> Trigger:
+        return EventTimeTrigger()
+
 
 @dataclass(frozen=True)
 class SlidingEventTimeWindows(WindowAssigner):
@@ -119,6 +150,9 @@ class SlidingEventTimeWindows(WindowAssigner):
     def describe(self) -> str:
         off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
         return f"{type(self).__name__}(size={self.size_ms}ms, slide={self.slide_ms}ms{off})"
+
+    def default_trigger(self) -> Trigger:
+        return EventTimeTrigger()
 
 
 @dataclass(frozen=True)
@@ -158,10 +192,17 @@ class EventTimeSessionWindows(WindowAssigner):
             return f"{type(self).__name__}(dynamic gap)"
         return f"{type(self).__name__}(gap={self.gap_ms}ms)"
 
+    def default_trigger(self) -> Trigger:
+        return EventTimeTrigger()
+
+    def merge_windows(self, windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
+        return merge_time_windows(windows)
+
 
 @dataclass(frozen=True)
 class GlobalWindows(WindowAssigner):
     kind: ClassVar[str] = "global"
+    needs_timestamp: ClassVar[bool] = False
 
     @classmethod
     def create(cls) -> GlobalWindows:
@@ -169,3 +210,120 @@ class GlobalWindows(WindowAssigner):
 
     def assign_windows(self, timestamp: int, element: Any = None) -> list[GlobalWindow]:
         return [GlobalWindow()]
+
+    def default_trigger(self) -> Trigger:
+        """Flink's ``NeverTrigger``: a global window fires only with a trigger you give it."""
+        return NeverTrigger()
+
+
+
+def merge_time_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
+    """Flink's ``TimeWindow.mergeWindows``: sort by start, sweep, group what intersects.
+
+    Returns ``(cover, members)`` only for groups of two or more windows; a window
+    that intersects nothing is left alone. Touching windows (``a.end == b.start``)
+    intersect, which is why sessions one gap apart merge.
+
+    >>> merge_time_windows([TimeWindow(0, 10), TimeWindow(10, 20), TimeWindow(30, 40)])
+    [(TimeWindow(start=0, end=20), [TimeWindow(start=0, end=10), TimeWindow(start=10, end=20)])]
+    """
+    groups: list[tuple[TimeWindow, list[TimeWindow]]] = []
+    for window in sorted(windows, key=lambda w: w.start):
+        if groups and groups[-1][0].intersects(window):
+            cover, members = groups[-1]
+            groups[-1] = (cover.cover(window), [*members, window])
+        else:
+            groups.append((window, [window]))
+    return [(cover, members) for cover, members in groups if len(members) > 1]
+
+
+@dataclass(frozen=True)
+class TumblingProcessingTimeWindows(WindowAssigner):
+    """Tumbling windows over the operator's clock; ``assign_windows`` takes the processing time."""
+
+    size_ms: int
+    offset_ms: int = 0
+    kind: ClassVar[str] = "tumbling_processing_time"
+    is_event_time: ClassVar[bool] = False
+
+    @classmethod
+    def of(cls, size: Duration, offset: Duration = 0) -> TumblingProcessingTimeWindows:
+        aligned = TumblingEventTimeWindows.of(size, offset)
+        return cls(aligned.size_ms, aligned.offset_ms)
+
+    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
+        start = window_start(timestamp, self.offset_ms, self.size_ms)
+        return [TimeWindow(start, start + self.size_ms)]
+
+    def describe(self) -> str:
+        off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
+        return f"{type(self).__name__}(size={self.size_ms}ms{off})"
+
+    def default_trigger(self) -> Trigger:
+        return ProcessingTimeTrigger()
+
+
+@dataclass(frozen=True)
+class SlidingProcessingTimeWindows(WindowAssigner):
+    """Sliding windows over the operator's clock; ``assign_windows`` takes the processing time."""
+
+    size_ms: int
+    slide_ms: int
+    offset_ms: int = 0
+    kind: ClassVar[str] = "sliding_processing_time"
+    is_event_time: ClassVar[bool] = False
+
+    @classmethod
+    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingProcessingTimeWindows:
+        aligned = SlidingEventTimeWindows.of(size, slide, offset)
+        return cls(aligned.size_ms, aligned.slide_ms, aligned.offset_ms)
+
+    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
+        return SlidingEventTimeWindows(self.size_ms, self.slide_ms, self.offset_ms).assign_windows(timestamp)
+
+    def describe(self) -> str:
+        off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
+        return f"{type(self).__name__}(size={self.size_ms}ms, slide={self.slide_ms}ms{off})"
+
+    def default_trigger(self) -> Trigger:
+        return ProcessingTimeTrigger()
+
+
+@dataclass(frozen=True)
+class ProcessingTimeSessionWindows(WindowAssigner):
+    """Sessions over the operator's clock: each element opens ``[now, now + gap)``."""
+
+    gap_ms: int | None = None
+    gap_fn: Callable[[Any], Duration] | None = field(default=None, compare=False)
+    kind: ClassVar[str] = "session_processing_time"
+    is_event_time: ClassVar[bool] = False
+    is_merging: ClassVar[bool] = True
+
+    @classmethod
+    def with_gap(cls, gap: Duration) -> ProcessingTimeSessionWindows:
+        return cls(gap_ms=EventTimeSessionWindows.with_gap(gap).gap_ms)
+
+    @classmethod
+    def with_dynamic_gap(cls, gap_fn: Callable[[Any], Duration]) -> ProcessingTimeSessionWindows:
+        return cls(gap_fn=EventTimeSessionWindows.with_dynamic_gap(gap_fn).gap_fn)
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.gap_fn is not None
+
+    def gap_for(self, element: Any) -> int:
+        return EventTimeSessionWindows(self.gap_ms, self.gap_fn).gap_for(element)
+
+    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
+        return [TimeWindow(timestamp, timestamp + self.gap_for(element))]
+
+    def describe(self) -> str:
+        if self.is_dynamic:
+            return f"{type(self).__name__}(dynamic gap)"
+        return f"{type(self).__name__}(gap={self.gap_ms}ms)"
+
+    def default_trigger(self) -> Trigger:
+        return ProcessingTimeTrigger()
+
+    def merge_windows(self, windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
+        return merge_time_windows(windows)

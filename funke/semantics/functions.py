@@ -1,0 +1,326 @@
+"""User functions (Flink's, in PyFlink's spelling) and what operators emit.
+
+* :class:`AggregateFunction` and :class:`ReduceFunction` (or any ``(a, b) -> c``
+  callable) pre-aggregate window contents and back aggregating/reducing state.
+* :class:`ProcessWindowFunction` sees all of a window's elements at once.
+* :class:`KeyedProcessFunction` sees one element at a time with keyed state and timers.
+
+``process``, ``process_element`` and ``on_timer`` produce rows by ``yield`` (or by
+returning a list); side outputs go through ``ctx.output(tag, value)``. Every
+operator answers with :class:`OutputRecord` s in emission order, main and side
+outputs interleaved exactly as the function produced them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from funke.semantics.state import StateDescriptor
+from funke.semantics.timers import KeyedTimerService, TimeDomain
+
+__all__ = [
+    "AggregateFunction",
+    "AvgAggregate",
+    "CountAggregate",
+    "KeyedProcessFunction",
+    "KeyedStateStore",
+    "MaxAggregate",
+    "MinAggregate",
+    "OutputRecord",
+    "OutputTag",
+    "ProcessWindowFunction",
+    "ReduceFunction",
+    "SumAggregate",
+    "TimeDomain",
+    "as_reduce_callable",
+    "collect_rows",
+]
+
+
+@dataclass(frozen=True)
+class OutputTag:
+    """Names a side output. Two tags are the same output when their names are equal."""
+
+    name: str
+    schema: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"OutputTag needs a non-empty name, got {self.name!r}")
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One emitted record: the value, its timestamp (``None`` = none) and its side-output tag.
+
+    ``tag is None`` means the main output.
+    """
+
+    value: Any
+    timestamp: int | None
+    tag: OutputTag | None = None
+
+    @property
+    def is_side_output(self) -> bool:
+        return self.tag is not None
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+class AggregateFunction:
+    """Incremental aggregation: ``add`` folds an element into an accumulator.
+
+    ``merge`` is needed for session windows (their accumulators merge when sessions do).
+    """
+
+    def create_accumulator(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.create_accumulator() is not implemented")
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.add(value, accumulator) is not implemented")
+
+    def get_result(self, accumulator: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.get_result(accumulator) is not implemented")
+
+    def merge(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError(
+            f"{type(self).__name__}.merge(a, b) is not implemented; session windows need it to merge accumulators"
+        )
+
+
+class ReduceFunction:
+    """``reduce(a, b)`` combines two values of the same type; a plain callable works as well."""
+
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.reduce(value1, value2) is not implemented")
+
+
+def as_reduce_callable(fn: ReduceFunction | Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    reduce_method = getattr(fn, "reduce", None)
+    if callable(reduce_method):
+        return reduce_method
+    if callable(fn):
+        return fn
+    raise TypeError(f"expected a ReduceFunction or a function (a, b) -> c, got {fn!r}")
+
+
+def _field_getter(field_ref: str | int | None) -> Callable[[Any], Any]:
+    """Read a field by name (mapping key or attribute) or position; ``None`` = the element itself."""
+    if field_ref is None:
+        return lambda element: element
+    if isinstance(field_ref, int):
+        return lambda element: element[field_ref]
+
+    def get(element: Any) -> Any:
+        if isinstance(element, Mapping):
+            if field_ref not in element:
+                raise KeyError(f"element {element!r} has no field {field_ref!r}")
+            return element[field_ref]
+        try:
+            return getattr(element, field_ref)
+        except AttributeError:
+            raise KeyError(f"element {element!r} has no field {field_ref!r}") from None
+
+    return get
+
+
+@dataclass(frozen=True)
+class CountAggregate(AggregateFunction):
+    """Number of elements."""
+
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+    def merge(self, a: int, b: int) -> int:
+        return a + b
+
+
+@dataclass(frozen=True)
+class SumAggregate(AggregateFunction):
+    """Sum of ``field`` (the element itself when ``field`` is None); 0 for no elements."""
+
+    field: str | int | None = None
+
+    def create_accumulator(self) -> Any:
+        return 0
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        return accumulator + _field_getter(self.field)(value)
+
+    def get_result(self, accumulator: Any) -> Any:
+        return accumulator
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return a + b
+
+
+@dataclass(frozen=True)
+class MinAggregate(AggregateFunction):
+    """Smallest ``field`` value; ``None`` for no elements."""
+
+    field: str | int | None = None
+
+    def create_accumulator(self) -> Any:
+        return None
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        return self.merge(accumulator, _field_getter(self.field)(value))
+
+    def get_result(self, accumulator: Any) -> Any:
+        return accumulator
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return b if a is None else a if b is None else min(a, b)
+
+
+@dataclass(frozen=True)
+class MaxAggregate(AggregateFunction):
+    """Largest ``field`` value; ``None`` for no elements."""
+
+    field: str | int | None = None
+
+    def create_accumulator(self) -> Any:
+        return None
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        return self.merge(accumulator, _field_getter(self.field)(value))
+
+    def get_result(self, accumulator: Any) -> Any:
+        return accumulator
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return b if a is None else a if b is None else max(a, b)
+
+
+@dataclass(frozen=True)
+class AvgAggregate(AggregateFunction):
+    """Arithmetic mean of ``field`` as a float; ``None`` for no elements."""
+
+    field: str | int | None = None
+
+    def create_accumulator(self) -> tuple[Any, int]:
+        return (0, 0)
+
+    def add(self, value: Any, accumulator: tuple[Any, int]) -> tuple[Any, int]:
+        return (accumulator[0] + _field_getter(self.field)(value), accumulator[1] + 1)
+
+    def get_result(self, accumulator: tuple[Any, int]) -> float | None:
+        total, count = accumulator
+        return total / count if count else None
+
+    def merge(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
+# --------------------------------------------------------------------------- contexts
+
+
+class KeyedStateStore(Protocol):
+    """Where functions get their state (PyFlink's ``RuntimeContext`` state accessors)."""
+
+    def get_state(self, descriptor: StateDescriptor) -> Any: ...
+
+    def get_list_state(self, descriptor: StateDescriptor) -> Any: ...
+
+    def get_map_state(self, descriptor: StateDescriptor) -> Any: ...
+
+    def get_reducing_state(self, descriptor: StateDescriptor) -> Any: ...
+
+    def get_aggregating_state(self, descriptor: StateDescriptor) -> Any: ...
+
+
+class ProcessWindowContext(Protocol):
+    def window(self) -> Any: ...
+
+    def current_watermark(self) -> int: ...
+
+    def current_processing_time(self) -> int: ...
+
+    def window_state(self) -> KeyedStateStore: ...
+
+    def global_state(self) -> KeyedStateStore: ...
+
+    def output(self, tag: OutputTag, value: Any) -> None: ...
+
+
+class KeyedProcessContext(KeyedStateStore, Protocol):
+    def timestamp(self) -> int | None: ...
+
+    def get_current_key(self) -> Any: ...
+
+    def timer_service(self) -> KeyedTimerService: ...
+
+    def output(self, tag: OutputTag, value: Any) -> None: ...
+
+
+class OnTimerContext(KeyedProcessContext, Protocol):
+    def time_domain(self) -> TimeDomain: ...
+
+
+# --------------------------------------------------------------------------- process functions
+
+
+class ProcessWindowFunction:
+    """Sees a whole window: ``process(key, ctx, elements)`` yields the window's result rows.
+
+    ``clear(ctx)`` runs when the window is dropped for good (after allowed lateness),
+    the place to delete anything kept in ``ctx.window_state()``.
+    """
+
+    def open(self, ctx: KeyedStateStore) -> None:
+        return None
+
+    def process(self, key: Any, ctx: ProcessWindowContext, elements: list[Any]) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process(key, ctx, elements) is not implemented")
+
+    def clear(self, ctx: ProcessWindowContext) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class KeyedProcessFunction:
+    """One element at a time with keyed state and timers (Flink's ``KeyedProcessFunction``).
+
+    ``open(ctx)`` runs once before the first element; ``ctx`` gives state handles
+    (``ctx.get_state(ValueStateDescriptor("seen"))``) which then always refer to the
+    key being processed.
+    """
+
+    def open(self, ctx: KeyedStateStore) -> None:
+        return None
+
+    def process_element(self, value: Any, ctx: KeyedProcessContext) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process_element(value, ctx) is not implemented")
+
+    def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterable[Any] | None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def collect_rows(result: Any, where: str) -> Iterator[Any]:
+    """Iterate what a user function produced: a generator, a list, or ``None``.
+
+    Anything else is refused: a returned dict or tuple would otherwise be iterated
+    field by field, a silent and confusing bug.
+    """
+    if result is None:
+        return iter(())
+    if isinstance(result, (Iterator, list)):
+        return iter(result)
+    raise TypeError(
+        f"{where} must yield its output rows (use `yield row`) or return a list of rows or None, "
+        f"got {type(result).__name__}: {result!r}"
+    )

@@ -1,0 +1,153 @@
+"""The reference keyed process operator: Flink's ``KeyedProcessOperator`` in Python.
+
+Runs a :class:`~funke.semantics.functions.KeyedProcessFunction` with keyed state
+(TTL read from the operator's clock), a per-key timer service and side outputs::
+
+    op = KeyedProcessOperator(MyFunction(), clock=ManualClock())
+    op.process_element("a", {"v": 1}, timestamp=1_000)
+    op.advance_watermark(5_000)          # fires event-time timers <= 5000, in order
+    op.advance_processing_time(60_000)   # moves the clock, fires processing-time timers
+
+Output timestamps follow Flink: an element's outputs carry its timestamp, an
+event-time timer's outputs carry the timer's time, and main outputs of a
+processing-time timer carry none (side outputs carry the timer's time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from funke.semantics.clock import Clock, ManualClock, move_clock_to
+from funke.semantics.functions import KeyedProcessFunction, OutputRecord, OutputTag, collect_rows
+from funke.semantics.state import VOID_NAMESPACE, KeyedStateBackend, StateStore
+from funke.semantics.timers import InternalTimerService, KeyedTimerService, Timer, TimeDomain
+
+
+class _ProcessContext(StateStore):
+    """``ctx`` of ``process_element``: state, timers, key, timestamp, side outputs."""
+
+    def __init__(self, op: KeyedProcessOperator, key: Any, timestamp: int | None, side_timestamp: int | None) -> None:
+        super().__init__(op._backend, VOID_NAMESPACE)
+        self._op, self._key, self._timestamp, self._side_timestamp = op, key, timestamp, side_timestamp
+
+    def timestamp(self) -> int | None:
+        return self._timestamp
+
+    def get_current_key(self) -> Any:
+        return self._key
+
+    def timer_service(self) -> KeyedTimerService:
+        return self._op._timer_service
+
+    def output(self, tag: OutputTag, value: Any) -> None:
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"output() needs an OutputTag as its first argument, got {tag!r}")
+        self._op._out.append(OutputRecord(value, self._side_timestamp, tag))
+
+
+class _OnTimerContext(_ProcessContext):
+    def __init__(self, op: KeyedProcessOperator, timer: Timer) -> None:
+        super().__init__(op, timer.key, timer.timestamp, timer.timestamp)
+        self._timer = timer
+
+    def timestamp(self) -> int:
+        return self._timer.timestamp
+
+    def time_domain(self) -> TimeDomain:
+        return self._timer.domain
+
+
+class KeyedProcessOperator:
+    """Drives a KeyedProcessFunction with elements, watermarks and clock ticks."""
+
+    def __init__(self, function: KeyedProcessFunction, *, clock: Clock | None = None) -> None:
+        if not isinstance(function, KeyedProcessFunction):
+            raise TypeError(f"KeyedProcessOperator runs a KeyedProcessFunction subclass, got {function!r}")
+        self.function = function
+        self._clock: Clock = clock if clock is not None else ManualClock()
+        self._backend = KeyedStateBackend(self._clock)
+        self._timers = InternalTimerService(self._clock)
+        self._timer_service = KeyedTimerService(self._timers, lambda: self._backend.current_key)
+        self._out: list[OutputRecord] = []
+        self._busy = False
+        self._opened = False
+
+    @property
+    def current_watermark(self) -> int:
+        return self._timers.current_watermark
+
+    @property
+    def state_backend(self) -> KeyedStateBackend:
+        """The operator's keyed state (for queryable state and inspection)."""
+        return self._backend
+
+    @property
+    def timer_service(self) -> InternalTimerService:
+        return self._timers
+
+    def open(self) -> None:
+        """Call the function's ``open``; done automatically before the first element."""
+        if not self._opened:
+            self._opened = True
+            self.function.open(StateStore(self._backend, VOID_NAMESPACE))
+
+    def close(self) -> None:
+        if self._opened:
+            self.function.close()
+
+    def process_element(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        """Feed one element of ``key``; returns the records it emitted, in order."""
+        return self._emitting(partial(self._process_element, key, value, timestamp))
+
+    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
+        """Move event time to ``watermark`` and fire due event-time timers in timestamp order."""
+        return self._emitting(partial(self._timers.advance_watermark, watermark, self._on_timer))
+
+    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
+        """Move the clock to ``time`` (if given) and fire due processing-time timers in order."""
+        move_clock_to(self._clock, time)
+        return self._emitting(partial(self._timers.fire_processing_timers, self._on_timer))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "state": self._backend.export_rows(),
+            "timers": self._timers.export_rows(),
+            "watermark": self._timers.current_watermark,
+        }
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        self._backend.import_rows(snapshot["state"])
+        self._timers.import_rows(snapshot["timers"])
+        self._timers.restore_watermark(snapshot["watermark"])
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _process_element(self, key: Any, value: Any, timestamp: int | None) -> None:
+        self.open()
+        self._backend.current_key = key
+        ctx = _ProcessContext(self, key, timestamp, timestamp)
+        rows = self.function.process_element(value, ctx)
+        for row in collect_rows(rows, f"{type(self.function).__name__}.process_element"):
+            self._out.append(OutputRecord(row, timestamp))
+
+    def _on_timer(self, timer: Timer) -> None:
+        self.open()
+        self._backend.current_key = timer.key
+        ctx = _OnTimerContext(self, timer)
+        main_timestamp = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
+        rows = self.function.on_timer(timer.timestamp, ctx)
+        for row in collect_rows(rows, f"{type(self.function).__name__}.on_timer"):
+            self._out.append(OutputRecord(row, main_timestamp))
+
+    def _emitting(self, action: Callable[[], None]) -> list[OutputRecord]:
+        if self._busy:
+            raise RuntimeError("KeyedProcessOperator calls cannot be nested (a function called back into its operator)")
+        self._busy = True
+        try:
+            action()
+            return self._out
+        finally:
+            self._out = []
+            self._busy = False
