@@ -26,11 +26,14 @@ from funke.plan.nodes import (
 NATIVE = "native"
 GENERAL = "general"
 
-#: Window assigners whose default-trigger, zero-lateness results Spark computes exactly:
-#: Spark drops a row for a window only when ``window.end <= watermark`` and emits a window
-#: once ``window.end <= watermark``; its watermark is ``max_ts - delay``, Flink's is
-#: ``max_ts - delay - 1`` with "late" meaning ``end - 1 <= watermark``: the same instants.
-#: Touching sessions merge in both (checked by tests/test_native_semantics.py).
+#: Window assigners whose default-trigger, zero-lateness results Spark computes exactly.
+#: Spark's watermark is ``max_ts - delay``; Flink's is ``max_ts - delay - 1`` with a window
+#: complete when ``end - 1 <= watermark``: the same instants. Spark applies the watermark
+#: computed after batch n at the end of batch n+1 (after that batch's rows; it fires windows
+#: then) and drops a row only when its window closed in an earlier batch. That is Flink's
+#: result for the schedule "each batch's elements, then the watermark", which funke
+#: documents as the native path's watermark schedule. Touching sessions merge in both.
+#: (tests/spark/test_windows_native.py checks each case.)
 NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding", "session"})
 
 
@@ -80,6 +83,7 @@ def _place_window(node: WindowAggregate) -> Placement:
         return Placement(GENERAL, "; ".join(reasons))
     return Placement(
         NATIVE,
-        "Spark window aggregation, append mode: each window emitted once when the watermark passes its end "
-        "(one micro-batch after the watermark moves); late rows dropped and counted",
+        "Spark window aggregation, append mode: each window emitted once when the watermark passes its end; "
+        "the watermark from batch n is applied after batch n+1's rows; rows for windows closed in an "
+        "earlier batch are dropped and counted",
     )

@@ -36,7 +36,8 @@ NOTES = {
     "streaming": [
         "notes (Spark vs Flink):",
         "- one watermark per query: the minimum over all sources, recomputed after each micro-batch;",
-        "- a window result appears one micro-batch after the watermark passes the window's end;",
+        "- the watermark from micro-batch n is emitted after batch n+1's elements: a window result appears",
+        "  one micro-batch after the watermark passes its end, and a row is late only for windows closed earlier;",
         "- a finite source ends with a watermark at +infinity, so every open window fires (Flink's MAX_WATERMARK).",
     ],
     "batch": [

@@ -36,8 +36,8 @@ def normalize_type(t: str | None) -> str | None:
     if t is None:
         return None
     t = t.strip().lower()
-    if t.startswith("decimal"):
-        return t.replace(" ", "")
+    if "<" in t or "(" in t:  # complex and decimal types, spelled as Spark's simpleString()
+        return re.sub(r"\s+", "", t)
     return _ALIASES.get(t, t)
 
 
