@@ -58,7 +58,8 @@ def test_count_evictor_keeps_the_newest():
     assert CountEvictor.of(2, do_evict_after=True).evict_before(tv((1, 1), (2, 2), (3, 3)), 3, None, None) == tv(
         (1, 1), (2, 2), (3, 3)
     )
-    assert [e.value for e in CountEvictor.of(2, do_evict_after=True).evict_after(tv((1, 1), (2, 2), (3, 3)), 3, None, None)] == [2, 3]
+    after = CountEvictor.of(2, do_evict_after=True).evict_after(tv((1, 1), (2, 2), (3, 3)), 3, None, None)
+    assert [e.value for e in after] == [2, 3]
 
 
 def test_time_evictor_keeps_what_is_newer_than_max_minus_size():

@@ -147,7 +147,9 @@ def test_results_do_not_depend_on_where_watermarks_fall(kind_param, stream):
 @st.composite
 def out_of_order_script(draw):
     """Elements with arbitrary disorder and monotone watermarks interleaved."""
-    steps = draw(st.lists(st.one_of(st.tuples(st.just("e"), KEYS, st.integers(0, 200)), st.tuples(st.just("w"), st.integers(0, 40))), max_size=50))
+    element = st.tuples(st.just("e"), KEYS, st.integers(0, 200))
+    watermark_step = st.tuples(st.just("w"), st.integers(0, 40))
+    steps = draw(st.lists(st.one_of(element, watermark_step), max_size=50))
     script, wm = [], 0
     for step in steps:
         if step[0] == "w":
