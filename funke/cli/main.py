@@ -64,7 +64,7 @@ def explain(
 
     try:
         env = build(target, _options(events, output, None))
-        console.print(env.explain(bounded=bounded), highlight=False, markup=False)
+        typer.echo(env.explain(bounded=bounded))
     except FunkeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None

@@ -1,0 +1,51 @@
+"""YSB from the CLI: streaming and bounded runs write identical Parquet; counts equal the views generated."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import examples.ysb as ysb
+from funke.cli.main import app
+
+pytestmark = pytest.mark.spark
+EVENTS = 60_000
+
+
+def results(spark, path):
+    df = spark.read.parquet(str(path))
+    assert df.columns == ["campaign_id", "window_start", "window_end", "count"]
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_ysb_streaming_and_bounded_agree_and_count_every_view(spark, tmp_path):
+    runner = CliRunner()
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = runner.invoke(app, ["run", "examples.ysb:job", "--events", str(EVENTS), "--output", str(a), "--no-live", "--json"])
+    assert r1.exit_code == 0, r1.output
+    assert f'"input_rows": {EVENTS}' in r1.output
+    r2 = runner.invoke(app, ["run", "examples.ysb:job", "--events", str(EVENTS), "--output", str(b), "--bounded", "--no-live"])
+    assert r2.exit_code == 0, r2.output
+    assert "summary" in r2.output and "rows_per_s" in r2.output
+    ra, rb = results(spark, a), results(spark, b)
+    assert ra == rb
+    assert sum(r[3] for r in ra) == ysb.expected_view_count(EVENTS)
+    assert len({r[0] for r in ra}) == ysb.CAMPAIGNS
+
+
+def test_ysb_explain_puts_every_node_on_the_native_path():
+    r = CliRunner().invoke(app, ["explain", "examples.ysb:job"])
+    assert r.exit_code == 0, r.output
+    node_lines = [line for line in r.output.splitlines() if "[" in line and "]" in line and "why" not in line]
+    assert len(node_lines) >= 7
+    assert all(line.rstrip().endswith("native") for line in node_lines), r.output
+    assert "general" not in r.output
+
+
+def test_cli_errors_are_one_line_and_exit_1():
+    r = CliRunner().invoke(app, ["run", "examples.nope:job"])
+    assert r.exit_code == 1 and "no module 'examples.nope'" in r.output
+    r = CliRunner().invoke(app, ["run", "examples.ysb:job", "--rate", "x"])
+    assert r.exit_code != 0
+    r = CliRunner().invoke(app, ["run", "examples.ysb:missing"])
+    assert r.exit_code == 1 and "has no 'missing'" in r.output
