@@ -13,7 +13,7 @@ from funke.plan.expr import col, expr, fn, lit
 from funke.semantics.time import hours, milliseconds, minutes, seconds
 from funke.semantics.watermarks import WatermarkStrategy
 
-from funke import sinks, sources, windows  # noqa: E402  (namespaces users import from)
+from funke import evictors, sinks, sources, triggers, windows  # noqa: E402  (namespaces users import from)
 
 __version__ = "0.1.0"
 
@@ -30,6 +30,7 @@ __all__ = [
     "WatermarkStrategy",
     "WindowedStream",
     "col",
+    "evictors",
     "expr",
     "fn",
     "hours",
@@ -41,5 +42,6 @@ __all__ = [
     "sources",
     "spark_table",
     "table",
+    "triggers",
     "windows",
 ]

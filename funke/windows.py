@@ -3,9 +3,21 @@
 from funke.semantics.windows import (
     EventTimeSessionWindows,
     GlobalWindows,
+    ProcessingTimeSessionWindows,
     SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
     TimeWindow,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
 )
 
-__all__ = ["EventTimeSessionWindows", "GlobalWindows", "SlidingEventTimeWindows", "TimeWindow", "TumblingEventTimeWindows"]
+__all__ = [
+    "EventTimeSessionWindows",
+    "GlobalWindows",
+    "ProcessingTimeSessionWindows",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "TimeWindow",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+]

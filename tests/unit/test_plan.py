@@ -197,3 +197,15 @@ def test_walk_visits_each_node_once_inputs_first():
     order = n.walk(env.sinks)
     assert order.index(f.node) < order.index(u.node)
     assert len(order) == len({id(x) for x in order})
+
+
+def test_processing_time_windows_and_triggers_plan_on_the_general_path():
+    from funke.triggers import ContinuousProcessingTimeTrigger, PurgingTrigger
+    from funke.windows import TumblingProcessingTimeWindows
+
+    _, s = stream()
+    w = s.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10)))
+    out = w.trigger(PurgingTrigger.of(ContinuousProcessingTimeTrigger.of(fk.seconds(1)))).count()
+    assert place(out.node).path == GENERAL
+    pt = s.key_by("k").window(TumblingProcessingTimeWindows.of(fk.seconds(10))).count()
+    assert place(pt.node).path == GENERAL and "not an event-time" in place(pt.node).why
