@@ -163,7 +163,7 @@ class JobHandle:
             "input_rows": rows,
             "output_rows": sum(s.output_rows for s in self.states),
             "batches": max((s.batches for s in self.states), default=0),
-            "watermark": next((s.watermark for s in self.states if s.watermark), None),
+            "watermark": _show_watermark(next((s.watermark for s in self.states if s.watermark), None)),
             "late_rows_dropped": sum(s.late_rows_dropped for s in self.states),
             "rows_per_s": round(rows / elapsed) if elapsed > 0 else 0,
         }
@@ -176,6 +176,11 @@ class JobHandle:
             out["batch_ms_p50"] = batch_ms[len(batch_ms) // 2]
             out["batch_ms_p99"] = batch_ms[min(len(batch_ms) - 1, int(len(batch_ms) * 0.99))]
         return out
+
+
+def _show_watermark(w: str | None) -> str | None:
+    """Spark's watermark, with the end-of-input marker shown as what it means."""
+    return "+inf (end of input)" if w is not None and w.startswith("9999-") else w
 
 
 # -- starting -------------------------------------------------------------------------------
