@@ -81,3 +81,11 @@ def test_rolling_aggregate_is_refused_until_the_general_path_exists(env):
     env.from_collection(ROWS, "k string, v bigint").key_by("k").sum("v").collect()
     with pytest.raises(fk.UnsupportedError, match="general path"):
         env.execute()
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_print_sink_shows_rows(env, capsys, bounded):
+    env.from_collection(ROWS, "k string, v bigint").filter("v > 1").print()
+    env.execute(bounded=bounded).wait(timeout=120)
+    out = capsys.readouterr().out
+    assert "{'k': 'b', 'v': 2}" in out and "{'k': 'a', 'v': 3}" in out and "'v': 1}" not in out
