@@ -144,9 +144,6 @@ class DataStream:
         return self.sink_to(CollectSink())  # type: ignore[return-value]
 
 
-_ROLLING_ALIASES = {"count": "count"}
-
-
 class KeyedStream(DataStream):
     """A stream partitioned by key: rolling aggregates and windows."""
 

@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from funke.connectors.base import SourceSpec
 from funke.errors import PlanError, SchemaError
-from funke.plan.expr import Expr, Sql, to_expr
+from funke.plan.expr import Expr, to_expr
 from funke.plan.types import Field, Schema, compatible, python_type_name
 
 #: Name of the row index a generator's expressions are written in.
@@ -186,10 +185,3 @@ def files(path: str, *, schema: str | Schema, format: str = "parquet", **options
     declared = Schema.of(schema)
     assert declared is not None
     return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())))
-
-
-def is_sql(e: Expr) -> bool:
-    return isinstance(e, Sql)
-
-
-EPOCH = dt.datetime(1970, 1, 1)

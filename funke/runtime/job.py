@@ -180,7 +180,9 @@ class JobHandle:
 
 def _show_watermark(w: str | None) -> str | None:
     """Spark's watermark, with the end-of-input marker shown as what it means."""
-    return "+inf (end of input)" if w is not None and w.startswith("9999-") else w
+    from funke.spark.compiler import END_OF_TIME
+
+    return "+inf (end of input)" if w is not None and w.startswith(END_OF_TIME[:5]) else w
 
 
 # -- starting -------------------------------------------------------------------------------

@@ -259,7 +259,3 @@ def _plan_error(node: n.Node, e: AnalysisException, inputs: list[Compiled]) -> P
 def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int) -> list[tuple[n.Sink, Compiled]]:
     c = Compiler(spark, mode=mode, cores=cores)
     return [(s, c.compile(s)) for s in sinks]
-
-
-def describe_frames(compiled: list[tuple[n.Sink, Compiled]]) -> Any:
-    return {s.uid: c.frame.schema.simpleString() for s, c in compiled}
