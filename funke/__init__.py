@@ -13,7 +13,9 @@ from funke.plan.expr import col, expr, fn, lit
 from funke.semantics.time import hours, milliseconds, minutes, seconds
 from funke.semantics.watermarks import WatermarkStrategy
 
-from funke import evictors, sinks, sources, triggers, windows  # noqa: E402  (namespaces users import from)
+from funke.semantics.functions import OutputTag
+from funke import evictors, functions, sinks, sources, state, triggers, windows  # noqa: E402  (namespaces users import from)
+from funke import testing  # noqa: E402  (uses the names above)
 
 __version__ = "0.1.0"
 
@@ -23,6 +25,7 @@ __all__ = [
     "FunkeError",
     "JobFailedError",
     "KeyedStream",
+    "OutputTag",
     "PlanError",
     "SchemaError",
     "StreamEnvironment",
@@ -33,6 +36,7 @@ __all__ = [
     "evictors",
     "expr",
     "fn",
+    "functions",
     "hours",
     "lit",
     "milliseconds",
@@ -41,7 +45,9 @@ __all__ = [
     "sinks",
     "sources",
     "spark_table",
+    "state",
     "table",
+    "testing",
     "triggers",
     "windows",
 ]

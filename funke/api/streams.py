@@ -13,7 +13,13 @@ from funke.plan import nodes as n
 from funke.plan.expr import Alias, Col, Expr, to_expr
 from funke.plan.probe import probe
 from funke.plan.types import Field, Schema
+from funke.semantics.evictors import Evictor
+from funke.semantics.functions import AggregateFunction, KeyedProcessFunction, OutputTag, ProcessWindowFunction, ReduceFunction
 from funke.semantics.time import Duration, to_millis
+from funke.semantics.triggers import Trigger
+from funke.semantics.window_operator import WindowAggregate as WindowAggregateFn
+from funke.semantics.window_operator import WindowProcess as WindowProcessFn
+from funke.semantics.window_operator import WindowReduce, WindowSpec
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.semantics.windows import WindowAssigner
 
@@ -125,6 +131,12 @@ class DataStream:
         keys = (key,) if isinstance(key, str) else tuple(key)
         return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys))
 
+    def get_side_output(self, tag: OutputTag) -> DataStream:
+        """The rows this stream's operator sent to ``tag`` (late data, ``ctx.output(tag, row)``)."""
+        if not isinstance(tag, OutputTag):
+            raise PlanError(f"get_side_output() takes an OutputTag, got {tag!r}")
+        return self._then(n.SideOutput((self._node,), tag=tag))
+
     def window(self, assigner: WindowAssigner) -> WindowedStream:
         raise PlanError("window() needs a keyed stream: call key_by(...) first, or use window_all(...) for one window over all elements")
 
@@ -161,6 +173,37 @@ class KeyedStream(DataStream):
         agg = n.Aggregate(fn, column, column or fn)
         return self._then(n.RollingAggregate((self._node,), aggregate=agg))
 
+    def reduce(self, fn: ReduceFunction | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]], *, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Rolling reduce: the key's first element, then ``fn(accumulated, element)`` for each next one.
+
+        Rows are dicts with the stream's columns; ``fn`` returns a dict with the same columns.
+        """
+        if not callable(fn) and not isinstance(fn, ReduceFunction):
+            raise PlanError(f"reduce() takes a function (a, b) -> row or a ReduceFunction, got {fn!r}")
+        return self._then(n.RollingAggregate((self._node,), reduce_fn=fn, explicit_name=name, explicit_uid=uid))
+
+    def process(self, function: KeyedProcessFunction, *, output_schema: str | Schema, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Run ``function`` per element with keyed state and timers; it yields rows of ``output_schema``.
+
+        Side outputs: ``ctx.output(tag, row)`` in the function, ``stream.get_side_output(tag)`` here,
+        with ``OutputTag(name, schema)``. On Spark, ``open()`` runs at the start of each micro-batch.
+        """
+        if not isinstance(function, KeyedProcessFunction):
+            raise PlanError(f"process() takes a KeyedProcessFunction subclass, got {function!r}")
+        out = Schema.of(output_schema)
+        if out is None:
+            raise PlanError("process() needs output_schema=... naming the columns the function yields")
+        return self._then(n.KeyedProcess((self._node,), function=function, output=out, explicit_name=name, explicit_uid=uid))
+
+    def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
+        """Flink's ``countWindow``: every ``size`` elements of a key (tumbling), or the last ``size`` every ``slide``."""
+        if size <= 0 or (slide is not None and slide <= 0):
+            raise PlanError(f"count_window sizes must be positive, got size={size}, slide={slide}")
+        spec = WindowSpec.count_window(size, slide)
+        w = WindowedStream(self._env, self._node, spec.assigner)
+        w._trigger, w._evictor = spec.trigger, spec.evictor
+        return w
+
     def sum(self, column: str) -> DataStream:
         """Rolling sum: for each element, the element with ``column`` replaced by the key's running sum."""
         return self._rolling("sum", column)
@@ -186,9 +229,18 @@ class WindowedStream:
         self._trigger: Any = None
         self._lateness_ms = 0
         self._late_tag: Any = None
+        self._evictor: Any = None
 
-    def trigger(self, trigger: Any) -> WindowedStream:
+    def trigger(self, trigger: Trigger) -> WindowedStream:
+        if not isinstance(trigger, Trigger):
+            raise PlanError(f"trigger() takes a Trigger from funke.triggers (or your subclass), got {trigger!r}")
         self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Evictor) -> WindowedStream:
+        if not isinstance(evictor, Evictor):
+            raise PlanError(f"evictor() takes an Evictor from funke.evictors, got {evictor!r}")
+        self._evictor = evictor
         return self
 
     def allowed_lateness(self, lateness: Duration) -> WindowedStream:
@@ -198,11 +250,14 @@ class WindowedStream:
         self._lateness_ms = ms
         return self
 
-    def side_output_late_data(self, tag: Any) -> WindowedStream:
+    def side_output_late_data(self, tag: OutputTag) -> WindowedStream:
+        """Send elements too late for any window to ``tag`` (read it with ``get_side_output(tag)``)."""
+        if not isinstance(tag, OutputTag):
+            raise PlanError(f"side_output_late_data() takes an OutputTag, got {tag!r}")
         self._late_tag = tag
         return self
 
-    def _aggregate(self, *aggs: n.Aggregate) -> DataStream:
+    def _aggregate(self, *aggs: n.Aggregate, function: Any = None, output_schema: str | Schema | None = None) -> DataStream:
         node = n.WindowAggregate(
             (self._keyed,),
             assigner=self._assigner,
@@ -210,8 +265,21 @@ class WindowedStream:
             trigger=self._trigger,
             allowed_lateness_ms=self._lateness_ms,
             late_tag=self._late_tag,
+            evictor=self._evictor,
+            function=function,
+            function_schema=Schema.of(output_schema) if output_schema is not None else None,
         )
         return DataStream(self._env, node)
+
+    def reduce(self, fn: ReduceFunction | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]) -> DataStream:
+        """Reduce each window's elements (dict rows) with ``fn(a, b) -> row``; the result has the input's columns."""
+        return self._aggregate(function=WindowReduce(fn))
+
+    def process(self, fn: ProcessWindowFunction, *, output_schema: str | Schema) -> DataStream:
+        """``fn.process(key, ctx, elements)`` yields rows of ``output_schema`` per window firing."""
+        if not isinstance(fn, ProcessWindowFunction):
+            raise PlanError(f"process() takes a ProcessWindowFunction subclass, got {fn!r}")
+        return self._aggregate(function=WindowProcessFn(fn), output_schema=output_schema)
 
     def count(self, alias: str = "count") -> DataStream:
         return self._aggregate(n.Aggregate("count", None, alias))
@@ -228,8 +296,15 @@ class WindowedStream:
     def avg(self, column: str, alias: str | None = None) -> DataStream:
         return self._aggregate(n.Aggregate("avg", column, alias or column))
 
-    def aggregate(self, **named: tuple[str, str | None] | str) -> DataStream:
-        """Several built-ins at once: ``.aggregate(n="count", total=("sum", "price"))``."""
+    def aggregate(self, function: AggregateFunction | None = None, *, output_schema: str | Schema | None = None, **named: tuple[str, str | None] | str) -> DataStream:
+        """An ``AggregateFunction`` (its result a dict of ``output_schema``'s columns), or several
+        built-ins at once: ``.aggregate(n="count", total=("sum", "price"))``."""
+        if function is not None:
+            if not isinstance(function, AggregateFunction) or named:
+                raise PlanError("aggregate() takes an AggregateFunction (with output_schema=...) or named built-ins, not both")
+            if output_schema is None:
+                raise PlanError("aggregate(AggregateFunction) needs output_schema=... naming the result's columns")
+            return self._aggregate(function=WindowAggregateFn(function), output_schema=output_schema)
         aggs = []
         for alias, spec in named.items():
             fn, column = (spec, None) if isinstance(spec, str) else spec

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from funke.plan.nodes import (
     Filter,
     KeyBy,
+    KeyedProcess,
     LookupJoin,
     Node,
     PythonFunction,
     RollingAggregate,
     Select,
+    SideOutput,
     Sink,
     Source,
     Union,
@@ -47,6 +49,10 @@ def place(node: Node) -> Placement:
     """The path a node runs on, with the reason in words a user can act on."""
     if isinstance(node, WindowAggregate):
         return _place_window(node)
+    if isinstance(node, KeyedProcess):
+        return Placement(GENERAL, "a KeyedProcessFunction with keyed state and timers runs as a funke operator")
+    if isinstance(node, SideOutput):
+        return Placement(GENERAL, "rows a funke operator sent to this tag, split from its output in the same query")
     if isinstance(node, RollingAggregate):
         return Placement(GENERAL, "Flink emits one updated row per element; Spark's streaming aggregation emits one per key per batch")
     if isinstance(node, PythonFunction):
@@ -79,6 +85,10 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("allowed lateness re-fires windows (Spark emits each window once)")
     if node.late_tag is not None:
         reasons.append("late data goes to a side output (Spark only drops and counts it)")
+    if node.evictor is not None or node.function is not None:
+        reasons.append("a user window function or evictor runs in Python")
+    if node.scripted_time:
+        reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if reasons:
         return Placement(GENERAL, "; ".join(reasons))
     return Placement(

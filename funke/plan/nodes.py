@@ -82,6 +82,11 @@ class Node:
         """Key columns when the stream is keyed (after ``key_by``)."""
         return None
 
+    @cached_property
+    def scripted_time(self) -> bool:
+        """Watermark and processing time come from a test script (``funke.testing.TestStream``)."""
+        return any(i.scripted_time for i in self.inputs)
+
     # -- per-kind hooks ---------------------------------------------------------------
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
         return inputs[0] if inputs else None
@@ -106,6 +111,10 @@ def _stable(v: Any) -> Any:
         return tuple(_stable(x) for x in v)
     if isinstance(v, SourceSpec):
         return v.fingerprint()
+    if hasattr(v, "__dataclass_fields__") and not isinstance(v, type):
+        return (type(v).__qualname__, tuple(_stable(getattr(v, f)) for f in v.__dataclass_fields__))
+    if type(v).__repr__ is object.__repr__:
+        return type(v).__qualname__
     return repr(v)
 
 
@@ -125,6 +134,14 @@ class Source(Node):
 
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
         return self.spec.schema
+
+    @cached_property
+    def event_time(self) -> str | None:
+        return getattr(self.spec, "event_time_column", None)
+
+    @cached_property
+    def scripted_time(self) -> bool:
+        return bool(getattr(self.spec, "scripted_time", False))
 
     def label(self) -> str:
         return f"source {self.spec.describe()}"
@@ -391,6 +408,11 @@ class WindowAggregate(Node):
     trigger: Any = field(default=None, kw_only=True)
     allowed_lateness_ms: int = field(default=0, kw_only=True)
     late_tag: Any = field(default=None, kw_only=True)
+    evictor: Any = field(default=None, kw_only=True)
+    #: A user window function (funke.semantics WindowReduce / WindowAggregate / WindowProcess)
+    #: and the columns it produces, instead of built-in ``aggregates``.
+    function: Any = field(default=None, kw_only=True)
+    function_schema: Schema | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "window"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
@@ -399,7 +421,7 @@ class WindowAggregate(Node):
             raise PlanError(
                 "window() needs a keyed stream: call key_by(...) first, or use window_all(...) for one window over all elements"
             )
-        if not self.aggregates:
+        if not self.aggregates and self.function is None:
             raise PlanError(f"{self.where()}: say what to compute per window: .count(), .sum('col'), ...")
         for a in self.aggregates:
             a.output_type(inputs[0], self.where())
@@ -409,6 +431,8 @@ class WindowAggregate(Node):
                 "or call assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner('column')) "
                 "before key_by(), and keep the event-time column in later select()s"
             )
+        if self.function is not None:
+            return
         names = [*keys, *WINDOW_COLUMNS, *(a.alias for a in self.aggregates)]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -418,7 +442,11 @@ class WindowAggregate(Node):
         s = inputs[0]
         keys = self.input.keys or ()
         key_fields = tuple(s.field(k, node=self.where()) if s is not None else Field(k, None) for k in keys)
-        agg_fields = tuple(Field(a.alias, a.output_type(s, self.where())) for a in self.aggregates)
+        if self.function is not None:
+            agg_fields = self.function_schema.fields if self.function_schema is not None else (s.fields if s is not None else ())
+            agg_fields = tuple(f for f in agg_fields if f.name not in (*keys, *WINDOW_COLUMNS))
+        else:
+            agg_fields = tuple(Field(a.alias, a.output_type(s, self.where())) for a in self.aggregates)
         return Schema(key_fields + (Field("window_start", "timestamp"), Field("window_end", "timestamp")) + agg_fields)
 
     @cached_property
@@ -434,29 +462,123 @@ class WindowAggregate(Node):
         if self.late_tag is not None:
             extra.append(f"late data -> {self.late_tag!r}")
         tail = f" [{', '.join(extra)}]" if extra else ""
-        return f"window {self.assigner.describe()} {', '.join(map(str, self.aggregates))}{tail}"
+        if self.evictor is not None:
+            tail = f"{tail} evictor={self.evictor.describe()}"
+        what = ", ".join(map(str, self.aggregates)) if self.function is None else type(self.function).__name__
+        return f"window {self.assigner.describe()} {what}{tail}"
 
 
 @dataclass(frozen=True, eq=False)
 class RollingAggregate(Node):
-    """Keyed rolling ``sum/min/max/count``: one updated row per element (Flink's semantics)."""
+    """Keyed rolling ``sum/min/max/count`` or ``reduce(f)``: one updated row per element (Flink's semantics).
 
-    aggregate: Aggregate = field(kw_only=True)
+    Like Flink, sum/min/max keep the other columns of the key's first element and update
+    only the aggregated column; ``count`` adds a running ``count`` column to each element;
+    ``reduce(f)`` emits the first element, then ``f(accumulated, element)`` for each next one.
+    """
+
+    aggregate: Aggregate | None = field(default=None, kw_only=True)
+    reduce_fn: Callable[[Any, Any], Any] | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "rolling"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if self.input.keys is None:
-            raise PlanError(f"rolling {self.aggregate.fn}() needs a keyed stream: call key_by(...) first")
-        self.aggregate.output_type(inputs[0], self.where())
+            what = "reduce" if self.reduce_fn is not None else (self.aggregate.fn if self.aggregate else "?")
+            raise PlanError(f"rolling {what}() needs a keyed stream: call key_by(...) first")
+        if (self.aggregate is None) == (self.reduce_fn is None):
+            raise PlanError("a rolling aggregate takes either a built-in aggregate or a reduce function")
+        if self.aggregate is not None:
+            if self.aggregate.fn == "avg":
+                raise PlanError("there is no rolling avg in Flink; use reduce() or a window")
+            self.aggregate.output_type(inputs[0], self.where())
 
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
         s = inputs[0]
-        if s is None:
-            return None
+        if s is None or self.aggregate is None:
+            return s
         return s.with_field(Field(self.aggregate.alias, self.aggregate.output_type(s, self.where())))
 
+    def params(self) -> tuple[Any, ...]:
+        return (str(self.aggregate), _stable(self.reduce_fn))
+
     def label(self) -> str:
+        if self.reduce_fn is not None:
+            return f"rolling reduce({getattr(self.reduce_fn, '__qualname__', 'fn')})"
         return f"rolling {self.aggregate}"
+
+
+@dataclass(frozen=True, eq=False)
+class KeyedProcess(Node):
+    """``keyed.process(KeyedProcessFunction, output_schema=...)``: elements, keyed state and timers."""
+
+    function: Any = field(kw_only=True)  # funke.semantics.functions.KeyedProcessFunction
+    output: Schema = field(kw_only=True)
+    kind: ClassVar[str] = "process"
+    #: The function may write to any side output (ctx.output(tag, row)); get_side_output declares it.
+    emits_side_outputs: ClassVar[bool] = True
+
+    def validate(self, inputs: tuple[Schema | None, ...]) -> None:
+        if self.input.keys is None:
+            raise PlanError("process(KeyedProcessFunction) needs a keyed stream: call key_by(...) first")
+        for f in self.output.fields:
+            if f.dtype is None:
+                raise SchemaError(f"{self.where()}: give output column '{f.name}' a type in output_schema")
+
+    def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
+        return self.output
+
+    @cached_property
+    def event_time(self) -> str | None:
+        return None
+
+    def label(self) -> str:
+        return f"process {type(self.function).__qualname__}"
+
+
+@dataclass(frozen=True, eq=False)
+class SideOutput(Node):
+    """``stream.get_side_output(tag)``: the rows an upstream operator sent to ``tag``."""
+
+    tag: Any = field(kw_only=True)  # funke.semantics.functions.OutputTag
+    kind: ClassVar[str] = "side_output"
+
+    def validate(self, inputs: tuple[Schema | None, ...]) -> None:
+        if getattr(self.input, "emits_side_outputs", False):
+            if self.tag.schema is None:
+                raise SchemaError(f"get_side_output({self.tag.name!r}): declare the tag's columns, OutputTag(name, schema)")
+            return
+        tags = side_output_tags(self.input)
+        if self.tag.name not in {t.name for t in tags}:
+            known = ", ".join(repr(t.name) for t in tags) or "none"
+            raise PlanError(
+                f"get_side_output({self.tag.name!r}): {self.input.where()} sends nothing to that tag "
+                f"(its side outputs: {known}); pass the same OutputTag to side_output_late_data(...) or ctx.output(...)"
+            )
+
+    def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
+        if self.tag.schema is not None:
+            return Schema.of(self.tag.schema)
+        if isinstance(self.input, WindowAggregate) and self.input.late_tag is not None and self.input.late_tag.name == self.tag.name:
+            return self.input.input.schema
+        raise SchemaError(f"get_side_output({self.tag.name!r}): declare the tag's columns, OutputTag(name, schema)")
+
+    @cached_property
+    def event_time(self) -> str | None:
+        return None
+
+    def params(self) -> tuple[Any, ...]:
+        return (self.tag.name,)
+
+    def label(self) -> str:
+        return f"side output {self.tag.name!r}"
+
+
+def side_output_tags(node: Node) -> tuple[Any, ...]:
+    """The side-output tags a node writes to."""
+    tags = getattr(node, "side_tags", ())
+    if isinstance(node, WindowAggregate) and node.late_tag is not None:
+        tags = (*tags, node.late_tag)
+    return tuple(tags)
 
 
 @dataclass(frozen=True, eq=False)

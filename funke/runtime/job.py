@@ -24,15 +24,14 @@ from funke.plan import nodes as n
 
 if TYPE_CHECKING:
     from funke.api.environment import StreamEnvironment
-    from funke.spark.compiler import Compiled
+    from funke.spark.compiler import Compiled, QueryPlan
 
 
 @dataclass
 class QueryState:
-    """What the listener has learned about one query."""
+    """What the listener has learned about one query (one sink, or several split from one operator)."""
 
-    sink: n.Sink
-    compiled: Compiled
+    plan: QueryPlan
     query: Any = None
     batches: int = 0
     input_rows: int = 0
@@ -44,6 +43,14 @@ class QueryState:
     batch_ms: list[int] = field(default_factory=list)
     batch_rows: list[int] = field(default_factory=list)
     finished: bool = False
+
+    @property
+    def sink(self) -> n.Sink:
+        return self.plan.sinks[0]
+
+    @property
+    def compiled(self) -> Compiled:
+        return self.plan.compiled
 
     @property
     def finite_metrics(self) -> list[str]:
@@ -59,6 +66,7 @@ class QueryState:
             d = row.asDict()
             if m.counts_rows:
                 rows += int(d.get("rows") or 0)
+            self.late_rows_dropped += int(d.get("dropped") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
                 self.end_batch[m.name] = p.batchId
         out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
@@ -99,6 +107,7 @@ class JobHandle:
         self._lock = threading.Lock()
         self._listener: Any = None
         self._thread: threading.Thread | None = None
+        self.cores = 2
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -198,9 +207,9 @@ def start_job(env: StreamEnvironment, *, mode: str, name: str) -> JobHandle:
             raise PlanError(f"bounded run: source(s) {', '.join(unbounded)} never end; give them an end (events=N) or run unbounded")
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
     cores = local_cores(env.settings.master) if env.spark is None else spark.sparkContext.defaultParallelism
-    compiled = compile_job(spark, env.sinks, mode=mode, cores=cores)
-    states = [QueryState(sink, c) for sink, c in compiled]
+    states = [QueryState(plan) for plan in compile_job(spark, env.sinks, mode=mode, cores=cores)]
     handle = JobHandle(name, mode, spark, states)
+    handle.cores = cores
     if mode == "batch":
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()
@@ -257,13 +266,24 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
     fresh = not (root.exists() and any(root.iterdir()))
     try:
         for st in handle.states:
-            df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
+            if st.plan.split is not None:
+                from funke.spark.general import DROPPED, TAG
+
+                counted = F.count(F.when(F.col(TAG) != DROPPED, 1))
+                df = st.compiled.tagged.observe(f"funke_out_{_safe(st.sink.uid)}", counted.alias("rows"))
+            else:
+                df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
             writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
             writer = writer.option("checkpointLocation", str(root / st.sink.uid))
             if env.checkpoint_interval_ms:
                 writer = writer.trigger(processingTime=f"{env.checkpoint_interval_ms} milliseconds")
             spec = st.sink.spec
-            if isinstance(spec, FileSink):
+            if st.plan.split is not None:
+                for s in st.plan.sinks:
+                    if isinstance(s.spec, FileSink):
+                        _prepare_file_sink(s.spec, fresh)
+                writer = writer.foreachBatch(_split_writer(handle, st.plan))
+            elif isinstance(spec, FileSink):
                 _prepare_file_sink(spec, fresh)
                 writer = writer.format(spec.format).option("path", spec.path)
             else:
@@ -273,6 +293,24 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
     except BaseException:
         handle.stop()
         raise
+
+
+def _split_writer(handle: JobHandle, plan: QueryPlan) -> Any:
+    """Per micro-batch: keep the shared operator's output once, write each sink's part of it."""
+    from funke.spark.compiler import compile_batch_split
+
+    def write(df: Any, batch_id: int) -> None:
+        df = df.persist()
+        try:
+            for sink, frame in compile_batch_split(handle.spark, plan, df, handle.cores):
+                if isinstance(sink.spec, FileSink):
+                    frame.write.mode("append").format(sink.spec.format).save(sink.spec.path)
+                else:
+                    _batch_writer(sink.spec)(frame, batch_id)
+        finally:
+            df.unpersist()
+
+    return write
 
 
 def _batch_writer(spec: Any) -> Any:

@@ -154,7 +154,8 @@ class SumAggregate(AggregateFunction):
         return 0
 
     def add(self, value: Any, accumulator: Any) -> Any:
-        return accumulator + _field_getter(self.field)(value)
+        x = _field_getter(self.field)(value)
+        return accumulator if x is None else accumulator + x  # SQL's sum skips nulls
 
     def get_result(self, accumulator: Any) -> Any:
         return accumulator
@@ -211,7 +212,8 @@ class AvgAggregate(AggregateFunction):
         return (0, 0)
 
     def add(self, value: Any, accumulator: tuple[Any, int]) -> tuple[Any, int]:
-        return (accumulator[0] + _field_getter(self.field)(value), accumulator[1] + 1)
+        x = _field_getter(self.field)(value)
+        return accumulator if x is None else (accumulator[0] + x, accumulator[1] + 1)
 
     def get_result(self, accumulator: tuple[Any, int]) -> float | None:
         total, count = accumulator
@@ -324,3 +326,45 @@ def collect_rows(result: Any, where: str) -> Iterator[Any]:
         f"{where} must yield its output rows (use `yield row`) or return a list of rows or None, "
         f"got {type(result).__name__}: {result!r}"
     )
+
+
+@dataclass(frozen=True)
+class NamedAggregates(AggregateFunction):
+    """Several aggregates over the same elements, one result field each: ``{"n": CountAggregate(), ...}``.
+
+    The accumulator is a tuple with one accumulator per name; the result a dict.
+
+    >>> agg = NamedAggregates((("n", CountAggregate()), ("total", SumAggregate("v"))))
+    >>> acc = agg.add({"v": 2}, agg.add({"v": 3}, agg.create_accumulator()))
+    >>> agg.get_result(acc)
+    {'n': 2, 'total': 5}
+    """
+
+    parts: tuple[tuple[str, AggregateFunction], ...]
+
+    def create_accumulator(self) -> tuple[Any, ...]:
+        return tuple(f.create_accumulator() for _, f in self.parts)
+
+    def add(self, value: Any, accumulator: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(f.add(value, a) for (_, f), a in zip(self.parts, accumulator, strict=True))
+
+    def get_result(self, accumulator: tuple[Any, ...]) -> dict[str, Any]:
+        return {name: f.get_result(a) for (name, f), a in zip(self.parts, accumulator, strict=True)}
+
+    def merge(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(f.merge(x, y) for (_, f), x, y in zip(self.parts, a, b, strict=True))
+
+
+def builtin_aggregate(fn: str, field: str | None) -> AggregateFunction:
+    """The built-in aggregate named ``fn`` (count, sum, min, max, avg) over ``field``."""
+    if fn == "count":
+        return CountAggregate()
+    table: dict[str, Callable[[Any], AggregateFunction]] = {
+        "sum": SumAggregate,
+        "min": MinAggregate,
+        "max": MaxAggregate,
+        "avg": AvgAggregate,
+    }
+    if fn not in table:
+        raise ValueError(f"unknown aggregate {fn!r}: use count, sum, min, max or avg")
+    return table[fn](field)

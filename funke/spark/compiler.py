@@ -22,10 +22,12 @@ from funke.plan import nodes as n
 from funke.plan.capabilities import GENERAL, place
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.spark import general as g
 from funke.spark.datasources import EOS
+from funke.spark.operators import general_program, main_view, needs_time, side_view
 from funke.spark.exprs import to_column
 from funke.spark.python_fns import pandas_function, row_function
-from funke.spark.sources import source_frame, static_frame
+from funke.spark.sources import SCRIPT_PT, SCRIPT_WM, source_frame, static_frame, test_stream_frames
 
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
@@ -52,17 +54,41 @@ class SourceMetric:
 
 @dataclass
 class Compiled:
+    """A node's Spark frame, the metrics observed on the way, and what the runtime must know.
+
+    ``control`` carries a ``TestStream``'s scripted time rows alongside the elements;
+    ``tagged`` is a general operator's output with every tag in it (main and side outputs),
+    which the runtime splits when several sinks read from it.
+    """
+
     frame: DataFrame
     metrics: list[SourceMetric] = field(default_factory=list)
     stateful: bool = False
+    control: DataFrame | None = None
+    tagged: DataFrame | None = None
+    general: Any = None  # the funke.spark.general.Program behind ``tagged``
 
 
 class Compiler:
-    def __init__(self, spark: SparkSession, *, mode: str, cores: int = 2):
+    def __init__(
+        self,
+        spark: SparkSession,
+        *,
+        mode: str,
+        cores: int = 2,
+        buckets: int | None = None,
+        seeds: dict[int, tuple[DataFrame, Any]] | None = None,
+        side_tags: dict[int, tuple[Any, ...]] | None = None,
+    ):
         self.spark = spark
         self.mode = mode
         self.streaming = mode == "streaming"
         self.cores = cores
+        self.buckets = buckets or max(2, 4 * cores)
+        #: Nodes whose tagged output is given (one micro-batch of a shared general operator).
+        self.seeds = dict(seeds or {})
+        #: Per node, the side-output tags read from it downstream.
+        self.side_tags = dict(side_tags or {})
         self._done: dict[int, Compiled] = {}
 
     # -- driver ---------------------------------------------------------------------
@@ -70,14 +96,15 @@ class Compiler:
         key = id(node)
         if key in self._done:
             return self._done[key]
+        if key in self.seeds:
+            frame, program = self.seeds[key]
+            result = Compiled(main_view(frame, program), tagged=frame, general=program)
+            self._done[key] = result
+            return result
         inputs = [self.compile(i) for i in node.inputs]
         visit: Callable[..., Compiled] | None = getattr(self, f"visit_{type(node).__name__}", None)
-        if visit is None or place(node).path == GENERAL:
-            p = place(node)
-            raise UnsupportedError(
-                f"{node.where()} [{node.uid}] needs funke's general path ({p.why}), which this version does not run yet: "
-                "use Flink's default trigger with zero allowed lateness and no late-data side output to stay on the native path"
-            )
+        if visit is None:
+            raise UnsupportedError(f"{node.where()} [{node.uid}]: the compiler has no rule for {node.kind} nodes ({place(node).why})")
         try:
             result = visit(node, *inputs)
             node.validate(tuple(spark_schema_to_funke(i.frame) for i in inputs))
@@ -88,7 +115,8 @@ class Compiler:
 
     def _merge(self, node_frame: DataFrame, *inputs: Compiled, stateful: bool = False) -> Compiled:
         metrics = [m for i in inputs for m in i.metrics]
-        return Compiled(node_frame, metrics, stateful or any(i.stateful for i in inputs))
+        controls = [i.control for i in inputs if i.control is not None]
+        return Compiled(node_frame, metrics, stateful or any(i.stateful for i in inputs), control=controls[0] if controls else None)
 
     def plain(self, c: Compiled, uid: str) -> DataFrame:
         """The input without the end-of-input row (counting rows and noting the end on the way)."""
@@ -116,8 +144,12 @@ class Compiler:
 
     # -- visitors -------------------------------------------------------------------
     def visit_Source(self, node: n.Source) -> Compiled:
-        df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
-        out = Compiled(df)
+        control = None
+        if node.scripted_time:
+            df, control = test_stream_frames(self.spark, node.spec, self.streaming)
+        else:
+            df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
+        out = Compiled(df, control=control)
         if EOS not in df.columns:
             out.frame = self.observe(out, f"funke_src_{_safe(node.uid)}", False, F.count(F.lit(1)).alias("rows"))
         return out
@@ -199,6 +231,8 @@ class Compiler:
         return static_frame(self.spark, t.rows, t.declared)
 
     def visit_WindowAggregate(self, node: n.WindowAggregate, up: Compiled) -> Compiled:
+        if place(node).path == GENERAL:
+            return self._general(node, up)
         df = self.plain(up, node.uid)
         ts = node.input.event_time
         keys = list(node.input.keys or ())
@@ -216,6 +250,79 @@ class Compiler:
             *(a.alias for a in node.aggregates),
         )
         return self._merge(out, up, stateful=True)
+
+    def visit_RollingAggregate(self, node: n.RollingAggregate, up: Compiled) -> Compiled:
+        return self._general(node, up)
+
+    def visit_KeyedProcess(self, node: n.KeyedProcess, up: Compiled) -> Compiled:
+        return self._general(node, up)
+
+    def visit_SideOutput(self, node: n.SideOutput, up: Compiled) -> Compiled:
+        assert up.tagged is not None and up.general is not None, "side outputs come from general operators"
+        out = self._merge(side_view(up.tagged, up.general, node.tag), up)
+        out.control = None
+        return out
+
+    def _general(self, node: n.Node, up: Compiled) -> Compiled:
+        """Run ``node`` as a funke operator over key buckets (``funke.spark.general``)."""
+        df = self.plain(up, node.uid)
+        program = general_program(node, self.buckets, df, self.side_tags.get(id(node), ()))
+        keys = list(node.input.keys or ())
+        ts = node.input.event_time
+        types = dict(df.dtypes)
+        bucket = F.pmod(F.xxhash64(*(F.col(k) for k in keys)), F.lit(self.buckets)).cast("int")
+        stamp = F.lit(None).cast("bigint")
+        if ts is not None:
+            stamp = F.unix_millis(F.col(ts).cast("timestamp"))
+        elements = df.select(
+            bucket.alias(g.BUCKET),
+            F.lit(None).cast("bigint").alias(g.SEQ),  # arrival order: Spark keeps each source partition's order
+            F.lit(False).alias(g.CONTROL),
+            stamp.alias(g.TS),
+            F.lit(None).cast("bigint").alias(g.WM),
+            F.lit(None).cast("bigint").alias(g.PT),
+            *(F.unix_micros(F.col(c).cast("timestamp")).alias(c) if c in program.micros else F.col(c) for c in program.values),
+        )
+        if not self.streaming:
+            tagged = elements.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
+        else:
+            control = self._control_rows(up) if needs_time(node) or up.control is not None else None
+            merged = elements if control is None else elements.unionByName(control, allowMissingColumns=True)
+            time_mode = "EventTime" if (up.control is None and node.input.watermark is not None) else "None"
+            tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
+                g.processor(program), program.output_ddl(), "Append", time_mode
+            )
+        # Only an operator driven by time holds output back until the batch after the end of input.
+        # (A test script's last batch moves the watermark to +infinity itself.)
+        out = self._merge(main_view(tagged, program), up, stateful=needs_time(node) and up.control is None)
+        name = f"funke_late_{_safe(node.uid)}"
+        tagged = self.observe(out, name, False, F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped"), frame=tagged)
+        out.metrics[-1].counts_rows = False
+        out.frame = main_view(tagged, program)
+        out.tagged, out.general, out.control = tagged, program, None
+        return out
+
+    def _control_rows(self, up: Compiled) -> DataFrame:
+        """One time row per bucket per micro-batch: the test script's, or a heartbeat with the batch's time."""
+        if up.control is not None:
+            return up.control.select(
+                F.explode(F.sequence(F.lit(0), F.lit(self.buckets - 1))).alias(g.BUCKET),
+                F.lit(True).alias(g.CONTROL),
+                F.col(SCRIPT_WM).alias(g.WM),
+                F.col(SCRIPT_PT).alias(g.PT),
+            )
+        beat = (
+            self.spark.readStream.format("rate-micro-batch")
+            .option("rowsPerBatch", self.buckets)
+            .option("numPartitions", 1)
+            .load()
+        )
+        return beat.select(
+            (F.col("value") % self.buckets).cast("int").alias(g.BUCKET),
+            F.lit(True).alias(g.CONTROL),
+            F.lit(None).cast("bigint").alias(g.WM),
+            F.unix_millis(F.current_timestamp()).alias(g.PT),
+        )
 
     def visit_Sink(self, node: n.Sink, up: Compiled) -> Compiled:
         return self._merge(self.plain(up, node.uid), up)
@@ -256,6 +363,72 @@ def _plan_error(node: n.Node, e: AnalysisException, inputs: list[Compiled]) -> P
     return PlanError(f"{node.where()} [{node.uid}]: Spark cannot plan it: {msg}")
 
 
-def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int) -> list[tuple[n.Sink, Compiled]]:
-    c = Compiler(spark, mode=mode, cores=cores)
-    return [(s, c.compile(s)) for s in sinks]
+@dataclass
+class QueryPlan:
+    """One Spark query of a job: its frame and the sinks it feeds.
+
+    A query with ``split`` set runs a general operator shared by several sinks: its frame is
+    the operator's tagged output, and each micro-batch is split into the sinks' rows there
+    (one query, so the operator's state is kept once).
+    """
+
+    sinks: list[n.Sink]
+    compiled: Compiled
+    split: n.Node | None = None
+
+
+def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int) -> list[QueryPlan]:
+    c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
+    compiled = [(s, c.compile(s)) for s in sinks]
+    if mode != "streaming":
+        return [QueryPlan([s], x) for s, x in compiled]
+    users: dict[int, list[n.Sink]] = {}
+    general: dict[int, n.Node] = {}
+    for s in sinks:
+        for node in n.walk([s]):
+            done = c._done.get(id(node))
+            if done is not None and done.tagged is not None:
+                users.setdefault(id(node), []).append(s)
+                general[id(node)] = node
+    plans: list[QueryPlan] = []
+    grouped: set[int] = set()
+    for key, group in users.items():
+        if len(group) < 2:
+            continue
+        if any(id(s) in grouped for s in group):
+            raise PlanError(f"sinks {', '.join(s.where() for s in group)} read several shared stateful operators; split the job")
+        node = general[key]
+        for s in group:
+            _check_stateless_after(s, node)
+        plans.append(QueryPlan(group, c._done[key], split=node))
+        grouped.update(id(s) for s in group)
+    plans += [QueryPlan([s], x) for s, x in compiled if id(s) not in grouped]
+    return plans
+
+
+def side_tags_read(sinks: tuple[n.Sink, ...]) -> dict[int, tuple[Any, ...]]:
+    """For each node, the tags of its side outputs that some sink reads."""
+    tags: dict[int, dict[str, Any]] = {}
+    for node in n.walk(sinks):
+        if isinstance(node, n.SideOutput):
+            tags.setdefault(id(node.input), {})[node.tag.name] = node.tag
+    return {k: tuple(v.values()) for k, v in tags.items()}
+
+
+def _check_stateless_after(sink: n.Sink, split: n.Node) -> None:
+    """Between a shared operator and its sinks only per-row operators may run (they run per batch)."""
+    node: n.Node = sink
+    while node is not split:
+        if isinstance(node, (n.WindowAggregate, n.RollingAggregate)) or len(node.inputs) != 1:
+            raise PlanError(
+                f"{node.where()} reads from {split.where()}, whose outputs go to several sinks; only per-row operators "
+                "(select, filter, map) may follow a shared stateful operator: give that branch its own job"
+            )
+        node = node.input
+
+
+def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, cores: int) -> list[tuple[n.Sink, DataFrame]]:
+    """The sinks' frames for one micro-batch of a split query's tagged output."""
+    assert plan.split is not None
+    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.general)})
+    return [(s, c.compile(s).frame) for s in plan.sinks]

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from funke.connectors.sources import GENERATOR_INDEX, CollectionSource, FileSource, GeneratorSource
 from funke.errors import UnsupportedError
-from funke.plan.types import Schema
+from funke.plan.types import Field, Schema
 from funke.spark import datasources
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
@@ -110,6 +110,49 @@ def _generator(spark: SparkSession, spec: GeneratorSource, streaming: bool, core
         index = index.where(F.col(GENERATOR_INDEX) <= spec.events)
         cols.append((F.col(GENERATOR_INDEX) == spec.events).alias(EOS))
     return index.select(*cols)
+
+
+#: Columns of a TestStream's rows besides the user's: row kind (0 element, 1 time), scripted
+#: watermark and processing time, element order within the step.
+SCRIPT_KIND, SCRIPT_WM, SCRIPT_PT, SCRIPT_SEQ = "fk_kind", "fk_wm", "fk_pt", "fk_seq"
+
+
+def test_stream_frames(spark: SparkSession, spec: Any, streaming: bool) -> tuple[DataFrame, DataFrame | None]:
+    """A TestStream as (elements, time rows): one micro-batch per script step, then the end of input."""
+    from funke.semantics.time import MAX_WATERMARK
+
+    schema = spec.schema
+    if not streaming:
+        rows = tuple((*r, _from_ms(t)) for st in spec.steps for r, t in zip(st.rows, st.timestamps, strict=True))
+        return static_frame(spark, rows, schema), None
+    datasources.register(spark)
+    width = len(schema)
+    wire = Schema(schema.fields + tuple(Field(c, t) for c, t in ((SCRIPT_KIND, "int"), (SCRIPT_WM, "bigint"), (SCRIPT_PT, "bigint"), (SCRIPT_SEQ, "bigint"))))
+    batches = []
+    for st in spec.steps:
+        rows = [(*r, _from_ms(t), 0, None, None, j) for j, (r, t) in enumerate(zip(st.rows, st.timestamps, strict=True))]
+        rows.append((*([None] * width), 1, st.watermark, st.processing_time, None))
+        batches.append(rows)
+    end_pt = spec.steps[-1].processing_time if spec.steps else 0
+    batches.append([(*([None] * width), 1, MAX_WATERMARK, end_pt, None)])
+    wired = [[(*w, eos) for w, eos in zip(wire_rows(tuple(b), wire), [False] * len(b), strict=True)] for b in batches]
+    wired[-1].append((*([None] * len(wire)), True))
+    ddl, rebuild = wire_schema(wire)
+    raw = (
+        spark.readStream.format("funke_collection")
+        .option("schema", f"{ddl}, `{EOS}` boolean")
+        .option("batches", datasources.encode(wired))
+        .load()
+        .select(*rebuild, F.col(EOS))
+    )
+    is_time = (F.col(SCRIPT_KIND) == 1) & ~F.col(EOS)
+    elements = raw.where(~is_time).select(*schema.names, F.col(EOS))  # one partition: rows keep script order
+    control = raw.where(is_time).select(F.col(SCRIPT_WM), F.col(SCRIPT_PT))
+    return elements, control
+
+
+def _from_ms(ms: int) -> Any:
+    return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
 
 
 def _collection(spark: SparkSession, spec: CollectionSource, streaming: bool) -> DataFrame:

@@ -7,6 +7,8 @@ import datetime as dt
 import pytest
 
 import funke as fk
+from funke.semantics.functions import OutputTag
+from funke.triggers import CountTrigger
 from funke.plan import nodes as n
 from funke.plan.capabilities import GENERAL, NATIVE, place
 from funke.plan.types import parse_ddl
@@ -142,8 +144,8 @@ def test_window_result_schema_is_key_window_and_aggregate():
     [
         (lambda w: w, NATIVE, "Spark window aggregation"),
         (lambda w: w.allowed_lateness(fk.seconds(1)), GENERAL, "allowed lateness"),
-        (lambda w: w.side_output_late_data("late"), GENERAL, "side output"),
-        (lambda w: w.trigger("early"), GENERAL, "custom trigger"),
+        (lambda w: w.side_output_late_data(OutputTag("late")), GENERAL, "side output"),
+        (lambda w: w.trigger(CountTrigger.of(2)), GENERAL, "custom trigger"),
     ],
 )
 def test_placement_reads_the_capability_table(configure, path, why):

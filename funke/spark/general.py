@@ -1,0 +1,302 @@
+"""The general path: funke's own operators (``funke/semantics``) on Spark's ``transformWithStateInPandas``.
+
+Spark calls a stateful Python processor once per grouping key per micro-batch, at about
+1.2 ms a call here, so grouping by the user's key cannot scale. funke groups by a bounded
+number of **buckets** (``hash(key) % buckets``) instead. One call handles a bucket's many
+keys: it loads the bucket's operator state in one read (one value, the operator's
+snapshot), runs the elements through the pure-Python operator, advances processing time
+and the watermark, and writes the state back in one write.
+
+Time reaches the operator as data, Flink's way (a watermark is a record): every
+micro-batch carries one **control row** per bucket, so every bucket runs every batch,
+whether or not it has elements, and timers fire at their moment.
+
+* In a normal job the control rows come from a small heartbeat source; the watermark is
+  Spark's (the query's one watermark, ``timerValues``), the processing time is the
+  micro-batch's timestamp.
+* Under ``funke.testing.TestStream`` the control rows come from the test script and carry
+  its watermark and processing time, so tests set both exactly.
+
+Per batch a bucket applies, in order: processing time (timers due), the batch's elements
+(in arrival order, checked for lateness against the watermark of the previous batch), then
+the new watermark. That is the schedule "each batch's elements, then the watermark", the
+same one the native path follows, so both give the same results.
+
+Output rows of all kinds leave the operator in one frame, tagged by ``__tag``: ``""`` for
+the main output, the tag's name for a side output, ``__dropped`` for the count of late
+elements dropped. The compiler splits the frame.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pandas as pd
+
+from funke.semantics.functions import OutputRecord, OutputTag
+from funke.semantics.time import MAX_WATERMARK
+from funke.semantics.window_operator import WindowResult
+
+#: Columns the general operator adds around the user's columns.
+BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"
+TAG, OUT_SEQ, COUNT = "__tag", "__oseq", "__n"
+DROPPED = "__dropped"
+CONTROL_COLUMNS = (BUCKET, SEQ, CONTROL, TS, WM, PT)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output of the operator: its tag (``None`` = main) and columns as (name, funke type)."""
+
+    tag: OutputTag | None
+    columns: tuple[tuple[str, str], ...]
+
+    @property
+    def label(self) -> str:
+        return "" if self.tag is None else self.tag.name
+
+
+@dataclass
+class Program:
+    """Everything an executor needs to run one general operator (pickled to the workers).
+
+    ``make`` builds a fresh semantics operator; ``keys`` and ``values`` name the input
+    columns; ``micros`` are timestamp columns carried as epoch microseconds (converted to
+    ``datetime`` for user functions when ``user_rows``); ``shape`` turns a main-output
+    record into a row.
+    """
+
+    uid: str
+    make: Callable[[], Any]
+    keys: tuple[str, ...]
+    values: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    micros: frozenset[str] = frozenset()
+    user_rows: bool = False
+    window_result: bool = False
+    buckets: int = 8
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def key_of(self, row: dict[str, Any]) -> Any:
+        if len(self.keys) == 1:
+            return row[self.keys[0]]
+        return tuple(row[k] for k in self.keys)
+
+    def output_ddl(self) -> str:
+        cols = [f"`{TAG}` string", f"`{OUT_SEQ}` bigint", f"`{COUNT}` bigint"]
+        for i, o in enumerate(self.outputs):
+            cols += [f"`{column_name(i, name)}` {_carried_type(t)}" for name, t in o.columns]
+        return ", ".join(cols)
+
+
+def column_name(output_index: int, name: str) -> str:
+    """The operator's output column for ``name`` of output ``output_index`` (0 = main)."""
+    return name if output_index == 0 else f"__o{output_index}_{name}"
+
+
+def _carried_type(t: str) -> str:
+    return "bigint" if t in ("timestamp", "timestamp_ntz") else t
+
+
+# -- one bucket, one batch (pure pandas; no Spark) --------------------------------------------
+
+
+def run_bucket(
+    program: Program,
+    snapshot: dict[str, Any] | None,
+    batch: pd.DataFrame,
+    *,
+    spark_watermark: int | None,
+    processing_time: int | None,
+    final: bool = False,
+) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """Apply one micro-batch of a bucket to its operator; returns (output rows, new snapshot).
+
+    ``spark_watermark`` is Spark's (``max_ts - delay``; 0 or less = none yet), turned into
+    Flink's (``- 1``); a control row's ``__wm`` wins over it. ``final`` (a bounded run's
+    end) moves the watermark to +infinity.
+    """
+    op = program.make()
+    if snapshot is not None:
+        op.restore(snapshot)
+    records: list[OutputRecord] = []
+    is_control = batch[CONTROL].fillna(False).astype(bool) if CONTROL in batch else pd.Series(False, index=batch.index)
+    control = batch[is_control]
+    elements = batch[~is_control]
+    if SEQ in elements and len(elements) > 1 and elements[SEQ].notna().all():
+        elements = elements.sort_values(SEQ, kind="stable")
+
+    pt = _max_or_none(control, PT)
+    if pt is None and processing_time is not None and processing_time >= 0:
+        pt = processing_time
+    if pt is not None:
+        records += op.advance_processing_time(pt)
+
+    convert = program.user_rows and bool(program.micros)
+    dropped_before = getattr(op, "num_late_records_dropped", 0)
+    if len(elements):
+        cols = list(program.values)
+        values = elements[cols].astype(object).where(elements[cols].notna(), None).to_dict("records")
+        stamps = elements[TS].tolist() if TS in elements else [None] * len(values)
+        for value, ts in zip(values, stamps, strict=True):
+            if convert:
+                value = _to_user(value, program.micros)
+            ts = None if ts is None or pd.isna(ts) else int(ts)
+            records += op.process_element(program.key_of(value), value, ts)
+
+    wm = _max_or_none(control, WM)
+    if final:
+        wm = MAX_WATERMARK
+    elif wm is None and spark_watermark is not None and spark_watermark > 0:
+        wm = spark_watermark - 1
+    if wm is not None and wm > op.current_watermark:
+        records += op.advance_watermark(wm)
+    dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
+
+    out = encode(program, records, convert, dropped)
+    snap = op.snapshot()
+    return out, (None if _empty(snap) else snap)
+
+
+def _max_or_none(frame: pd.DataFrame, column: str) -> int | None:
+    if column not in frame or not len(frame):
+        return None
+    s = frame[column].dropna()
+    return int(s.max()) if len(s) else None
+
+
+def _empty(snap: dict[str, Any]) -> bool:
+    """Nothing worth keeping: no state, no timers, and no watermark yet (the next batch's late check needs it)."""
+    from funke.semantics.time import MIN_WATERMARK
+
+    state, timers, acc = snap.get("state"), snap.get("timers"), snap.get("acc")
+    return not state and not timers and not acc and snap.get("watermark", MIN_WATERMARK) == MIN_WATERMARK
+
+
+def _to_user(row: dict[str, Any], micros: frozenset[str]) -> dict[str, Any]:
+    return {k: (_EPOCH + timedelta(microseconds=v) if k in micros and v is not None else v) for k, v in row.items()}
+
+
+def _from_user(v: Any) -> Any:
+    if isinstance(v, datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=UTC)
+        return (v - _EPOCH) // timedelta(microseconds=1)
+    return v
+
+
+def encode(program: Program, records: list[OutputRecord], converted: bool, dropped: int) -> pd.DataFrame:
+    """Records to the operator's output frame (one column set per output, tagged)."""
+    index = {o.label: i for i, o in enumerate(program.outputs)}
+    data: dict[str, list[Any]] = {TAG: [], OUT_SEQ: [], COUNT: []}
+    names = [column_name(i, c) for i, o in enumerate(program.outputs) for c, _ in o.columns]
+    for name in names:
+        data[name] = []
+    n = 0
+    for rec in records:
+        label = "" if rec.tag is None else rec.tag.name
+        if label not in index:  # a side output nobody reads (Flink drops those too)
+            continue
+        i = index[label]
+        row = _row_of(program, rec) if i == 0 else _as_dict(rec.value, program.outputs[i], program.uid)
+        filled = {column_name(i, c): row.get(c) for c, _ in program.outputs[i].columns}
+        missing = [c for c, _ in program.outputs[i].columns if c not in row]
+        if missing:
+            raise ValueError(f"{program.uid}: output row {row!r} lacks column(s) {', '.join(missing)}")
+        data[TAG].append(label)
+        data[OUT_SEQ].append(n)
+        data[COUNT].append(None)
+        for name in names:
+            v = filled.get(name)
+            data[name].append(_from_user(v) if converted or isinstance(v, datetime) else v)
+        n += 1
+    if dropped:
+        data[TAG].append(DROPPED)
+        data[OUT_SEQ].append(n)
+        data[COUNT].append(dropped)
+        for name in names:
+            data[name].append(None)
+    return pd.DataFrame(data)
+
+
+def _as_dict(value: Any, output: Output, uid: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, (tuple, list)) and len(value) == len(output.columns):
+        return {c: v for (c, _), v in zip(output.columns, value, strict=True)}
+    if hasattr(value, "asDict"):
+        return value.asDict()
+    raise ValueError(f"{uid}: output {output.label or 'main'} needs a dict (or a tuple of {len(output.columns)} fields), got {value!r}")
+
+
+def _row_of(program: Program, rec: OutputRecord) -> dict[str, Any]:
+    value = rec.value
+    if program.window_result and isinstance(value, WindowResult):
+        row: dict[str, Any] = {}
+        key = value.key
+        if len(program.keys) == 1:
+            row[program.keys[0]] = key
+        else:
+            row.update(zip(program.keys, key, strict=True))
+        # window bounds in epoch microseconds, like every timestamp the operator carries
+        row["window_start"] = None if value.window_start is None else value.window_start * 1000
+        row["window_end"] = None if value.window_end is None else value.window_end * 1000
+        inner = value.value
+        if isinstance(inner, dict):
+            row.update(inner)
+        else:
+            main_cols = [c for c, _ in program.outputs[0].columns if c not in row]
+            row[main_cols[0] if main_cols else "value"] = inner
+        return row
+    return _as_dict(value, program.outputs[0], program.uid)
+
+
+# -- Spark adapters ---------------------------------------------------------------------------
+
+
+def processor(program: Program) -> Any:
+    """A ``StatefulProcessor`` running ``program`` per bucket (state: one pickled snapshot)."""
+    from pyspark.sql.streaming import StatefulProcessor
+
+    class BucketProcessor(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            self._state = handle.getValueState("operator", "snapshot binary")
+
+        def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
+            frames = list(rows)
+            batch = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+            snapshot = pickle.loads(self._state.get()[0]) if self._state.exists() else None
+            out, snap = run_bucket(
+                program,
+                snapshot,
+                batch,
+                spark_watermark=timerValues.getCurrentWatermarkInMs(),
+                processing_time=timerValues.getCurrentProcessingTimeInMs(),
+            )
+            if snap is None:
+                self._state.clear()
+            else:
+                self._state.update((pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL),))
+            if len(out):
+                yield out
+
+        def close(self) -> None:
+            pass
+
+    return BucketProcessor()
+
+
+def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """For a bounded run (``applyInPandas`` per bucket): every element, then watermark +infinity."""
+
+    def run(batch: pd.DataFrame) -> pd.DataFrame:
+        out, _ = run_bucket(program, None, batch, spark_watermark=None, processing_time=None, final=True)
+        return out
+
+    return run

@@ -1,0 +1,115 @@
+"""Plan nodes on the general path → ``funke.spark.general.Program``s, and views of their tagged output."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from funke.plan import nodes as n
+from funke.plan.types import Field, Schema, normalize_type
+from funke.semantics.functions import NamedAggregates, OutputTag, builtin_aggregate
+from funke.semantics.keyed_process import KeyedProcessOperator
+from funke.semantics.rolling import RollingOperator
+from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
+from funke.spark import general as g
+
+_TIMESTAMPS = ("timestamp", "timestamp_ntz")
+
+
+def _columns(df: DataFrame) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, normalize_type(f.dataType.simpleString()) or "string") for f in df.schema.fields)
+
+
+def _schema_columns(schema: Schema, where: str) -> tuple[tuple[str, str], ...]:
+    cols = []
+    for f in schema.fields:
+        if f.dtype is None:
+            raise ValueError(f"{where}: the type of output column '{f.name}' is unknown; declare it in the output schema")
+        cols.append((f.name, f.dtype))
+    return tuple(cols)
+
+
+def needs_time(node: n.Node) -> bool:
+    """Whether the operator must run every micro-batch (timers, windows), not only when elements arrive."""
+    return not isinstance(node, n.RollingAggregate)
+
+
+def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[OutputTag, ...] = ()) -> g.Program:
+    """The executable form of a general-path node, given its input frame (Spark's resolved types).
+
+    ``side_tags`` are the tags read downstream (``get_side_output``) of a node that may
+    write to any tag (a KeyedProcessFunction).
+    """
+    inputs = _columns(df)
+    types = dict(inputs)
+    values = tuple(c for c, _ in inputs)
+    micros = frozenset(c for c, t in inputs if t in _TIMESTAMPS)
+    keys = tuple(node.input.keys or ())
+    if isinstance(node, n.RollingAggregate):
+        main = list(inputs)
+        if node.aggregate is not None and node.aggregate.fn == "count":
+            main.append((node.aggregate.alias, "bigint"))
+        agg, reduce_fn = node.aggregate, node.reduce_fn
+        if reduce_fn is not None:
+            make = lambda: RollingOperator.reducing(reduce_fn)  # noqa: E731
+        else:
+            assert agg is not None
+            make = lambda: RollingOperator.builtin(agg.fn, agg.column, agg.alias)  # noqa: E731
+        return g.Program(node.uid, make, keys, values, (g.Output(None, tuple(main)),), micros, user_rows=reduce_fn is not None, buckets=buckets)
+    if isinstance(node, n.WindowAggregate):
+        spec = WindowSpec.of(
+            node.assigner,
+            trigger=node.trigger,
+            evictor=node.evictor,
+            allowed_lateness=node.allowed_lateness_ms,
+            late_data_tag=node.late_tag,
+        )
+        key_cols = tuple((k, types[k]) for k in keys)
+        bounds = (("window_start", "timestamp"), ("window_end", "timestamp"))
+        if node.function is not None:
+            function = node.function
+            declared = _schema_columns(node.function_schema, node.where()) if node.function_schema is not None else inputs
+            result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end"))
+        else:
+            function = WindowAggregate(NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates)))
+            schema = _funke_schema(inputs)
+            result_cols = tuple((a.alias, a.output_type(schema, node.where()) or "double") for a in node.aggregates)
+        outputs = [g.Output(None, key_cols + bounds + result_cols)]
+        if node.late_tag is not None:
+            outputs.append(g.Output(node.late_tag, inputs))
+        make = lambda: WindowOperator(spec, function)  # noqa: E731
+        return g.Program(
+            node.uid, make, keys, values, tuple(outputs), micros,
+            user_rows=node.function is not None, window_result=True, buckets=buckets,
+        )
+    if isinstance(node, n.KeyedProcess):
+        function = node.function
+        outputs = [g.Output(None, _schema_columns(node.output, node.where()))]
+        outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags]
+        make = lambda: KeyedProcessOperator(function)  # noqa: E731
+        return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets)
+    raise ValueError(f"{node.where()}: no general operator for {node.kind} nodes")
+
+
+def _funke_schema(cols: tuple[tuple[str, str], ...]) -> Schema:
+    return Schema(tuple(Field(c, t) for c, t in cols))
+
+
+def _view(tagged: DataFrame, output: g.Output, index: int) -> DataFrame:
+    cols = []
+    for name, t in output.columns:
+        c = F.col(f"`{g.column_name(index, name)}`")
+        cols.append((F.timestamp_micros(c) if t in _TIMESTAMPS else c).alias(name))
+    return tagged.where(F.col(g.TAG) == output.label).select(*cols)
+
+
+def main_view(tagged: DataFrame, program: g.Program) -> DataFrame:
+    return _view(tagged, program.outputs[0], 0)
+
+
+def side_view(tagged: DataFrame, program: g.Program, tag: OutputTag) -> DataFrame:
+    for i, o in enumerate(program.outputs):
+        if o.tag is not None and o.tag.name == tag.name:
+            return _view(tagged, o, i)
+    raise ValueError(f"{program.uid} has no side output {tag.name!r}")
+

@@ -1,0 +1,23 @@
+"""``funke.state``: keyed state descriptors and state time-to-live (Flink's names)."""
+
+from funke.semantics.state import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    TtlStateVisibility,
+    TtlUpdateType,
+    ValueStateDescriptor,
+)
+
+__all__ = [
+    "AggregatingStateDescriptor",
+    "ListStateDescriptor",
+    "MapStateDescriptor",
+    "ReducingStateDescriptor",
+    "StateTtlConfig",
+    "TtlStateVisibility",
+    "TtlUpdateType",
+    "ValueStateDescriptor",
+]

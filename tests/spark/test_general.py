@@ -1,0 +1,65 @@
+"""The general path on Spark: funke operators on transformWithStateInPandas, streaming and bounded."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import funke as fk
+from funke.semantics.functions import OutputTag
+from funke.triggers import CountTrigger
+from funke.windows import TumblingEventTimeWindows
+
+T0 = dt.datetime(2024, 1, 1)
+
+
+def at(ms: int) -> dt.datetime:
+    return T0 + dt.timedelta(milliseconds=ms)
+
+
+def ms(t: dt.datetime) -> int:
+    return int((t - T0) / dt.timedelta(milliseconds=1))
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_rolling_sum_count_and_reduce(env, bounded):
+    rows = [{"k": k, "v": v, "x": i} for i, (k, v) in enumerate([("a", 1), ("b", 10), ("a", 2), ("a", 3), ("b", 20)])]
+    s = env.from_collection(rows, "k string, v bigint, x bigint", rows_per_batch=2).key_by("k")
+    sums = s.sum("v").collect()
+    counts = s.count().collect()
+    longest = s.reduce(lambda a, b: {**b, "v": max(a["v"], b["v"]) * 1}).collect()
+    env.execute(bounded=bounded).wait(120)
+    by = lambda r: (r["k"], r.get("count", 0), r["v"])  # noqa: E731
+    # Flink: the running sum, other fields from the key's first element
+    assert sorted((r["k"], r["v"], r["x"]) for r in sums.rows) == [("a", 1, 0), ("a", 3, 0), ("a", 6, 0), ("b", 10, 1), ("b", 30, 1)]
+    assert sorted((r["k"], r["count"]) for r in counts.rows) == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2)]
+    assert sorted(by(r) for r in longest.rows) == [("a", 0, 1), ("a", 0, 2), ("a", 0, 3), ("b", 0, 10), ("b", 0, 20)]
+
+
+def test_lateness_late_firing_and_late_side_output_in_one_query(env):
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    # Two rows per micro-batch; each batch's elements, then the watermark (max ts of the batch before).
+    # Batch 3 fires [0, 10 s) with 2 elements; in batch 4, a@3 s is late but allowed (re-fires: 3)
+    # and b@-20 s is too late: side output.
+    rows = [
+        {"k": "a", "ts": at(1_000), "v": 1},
+        {"k": "a", "ts": at(2_000), "v": 1},
+        {"k": "a", "ts": at(15_000), "v": 1},
+        {"k": "b", "ts": at(16_000), "v": 1},
+        {"k": "b", "ts": at(17_000), "v": 1},
+        {"k": "b", "ts": at(18_000), "v": 1},
+        {"k": "a", "ts": at(3_000), "v": 1},
+        {"k": "b", "ts": at(-20_000), "v": 7},
+    ]
+    late = OutputTag("late")
+    s = env.from_collection(rows, "k string, ts timestamp, v bigint", rows_per_batch=2, watermarks=wm)
+    w = s.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).allowed_lateness(fk.seconds(10)).side_output_late_data(late).count()
+    main = w.collect()
+    lates = w.get_side_output(late).collect()
+    job = env.execute().wait(180)
+    got = sorted((r["k"], ms(r["window_start"]), r["count"]) for r in main.rows)
+    print("GOT", got, job.metrics())
+    assert got == [("a", 0, 2), ("a", 0, 3), ("a", 10_000, 1), ("b", 10_000, 3)]
+    assert [(r["k"], r["v"]) for r in lates.rows] == [("b", 7)]
+    assert len(job.states) == 1  # one query for both outputs

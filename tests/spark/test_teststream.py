@@ -1,0 +1,110 @@
+"""funke.testing.TestStream on Spark: scripted elements, watermarks and processing time, exact outputs."""
+
+from __future__ import annotations
+
+import funke as fk
+from funke.evictors import CountEvictor
+from funke.functions import KeyedProcessFunction, OutputTag
+from funke.state import ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor, StateTtlConfig, ValueStateDescriptor
+from funke.testing import TestStream, assert_rows, run
+from funke.triggers import ContinuousEventTimeTrigger, EventTimeTrigger, PurgingTrigger
+from funke.windows import EventTimeSessionWindows, TumblingEventTimeWindows
+
+SCHEMA = "key string, value bigint"
+
+
+def ms(rows, *cols):
+    """window_start/window_end as epoch ms, for readable expectations."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        for c in cols or ("window_start", "window_end"):
+            if r.get(c) is not None:
+                r[c] = int(r[c].timestamp() * 1000)
+        out.append(r)
+    return out
+
+
+def test_api_example_default_trigger_and_late_side_output(env):
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 1), ("a", 2)], timestamps=[1_000, 2_000])
+        .advance_watermark_to(9_999)
+        .add_elements([("a", 3)], timestamps=[500])  # late
+        .advance_processing_time(fk.seconds(1))
+        .advance_watermark_to_infinity()
+    )
+    late = OutputTag("late", SCHEMA)
+    out = env.from_source(ts).key_by("key").window(TumblingEventTimeWindows.of(fk.seconds(10))).side_output_late_data(late).sum("value")
+    result = run(env, out, late)
+    assert ms(result[out]) == [{"key": "a", "window_start": 0, "window_end": 10_000, "value": 3, "_step": 1}]
+    assert [(r["key"], r["value"], r["_step"]) for r in result[late]] == [("a", 3, 2)]
+
+
+def windows(rows, value="value"):
+    """(key, start ms, end ms, value, step) tuples, in emission order per key."""
+    out = []
+    for r in ms(rows):
+        out.append((r["key"], r["window_start"], r["window_end"], r[value], r["_step"]))
+    return sorted(out, key=lambda t: (t[0], t[4], t[1] if t[1] is not None else -1))
+
+
+def test_early_on_time_and_late_firings_and_purging(env):
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 1), ("a", 1)], timestamps=[1_000, 3_000])  # 0
+        .advance_watermark_to(4_000)  # 1: early firings (continuous, every 2 s of event time)
+        .add_elements([("a", 1)], timestamps=[5_000])  # 2
+        .advance_watermark_to(12_000)  # 3: early at 6 and 8 s, then on time at the window's end
+        .add_elements([("a", 1)], timestamps=[2_500])  # 4: late but allowed: late firing
+        .advance_watermark_to(20_000)  # 5: past the lateness: window state dropped
+        .add_elements([("a", 1)], timestamps=[2_600])  # 6: too late: dropped and counted
+    )
+    keyed = env.from_source(ts).key_by("key")
+    tumbling = TumblingEventTimeWindows.of(fk.seconds(10))
+    early = keyed.window(tumbling).trigger(ContinuousEventTimeTrigger.of(fk.seconds(2))).allowed_lateness(fk.seconds(5)).sum("value")
+    purging = keyed.window(tumbling).trigger(PurgingTrigger.of(EventTimeTrigger.create())).allowed_lateness(fk.seconds(5)).sum("value")
+    result = run(env, early, purging)
+    w = (0, 10_000)
+    assert windows(result[early]) == [
+        ("a", *w, 2, 1), ("a", *w, 2, 1),  # timers at 2 s and 4 s (4 s <= watermark 4 s)
+        ("a", *w, 3, 3), ("a", *w, 3, 3), ("a", *w, 3, 3),  # 6 s, 8 s, and the window's end
+        ("a", *w, 4, 4),  # a late element re-fires at once
+    ]
+    # purged at each firing: the late firing holds only the late element
+    assert windows(result[purging]) == [("a", *w, 3, 3), ("a", *w, 1, 4)]
+    assert result.metrics["late_rows_dropped"] == 2  # the last element, once per pipeline
+
+
+def test_sessions_merge_when_touching_and_when_a_late_element_bridges_them(env):
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 1), ("a", 1), ("b", 1), ("b", 1)], timestamps=[1_000, 6_000, 10_000, 13_000])  # 0
+        .advance_watermark_to(4_500)  # 1: a's first session [1 s, 4 s) fires
+        .add_elements([("a", 1)], timestamps=[3_500])  # 2: late, allowed; bridges [1,4) and [6,9)
+        .advance_watermark_to_infinity()  # 3
+    )
+    out = (
+        env.from_source(ts).key_by("key")
+        .window(EventTimeSessionWindows.with_gap(fk.seconds(3)))
+        .allowed_lateness(fk.seconds(10))
+        .sum("value")
+    )
+    result = run(env, out)
+    assert windows(result[out]) == [
+        ("a", 1_000, 4_000, 1, 1),
+        ("a", 1_000, 9_000, 3, 3),
+        ("b", 10_000, 16_000, 2, 3),  # [10 s, 13 s) and [13 s, 16 s) touch: one session
+    ]
+
+
+def test_count_windows_tumbling_and_sliding_and_evictor(env):
+    ts = TestStream(schema=SCHEMA).add_elements([("c", v) for v in range(1, 8)], timestamps=[v * 1_000 for v in range(1, 8)])
+    keyed = env.from_source(ts).key_by("key")
+    tumbling = keyed.count_window(3).sum("value")
+    sliding = keyed.count_window(3, 2).sum("value")
+    evicted = keyed.window(TumblingEventTimeWindows.of(fk.seconds(10))).evictor(CountEvictor.of(2)).sum("value")
+    result = run(env, tumbling, sliding, evicted)
+    assert [(r["key"], r["value"], r["window_start"]) for r in result[tumbling]] == [("c", 6, None), ("c", 15, None)]
+    assert [r["value"] for r in result[sliding]] == [3, 9, 15]
+    assert windows(result[evicted]) == [("c", 0, 10_000, 13, 1)]  # the last two of 1..7
