@@ -230,11 +230,22 @@ class WindowedStream:
         self._lateness_ms = 0
         self._late_tag: Any = None
         self._evictor: Any = None
+        self._path_hint: str | None = None
 
     def trigger(self, trigger: Trigger) -> WindowedStream:
         if not isinstance(trigger, Trigger):
             raise PlanError(f"trigger() takes a Trigger from funke.triggers (or your subclass), got {trigger!r}")
         self._trigger = trigger
+        return self
+
+    def on_path(self, path: str) -> WindowedStream:
+        """Run this window on ``"general"`` (funke's operator) even where Spark's native one is exact.
+
+        For comparing the two paths; the planner's choice (``"auto"``) is the fast one.
+        """
+        if path not in ("auto", "general"):
+            raise PlanError(f"on_path() takes 'auto' or 'general', got {path!r}")
+        self._path_hint = None if path == "auto" else path
         return self
 
     def evictor(self, evictor: Evictor) -> WindowedStream:
@@ -268,6 +279,7 @@ class WindowedStream:
             evictor=self._evictor,
             function=function,
             function_schema=Schema.of(output_schema) if output_schema is not None else None,
+            path_hint=self._path_hint,
         )
         return DataStream(self._env, node)
 

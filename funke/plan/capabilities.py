@@ -87,6 +87,8 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("late data goes to a side output (Spark only drops and counts it)")
     if node.evictor is not None or node.function is not None:
         reasons.append("a user window function or evictor runs in Python")
+    if node.path_hint == GENERAL:
+        reasons.append("asked for with on_path('general')")
     if node.scripted_time:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if reasons:

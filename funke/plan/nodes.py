@@ -413,6 +413,8 @@ class WindowAggregate(Node):
     #: and the columns it produces, instead of built-in ``aggregates``.
     function: Any = field(default=None, kw_only=True)
     function_schema: Schema | None = field(default=None, kw_only=True)
+    #: "general" runs the window on funke's operator even where Spark's would be exact (comparisons, tests).
+    path_hint: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "window"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:

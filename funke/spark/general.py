@@ -81,7 +81,8 @@ class Program:
     user_rows: bool = False
     window_result: bool = False
     buckets: int = 8
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: funke type per input column (``values``).
+    types: dict[str, str] = field(default_factory=dict)
 
     def key_of(self, row: dict[str, Any]) -> Any:
         if len(self.keys) == 1:
@@ -141,8 +142,7 @@ def run_bucket(
     convert = program.user_rows and bool(program.micros)
     dropped_before = getattr(op, "num_late_records_dropped", 0)
     if len(elements):
-        cols = list(program.values)
-        values = elements[cols].astype(object).where(elements[cols].notna(), None).to_dict("records")
+        values = _python_rows(elements, program)
         stamps = elements[TS].tolist() if TS in elements else [None] * len(values)
         for value, ts in zip(values, stamps, strict=True):
             if convert:
@@ -162,6 +162,20 @@ def run_bucket(
     out = encode(program, records, convert, dropped)
     snap = op.snapshot()
     return out, (None if _empty(snap) else snap)
+
+
+_INTEGERS = frozenset({"tinyint", "smallint", "int", "bigint"})
+
+
+def _python_rows(elements: pd.DataFrame, program: Program) -> list[dict[str, Any]]:
+    """Rows as dicts of Python values (integers stay integers where nulls made pandas use floats)."""
+    columns = {}
+    for c in program.values:
+        s = elements[c]
+        if program.types.get(c) in _INTEGERS and s.dtype.kind == "f":
+            s = s.astype("Int64")
+        columns[c] = s.astype(object).where(s.notna(), None)
+    return pd.DataFrame(columns, index=elements.index).to_dict("records")
 
 
 def _max_or_none(frame: pd.DataFrame, column: str) -> int | None:

@@ -55,7 +55,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         else:
             assert agg is not None
             make = lambda: RollingOperator.builtin(agg.fn, agg.column, agg.alias)  # noqa: E731
-        return g.Program(node.uid, make, keys, values, (g.Output(None, tuple(main)),), micros, user_rows=reduce_fn is not None, buckets=buckets)
+        return g.Program(node.uid, make, keys, values, (g.Output(None, tuple(main)),), micros, user_rows=reduce_fn is not None, buckets=buckets, types=types)
     if isinstance(node, n.WindowAggregate):
         spec = WindowSpec.of(
             node.assigner,
@@ -80,14 +80,14 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         make = lambda: WindowOperator(spec, function)  # noqa: E731
         return g.Program(
             node.uid, make, keys, values, tuple(outputs), micros,
-            user_rows=node.function is not None, window_result=True, buckets=buckets,
+            user_rows=node.function is not None, window_result=True, buckets=buckets, types=types,
         )
     if isinstance(node, n.KeyedProcess):
         function = node.function
         outputs = [g.Output(None, _schema_columns(node.output, node.where()))]
         outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags]
         make = lambda: KeyedProcessOperator(function)  # noqa: E731
-        return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets)
+        return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets, types=types)
     raise ValueError(f"{node.where()}: no general operator for {node.kind} nodes")
 
 

@@ -108,3 +108,97 @@ def test_count_windows_tumbling_and_sliding_and_evictor(env):
     assert [(r["key"], r["value"], r["window_start"]) for r in result[tumbling]] == [("c", 6, None), ("c", 15, None)]
     assert [r["value"] for r in result[sliding]] == [3, 9, 15]
     assert windows(result[evicted]) == [("c", 0, 10_000, 13, 1)]  # the last two of 1..7
+
+
+NEGATIVE = OutputTag("negative", "key string, value bigint")
+
+
+class CountWithTimeout(KeyedProcessFunction):
+    """Counts per key; an event-time timer 5 s after each element reports the count; negatives go aside."""
+
+    def open(self, ctx):
+        self.count = ctx.get_state(ValueStateDescriptor("count", int))
+
+    def process_element(self, value, ctx):
+        if value["value"] < 0:
+            ctx.output(NEGATIVE, {"key": value["key"], "value": value["value"]})
+            return
+        self.count.update((self.count.value() or 0) + 1)
+        ctx.timer_service().register_event_time_timer(ctx.timestamp() + 5_000)
+        yield {"key": ctx.get_current_key(), "what": "seen", "n": self.count.value(), "at": ctx.timestamp()}
+
+    def on_timer(self, timestamp, ctx):
+        yield {"key": ctx.get_current_key(), "what": "timer", "n": self.count.value(), "at": timestamp}
+
+
+OUT = "key string, what string, n bigint, at bigint"
+
+
+def test_process_function_event_time_timers_state_and_side_output(env):
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 1), ("b", 1), ("a", -3)], timestamps=[1_000, 2_000, 2_500])  # 0
+        .advance_watermark_to(5_999)  # 1: a's timer at 6 s not yet
+        .add_elements([("a", 1)], timestamps=[4_000])  # 2
+        .advance_watermark_to(7_000)  # 3: a@6 s, b@7 s fire
+        .advance_watermark_to_infinity()  # 4: a@9 s fires
+    )
+    out = env.from_source(ts).key_by("key").process(CountWithTimeout(), output_schema=OUT)
+    result = run(env, out, NEGATIVE)
+    got = sorted((r["_step"], r["key"], r["what"], r["n"], r["at"]) for r in result[out])
+    assert got == [
+        (0, "a", "seen", 1, 1_000),
+        (0, "b", "seen", 1, 2_000),
+        (2, "a", "seen", 2, 4_000),
+        (3, "a", "timer", 2, 6_000),
+        (3, "b", "timer", 1, 7_000),
+        (4, "a", "timer", 2, 9_000),
+    ]
+    assert_rows(result[NEGATIVE], [{"key": "a", "value": -3}])
+
+
+class Sessionizer(KeyedProcessFunction):
+    """Processing-time timers and TTL state, with list, map and reducing state."""
+
+    def open(self, ctx):
+        ttl = StateTtlConfig.new_builder(fk.seconds(2)).build()
+        self.last = ctx.get_state(ValueStateDescriptor("last", int).enable_time_to_live(ttl))
+        self.items = ctx.get_list_state(ListStateDescriptor("items"))
+        self.by_value = ctx.get_map_state(MapStateDescriptor("by_value"))
+        self.total = ctx.get_reducing_state(ReducingStateDescriptor("total", lambda a, b: a + b))
+
+    def process_element(self, value, ctx):
+        previous = self.last.value()
+        self.last.update(value["value"])
+        self.items.add(value["value"])
+        self.by_value.put(str(value["value"]), (self.by_value.get(str(value["value"])) or 0) + 1)
+        self.total.add(value["value"])
+        now = ctx.timer_service().current_processing_time()
+        ctx.timer_service().register_processing_time_timer(now + 500)
+        yield {"key": ctx.get_current_key(), "what": f"prev={previous}", "n": self.total.get(), "at": now}
+
+    def on_timer(self, timestamp, ctx):
+        summary = f"items={self.items.get()} distinct={len(list(self.by_value.keys()))}"
+        yield {"key": ctx.get_current_key(), "what": summary, "n": self.total.get(), "at": timestamp}
+
+
+def test_process_function_processing_time_timers_ttl_and_state_types(env):
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 1), ("a", 1)], timestamps=[0, 0])  # 0: at processing time 0
+        .advance_processing_time(fk.milliseconds(600))  # 1: the timer at 500 ms fires (once: same time)
+        .add_elements([("a", 5)], timestamps=[0])  # 2: at 600 ms; `last` still alive
+        .advance_processing_time(fk.seconds(3))  # 3: timer at 1.1 s fires; `last` expires at 2.6 s
+        .add_elements([("a", 7)], timestamps=[0])  # 4: at 3.6 s: `last` has expired
+    )
+    out = env.from_source(ts).key_by("key").process(Sessionizer(), output_schema=OUT)
+    result = run(env, out)
+    got = [(r["_step"], r["what"], r["n"], r["at"]) for r in result[out]]
+    assert got == [
+        (0, "prev=None", 1, 0),
+        (0, "prev=1", 2, 0),
+        (1, "items=[1, 1] distinct=1", 2, 500),
+        (2, "prev=1", 7, 600),
+        (3, "items=[1, 1, 5] distinct=2", 7, 1_100),
+        (4, "prev=None", 14, 3_600),
+    ]
