@@ -39,6 +39,13 @@ GENERAL = "general"
 NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding", "session"})
 
 
+#: How the general path sees time (explain() says it per operator).
+GENERAL_TIME = (
+    " [funke operator on transformWithStateInPandas, keys in buckets; time arrives as data each micro-batch: "
+    "the batch's elements, then the watermark (Spark's, or a test script's), processing time = the batch's time]"
+)
+
+
 @dataclass(frozen=True)
 class Placement:
     path: str
@@ -50,7 +57,7 @@ def place(node: Node) -> Placement:
     if isinstance(node, WindowAggregate):
         return _place_window(node)
     if isinstance(node, KeyedProcess):
-        return Placement(GENERAL, "a KeyedProcessFunction with keyed state and timers runs as a funke operator")
+        return Placement(GENERAL, "a KeyedProcessFunction with keyed state and timers runs as a funke operator" + GENERAL_TIME)
     if isinstance(node, SideOutput):
         return Placement(GENERAL, "rows a funke operator sent to this tag, split from its output in the same query")
     if isinstance(node, RollingAggregate):
@@ -80,7 +87,7 @@ def _place_window(node: WindowAggregate) -> Placement:
     if getattr(a, "is_dynamic", False):
         reasons.append("session gap is dynamic")
     if node.trigger is not None:
-        reasons.append(f"custom trigger {node.trigger!r}")
+        reasons.append(f"custom trigger {node.trigger.describe()}")
     if node.allowed_lateness_ms:
         reasons.append("allowed lateness re-fires windows (Spark emits each window once)")
     if node.late_tag is not None:
@@ -92,7 +99,7 @@ def _place_window(node: WindowAggregate) -> Placement:
     if node.scripted_time:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if reasons:
-        return Placement(GENERAL, "; ".join(reasons))
+        return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)
     return Placement(
         NATIVE,
         "Spark window aggregation, append mode: each window emitted once when the watermark passes its end; "

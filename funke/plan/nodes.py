@@ -458,11 +458,11 @@ class WindowAggregate(Node):
     def label(self) -> str:
         extra = []
         if self.trigger is not None:
-            extra.append(f"trigger={self.trigger!r}")
+            extra.append(f"trigger={self.trigger.describe()}")
         if self.allowed_lateness_ms:
             extra.append(f"allowed_lateness={self.allowed_lateness_ms}ms")
         if self.late_tag is not None:
-            extra.append(f"late data -> {self.late_tag!r}")
+            extra.append(f"late data -> {self.late_tag.name!r}")
         tail = f" [{', '.join(extra)}]" if extra else ""
         if self.evictor is not None:
             tail = f"{tail} evictor={self.evictor.describe()}"

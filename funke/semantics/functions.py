@@ -368,3 +368,37 @@ def builtin_aggregate(fn: str, field: str | None) -> AggregateFunction:
     if fn not in table:
         raise ValueError(f"unknown aggregate {fn!r}: use count, sum, min, max or avg")
     return table[fn](field)
+
+
+@dataclass(frozen=True)
+class Partial:
+    """An accumulator standing for ``count`` elements, aggregated before they reached the operator."""
+
+    accumulator: Any
+    count: int
+
+
+@dataclass(frozen=True)
+class AcceptsPartials(AggregateFunction):
+    """``inner``, also taking :class:`Partial` values (merged in instead of added).
+
+    >>> agg = AcceptsPartials(CountAggregate())
+    >>> agg.get_result(agg.add(Partial(5, 5), agg.add("x", agg.create_accumulator())))
+    6
+    """
+
+    inner: AggregateFunction
+
+    def create_accumulator(self) -> Any:
+        return self.inner.create_accumulator()
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        if isinstance(value, Partial):
+            return self.inner.merge(accumulator, value.accumulator)
+        return self.inner.add(value, accumulator)
+
+    def get_result(self, accumulator: Any) -> Any:
+        return self.inner.get_result(accumulator)
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return self.inner.merge(a, b)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from funke.semantics.state import ReducingStateDescriptor, StateDescriptor
 from funke.semantics.time import Duration, to_millis
@@ -87,7 +87,14 @@ class Trigger:
     registers timers or keeps state should delete them in ``clear`` (Flink calls it
     when the window is purged for good). A trigger used with session windows must
     return ``True`` from ``can_merge`` and implement ``on_merge``.
+
+    ``reads_elements = False`` promises that ``on_element`` looks at neither the element's
+    value nor how many elements arrived (only at the window, the time, and the timestamp
+    of a window's first element): then funke may pre-aggregate elements before the
+    trigger sees them, which is much faster. The default is ``True``.
     """
+
+    reads_elements: ClassVar[bool] = True
 
     def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
         raise NotImplementedError(f"{type(self).__name__}.on_element(element, timestamp, window, ctx) is not implemented")
@@ -130,6 +137,8 @@ def _positive_interval(interval: Duration, what: str) -> int:
 class EventTimeTrigger(Trigger):
     """Fires once the watermark passes the window's end; fires again for each allowed-late element."""
 
+    reads_elements: ClassVar[bool] = False
+
     @classmethod
     def create(cls) -> EventTimeTrigger:
         return cls()
@@ -158,6 +167,8 @@ class EventTimeTrigger(Trigger):
 @dataclass(frozen=True)
 class ProcessingTimeTrigger(Trigger):
     """Fires when the operator's clock reaches the window's end."""
+
+    reads_elements: ClassVar[bool] = False
 
     @classmethod
     def create(cls) -> ProcessingTimeTrigger:
@@ -234,6 +245,8 @@ class CountTrigger(Trigger):
 class ContinuousEventTimeTrigger(Trigger):
     """Fires every ``interval`` of event time (aligned to multiples of it) and at the window's end."""
 
+    reads_elements: ClassVar[bool] = False
+
     interval_ms: int
 
     def __post_init__(self) -> None:
@@ -299,6 +312,8 @@ class ContinuousProcessingTimeTrigger(Trigger):
     the processing-time past.
     """
 
+    reads_elements: ClassVar[bool] = False
+
     interval_ms: int
 
     def __post_init__(self) -> None:
@@ -362,6 +377,10 @@ class PurgingTrigger(Trigger):
     @classmethod
     def of(cls, nested: Trigger) -> PurgingTrigger:
         return cls(nested)
+
+    @property
+    def reads_elements(self) -> bool:  # type: ignore[override]
+        return self.nested.reads_elements
 
     @staticmethod
     def _purging(result: TriggerResult) -> TriggerResult:

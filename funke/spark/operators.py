@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from funke.plan import nodes as n
 from funke.plan.types import Field, Schema, normalize_type
-from funke.semantics.functions import NamedAggregates, OutputTag, builtin_aggregate
+from funke.semantics.functions import AcceptsPartials, NamedAggregates, OutputTag, builtin_aggregate
 from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.rolling import RollingOperator
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
+from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
 
 _TIMESTAMPS = ("timestamp", "timestamp_ntz")
@@ -71,16 +74,22 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
             declared = _schema_columns(node.function_schema, node.where()) if node.function_schema is not None else inputs
             result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end"))
         else:
-            function = WindowAggregate(NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates)))
+            named = NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates))
+            pre = _preaggregate(node)
+            function = WindowAggregate(AcceptsPartials(named) if pre is not None else named)
             schema = _funke_schema(inputs)
             result_cols = tuple((a.alias, a.output_type(schema, node.where()) or "double") for a in node.aggregates)
+            if node.late_tag is None:  # only the key and aggregated columns travel to Python
+                needed = [*keys, *(a.column for a in node.aggregates if a.column)]
+                values = tuple(dict.fromkeys(needed))
         outputs = [g.Output(None, key_cols + bounds + result_cols)]
         if node.late_tag is not None:
             outputs.append(g.Output(node.late_tag, inputs))
         make = lambda: WindowOperator(spec, function)  # noqa: E731
         return g.Program(
-            node.uid, make, keys, values, tuple(outputs), micros,
+            node.uid, make, keys, values, tuple(outputs), micros & set(values),
             user_rows=node.function is not None, window_result=True, buckets=buckets, types=types,
+            preaggregate=_preaggregate(node),
         )
     if isinstance(node, n.KeyedProcess):
         function = node.function
@@ -89,6 +98,21 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         make = lambda: KeyedProcessOperator(function)  # noqa: E731
         return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets, types=types)
     raise ValueError(f"{node.where()}: no general operator for {node.kind} nodes")
+
+
+def _preaggregate(node: n.WindowAggregate) -> g.PreAggregate | None:
+    """Pre-aggregation per pane when the window's result does not depend on element order or count."""
+    a = node.assigner
+    trigger = node.trigger
+    if node.function is not None or node.evictor is not None or (trigger is not None and trigger.reads_elements):
+        return None
+    if isinstance(a, TumblingEventTimeWindows):
+        pane, offset = a.size_ms, a.offset_ms
+    elif isinstance(a, SlidingEventTimeWindows):
+        pane, offset = math.gcd(a.size_ms, a.slide_ms), a.offset_ms
+    else:
+        return None
+    return g.PreAggregate(pane, offset % pane, tuple((x.fn, x.column) for x in node.aggregates))
 
 
 def _funke_schema(cols: tuple[tuple[str, str], ...]) -> Schema:

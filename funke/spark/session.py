@@ -80,6 +80,8 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         "spark.driver.memory": settings.driver_memory,
         "spark.sql.adaptive.enabled": "false" if cores <= 2 else "true",
         "spark.default.parallelism": str(cores),
+        # A loaded machine can take longer than Spark's 15 s for a Python worker to connect back.
+        "spark.python.authenticate.socketTimeout": "120s",
     }
 
 
