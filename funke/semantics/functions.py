@@ -372,10 +372,15 @@ def builtin_aggregate(fn: str, field: str | None) -> AggregateFunction:
 
 @dataclass(frozen=True)
 class Partial:
-    """An accumulator standing for ``count`` elements, aggregated before they reached the operator."""
+    """An accumulator standing for ``count`` elements, aggregated before they reached the operator.
+
+    ``window`` (start, end), when set, is the window those elements form together (a
+    session pre-merged from elements that lie within the gap of one another).
+    """
 
     accumulator: Any
     count: int
+    window: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from funke.semantics.functions import (
     MinAggregate,
     OutputRecord,
     OutputTag,
+    Partial,
     ProcessWindowFunction,
     ReduceFunction,
     SumAggregate,
@@ -354,7 +355,10 @@ class WindowOperator:
 
     def _process_element(self, key: Any, value: Any, timestamp: int | None) -> None:
         self._backend.current_key = key
-        windows = self._assigner.windows_for(timestamp, value, self._clock.now_ms())
+        if isinstance(value, Partial) and value.window is not None:  # pre-merged session
+            windows: list[Window] = [TimeWindow(*value.window)]
+        else:
+            windows = self._assigner.windows_for(timestamp, value, self._clock.now_ms())
         skipped = True
         if self._assigner.is_merging:
             merging_set = self._load_merging_set()

@@ -177,6 +177,9 @@ class PreAggregate:
     pane_ms: int
     offset_ms: int
     aggregates: tuple[tuple[str, str | None], ...]  # (fn, column) in NamedAggregates order
+    #: For session windows with a static gap: elements of a key within ``gap`` of each other
+    #: form one pre-merged session (``pane_ms`` is then unused).
+    session_gap_ms: int | None = None
 
 
 def _elements(program: Program, elements: pd.DataFrame, watermark: int, convert: bool) -> Iterator[tuple[Any, Any, int | None]]:
@@ -203,14 +206,18 @@ def _elements(program: Program, elements: pd.DataFrame, watermark: int, convert:
 
 def _partials(program: Program, pre: PreAggregate, frame: pd.DataFrame, positions: np.ndarray) -> list[tuple[int, Any, Any, int]]:
     ts = frame[TS].to_numpy(dtype="int64")
-    pane = (ts - pre.offset_ms) // pre.pane_ms
-    cols: dict[str, Any] = {"__pane": pane, "__pos": positions, "__ts": ts}
+    cols: dict[str, Any] = {"__pos": positions, "__ts": ts}
     for k in program.keys:
         cols[k] = frame[k].to_numpy()
     work = pd.DataFrame(cols)
+    if pre.session_gap_ms is None:
+        work["__pane"] = (ts - pre.offset_ms) // pre.pane_ms
+    else:
+        work["__pane"] = _session_ids(work, program.keys, pre.session_gap_ms)
     by = [*program.keys, "__pane"]
     g = work.groupby(by, sort=False, dropna=False)
-    first = g.agg(pos=("__pos", "first"), ts=("__ts", "first"), n=("__pos", "size"))
+    # rows are in arrival order: "first" is the first arrival (a trigger may align to its timestamp)
+    first = g.agg(pos=("__pos", "first"), ts=("__ts", "first"), start=("__ts", "min"), last=("__ts", "max"), n=("__pos", "size"))
     parts = []
     for i, (fn, column) in enumerate(pre.aggregates):
         if fn == "count":
@@ -230,11 +237,31 @@ def _partials(program: Program, pre: PreAggregate, frame: pd.DataFrame, position
     out = []
     keys = first.index.tolist()
     accs = list(zip(*parts, strict=True)) if parts else [()] * len(keys)
-    for idx, pos, t, n, acc in zip(keys, first["pos"].tolist(), first["ts"].tolist(), first["n"].tolist(), accs, strict=True):
+    gap = pre.session_gap_ms
+    lasts = first["last"].tolist()
+    starts = first["start"].tolist()
+    for idx, pos, t, start, last, n, acc in zip(keys, first["pos"].tolist(), first["ts"].tolist(), starts, lasts, first["n"].tolist(), accs, strict=True):
         key_values = idx[:-1] if isinstance(idx, tuple) else (idx,)
         key = key_values[0] if len(program.keys) == 1 else tuple(key_values)
-        out.append((pos, key, Partial(tuple(acc), n), t))
+        window = None if gap is None else (int(start), int(last) + gap)
+        out.append((pos, key, Partial(tuple(acc), n, window), t))
     return out
+
+
+def _session_ids(work: pd.DataFrame, keys: tuple[str, ...], gap: int) -> np.ndarray:
+    """Per row, an id shared by the rows of its key whose sessions ``[ts, ts + gap)`` chain together."""
+    order = work.sort_values([*keys, "__ts"], kind="stable").index.to_numpy()
+    sorted_keys = [work[k].to_numpy()[order] for k in keys]
+    ts = work["__ts"].to_numpy()[order]
+    new = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        same_key = np.ones(len(order) - 1, dtype=bool)
+        for col in sorted_keys:
+            same_key &= col[1:] == col[:-1]
+        new[1:] = ~same_key | (ts[1:] - ts[:-1] > gap)  # touching sessions ([a, a+gap), [a+gap, ...)) merge
+    ids = np.empty(len(order), dtype=np.int64)
+    ids[order] = np.cumsum(new)
+    return ids
 
 
 def _py(series: pd.Series) -> list[Any]:

@@ -13,7 +13,8 @@ from funke.semantics.functions import AcceptsPartials, NamedAggregates, OutputTa
 from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.rolling import RollingOperator
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
-from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.semantics.triggers import EventTimeTrigger, PurgingTrigger, Trigger
+from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
 
 _TIMESTAMPS = ("timestamp", "timestamp_ntz")
@@ -110,9 +111,18 @@ def _preaggregate(node: n.WindowAggregate) -> g.PreAggregate | None:
         pane, offset = a.size_ms, a.offset_ms
     elif isinstance(a, SlidingEventTimeWindows):
         pane, offset = math.gcd(a.size_ms, a.slide_ms), a.offset_ms
+    elif isinstance(a, EventTimeSessionWindows) and a.gap_ms is not None and not a.is_dynamic and _event_time_only(trigger):
+        # (Other triggers see the intermediate sessions an element-by-element merge goes through.)
+        return g.PreAggregate(1, 0, tuple((x.fn, x.column) for x in node.aggregates), session_gap_ms=a.gap_ms)
     else:
         return None
     return g.PreAggregate(pane, offset % pane, tuple((x.fn, x.column) for x in node.aggregates))
+
+
+def _event_time_only(trigger: Trigger | None) -> bool:
+    if isinstance(trigger, PurgingTrigger):
+        trigger = trigger.nested
+    return trigger is None or type(trigger) is EventTimeTrigger
 
 
 def _funke_schema(cols: tuple[tuple[str, str], ...]) -> Schema:
