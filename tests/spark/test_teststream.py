@@ -202,3 +202,59 @@ def test_process_function_processing_time_timers_ttl_and_state_types(env):
         (3, "items=[1, 1, 5] distinct=2", 7, 1_100),
         (4, "prev=None", 14, 3_600),
     ]
+
+
+class Average(fk.functions.AggregateFunction):
+    def create_accumulator(self):
+        return (0, 0)
+
+    def add(self, value, acc):
+        return (acc[0] + value["value"], acc[1] + 1)
+
+    def get_result(self, acc):
+        return {"mean": acc[0] / acc[1]}
+
+    def merge(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+
+class Describe(fk.functions.ProcessWindowFunction):
+    def process(self, key, ctx, elements):
+        w = ctx.window()
+        yield {"what": f"{key}:{sorted(e['value'] for e in elements)}@{w.start}-{w.end} wm={ctx.current_watermark()}"}
+
+
+def test_window_functions_reduce_aggregate_and_process(env):
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 3), ("a", 1), ("b", 5)], timestamps=[1_000, 2_000, 3_000])
+        .advance_watermark_to(10_000)
+    )
+    windowed = lambda: env.from_source(ts).key_by("key").window(TumblingEventTimeWindows.of(fk.seconds(10)))  # noqa: E731
+    reduced = windowed().reduce(lambda x, y: {**x, "value": x["value"] * 10 + y["value"]})
+    averaged = windowed().aggregate(Average(), output_schema="mean double")
+    described = windowed().process(Describe(), output_schema="what string")
+    result = run(env, reduced, averaged, described)
+    assert sorted((r["key"], r["value"]) for r in result[reduced]) == [("a", 31), ("b", 5)]
+    assert sorted((r["key"], r["mean"]) for r in result[averaged]) == [("a", 2.0), ("b", 5.0)]
+    assert sorted(r["what"] for r in result[described]) == ["a:[1, 3]@0-10000 wm=10000", "b:[5]@0-10000 wm=10000"]
+
+
+def test_processing_time_windows_and_a_custom_trigger(env):
+    from examples.ysb import DataArtisansTrigger
+    from funke.windows import TumblingProcessingTimeWindows
+
+    ts = (
+        TestStream(schema=SCHEMA)
+        .add_elements([("a", 1), ("a", 1)], timestamps=[100, 200])  # 0: processing time 0
+        .advance_processing_time(fk.milliseconds(1_000))  # 1: early firing (custom); processing window [0, 1 s) fires
+        .add_elements([("a", 1)], timestamps=[300])  # 2: at 1 s
+        .advance_processing_time(fk.milliseconds(1_000))  # 3: early firing again; [1 s, 2 s) fires
+        .advance_watermark_to(10_000)  # 4: event-time end: fire and purge
+    )
+    keyed = env.from_source(ts).key_by("key")
+    early = keyed.window(TumblingEventTimeWindows.of(fk.seconds(10))).trigger(DataArtisansTrigger(1_000)).count()
+    by_clock = keyed.window(TumblingProcessingTimeWindows.of(fk.seconds(1))).count()
+    result = run(env, early, by_clock)
+    assert windows(result[early], "count") == [("a", 0, 10_000, 2, 1), ("a", 0, 10_000, 3, 3), ("a", 0, 10_000, 3, 4)]
+    assert windows(result[by_clock], "count") == [("a", 0, 1_000, 2, 1), ("a", 1_000, 2_000, 1, 3)]
