@@ -1,8 +1,11 @@
-"""The ``funke`` command: ``run`` and ``explain`` a job found by import string."""
+"""The ``funke`` command: ``run`` and ``explain`` a job found by import string; ``bench`` measures."""
 
 from __future__ import annotations
 
 import json
+import shlex
+import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -68,6 +71,57 @@ def explain(
     except FunkeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
+
+
+bench = typer.Typer(help="Measure funke against plain PySpark: same input, same Spark session, same run.", no_args_is_help=True)
+app.add_typer(bench, name="bench")
+
+
+@bench.command("ysb")
+def bench_ysb(
+    events: Annotated[int, typer.Option(help="events generated, the same ones for both systems")] = 20_000_000,
+    variant: Annotated[str, typer.Option(help="base: 100 campaigns (cardinality, trigger: not yet)")] = "base",
+    bounded: Annotated[bool, typer.Option("--bounded", help="funke's bounded run against a plain PySpark batch job")] = False,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch (streaming)")] = 1_000_000,
+    latency_seconds: Annotated[float, typer.Option(help="also measure latency past the watermark, this long per system")] = 0,
+    rate: Annotated[float, typer.Option(help="events/s of the latency runs")] = 100_000,
+    exactly_once: Annotated[bool, typer.Option("--exactly-once", help="kill and restart mid-run, then check (not yet)")] = False,
+    rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
+    warmup: Annotated[bool, typer.Option(help="run each system once over up to 1 M events first, unmeasured")] = True,
+    write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page the row goes to")] = Path("docs/benchmarks.md"),
+) -> None:
+    """The Yahoo! Streaming Benchmark on funke and on plain PySpark; both results checked against a reference."""
+    from funke.bench import report
+    from funke.bench.ysb import check_options, run_ysb, session
+
+    try:
+        check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds)
+    except FunkeError as e:
+        raise typer.BadParameter(str(e)) from None
+    if write and not doc.parent.is_dir():
+        message = f"{doc.parent} does not exist: run from the funke checkout, pass --doc PATH or --no-write"
+        raise typer.BadParameter(message, param_hint="--doc")
+    canonical = ["funke", "bench", "ysb", "--events", str(events), "--variant", variant, *(["--bounded"] if bounded else [])]
+    canonical += ["--batch-rows", str(batch_rows)] if not bounded else []
+    canonical += ["--latency-seconds", f"{latency_seconds:g}", "--rate", f"{rate:g}"] if latency_seconds else []
+    canonical += ["--rounds", str(rounds)] if rounds != 1 else []
+    canonical += [] if warmup else ["--no-warmup"]
+    command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
+    try:
+        spark = session()
+        setup = report.setup(spark)
+        result = run_ysb(
+            spark, events=events, variant=variant, bounded=bounded, rows_per_batch=batch_rows, latency_seconds=latency_seconds,
+            rate=rate, warmup=warmup, rounds=rounds, on_step=lambda step: err.print(f"[dim]{step}[/dim]"),
+        )
+    except FunkeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+    console.print(report.table(result, setup))
+    if write:
+        report.append_row(doc, report.markdown_row(result, setup, command))
+        console.print(f"appended a row to {doc}")
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Benchmarks: ``funke bench ysb`` (``funke.bench.ysb.run_ysb``) measures funke against plain PySpark."""
