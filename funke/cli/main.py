@@ -124,5 +124,22 @@ def bench_ysb(
         console.print(f"appended a row to {doc}")
 
 
+@bench.command("general")
+def bench_general(
+    events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,
+    sessions: Annotated[bool, typer.Option("--sessions", help="also the 100 000-user session-window job")] = False,
+) -> None:
+    """The general path (YSB with the data Artisans trigger) against the native YSB, in one run."""
+    from rich.table import Table
+
+    from funke.bench.general import run_general
+
+    rows = run_general(events, sessions=sessions, on_step=lambda step: err.print(f"[dim]{step}[/dim]"))
+    table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load")
+    for r in rows:
+        table.add_row(r["job"], f"{r['steady_rows_per_s'] or 0:,}", f"{r['batch_ms_p50']} / {r['batch_ms_p99']}", str(r["ratio_to_native"]), str(r["load"]))
+    console.print(table)
+
+
 def main() -> None:
     app()
