@@ -34,9 +34,12 @@ GENERAL = "general"
 #: computed after batch n at the end of batch n+1 (after that batch's rows; it fires windows
 #: then) and drops a row only when its window closed in an earlier batch. That is Flink's
 #: result for the schedule "each batch's elements, then the watermark", which funke
-#: documents as the native path's watermark schedule. Touching sessions merge in both.
-#: (tests/spark/test_windows_native.py checks each case.)
-NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding", "session"})
+#: documents as the native path's watermark schedule.
+#: Session windows are not here: Spark drops a row whose own session ``[t, t + gap)`` is
+#: late before merging it into an open session, where Flink merges first and keeps it
+#: (tests/spark/test_paths_agree.py), so sessions run on the general path.
+#: (tests/spark/test_windows_native.py and test_paths_agree.py check each case.)
+NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding"})
 
 
 #: How the general path sees time (explain() says it per operator).
@@ -83,7 +86,7 @@ def _place_window(node: WindowAggregate) -> Placement:
     a = node.assigner
     reasons = []
     if a.kind not in NATIVE_WINDOW_KINDS or not a.is_event_time:
-        reasons.append(f"{a.describe()} is not an event-time tumbling/sliding/session assigner")
+        reasons.append(f"{a.describe()} is not an event-time tumbling/sliding assigner (Spark's sessions drop a late element before merging it)")
     if getattr(a, "is_dynamic", False):
         reasons.append("session gap is dynamic")
     if node.trigger is not None:
@@ -104,5 +107,5 @@ def _place_window(node: WindowAggregate) -> Placement:
         NATIVE,
         "Spark window aggregation, append mode: each window emitted once when the watermark passes its end; "
         "the watermark from batch n is applied after batch n+1's rows; rows for windows closed in an "
-        "earlier batch are dropped and counted",
+        "earlier batch are dropped and counted (as late (key, window) rows per batch, not elements)",
     )

@@ -38,7 +38,8 @@ NOTES = {
         "- one watermark per query: the minimum over all sources, recomputed after each micro-batch;",
         "- the watermark from micro-batch n is emitted after batch n+1's elements: a window result appears",
         "  one micro-batch after the watermark passes its end, and a row is late only for windows closed earlier;",
-        "- a finite source ends with a watermark at +infinity, so every open window fires (Flink's MAX_WATERMARK).",
+        "- a finite source ends with a watermark at +infinity, so every open window fires (Flink's MAX_WATERMARK);",
+        "- late_rows_dropped: native windows count late rows per key and window and batch; general ones count elements.",
     ],
     "batch": [
         "notes: bounded run on Spark batch; the watermark is +infinity at the end, so every window fires once",

@@ -21,7 +21,7 @@ from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import nodes as n
 from funke.plan.capabilities import GENERAL, place
 from funke.plan.types import Field, Schema, normalize_type
-from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.operators import general_program, main_view, needs_time, side_view
@@ -334,8 +334,6 @@ def _window_column(node: n.WindowAggregate, ts: str) -> Column:
         return F.window(ts, f"{a.size_ms} milliseconds", startTime=f"{a.offset_ms % a.size_ms} milliseconds")
     if isinstance(a, SlidingEventTimeWindows):
         return F.window(ts, f"{a.size_ms} milliseconds", f"{a.slide_ms} milliseconds", f"{a.offset_ms % a.slide_ms} milliseconds")
-    if isinstance(a, EventTimeSessionWindows) and a.gap_ms is not None:
-        return F.session_window(ts, f"{a.gap_ms} milliseconds")
     raise UnsupportedError(f"{node.where()}: no native window for {a.describe()}")
 
 
