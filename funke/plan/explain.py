@@ -39,7 +39,7 @@ NOTES = {
         "- the watermark from micro-batch n is emitted after batch n+1's elements: a window result appears",
         "  one micro-batch after the watermark passes its end, and a row is late only for windows closed earlier;",
         "- a finite source ends with a watermark at +infinity, so every open window fires (Flink's MAX_WATERMARK);",
-        "- late_rows_dropped: native windows count late rows per key and window and batch; general ones count elements.",
+        "- late_rows_dropped: Spark's windows count late rows per key, window and batch; funke's operators count elements.",
     ],
     "batch": [
         "notes: bounded run on Spark batch; the watermark is +infinity at the end, so every window fires once",

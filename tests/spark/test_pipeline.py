@@ -77,12 +77,6 @@ def test_unbounded_generator_cannot_run_bounded(env):
         env.execute(bounded=True)
 
 
-def test_rolling_aggregate_is_refused_until_the_general_path_exists(env):
-    env.from_collection(ROWS, "k string, v bigint").key_by("k").sum("v").collect()
-    with pytest.raises(fk.UnsupportedError, match="general path"):
-        env.execute()
-
-
 @pytest.mark.parametrize("bounded", [False, True])
 def test_print_sink_shows_rows(env, capsys, bounded):
     env.from_collection(ROWS, "k string, v bigint").filter("v > 1").print()
