@@ -545,7 +545,7 @@ class SideOutput(Node):
     kind: ClassVar[str] = "side_output"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
-        if getattr(self.input, "emits_side_outputs", False):
+        if writes_any_tag(self.input):
             if self.tag.schema is None:
                 raise SchemaError(f"get_side_output({self.tag.name!r}): declare the tag's columns, OutputTag(name, schema)")
             return
@@ -575,12 +575,16 @@ class SideOutput(Node):
         return f"side output {self.tag.name!r}"
 
 
+def writes_any_tag(node: Node) -> bool:
+    """The node's function may send rows to any side output (a KeyedProcessFunction's ctx.output)."""
+    return bool(getattr(node, "emits_side_outputs", False))
+
+
 def side_output_tags(node: Node) -> tuple[Any, ...]:
     """The side-output tags a node writes to."""
-    tags = getattr(node, "side_tags", ())
     if isinstance(node, WindowAggregate) and node.late_tag is not None:
-        tags = (*tags, node.late_tag)
-    return tuple(tags)
+        return (node.late_tag,)
+    return ()
 
 
 @dataclass(frozen=True, eq=False)

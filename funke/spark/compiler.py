@@ -269,7 +269,6 @@ class Compiler:
         program = general_program(node, self.buckets, df, self.side_tags.get(id(node), ()))
         keys = list(node.input.keys or ())
         ts = node.input.event_time
-        types = dict(df.dtypes)
         bucket = F.pmod(F.xxhash64(*(F.col(k) for k in keys)), F.lit(self.buckets)).cast("int")
         stamp = F.lit(None).cast("bigint")
         if ts is not None:
@@ -294,7 +293,7 @@ class Compiler:
             )
         # Only an operator driven by time holds output back until the batch after the end of input.
         # (A test script's last batch moves the watermark to +infinity itself.)
-        out = self._merge(main_view(tagged, program), up, stateful=needs_time(node) and up.control is None)
+        out = self._merge(tagged, up, stateful=needs_time(node) and up.control is None)
         name = f"funke_late_{_safe(node.uid)}"
         tagged = self.observe(out, name, False, F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped"), frame=tagged)
         out.metrics[-1].counts_rows = False

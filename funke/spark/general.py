@@ -209,6 +209,9 @@ def _partials(program: Program, pre: PreAggregate, frame: pd.DataFrame, position
     cols: dict[str, Any] = {"__pos": positions, "__ts": ts}
     for k in program.keys:
         cols[k] = frame[k].to_numpy()
+    for i, (_, column) in enumerate(pre.aggregates):
+        if column is not None:
+            cols[f"__v{i}"] = frame[column].to_numpy()
     work = pd.DataFrame(cols)
     if pre.session_gap_ms is None:
         work["__pane"] = (ts - pre.offset_ms) // pre.pane_ms
@@ -219,13 +222,11 @@ def _partials(program: Program, pre: PreAggregate, frame: pd.DataFrame, position
     # rows are in arrival order: "first" is the first arrival (a trigger may align to its timestamp)
     first = g.agg(pos=("__pos", "first"), ts=("__ts", "first"), start=("__ts", "min"), last=("__ts", "max"), n=("__pos", "size"))
     parts = []
-    for i, (fn, column) in enumerate(pre.aggregates):
+    for i, (fn, _) in enumerate(pre.aggregates):
         if fn == "count":
             parts.append(first["n"].tolist())
             continue
-        values = frame[column].reset_index(drop=True)
-        col = pd.Series(values.to_numpy(), index=work.index)
-        gc = col.groupby([work[c] for c in by], sort=False, dropna=False)
+        gc = g[f"__v{i}"]
         if fn == "sum":
             parts.append(_py(gc.sum(min_count=0)))
         elif fn == "min":

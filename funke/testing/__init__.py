@@ -157,9 +157,8 @@ def _as_tuple(v: Any, schema: Schema) -> tuple[Any, ...]:
 class Result:
     """Rows per requested stream or tag: ``result[stream]``, ``result[tag]``."""
 
-    def __init__(self, rows: dict[int, list[dict[str, Any]]], keys: dict[int, Any], metrics: dict[str, Any]):
+    def __init__(self, rows: dict[Any, list[dict[str, Any]]], metrics: dict[str, Any]):
         self._rows = rows
-        self._keys = keys
         self.metrics = metrics
 
     def __getitem__(self, what: Any) -> list[dict[str, Any]]:
@@ -184,7 +183,7 @@ def run(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300, bounded:
         if isinstance(o, fk.DataStream):
             sinks[_identity(o)] = o.collect()
         elif isinstance(o, OutputTag):
-            owner = next((s for s in streams if o.name in {t.name for t in n.side_output_tags(s.node)} or _may_emit(s.node)), None)
+            owner = next((s for s in streams if o.name in {t.name for t in n.side_output_tags(s.node)} or n.writes_any_tag(s.node)), None)
             if owner is None:
                 raise PlanError(f"run(): no stream passed to run() sends to side output {o.name!r}")
             sinks[_identity(o)] = owner.get_side_output(o).collect()
@@ -195,11 +194,7 @@ def run(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300, bounded:
         job.stop()
         raise TimeoutError(f"the job did not finish within {timeout} s; metrics: {job.metrics()}")
     rows = {k: [{**r, "_step": b} for b, rs in sorted(s.batches, key=lambda x: x[0]) for r in rs] for k, s in sinks.items()}
-    return Result(rows, {}, job.metrics())
-
-
-def _may_emit(node: n.Node) -> bool:
-    return getattr(node, "emits_side_outputs", False)
+    return Result(rows, job.metrics())
 
 
 def run_until_idle(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300) -> Result:

@@ -8,7 +8,6 @@ import pytest
 
 import funke as fk
 from funke.semantics.functions import OutputTag
-from funke.triggers import CountTrigger
 from funke.windows import TumblingEventTimeWindows
 
 T0 = dt.datetime(2024, 1, 1)
