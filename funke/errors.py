@@ -34,3 +34,11 @@ def did_you_mean(name: str, available: list[str] | tuple[str, ...]) -> str:
     close = difflib.get_close_matches(name, list(available), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return f"{hint}; available columns: {', '.join(available) or '(none)'}"
+
+
+class SinkError(FunkeError, RuntimeError):
+    """An external sink cannot be reached or does not fit the results (names the server and address)."""
+
+
+class SourceError(FunkeError, RuntimeError):
+    """An external source cannot be reached or its data cannot be read (names the server and address)."""

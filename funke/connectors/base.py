@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from funke.plan.types import Schema
 
@@ -35,3 +35,22 @@ class SinkSpec:
 
     def describe(self) -> str:
         return self.kind
+
+
+class BatchSink(SinkSpec):
+    """A sink that writes each micro-batch itself (``foreachBatch``), e.g. to an external store.
+
+    ``check`` runs once when the job starts, before any Spark query: it connects and raises
+    ``SinkError`` naming the server and address when it cannot. ``write_batch`` gets the
+    batch's DataFrame, Spark's batch id (the same id again when Spark replays a batch after
+    a restart) and the job name; an exactly-once sink writes the batch together with a
+    ``(job, batch_id)`` marker and skips a batch whose marker is already there.
+    """
+
+    kind: ClassVar[str] = "batch-sink"
+
+    def check(self, job: str) -> None:
+        """Connect once and fail early with a clear error (default: nothing to check)."""
+
+    def write_batch(self, df: Any, batch_id: int, job: str) -> None:
+        raise NotImplementedError

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
 from funke.plan import nodes as n
@@ -43,6 +44,13 @@ class QueryState:
     batch_ms: list[int] = field(default_factory=list)
     batch_rows: list[int] = field(default_factory=list)
     finished: bool = False
+    memory_table: str | None = None  # Spark Connect: the memory sink a collect sink reads
+
+    def refresh_collect(self, spark: Any) -> None:
+        """Spark Connect: copy the memory sink's rows into the collect sink."""
+        if self.memory_table is not None:
+            rows = [r.asDict() for r in spark.sql(f"SELECT * FROM `{self.memory_table}`").collect()]
+            self.sink.spec.add_batch(0, rows)
 
     @property
     def sink(self) -> n.Sink:
@@ -63,14 +71,14 @@ class QueryState:
             row = observed.get(m.name)
             if row is None:
                 continue
-            d = row.asDict()
+            d = _observed(row)
             if m.counts_rows:
                 rows += int(d.get("rows") or 0)
             self.late_rows_dropped += int(d.get("dropped") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
                 self.end_batch[m.name] = p.batchId
         out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
-        produced = int(out.asDict().get("rows") or 0) if out is not None else 0
+        produced = int(_observed(out).get("rows") or 0) if out is not None else 0
         self.batches += 1
         self.input_rows += rows
         self.output_rows += produced
@@ -85,6 +93,18 @@ class QueryState:
             # The batch carrying the end row raises the watermark; the next one fires the windows.
             if not self.compiled.stateful or self.last_batch_id > last_end:
                 self.finished = True
+
+
+def _observed(row: Any) -> dict[str, Any]:
+    """An observed-metrics row as a dict.
+
+    The listener hands over proper Rows; progress parsed from JSON (``recentProgress``,
+    Spark Connect) holds ``Row(values=[...], schema={...})`` instead.
+    """
+    d = row.asDict()
+    if set(d) == {"values", "schema"} and isinstance(d["schema"], dict):
+        return dict(zip((f["name"] for f in d["schema"]["fields"]), d["values"]))
+    return d
 
 
 def _safe(uid: str) -> str:
@@ -106,7 +126,8 @@ class JobHandle:
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._listener: Any = None
-        self._thread: threading.Thread | None = None
+        self._thread: threading.Thread | None = None  # bounded runs
+        self._poller: threading.Thread | None = None  # Spark Connect progress
         self.cores = 2
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -128,6 +149,8 @@ class JobHandle:
             if self.done:
                 self.stop()
                 self._raise_if_failed()
+                for st in self.states:
+                    st.refresh_collect(self.spark)
                 return self
             if deadline is not None and time.monotonic() >= deadline:
                 return self
@@ -199,14 +222,17 @@ def _show_watermark(w: str | None) -> str | None:
 
 def start_job(env: StreamEnvironment, *, mode: str, name: str) -> JobHandle:
     from funke.spark.compiler import compile_job
-    from funke.spark.session import get_session, local_cores
+    from funke.spark.session import get_session, session_cores
 
     if mode == "batch":
         unbounded = [s.spec.describe() for s in _sources(env.sinks) if not _batchable(s.spec)]
         if unbounded:
             raise PlanError(f"bounded run: source(s) {', '.join(unbounded)} never end; give them an end (events=N) or run unbounded")
+    for sink in env.sinks:
+        if isinstance(sink.spec, BatchSink):
+            sink.spec.check(name)
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
-    cores = local_cores(env.settings.master) if env.spark is None else spark.sparkContext.defaultParallelism
+    cores = session_cores(spark, env.settings, given=env.spark is not None)
     states = [QueryState(plan) for plan in compile_job(spark, env.sinks, mode=mode, cores=cores)]
     handle = JobHandle(name, mode, spark, states)
     handle.cores = cores
@@ -241,27 +267,14 @@ def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:
 
 def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
     from pyspark.sql import functions as F
-    from pyspark.sql.streaming import StreamingQueryListener
 
-    states = {}
+    from funke.spark.session import is_connect
 
-    class Listener(StreamingQueryListener):
-        def onQueryStarted(self, event: Any) -> None:
-            pass
-
-        def onQueryProgress(self, event: Any) -> None:
-            st = states.get(str(event.progress.id))
-            if st is not None:
-                st.update(event.progress)
-
-        def onQueryIdle(self, event: Any) -> None:
-            pass
-
-        def onQueryTerminated(self, event: Any) -> None:
-            pass
-
-    handle._listener = Listener()
-    handle.spark.streams.addListener(handle._listener)
+    states: dict[str, QueryState] = {}
+    connect = is_connect(handle.spark)
+    if not connect:
+        handle._listener = _listener(states)
+        handle.spark.streams.addListener(handle._listener)
     root = Path(env.checkpoint_dir) if env.checkpoint_dir else Path(env.settings.home) / "jobs" / handle.name / "runs" / (time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6])
     fresh = not (root.exists() and any(root.iterdir()))
     try:
@@ -282,38 +295,100 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
                 for s in st.plan.sinks:
                     if isinstance(s.spec, FileSink):
                         _prepare_file_sink(s.spec, fresh)
-                writer = writer.foreachBatch(_split_writer(handle, st.plan))
+                    if connect and isinstance(s.spec, CollectSink):
+                        raise PlanError(
+                            f"{s.where()}: under Spark Connect a query with several outputs writes them on the server, "
+                            "where a collect sink cannot hand rows back; write to files (fk.sinks.files) instead"
+                        )
+                writer = writer.foreachBatch(_split_writer(handle.name, handle.cores, st.plan))
             elif isinstance(spec, FileSink):
                 _prepare_file_sink(spec, fresh)
                 writer = writer.format(spec.format).option("path", spec.path)
+            elif connect and isinstance(spec, CollectSink):
+                # foreachBatch runs on the Connect server: collect through Spark's memory sink instead.
+                st.memory_table = f"funke_collect_{_safe(st.sink.uid)}_{uuid.uuid4().hex[:8]}"
+                writer = writer.format("memory").queryName(st.memory_table)
             else:
-                writer = writer.foreachBatch(_batch_writer(spec))
+                writer = writer.foreachBatch(_batch_writer(spec, handle.name))
             st.query = writer.start()
             states[str(st.query.id)] = st
     except BaseException:
         handle.stop()
         raise
+    if connect:
+        handle._poller = threading.Thread(target=_poll_progress, args=(handle,), name=f"funke-progress-{handle.name}", daemon=True)
+        handle._poller.start()
 
 
-def _split_writer(handle: JobHandle, plan: QueryPlan) -> Any:
-    """Per micro-batch: keep the shared operator's output once, write each sink's part of it."""
+def _listener(states: dict[str, QueryState]) -> Any:
+    """A StreamingQueryListener folding each query's progress into its QueryState (classic Spark)."""
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    class Listener(StreamingQueryListener):
+        def onQueryStarted(self, event: Any) -> None:
+            pass
+
+        def onQueryProgress(self, event: Any) -> None:
+            st = states.get(str(event.progress.id))
+            if st is not None:
+                st.update(event.progress)
+
+        def onQueryIdle(self, event: Any) -> None:
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:
+            pass
+
+    return Listener()
+
+
+def _poll_progress(handle: JobHandle, interval: float = 0.1) -> None:
+    """Spark Connect: the client-side listener cannot read observed metrics, so poll ``recentProgress``.
+
+    Each progress is applied once (by query, batch id and timestamp); idle reports, which
+    carry no batch, are skipped, as the listener never sees them either.
+    """
+    seen: set[tuple[str, int, str]] = set()
+    while handle.ended is None:
+        for st in handle.states:
+            try:
+                progress = st.query.recentProgress if st.query is not None else []
+            except Exception:  # the query or the session is stopping
+                continue
+            for p in progress:
+                key = (str(p.id), p.batchId, p.timestamp)
+                if key in seen or "addBatch" not in (p.durationMs or {}):
+                    continue
+                seen.add(key)
+                st.refresh_collect(handle.spark)
+                st.update(p)
+        time.sleep(interval)
+
+
+def _split_writer(job: str, cores: int, plan: QueryPlan) -> Any:
+    """Per micro-batch: keep the shared operator's output once, write each sink's part of it.
+
+    It uses only the batch's own session, so it also runs on a Spark Connect server.
+    """
     from funke.spark.compiler import compile_batch_split
 
     def write(df: Any, batch_id: int) -> None:
         df = df.persist()
         try:
-            for sink, frame in compile_batch_split(handle.spark, plan, df, handle.cores):
+            for sink, frame in compile_batch_split(df.sparkSession, plan, df, cores):
                 if isinstance(sink.spec, FileSink):
                     frame.write.mode("append").format(sink.spec.format).save(sink.spec.path)
                 else:
-                    _batch_writer(sink.spec)(frame, batch_id)
+                    _batch_writer(sink.spec, job)(frame, batch_id)
         finally:
             df.unpersist()
 
     return write
 
 
-def _batch_writer(spec: Any) -> Any:
+def _batch_writer(spec: Any, job: str) -> Any:
+    if isinstance(spec, BatchSink):
+        return lambda df, batch_id: spec.write_batch(df, batch_id, job)
     if isinstance(spec, CollectSink):
         return lambda df, batch_id: spec.add_batch(batch_id, [r.asDict() for r in df.collect()])
     if isinstance(spec, PrintSink):
@@ -340,9 +415,11 @@ def _run_batch(handle: JobHandle) -> None:
             elif isinstance(spec, PrintSink):
                 for r in df.collect()[: spec.limit]:
                     print(r.asDict())
+            elif isinstance(spec, BatchSink):
+                spec.write_batch(df, 0, handle.name)
             elif isinstance(spec, FileSink):
                 _prepare_file_sink(spec, fresh=True)
-                df.write.mode("errorifexists").format(spec.format).save(spec.path)
+                df.write.mode("error").format(spec.format).save(spec.path)
             else:
                 raise PlanError(f"no Spark writer for sink {spec.describe()}")
             got = 0

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 from typing import Any
 
 from funke.config import FunkeSettings
@@ -66,6 +67,19 @@ def local_cores(master: str) -> int:
     return os.cpu_count() or 2
 
 
+def session_cores(spark: Any, settings: FunkeSettings, *, given: bool) -> int:
+    """How many tasks run at once: funke sizes buckets and partitions by it."""
+    if settings.remote:
+        if settings.remote.startswith("local"):
+            return local_cores(settings.remote)
+        return int(spark.conf.get("spark.sql.shuffle.partitions"))
+    if given:
+        if is_connect(spark):
+            return int(spark.conf.get("spark.sql.shuffle.partitions"))
+        return spark.sparkContext.defaultParallelism
+    return local_cores(settings.master)
+
+
 def default_conf(settings: FunkeSettings) -> dict[str, str]:
     """funke's Spark defaults; anything in ``spark_conf`` overrides them."""
     cores = local_cores(settings.master)
@@ -85,17 +99,58 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
     }
 
 
+# SQL confs funke's operators rely on; a Spark Connect session can set them per session.
+SESSION_CONF = (
+    "spark.sql.streaming.stateStore.providerClass",
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
+    "spark.sql.execution.arrow.pyspark.enabled",
+    "spark.sql.session.timeZone",
+)
+
+
+def remote_conf(settings: FunkeSettings) -> dict[str, str]:
+    """funke's defaults for a Spark Connect session.
+
+    ``remote="local[N]"`` starts a Connect server on local Spark, so it gets every local
+    default (cores from the URL). A real server (``sc://...``) owns its static confs and its
+    cores; funke sets only the per-session SQL confs its operators need, plus shuffle
+    partitions when ``shuffle_partitions`` is given.
+    """
+    assert settings.remote is not None
+    if settings.remote.startswith("local"):
+        return default_conf(settings.model_copy(update={"master": settings.remote}))
+    conf = {k: v for k, v in default_conf(settings).items() if k in SESSION_CONF}
+    if settings.shuffle_partitions:
+        conf["spark.sql.shuffle.partitions"] = str(settings.shuffle_partitions)
+    return conf
+
+
+def is_connect(spark: Any) -> bool:
+    """True for a Spark Connect session (the DataFrame API without a local JVM)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, spark: Any = None) -> Any:
     """The user's session, the active one, or a new one with funke's defaults."""
     from pyspark.sql import SparkSession
+    from pyspark.sql.session import SparkSession as ClassicSession
 
     if spark is not None:
         return spark
     if settings.remote:
+        if settings.remote.startswith("local"):
+            check_java()
         builder = SparkSession.builder.remote(settings.remote).appName(app)
-        for k, v in spark_conf.items():
+        for k, v in {**remote_conf(settings), **spark_conf}.items():
             builder = builder.config(k, v)
-        return builder.getOrCreate()
+        with warnings.catch_warnings():
+            # The local server takes static confs at start; setting them again per session only warns.
+            warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
+            session = builder.getOrCreate()
+        server = ClassicSession._instantiatedSession if settings.remote.startswith("local") else None
+        if server is not None:
+            server.sparkContext.setLogLevel(settings.log_level)
+        return session
     active = SparkSession.getActiveSession()
     if active is not None:
         for k, v in spark_conf.items():

@@ -49,3 +49,18 @@ def test_cli_errors_are_one_line_and_exit_1():
     assert r.exit_code != 0
     r = CliRunner().invoke(app, ["run", "examples.ysb:missing"])
     assert r.exit_code == 1 and "has no 'missing'" in r.output
+
+
+def test_ysb_paced_by_rate_with_the_live_view(spark, tmp_path):
+    """``--rate`` paces the generator: the events arrive over several micro-batches, none is lost."""
+    events, rate = 40_000, 20_000
+    out = tmp_path / "paced"
+    r = CliRunner().invoke(app, ["run", "examples.ysb:job", "--events", str(events), "--rate", str(rate), "--output", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "summary" in r.output and "micro-batches" in r.output  # the live view's table, then the summary
+    rows = results(spark, out)
+    assert sum(row[3] for row in rows) == ysb.expected_view_count(events)
+    batches = int(next(line for line in r.output.splitlines() if line.strip().startswith("│ batches")).split("│")[2].replace(",", ""))
+    assert batches >= 3  # 40 000 events at 20 000/s cannot arrive in one or two batches
+    elapsed = float(next(line for line in r.output.splitlines() if "elapsed_s" in line).split("│")[2].replace(",", ""))
+    assert elapsed >= events / rate  # a lower bound only: pacing holds the source back, load only slows it further
