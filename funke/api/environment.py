@@ -102,14 +102,22 @@ class StreamEnvironment:
             raise PlanError("the job has no sink: call sink_to(...) or print() on a stream")
         return explain_plan(self._sinks, mode=self._mode(bounded))
 
-    def execute(self, *, bounded: bool | None = None, name: str | None = None) -> JobHandle:
+    def execute(self, *, bounded: bool | None = None, name: str | None = None, fresh: bool = False) -> JobHandle:
         """Compile the plan onto Spark and start it; returns a JobHandle (``wait``, ``stop``, ``metrics``).
 
         ``bounded=True`` runs the same program as a Spark batch job over bounded sources:
         the watermark is +infinity at the end, and results equal the streaming run's.
+
+        A streaming job keeps its checkpoints under ``checkpoint_dir`` (default:
+        ``$FUNKE_HOME/jobs/<name>/checkpoint``). Started again under the same name, it
+        resumes from its last committed micro-batch: state, source offsets and sink
+        batches go on exactly where the earlier run stopped, crashed or was killed. A job
+        that reached the end of its input, a different name, or ``fresh=True`` starts clean.
         """
         from funke.runtime.job import start_job
 
         if not self._sinks:
             raise PlanError("the job has no sink: call sink_to(...) or print() on a stream")
-        return start_job(self, mode=self._mode(bounded), name=name or self.app)
+        if name is not None and not _APP.match(name):
+            raise PlanError(f"job name {name!r} must be letters, digits, '.', '_' or '-' (it names directories)")
+        return start_job(self, mode=self._mode(bounded), name=name or self.app, fresh=fresh)

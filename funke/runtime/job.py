@@ -22,6 +22,7 @@ from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
 from funke.plan import nodes as n
+from funke.runtime.checkpoints import Checkpoints
 
 if TYPE_CHECKING:
     from funke.api.environment import StreamEnvironment
@@ -128,6 +129,8 @@ class JobHandle:
         self._listener: Any = None
         self._thread: threading.Thread | None = None  # bounded runs
         self._poller: threading.Thread | None = None  # Spark Connect progress
+        self.checkpoints: Checkpoints | None = None  # streaming runs
+        self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -149,6 +152,8 @@ class JobHandle:
             if self.done:
                 self.stop()
                 self._raise_if_failed()
+                if self.checkpoints is not None and all(st.finished for st in self.states):
+                    self.checkpoints.mark_finished()
                 for st in self.states:
                     st.refresh_collect(self.spark)
                 return self
@@ -199,6 +204,8 @@ class JobHandle:
             "late_rows_dropped": sum(s.late_rows_dropped for s in self.states),
             "rows_per_s": round(rows / elapsed) if elapsed > 0 else 0,
         }
+        if self.mode == "streaming":
+            out["resumed"] = self.resumed
         steady = [(ms, r) for s in self.states for ms, r in list(zip(s.batch_ms, s.batch_rows))[2:] if r > 0]
         if steady:
             total_ms = sum(ms for ms, _ in steady)
@@ -220,7 +227,7 @@ def _show_watermark(w: str | None) -> str | None:
 # -- starting -------------------------------------------------------------------------------
 
 
-def start_job(env: StreamEnvironment, *, mode: str, name: str) -> JobHandle:
+def start_job(env: StreamEnvironment, *, mode: str, name: str, fresh: bool = False) -> JobHandle:
     from funke.spark.compiler import compile_job
     from funke.spark.session import get_session, session_cores
 
@@ -240,7 +247,8 @@ def start_job(env: StreamEnvironment, *, mode: str, name: str) -> JobHandle:
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()
         return handle
-    _start_streaming(env, handle)
+    handle.checkpoints = Checkpoints.for_job(env, name, spark)
+    _start_streaming(env, handle, fresh)
     return handle
 
 
@@ -265,7 +273,7 @@ def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:
         shutil.rmtree(path)
 
 
-def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
+def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> None:
     from pyspark.sql import functions as F
 
     from funke.spark.session import is_connect
@@ -275,8 +283,12 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
     if not connect:
         handle._listener = _listener(states)
         handle.spark.streams.addListener(handle._listener)
-    root = Path(env.checkpoint_dir) if env.checkpoint_dir else Path(env.settings.home) / "jobs" / handle.name / "runs" / (time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6])
-    fresh = not (root.exists() and any(root.iterdir()))
+    checkpoints = handle.checkpoints
+    assert checkpoints is not None
+    if fresh or checkpoints.finished():
+        checkpoints.wipe()
+    handle.resumed = checkpoints.has_progress()
+    fresh = not handle.resumed
     try:
         for st in handle.states:
             if st.plan.split is not None:
@@ -287,7 +299,7 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle) -> None:
             else:
                 df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
             writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
-            writer = writer.option("checkpointLocation", str(root / st.sink.uid))
+            writer = writer.option("checkpointLocation", checkpoints.location(st.sink.uid))
             if env.checkpoint_interval_ms:
                 writer = writer.trigger(processingTime=f"{env.checkpoint_interval_ms} milliseconds")
             spec = st.sink.spec

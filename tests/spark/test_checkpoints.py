@@ -1,0 +1,74 @@
+"""Checkpoints: a job started again under the same name resumes; a finished job or fresh=True starts clean."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+import examples.ysb as ysb
+import funke as fk
+from funke.runtime.checkpoints import FINISHED, Checkpoints
+
+pytestmark = pytest.mark.spark
+EVENTS, RATE, PER_BATCH = 30_000, 50_000, 4_000
+
+
+def ysb_job(spark, checkpoint, out):
+    env = fk.StreamEnvironment(app="resume", spark=spark, checkpoint_dir=str(checkpoint))
+    source = dataclasses.replace(ysb.events(EVENTS, rate=RATE), rows_per_batch=PER_BATCH)  # >= 8 micro-batches
+    ysb.pipeline(env, source).sink_to(fk.sinks.files(str(out), overwrite=True), uid="counts")
+    return env
+
+
+def counts(spark, path):
+    return sorted(tuple(r) for r in spark.read.parquet(str(path)).collect())
+
+
+def test_a_stopped_job_resumes_where_it_stopped_and_a_finished_one_starts_clean(spark, tmp_path):
+    ck, out = tmp_path / "ck", tmp_path / "out"
+    first = ysb_job(spark, ck, out).execute()
+    deadline = time.monotonic() + 120
+    while first.metrics()["input_rows"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    first.stop()
+    m1 = first.metrics()
+    assert 0 < m1["input_rows"] < EVENTS and m1["resumed"] is False
+    assert not Checkpoints(str(ck)).finished()
+
+    second = ysb_job(spark, ck, out).execute().wait(300)
+    m2 = second.metrics()
+    assert m2["resumed"] is True and second.done
+    # the second run read only what the first had not committed: together exactly the events, once
+    assert m1["input_rows"] + m2["input_rows"] >= EVENTS and m2["input_rows"] < EVENTS
+    resumed = counts(spark, out)
+    assert sum(r[3] for r in resumed) == ysb.expected_view_count(EVENTS)
+    assert (ck / FINISHED).exists()
+
+    # the job reached the end of its input: started again it runs from the beginning ...
+    third = ysb_job(spark, ck, out).execute().wait(300)
+    assert third.metrics()["resumed"] is False and third.metrics()["input_rows"] == EVENTS
+    assert counts(spark, out) == resumed
+    # ... and fresh=True starts clean even from a half-done run
+    fourth = ysb_job(spark, ck, out).execute()
+    while fourth.metrics()["input_rows"] == 0 and time.monotonic() < deadline + 120:
+        time.sleep(0.2)
+    fourth.stop()
+    fifth = ysb_job(spark, ck, out).execute(fresh=True).wait(300)
+    assert fifth.metrics()["resumed"] is False and fifth.metrics()["input_rows"] == EVENTS
+    assert counts(spark, out) == resumed
+
+
+def test_checkpoint_roots_by_job_name_and_uri(tmp_path):
+    env = fk.StreamEnvironment(app="named")
+    assert Checkpoints.for_job(env, "other").root.endswith("/jobs/other/checkpoint")
+    local = Checkpoints(f"file://{tmp_path}/ck")
+    assert not local.uri and not local.has_progress()
+    local.mark_finished()
+    assert local.finished() and not local.has_progress() and (tmp_path / "ck" / FINISHED).exists()
+    local.wipe()
+    assert not (tmp_path / "ck").exists()
+    env.from_collection([{"a": 1}]).print()
+    with pytest.raises(fk.PlanError, match="job name"):
+        env.execute(name="no spaces")
