@@ -1,6 +1,8 @@
 """``fk.sinks``: where results go."""
 
+from funke.connectors.postgres import postgres
+from funke.connectors.redis_sink import redis
 from funke.connectors.sinks import collect, files
 from funke.connectors.sinks import print_ as print  # noqa: A001  (fk.sinks.print(), as PyFlink)
 
-__all__ = ["collect", "files", "print"]
+__all__ = ["collect", "files", "postgres", "print", "redis"]
