@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from funke.api.streams import DataStream
 from funke.config import FunkeSettings, settings
-from funke.connectors.base import SourceSpec
+from funke.connectors.base import SinkSpec, SourceSpec
 from funke.connectors.sources import collection
 from funke.errors import PlanError
 from funke.plan import nodes as n
@@ -50,6 +51,7 @@ class StreamEnvironment:
         checkpoint_interval: timedelta | int | None = None,
         checkpoint_dir: str | None = None,
         runtime_mode: str = "streaming",
+        dead_letters: SinkSpec | None = None,
         settings_: FunkeSettings | None = None,
     ):
         if not _APP.match(app):
@@ -67,6 +69,7 @@ class StreamEnvironment:
         self.checkpoint_interval_ms = to_millis(checkpoint_interval, what="checkpoint_interval") if checkpoint_interval is not None else 0
         self.checkpoint_dir = checkpoint_dir
         self.runtime_mode = runtime_mode
+        self.dead_letters = dead_letters
         self._sinks: list[n.Sink] = []
 
     # -- sources ------------------------------------------------------------------
@@ -82,6 +85,20 @@ class StreamEnvironment:
     def from_collection(self, rows: Iterable[Any], schema: str | Schema | None = None, *, rows_per_batch: int | None = None, watermarks: WatermarkStrategy | None = None) -> DataStream:
         """Rows from memory; in streaming mode ``rows_per_batch`` rows arrive per micro-batch."""
         return self.from_source(collection(rows, schema, rows_per_batch=rows_per_batch), watermarks)
+
+    def dead_letter_sink(self, job: str) -> SinkSpec:
+        """Where rows that cannot be processed go, with the raw value, the reason and the source position.
+
+        Malformed JSON/CSV records, values of the wrong type, null keys and null or
+        out-of-range event times never fail the job and are never dropped unseen: they go
+        here (default: Parquet under ``$FUNKE_HOME/jobs/<job>/dead-letters``) and are
+        counted in the job's ``dead_letters`` metric.
+        """
+        if self.dead_letters is not None:
+            return self.dead_letters
+        from funke.connectors.sinks import files
+
+        return files(str(Path(self.settings.home) / "jobs" / job / "dead-letters"), overwrite=True)
 
     # -- plan ---------------------------------------------------------------------
     def _add_sink(self, sink: n.Sink) -> None:

@@ -43,16 +43,31 @@ class Checkpoints:
         """True when some query already committed or planned a batch here."""
         return any(name != FINISHED for name in self._list())
 
+    def has_query(self, uid: str) -> bool:
+        """True when the query writing sink ``uid`` has a checkpoint here (it ran before)."""
+        return uid in self._list()
+
     def finished(self) -> bool:
+        """True when the job as a whole ran to the end of its input."""
         return FINISHED in self._list()
 
-    def mark_finished(self) -> None:
+    def mark_finished(self, uid: str | None = None) -> None:
+        """The whole job (or, with ``uid``, the query writing that sink) has processed all of its input."""
+        name = FINISHED if uid is None else f"{FINISHED}_{uid}"
         if self.uri:
-            self._hadoop_fs().create(self._hadoop_path(f"{self.root}/{FINISHED}"), True).close()
+            self._hadoop_fs().create(self._hadoop_path(f"{self.root}/{name}"), True).close()
             return
         path = Path(self._local())
         path.mkdir(parents=True, exist_ok=True)
-        (path / FINISHED).touch()
+        (path / name).touch()
+
+    def query_finished(self, uid: str) -> bool:
+        """True when the query writing sink ``uid`` already committed the batch after its end of input.
+
+        A job stopped or killed after some of its queries ended resumes only the others: an
+        ended query has no more input, so it would never report its end again.
+        """
+        return f"{FINISHED}_{uid}" in self._list()
 
     def wipe(self) -> None:
         """Forget every query's progress: the next start reads its sources from the beginning."""

@@ -39,6 +39,7 @@ class QueryState:
     input_rows: int = 0
     output_rows: int = 0
     late_rows_dropped: int = 0
+    dead_letters: int = 0
     watermark: str | None = None
     last_batch_id: int = -1
     end_batch: dict[str, int] = field(default_factory=dict)
@@ -76,6 +77,7 @@ class QueryState:
             if m.counts_rows:
                 rows += int(d.get("rows") or 0)
             self.late_rows_dropped += int(d.get("dropped") or 0)
+            self.dead_letters += int(d.get("dead") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
                 self.end_batch[m.name] = p.batchId
         out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
@@ -130,19 +132,29 @@ class JobHandle:
         self._thread: threading.Thread | None = None  # bounded runs
         self._poller: threading.Thread | None = None  # Spark Connect progress
         self.checkpoints: Checkpoints | None = None  # streaming runs
+        self.by_query: dict[str, QueryState] = {}  # Spark query id -> its state
+        self.connect = False
+        self._lazy_started = False
+        self.interval_ms = 0
+        self.fresh = True
         self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
     def finite(self) -> bool:
-        return all(s.finite_metrics for s in self.states) or self.mode == "batch"
+        return all(s.finite_metrics for s in self.states if not s.plan.lazy) or self.mode == "batch"
 
     @property
     def done(self) -> bool:
         if self.mode == "batch":
             return self._thread is not None and not self._thread.is_alive()
-        return all(s.finished for s in self.states) or self.ended is not None
+        return self.ended is not None or self._all_finished()
+
+    def _all_finished(self) -> bool:
+        """Every query has processed all of its input (the dead-letter query: or was never needed)."""
+        dead = any(s.dead_letters for s in self.states)
+        return all(s.finished or (s.plan.lazy and s.query is None and not dead) for s in self.states)
 
     def wait(self, timeout: float | None = None) -> JobHandle:
         """Block until the job ends (finite input) or ``timeout`` seconds pass; raise JobFailedError on failure."""
@@ -152,7 +164,7 @@ class JobHandle:
             if self.done:
                 self.stop()
                 self._raise_if_failed()
-                if self.checkpoints is not None and all(st.finished for st in self.states):
+                if self.checkpoints is not None and self._all_finished():
                     self.checkpoints.mark_finished()
                 for st in self.states:
                     st.refresh_collect(self.spark)
@@ -160,6 +172,28 @@ class JobHandle:
             if deadline is not None and time.monotonic() >= deadline:
                 return self
             time.sleep(0.05)
+
+    def progressed(self, st: QueryState, progress: Any) -> None:
+        """Fold one query progress in; remember in the checkpoint when the query has ended."""
+        was = st.finished
+        st.update(progress)
+        if st.finished and not was and self.checkpoints is not None:
+            self.checkpoints.mark_finished(st.sink.uid)
+        if st.dead_letters and not self._lazy_started:
+            # The first bad row: start the dead-letter query (from the sources' beginning, so it sees every one).
+            self._lazy_started = True
+            threading.Thread(target=self._start_lazy, name=f"funke-dead-letters-{self.name}", daemon=True).start()
+
+    def _start_lazy(self) -> None:
+        with self._lock:
+            if self.ended is not None:
+                return
+            try:
+                for st in self.states:
+                    if st.plan.lazy and st.query is None and not st.finished:
+                        _start_query(self, st)
+            except BaseException as e:  # reported by wait()
+                self._error = e
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
@@ -202,6 +236,7 @@ class JobHandle:
             "batches": max((s.batches for s in self.states), default=0),
             "watermark": _show_watermark(next((s.watermark for s in self.states if s.watermark), None)),
             "late_rows_dropped": sum(s.late_rows_dropped for s in self.states),
+            "dead_letters": sum(s.dead_letters for s in self.states),
             "rows_per_s": round(rows / elapsed) if elapsed > 0 else 0,
         }
         if self.mode == "streaming":
@@ -240,7 +275,8 @@ def start_job(env: StreamEnvironment, *, mode: str, name: str, fresh: bool = Fal
             sink.spec.check(name)
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
     cores = session_cores(spark, env.settings, given=env.spark is not None)
-    states = [QueryState(plan) for plan in compile_job(spark, env.sinks, mode=mode, cores=cores)]
+    plans = compile_job(spark, env.sinks, mode=mode, cores=cores, job=name, dead_letters=env.dead_letter_sink(name))
+    states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
     handle.cores = cores
     if mode == "batch":
@@ -274,65 +310,74 @@ def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:
 
 
 def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> None:
-    from pyspark.sql import functions as F
-
     from funke.spark.session import is_connect
 
-    states: dict[str, QueryState] = {}
-    connect = is_connect(handle.spark)
-    if not connect:
-        handle._listener = _listener(states)
+    handle.connect = is_connect(handle.spark)
+    handle.interval_ms = env.checkpoint_interval_ms
+    if not handle.connect:
+        handle._listener = _listener(handle, handle.by_query)
         handle.spark.streams.addListener(handle._listener)
     checkpoints = handle.checkpoints
     assert checkpoints is not None
     if fresh or checkpoints.finished():
         checkpoints.wipe()
     handle.resumed = checkpoints.has_progress()
-    fresh = not handle.resumed
+    handle.fresh = not handle.resumed
     try:
         for st in handle.states:
-            if st.plan.split is not None:
-                from funke.spark.general import DROPPED, TAG
-
-                counted = F.count(F.when(F.col(TAG) != DROPPED, 1))
-                df = st.compiled.tagged.observe(f"funke_out_{_safe(st.sink.uid)}", counted.alias("rows"))
-            else:
-                df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
-            writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
-            writer = writer.option("checkpointLocation", checkpoints.location(st.sink.uid))
-            if env.checkpoint_interval_ms:
-                writer = writer.trigger(processingTime=f"{env.checkpoint_interval_ms} milliseconds")
-            spec = st.sink.spec
-            if st.plan.split is not None:
-                for s in st.plan.sinks:
-                    if isinstance(s.spec, FileSink):
-                        _prepare_file_sink(s.spec, fresh)
-                    if connect and isinstance(s.spec, CollectSink):
-                        raise PlanError(
-                            f"{s.where()}: under Spark Connect a query with several outputs writes them on the server, "
-                            "where a collect sink cannot hand rows back; write to files (fk.sinks.files) instead"
-                        )
-                writer = writer.foreachBatch(_split_writer(handle.name, handle.cores, st.plan))
-            elif isinstance(spec, FileSink):
-                _prepare_file_sink(spec, fresh)
-                writer = writer.format(spec.format).option("path", spec.path)
-            elif connect and isinstance(spec, CollectSink):
-                # foreachBatch runs on the Connect server: collect through Spark's memory sink instead.
-                st.memory_table = f"funke_collect_{_safe(st.sink.uid)}_{uuid.uuid4().hex[:8]}"
-                writer = writer.format("memory").queryName(st.memory_table)
-            else:
-                writer = writer.foreachBatch(_batch_writer(spec, handle.name))
-            st.query = writer.start()
-            states[str(st.query.id)] = st
+            if checkpoints.query_finished(st.sink.uid):
+                st.finished = True  # ended in an earlier run: nothing left to read
+            elif not st.plan.lazy or checkpoints.has_query(st.sink.uid):
+                _start_query(handle, st)
     except BaseException:
         handle.stop()
         raise
-    if connect:
+    if handle.connect:
         handle._poller = threading.Thread(target=_poll_progress, args=(handle,), name=f"funke-progress-{handle.name}", daemon=True)
         handle._poller.start()
 
 
-def _listener(states: dict[str, QueryState]) -> Any:
+def _start_query(handle: JobHandle, st: QueryState) -> None:
+    """Start the Spark query writing ``st``'s sink(s), from its checkpoint when it has one."""
+    from pyspark.sql import functions as F
+
+    assert handle.checkpoints is not None
+    if st.plan.split is not None:
+        from funke.spark.general import DROPPED, TAG
+
+        counted = F.count(F.when(F.col(TAG) != DROPPED, 1))
+        df = st.compiled.tagged.observe(f"funke_out_{_safe(st.sink.uid)}", counted.alias("rows"))
+    else:
+        df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
+    writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
+    writer = writer.option("checkpointLocation", handle.checkpoints.location(st.sink.uid))
+    if handle.interval_ms:
+        writer = writer.trigger(processingTime=f"{handle.interval_ms} milliseconds")
+    spec = st.sink.spec
+    if st.plan.split is not None:
+        for s in st.plan.sinks:
+            if isinstance(s.spec, FileSink):
+                _prepare_file_sink(s.spec, handle.fresh)
+            if handle.connect and isinstance(s.spec, CollectSink):
+                raise PlanError(
+                    f"{s.where()}: under Spark Connect a query with several outputs writes them on the server, "
+                    "where a collect sink cannot hand rows back; write to files (fk.sinks.files) instead"
+                )
+        writer = writer.foreachBatch(_split_writer(handle.name, handle.cores, st.plan))
+    elif isinstance(spec, FileSink):
+        _prepare_file_sink(spec, handle.fresh)
+        writer = writer.format(spec.format).option("path", spec.path)
+    elif handle.connect and isinstance(spec, CollectSink):
+        # foreachBatch runs on the Connect server: collect through Spark's memory sink instead.
+        st.memory_table = f"funke_collect_{_safe(st.sink.uid)}_{uuid.uuid4().hex[:8]}"
+        writer = writer.format("memory").queryName(st.memory_table)
+    else:
+        writer = writer.foreachBatch(_batch_writer(spec, handle.name))
+    st.query = writer.start()
+    handle.by_query[str(st.query.id)] = st
+
+
+def _listener(handle: JobHandle, states: dict[str, QueryState]) -> Any:
     """A StreamingQueryListener folding each query's progress into its QueryState (classic Spark)."""
     from pyspark.sql.streaming import StreamingQueryListener
 
@@ -343,7 +388,7 @@ def _listener(states: dict[str, QueryState]) -> Any:
         def onQueryProgress(self, event: Any) -> None:
             st = states.get(str(event.progress.id))
             if st is not None:
-                st.update(event.progress)
+                handle.progressed(st, event.progress)
 
         def onQueryIdle(self, event: Any) -> None:
             pass
@@ -373,7 +418,7 @@ def _poll_progress(handle: JobHandle, interval: float = 0.1) -> None:
                     continue
                 seen.add(key)
                 st.refresh_collect(handle.spark)
-                st.update(p)
+                handle.progressed(st, p)
         time.sleep(interval)
 
 
@@ -416,6 +461,9 @@ def _batch_writer(spec: Any, job: str) -> Any:
 def _run_batch(handle: JobHandle) -> None:
     try:
         for st in handle.states:
+            if st.plan.lazy and not any(s.dead_letters for s in handle.states):
+                st.finished = True  # no bad rows: no dead-letter job to run
+                continue
             t0 = time.monotonic()
             from pyspark.sql import Observation
             from pyspark.sql import functions as F
@@ -438,6 +486,8 @@ def _run_batch(handle: JobHandle) -> None:
             for m in st.compiled.metrics:
                 if m.observation is not None and m.counts_rows:
                     got += int(m.observation.get.get("rows") or 0)
+                elif m.observation is not None:
+                    st.dead_letters += int(m.observation.get.get("dead") or 0)
             st.input_rows, st.batches = got, 1
             st.output_rows = int(out_obs.get.get("rows") or 0)
             st.batch_ms.append(int((time.monotonic() - t0) * 1000))

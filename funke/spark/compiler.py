@@ -27,7 +27,7 @@ from funke.spark.datasources import EOS
 from funke.spark.operators import general_program, main_view, needs_time, side_view
 from funke.spark.exprs import to_column
 from funke.spark.python_fns import pandas_function, row_function
-from funke.spark.sources import SCRIPT_PT, SCRIPT_WM, source_frame, static_frame, test_stream_frames
+from funke.spark.sources import CORRUPT, SCRIPT_PT, SCRIPT_WM, source_frame, static_frame, test_stream_frames
 
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
@@ -69,6 +69,24 @@ class Compiled:
     general: Any = None  # the funke.spark.general.Program behind ``tagged``
 
 
+@dataclass
+class DeadLetterRule:
+    """Rows of ``frame`` for which ``reason`` is not null leave the main path for the dead letters."""
+
+    node: n.Node
+    frame: DataFrame
+    reason: Column
+    raw: Column
+    position: Column
+
+
+#: The dead-letter output's columns.
+DEAD_LETTER_DDL = "job string, node string, reason string, raw string, position string, detected_at timestamp"
+#: Event times funke accepts: from year 1 up to, not including, the end-of-input instant.
+_MIN_MS, _END_MS = -62_135_596_800_000, 253_402_214_400_000
+_DL_SOURCE = "_funke_end_of"
+
+
 class Compiler:
     def __init__(
         self,
@@ -90,6 +108,10 @@ class Compiler:
         #: Per node, the side-output tags read from it downstream.
         self.side_tags = dict(side_tags or {})
         self._done: dict[int, Compiled] = {}
+        #: Checks whose failing rows go to the job's dead-letter output instead of on.
+        self.dead_rules: list[DeadLetterRule] = []
+        self._observed: dict[str, int] = {}
+        self._plain_metrics: list[SourceMetric] = []
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -106,7 +128,10 @@ class Compiler:
         if visit is None:
             raise UnsupportedError(f"{node.where()} [{node.uid}]: the compiler has no rule for {node.kind} nodes ({place(node).why})")
         try:
+            self._plain_metrics = []
             result = visit(node, *inputs)
+            # metrics observed by plain() belong to this node's frame, not to the (maybe shared) input
+            result.metrics = result.metrics + [m for m in self._plain_metrics if m not in result.metrics]
             node.validate(tuple(spark_schema_to_funke(i.frame) for i in inputs))
         except AnalysisException as e:
             raise _plan_error(node, e, inputs) from None
@@ -124,12 +149,18 @@ class Compiler:
         if EOS not in df.columns:
             return df
         name = f"funke_src_{_safe(uid)}"
-        observed = self.observe(c, name, True, F.count(F.when(~F.col(EOS), 1)).alias("rows"), F.max(F.col(EOS).cast("int")).alias("eos"))
+        own = Compiled(df)
+        observed = self.observe(own, name, True, F.count(F.when(~F.col(EOS), 1)).alias("rows"), F.max(F.col(EOS).cast("int")).alias("eos"))
+        self._plain_metrics.extend(own.metrics)
         return observed.where(~F.col(EOS)).drop(EOS)
 
     def observe(self, c: Compiled | None, name: str, finite: bool, *aggs: Column, frame: DataFrame | None = None) -> DataFrame:
         """``df.observe`` under ``name``, recorded on ``c`` so the runtime can read it back."""
         df = frame if frame is not None else c.frame  # type: ignore[union-attr]
+        # Nodes built alike share a uid; one query (the dead letters) may read several of them.
+        self._observed[name] = self._observed.get(name, 0) + 1
+        if self._observed[name] > 1:
+            name = f"{name}_{self._observed[name]}"
         metric = SourceMetric(name, finite)
         if not self.streaming:
             from pyspark.sql import Observation
@@ -142,6 +173,64 @@ class Compiler:
             c.metrics.append(metric)
         return df
 
+    def dead_letters(self, node: n.Node, frame: DataFrame, reason: Column, *, raw: Column | None = None, position: Column | None = None) -> tuple[DataFrame, SourceMetric]:
+        """Send the rows of ``frame`` whose ``reason`` is not null to the dead letters; the rest go on.
+
+        Returns the rows that go on and the metric counting the others here, in the main query
+        (the caller records it). The end-of-input row is never a dead letter.
+        """
+        if EOS in frame.columns:
+            reason = F.when(~F.col(EOS), reason)
+        columns = [c for c in frame.columns if c != EOS]
+        raw = raw if raw is not None else F.to_json(F.struct(*columns))
+        if position is None:  # past the source, a row is known by the source(s) it came from
+            position = F.lit(", ".join(sorted({x.spec.describe() for x in n.walk([node]) if isinstance(x, n.Source)})))
+        self.dead_rules.append(DeadLetterRule(node, frame, reason, raw, position))
+        counter = Compiled(frame)
+        counted = self.observe(counter, f"funke_dead_{_safe(node.uid)}", False, F.count(reason).alias("dead"))
+        counter.metrics[-1].counts_rows = False
+        return counted.where(reason.isNull()), counter.metrics[-1]
+
+    def dead_letter_frame(self, job: str) -> Compiled | None:
+        """All rules' failing rows as one frame with ``DEAD_LETTER_DDL``'s columns, or None without rules.
+
+        Each finite source's end-of-input row rides along (and is dropped before the sink), so
+        the dead-letter query knows, like every other query, when its input has ended.
+        """
+        if not self.dead_rules:
+            return None
+        frames = []
+        rules = {rule.node.uid: rule for rule in self.dead_rules}  # nodes built alike see the same rows
+        for rule in rules.values():
+            frames.append(
+                rule.frame.where(rule.reason.isNotNull()).select(
+                    F.lit(job).alias("job"),
+                    F.lit(f"{rule.node.where()} [{rule.node.uid}]").alias("node"),
+                    rule.reason.alias("reason"),
+                    rule.raw.alias("raw"),
+                    rule.position.alias("position"),
+                    F.current_timestamp().alias("detected_at"),
+                    F.lit(None).cast("string").alias(_DL_SOURCE),
+                )
+            )
+        sources = {id(x): x for rule in rules.values() for x in n.walk([rule.node]) if isinstance(x, n.Source)}
+        ends = []
+        for src in sources.values():
+            frame = self._done[id(src)].frame
+            if EOS in frame.columns:
+                nulls = [F.lit(None).cast(t).alias(c) for c, t in (("job", "string"), ("node", "string"), ("reason", "string"), ("raw", "string"), ("position", "string"), ("detected_at", "timestamp"))]
+                ends.append((src, frame.where(F.col(EOS)).select(*nulls, F.lit(src.uid).alias(_DL_SOURCE))))
+        df = frames[0]
+        for other in frames[1:] + [f for _, f in ends]:
+            df = df.unionByName(other)
+        out = Compiled(df)
+        for src, _ in ends:
+            ended = F.max(F.when(F.col(_DL_SOURCE) == src.uid, 1).otherwise(0)).alias("eos")
+            out.frame = self.observe(out, f"funke_dl_end_{_safe(src.uid)}", True, ended, frame=out.frame)
+            out.metrics[-1].counts_rows = False
+        out.frame = out.frame.where(F.col(_DL_SOURCE).isNull()).drop(_DL_SOURCE)
+        return out
+
     # -- visitors -------------------------------------------------------------------
     def visit_Source(self, node: n.Source) -> Compiled:
         control = None
@@ -149,7 +238,17 @@ class Compiler:
             df, control = test_stream_frames(self.spark, node.spec, self.streaming)
         else:
             df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
+        source_columns = df.columns
+        if CORRUPT in source_columns:
+            columns = [c for c in df.columns if c not in (CORRUPT, EOS)]
+            # (also reading the parsed columns: Spark refuses a scan that reads only the corrupt-record column)
+            raw = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*columns)))
+            reason = F.when(F.col(CORRUPT).isNotNull(), F.lit(f"{node.spec.describe()}: malformed record or a value of the wrong type"))
+            df, dead = self.dead_letters(node, df, reason, raw=raw, position=F.input_file_name())
+            df = df.drop(CORRUPT)
         out = Compiled(df, control=control)
+        if CORRUPT in source_columns:
+            out.metrics.append(dead)
         if EOS not in df.columns:
             out.frame = self.observe(out, f"funke_src_{_safe(node.uid)}", False, F.count(F.lit(1)).alias("rows"))
         return out
@@ -158,7 +257,7 @@ class Compiler:
         s = node.strategy
         column = s.timestamp_column
         assert column is not None
-        df = up.frame
+        df, dead = self.dead_letters(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
         ts = F.col(column)
         if s.timestamp_unit == "ms":
             ts = F.timestamp_millis(ts.cast("bigint"))
@@ -169,7 +268,9 @@ class Compiler:
             ts = F.when(F.col(EOS), F.to_timestamp(F.lit(END_OF_TIME))).otherwise(ts)
         df = df.withColumn(column, ts)
         if not self.streaming:
-            return self._merge(df, up)
+            out = self._merge(df, up)
+            out.metrics.append(dead)
+            return out
         df = df.withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
         # observe() is also a barrier: Spark pushes filters that do not read the event-time
         # column below the watermark, where they would drop the end-of-input row unseen.
@@ -182,6 +283,7 @@ class Compiler:
         at_source = isinstance(node.input, n.Source)
         if at_source:  # this observation replaces the source's own (same rows, plus the end flag)
             out.metrics = []
+        out.metrics.append(dead)
         df = self.observe(out, name, finite, *aggs, frame=df)
         out.metrics[-1].counts_rows = at_source
         if finite:
@@ -215,7 +317,16 @@ class Compiler:
         return self._merge(df, *ups)
 
     def visit_KeyBy(self, node: n.KeyBy, up: Compiled) -> Compiled:
-        return self._merge(self.plain(up, node.uid), up)
+        df = self.plain(up, node.uid)
+        nullable = [f.name for f in df.schema.fields if f.name in node.keys and f.nullable]
+        if nullable:  # Flink refuses a null key; here the row goes to the dead letters
+            null = [F.when(F.col(k).isNull(), F.lit(k)) for k in nullable]
+            reason = F.concat(F.lit("null key column(s): "), F.concat_ws(", ", *null))
+            df, dead = self.dead_letters(node, df, F.when(F.concat_ws(", ", *null) != "", reason))
+            out = self._merge(df, up)
+            out.metrics.append(dead)
+            return out
+        return self._merge(df, up)
 
     def visit_LookupJoin(self, node: n.LookupJoin, up: Compiled) -> Compiled:
         df = self.plain(up, node.uid)
@@ -327,6 +438,19 @@ class Compiler:
         return self._merge(self.plain(up, node.uid), up)
 
 
+def _bad_event_time(value: Column, column: str, unit: str | None) -> Column:
+    """Why a row's event time is unusable (null, or outside year 1 .. the end-of-input instant), else null."""
+    if unit in ("ms", "s"):
+        scale = 1 if unit == "ms" else 1000
+        out_of_range = (value.cast("double") < _MIN_MS / scale) | (value.cast("double") >= _END_MS / scale)
+    else:
+        out_of_range = value.cast("timestamp") >= F.to_timestamp(F.lit(END_OF_TIME))
+    return (
+        F.when(value.isNull(), F.lit(f"null event time in column {column}"))
+        .when(out_of_range, F.concat(F.lit(f"event time out of range in column {column}: "), value.cast("string")))
+    )
+
+
 def _window_column(node: n.WindowAggregate, ts: str) -> Column:
     a = node.assigner
     if isinstance(a, TumblingEventTimeWindows):
@@ -372,13 +496,23 @@ class QueryPlan:
     sinks: list[n.Sink]
     compiled: Compiled
     split: n.Node | None = None
+    #: Started only once a bad row has been seen (the dead letters): it reads its sources from the start.
+    lazy: bool = False
 
 
-def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int) -> list[QueryPlan]:
+def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int, job: str = "funke", dead_letters: Any = None) -> list[QueryPlan]:
+    """The job's Spark queries: one per sink (or per shared general operator), plus one for the
+    dead letters when some check can fail (``dead_letters``: where they go)."""
     c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
     compiled = [(s, c.compile(s)) for s in sinks]
+    dead = c.dead_letter_frame(job)
+    extra = []
+    if dead is not None and dead_letters is not None:
+        first_source = next(x for x in n.walk(sinks) if isinstance(x, n.Source))
+        sink = n.Sink((first_source,), spec=dead_letters, explicit_uid="dead-letters", explicit_name="dead letters")
+        extra = [QueryPlan([sink], dead, lazy=True)]
     if mode != "streaming":
-        return [QueryPlan([s], x) for s, x in compiled]
+        return [QueryPlan([s], x) for s, x in compiled] + extra
     users: dict[int, list[n.Sink]] = {}
     general: dict[int, n.Node] = {}
     for s in sinks:
@@ -400,7 +534,7 @@ def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, co
         plans.append(QueryPlan(group, c._done[key], split=node))
         grouped.update(id(s) for s in group)
     plans += [QueryPlan([s], x) for s, x in compiled if id(s) not in grouped]
-    return plans
+    return plans + extra
 
 
 def side_tags_read(sinks: tuple[n.Sink, ...]) -> dict[int, tuple[Any, ...]]:

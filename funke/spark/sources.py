@@ -14,12 +14,16 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from funke.connectors.redis_streams import RedisStreamSource
 from funke.connectors.sources import GENERATOR_INDEX, CollectionSource, FileSource, GeneratorSource
 from funke.errors import UnsupportedError
 from funke.plan.types import Field, Schema
-from funke.spark import datasources
+from funke.spark import datasources, redis_source
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
+
+#: The column a JSON/CSV file source puts a record in when it cannot parse it.
+CORRUPT = "_funke_corrupt_record"
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -70,8 +74,15 @@ def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int)
     if isinstance(spec, CollectionSource):
         return _collection(spark, spec, streaming)
     if isinstance(spec, FileSource):
-        reader = (spark.readStream if streaming else spark.read).format(spec.format).schema(spec.declared.ddl())
-        return reader.options(**dict(spec.options)).load(spec.path)
+        ddl, options = spec.declared.ddl(), dict(spec.options)
+        if spec.format in ("json", "csv"):
+            # A malformed record or a value of the wrong type arrives whole in CORRUPT (for the dead letters).
+            ddl += f", {CORRUPT} string"
+            options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT, **options}
+        reader = (spark.readStream if streaming else spark.read).format(spec.format).schema(ddl)
+        return reader.options(**options).load(spec.path)
+    if isinstance(spec, RedisStreamSource):
+        return redis_source.frame(spark, spec, streaming=streaming, cores=cores)
     raise UnsupportedError(f"no Spark rule for source {spec.describe()}")
 
 

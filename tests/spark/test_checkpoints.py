@@ -72,3 +72,49 @@ def test_checkpoint_roots_by_job_name_and_uri(tmp_path):
     env.from_collection([{"a": 1}]).print()
     with pytest.raises(fk.PlanError, match="job name"):
         env.execute(name="no spaces")
+
+
+def test_queries_that_ended_are_not_waited_for_after_a_restart(spark, tmp_path):
+    """Killed after its queries ended but before the job noted its end: the restart finishes at once."""
+    ck = tmp_path / "ck"
+
+    def two_sinks():
+        env = fk.StreamEnvironment(app="ended", spark=spark, checkpoint_dir=str(ck))
+        s = env.from_collection([{"k": "a", "v": i} for i in range(6)], rows_per_batch=3)
+        s.sink_to(fk.sinks.files(str(tmp_path / "all"), overwrite=True), uid="all")
+        s.filter(fk.col("v") > 2).sink_to(fk.sinks.files(str(tmp_path / "big"), overwrite=True), uid="big")
+        return env
+
+    two_sinks().execute().wait(120)
+    (ck / FINISHED).unlink()  # as if killed just before the job's own end marker
+    assert (ck / f"{FINISHED}_all").exists() and (ck / f"{FINISHED}_big").exists()
+    again = two_sinks().execute().wait(60)
+    assert again.done and again.metrics()["resumed"] is True and again.metrics()["input_rows"] == 0
+    assert sorted(r["v"] for r in spark.read.parquet(str(tmp_path / "big")).collect()) == [3, 4, 5]
+
+
+def test_a_user_function_that_throws_fails_the_job_with_its_traceback_and_a_restart_resumes(spark, tmp_path):
+    flag = tmp_path / "broken"
+    flag.touch()
+
+    def tripwire(row):
+        if row["v"] == 7 and flag.exists():
+            raise ValueError(f"tripped at v={row['v']}")
+        return {**row, "v2": row["v"] * 2}
+
+    def job():
+        env = fk.StreamEnvironment(app="tripwire", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+        s = env.from_collection([{"k": "a", "v": i} for i in range(12)], rows_per_batch=4)
+        s.map(tripwire, output_schema="k string, v bigint, v2 bigint").sink_to(fk.sinks.files(str(tmp_path / "out"), overwrite=True), uid="out")
+        return env
+
+    with pytest.raises(fk.JobFailedError) as failed:
+        job().execute().wait(120)
+    message = str(failed.value)
+    assert "ValueError: tripped at v=7" in message and "in tripwire" in message  # the user's own traceback
+    assert sorted(r["v"] for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [0, 1, 2, 3]  # batches before it
+
+    flag.unlink()  # the bug is fixed; the job starts again from its checkpoint
+    again = job().execute().wait(120)
+    assert again.metrics()["resumed"] is True
+    assert sorted(r["v2"] for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [2 * i for i in range(12)]
