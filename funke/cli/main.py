@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 
 app = typer.Typer(help="funke: Flink's stream-processing model for Python, on Apache Spark.", no_args_is_help=True)
@@ -30,6 +31,7 @@ def run(
     output: Annotated[Optional[str], typer.Option(help="directory for the results as Parquet (job option)")] = None,
     rate: Annotated[Optional[float], typer.Option(help="generator rows per second (job option)")] = None,
     bounded: Annotated[bool, typer.Option("--bounded", help="run as a bounded (batch) job over the same input")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="start from the beginning instead of resuming the job's last checkpoint")] = False,
     live: Annotated[bool, typer.Option(help="show live progress")] = True,
     json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
 ) -> None:
@@ -39,7 +41,7 @@ def run(
 
     try:
         env = build(target, _options(events, output, rate))
-        handle = env.execute(bounded=bounded)
+        handle = env.execute(bounded=bounded, fresh=fresh)
         metrics = follow(handle, console) if live else handle.wait().metrics()
     except FunkeError as e:
         err.print(f"[red]error:[/red] {e}")
@@ -72,6 +74,8 @@ def explain(
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
 
+
+app.add_typer(ysb, name="ysb")
 
 bench = typer.Typer(help="Measure funke against plain PySpark: same input, same Spark session, same run.", no_args_is_help=True)
 app.add_typer(bench, name="bench")
@@ -139,6 +143,41 @@ def bench_general(
     for r in rows:
         table.add_row(r["job"], f"{r['steady_rows_per_s'] or 0:,}", f"{r['batch_ms_p50']} / {r['batch_ms_p99']}", str(r["ratio_to_native"]), str(r["load"]))
     console.print(table)
+
+
+@bench.command("chaos")
+def bench_chaos(
+    kills: Annotated[int, typer.Option(help="how many times to kill the job (timer, during a sink write, after it, in turn)")] = 20,
+    events: Annotated[int, typer.Option(help="events of the self-checking job")] = 60_000,
+    rows_per_batch: Annotated[int, typer.Option(help="events per micro-batch")] = 1_000,
+    dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test",
+    seed: Annotated[int, typer.Option(help="seed of the kill moments")] = 0,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """Kill the self-checking job (examples/chaos.py) again and again; PostgreSQL must hold the failure-free result."""
+    import datetime as dt
+    import tempfile
+
+    from funke.bench.chaos import run_chaos, summary
+
+    with tempfile.TemporaryDirectory(prefix="funke-chaos-") as workdir:
+        result = run_chaos(dsn, kills=kills, events=events, rows_per_batch=rows_per_batch, workdir=workdir, seed=seed, on_step=lambda s: err.print(f"[dim]{s}[/dim]"))
+    figures = summary(result)
+    console.print_json(json.dumps(figures))
+    if write:
+        command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else f"funke bench chaos --kills {kills}"
+        line = (
+            f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} `{command}`: {figures['kills']} kills "
+            f"({', '.join(f'{k} {v}' for k, v in figures['kills_by_mode'].items())}), {figures['runs']} runs, "
+            f"{figures['records']:,} records, lost {figures['lost']}, duplicated {figures['duplicated']}, "
+            f"alerts {figures['alerts']}, totals {'right' if figures['totals_ok'] else 'WRONG'}, {figures['wall_s']} s"
+        )
+        with doc.open("a") as f:
+            f.write(("\n## Chaos (exactly-once under kills)\n\n" if "## Chaos" not in doc.read_text() else "") + line + "\n")
+        console.print(f"appended to {doc}")
+    if not result.exact:
+        raise typer.Exit(1)
 
 
 def main() -> None:

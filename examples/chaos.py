@@ -1,0 +1,128 @@
+"""A self-checking job for exactly-once under failures (``funke bench chaos``, ``tests/spark/test_chaos.py``).
+
+Event ``i`` belongs to key ``k{i % KEYS}`` with sequence number ``i // KEYS`` and event time
+``i * MS_PER_EVENT`` ms. Two outputs, each its own Spark query, both to PostgreSQL:
+
+* ``<table>``: event-time counts per key per 10 s window (the native path);
+* ``<table>_checks``: a keyed checker (funke keyed state, the general path) that emits an
+  ``alert`` row on any sequence number seen twice, and at the end of input one ``total``
+  row per key (its count, and an ``alert`` when a number is missing).
+
+A failure-free run writes exactly ``expected_counts(events)`` and ``KEYS`` totals of
+``events / KEYS``, and no alert. Killing the job anywhere and starting it again must give
+the same tables: nothing lost, nothing written twice.
+
+``FUNKE_CHAOS_KILL=during:<sink>:<batch>`` or ``after:<sink>:<batch>`` makes the
+PostgreSQL sink SIGKILL its own process group in the middle of the transaction of the
+first batch with rows from ``<batch>`` on, or right after it commits (before Spark records
+the batch as done).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import funke as fk
+from funke.connectors.postgres import PostgresSink
+from funke.functions import KeyedProcessFunction
+from funke.state import MapStateDescriptor, ValueStateDescriptor
+from funke.windows import TumblingEventTimeWindows
+
+KEYS = 20
+MS_PER_EVENT = 5
+WINDOW_MS = 10_000
+END_TIMER_MS = 10**12  # far past every event: fires only when the end of input moves the watermark to +inf
+KILL = "FUNKE_CHAOS_KILL"
+
+
+def source(events: int, rows_per_batch: int) -> Any:
+    return fk.sources.generator(
+        {"key": f"concat('k', cast(i % {KEYS} as string))", "seq": f"i div {KEYS}", "event_time": f"i * {MS_PER_EVENT}"},
+        schema="key string, seq bigint, event_time bigint",
+        events=events,
+        rows_per_batch=rows_per_batch,
+    )
+
+
+class SequenceChecker(KeyedProcessFunction):
+    """Alerts on a repeated sequence number; at the end, the key's total and any gap.
+
+    Elements of a key may arrive out of order within a micro-batch (several source
+    partitions), so it keeps the highest contiguous number and the ones seen above it.
+    """
+
+    def open(self, ctx: Any) -> None:
+        self.contiguous = ctx.get_state(ValueStateDescriptor("contiguous", int))  # highest n with 0..n all seen
+        self.ahead = ctx.get_map_state(MapStateDescriptor("ahead"))  # numbers seen above it
+        self.count = ctx.get_state(ValueStateDescriptor("count", int))
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
+        seq, top = value["seq"], self.contiguous.value()
+        top = -1 if top is None else top
+        if seq <= top or self.ahead.contains(seq):
+            yield {"kind": "alert", "key": ctx.get_current_key(), "n": seq, "detail": "repeated"}
+            return
+        self.count.update((self.count.value() or 0) + 1)
+        self.ahead.put(seq, True)
+        while self.ahead.contains(top + 1):
+            self.ahead.remove(top + 1)
+            top += 1
+        self.contiguous.update(top)
+        ctx.timer_service().register_event_time_timer(END_TIMER_MS)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        key = ctx.get_current_key()
+        yield {"kind": "total", "key": key, "n": self.count.value() or 0, "detail": ""}
+        if not self.ahead.is_empty():
+            yield {"kind": "alert", "key": key, "n": self.contiguous.value(), "detail": "gap after"}
+
+
+@dataclass(eq=False)
+class ChaosPostgresSink(PostgresSink):
+    """The PostgreSQL sink, able to kill its own process in or right after a batch's transaction."""
+
+    def write_table(self, data: Any, schema: Any, *, job: str, batch_id: int, query_id: str | None) -> bool:
+        self._batch = batch_id
+        written = super().write_table(data, schema, job=job, batch_id=batch_id, query_id=query_id)
+        if data.num_rows and _kill_requested("after", self.name, batch_id):
+            _die()
+        return written
+
+    def _copy(self, conn: Any, data: Any, schema: Any) -> None:
+        super()._copy(conn, data, schema)
+        if _kill_requested("during", self.name, getattr(self, "_batch", -1)):
+            _die()
+
+
+def _kill_requested(when: str, sink: str, batch: int) -> bool:
+    """True for the first batch with rows at or after the one ``FUNKE_CHAOS_KILL`` names."""
+    asked = os.environ.get(KILL, "").rsplit(":", 1)
+    return len(asked) == 2 and asked[0] == f"{when}:{sink}" and batch >= int(asked[1])
+
+
+def _die() -> None:
+    """SIGKILL the whole process group: this Python, Spark's JVM and its Python workers."""
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
+def job(events: int = 30_000, dsn: str = "", table: str = "chaos", rows_per_batch: int = 2_000, checkpoint_dir: str | None = None, spark: Any = None) -> fk.StreamEnvironment:
+    env = fk.StreamEnvironment(app="chaos", spark=spark, checkpoint_dir=checkpoint_dir)
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
+    keyed = env.from_source(source(events, rows_per_batch), wm, uid="events").key_by("key")
+    counts = keyed.window(TumblingEventTimeWindows.of(fk.seconds(WINDOW_MS // 1000))).count()
+    counts.sink_to(ChaosPostgresSink(table, dsn), uid="counts")
+    checks = keyed.process(SequenceChecker(), output_schema="kind string, key string, n bigint, detail string")
+    checks.sink_to(ChaosPostgresSink(f"{table}_checks", dsn), uid="checks")
+    return env
+
+
+def expected_counts(events: int) -> Counter[tuple[str, int]]:
+    """(key, window start in ms) -> count, for a failure-free run over ``events`` events."""
+    out: Counter[tuple[str, int]] = Counter()
+    for i in range(events):
+        out[(f"k{i % KEYS}", (i * MS_PER_EVENT) // WINDOW_MS * WINDOW_MS)] += 1
+    return out

@@ -1,0 +1,179 @@
+"""``funke bench chaos``: kill the self-checking job (``examples/chaos.py``) again and again, then check.
+
+Each run is a child process in its own process group (Python, Spark's JVM, its Python
+workers). A kill is one of:
+
+* ``timer``: SIGKILL to the whole group at a random moment (before, between or inside batches);
+* ``during``: the PostgreSQL sink kills the group inside a batch's transaction (after its
+  rows are copied, before COMMIT);
+* ``after``: the sink kills the group right after COMMIT, before Spark notes the batch done,
+  so the restarted job replays a batch the sink already holds.
+
+After the kills, one last run goes to the end of the input. Then PostgreSQL must hold
+exactly what a failure-free run writes: every window count once and right, one total per
+key, no alert from the keyed sequence checker.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+MODES = ("timer", "during", "after")
+
+
+@dataclass
+class ChaosResult:
+    events: int
+    kills: dict[str, int] = field(default_factory=dict)  # by mode, kills that happened
+    runs: int = 0
+    lost: int = 0  # events missing from the window counts
+    duplicated: int = 0  # events counted more than once
+    totals_ok: bool = False
+    alerts: int = 0
+    wall_s: float = 0.0
+    table: str = ""
+
+    @property
+    def exact(self) -> bool:
+        return self.lost == 0 and self.duplicated == 0 and self.totals_ok and self.alerts == 0
+
+
+def run_chaos(
+    dsn: str,
+    *,
+    kills: int,
+    events: int = 12_000,
+    rows_per_batch: int = 1_500,
+    workdir: str,
+    seed: int = 0,
+    timer_s: tuple[float, float] = (4.0, 30.0),
+    run_timeout_s: float = 600.0,
+    on_step: Callable[[str], None] = lambda _: None,
+) -> ChaosResult:
+    import psycopg
+
+    rnd = random.Random(seed)
+    table = f"chaos_{uuid.uuid4().hex[:10]}"
+    result = ChaosResult(events, {m: 0 for m in MODES}, table=table)
+    checkpoint = str(Path(workdir) / "checkpoint")
+    started = time.monotonic()
+    args = ["--events", str(events), "--rows-per-batch", str(rows_per_batch), "--dsn", dsn, "--table", table, "--checkpoint", checkpoint]
+    for k in range(kills):
+        mode = MODES[k % len(MODES)]
+        env = dict(os.environ)
+        if mode != "timer":
+            sink = rnd.choice([table, f"{table}_checks"])
+            batch = _last_batch(dsn, sink) + rnd.randint(1, 2)
+            env["FUNKE_CHAOS_KILL"] = f"{mode}:{sink}:{batch}"
+            on_step(f"run {result.runs + 1}: kill {mode} the write of batch {batch} to {sink}")
+        child = _child(args, env)
+        result.runs += 1
+        if mode == "timer":
+            delay = rnd.uniform(*timer_s)
+            on_step(f"run {result.runs}: kill after {delay:.1f} s")
+            try:
+                child.wait(delay)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+        code = child.wait(run_timeout_s)
+        if code == -signal.SIGKILL:
+            result.kills[mode] += 1
+        elif code != 0:
+            raise RuntimeError(f"chaos run {result.runs} failed with exit code {code}: {_tail(child)}")
+        else:  # a finished job started again would run afresh: stop here
+            on_step(f"run {result.runs}: reached the end of input before the kill")
+            break
+    else:
+        on_step(f"run {result.runs + 1}: to the end of input")
+        child = _child(args, dict(os.environ))
+        result.runs += 1
+        if child.wait(run_timeout_s) != 0:
+            raise RuntimeError(f"the last chaos run failed: {_tail(child)}")
+    result.wall_s = round(time.monotonic() - started, 1)
+    _check(dsn, table, events, result)
+    with psycopg.connect(dsn) as conn:
+        conn.execute(f'DROP TABLE IF EXISTS "{table}", "{table}_checks"')
+    return result
+
+
+def _child(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    log = open(Path(args[args.index("--checkpoint") + 1]).parent / "child.log", "ab")  # noqa: SIM115 (the child owns it)
+    return subprocess.Popen([sys.executable, "-m", "funke.bench.chaos", *args], env=env, stdout=log, stderr=log, start_new_session=True)
+
+
+def _tail(child: subprocess.Popen[bytes]) -> str:
+    path = Path(child.args[child.args.index("--checkpoint") + 1]).parent / "child.log"  # type: ignore[union-attr]
+    return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+
+def _last_batch(dsn: str, sink: str) -> int:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        if conn.execute("SELECT to_regclass('funke_sink_commits')").fetchone()[0] is None:  # type: ignore[index]
+            return -1
+        row = conn.execute("SELECT max(batch_id) FROM funke_sink_commits WHERE job = 'chaos' AND sink = %s", (sink,)).fetchone()
+        return -1 if row is None or row[0] is None else int(row[0])
+
+
+def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
+    import psycopg
+
+    from examples.chaos import KEYS, expected_counts
+
+    expected = expected_counts(events)
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(f'SELECT key, (extract(epoch FROM window_start) * 1000)::bigint, count FROM "{table}"').fetchall()
+        checks = conn.execute(f'SELECT kind, key, n FROM "{table}_checks"').fetchall()
+    got: Counter[tuple[str, int]] = Counter()
+    for key, start, count in rows:
+        got[(key, int(start))] += int(count)
+    result.lost = sum(max(0, n - got[k]) for k, n in expected.items())
+    result.duplicated = sum(max(0, n - expected[k]) for k, n in got.items())
+    totals = sorted((key, n) for kind, key, n in checks if kind == "total")
+    result.totals_ok = totals == sorted((f"k{k}", events // KEYS + (1 if k < events % KEYS else 0)) for k in range(KEYS))
+    result.alerts = sum(1 for kind, _, _ in checks if kind == "alert")
+
+
+def _child_main(argv: list[str]) -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="funke.bench.chaos")
+    for name in ("--events", "--rows-per-batch"):
+        p.add_argument(name, type=int, required=True)
+    for name in ("--dsn", "--table", "--checkpoint"):
+        p.add_argument(name, required=True)
+    a = p.parse_args(argv)
+    from examples.chaos import job
+
+    env = job(a.events, a.dsn, a.table, a.rows_per_batch, a.checkpoint)
+    env.execute().wait()
+
+
+def summary(result: ChaosResult) -> dict[str, Any]:
+    return {
+        "kills": sum(result.kills.values()),
+        "kills_by_mode": result.kills,
+        "runs": result.runs,
+        "records": result.events,
+        "lost": result.lost,
+        "duplicated": result.duplicated,
+        "totals_ok": result.totals_ok,
+        "alerts": result.alerts,
+        "wall_s": result.wall_s,
+        "exact": result.exact,
+    }
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1:])

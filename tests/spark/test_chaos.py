@@ -1,0 +1,21 @@
+"""Exactly-once under failures: the self-checking job killed five times, PostgreSQL holds the failure-free result."""
+
+from __future__ import annotations
+
+import pytest
+
+from funke.bench.chaos import run_chaos, summary
+from tests.servers import ensure_postgres
+
+pytestmark = pytest.mark.spark
+
+
+def test_killed_five_times_nothing_lost_nothing_duplicated_no_alert(tmp_path):
+    dsn = ensure_postgres()
+    steps: list[str] = []
+    # timer, during a write, after a write, timer, during a write: then one run to the end
+    result = run_chaos(dsn, kills=5, events=20_000, rows_per_batch=1_000, workdir=str(tmp_path), seed=7, timer_s=(3, 12), on_step=steps.append)
+    figures = summary(result)
+    assert figures["kills"] == 5, (figures, steps)
+    assert result.kills["during"] == 2 and result.kills["after"] == 1
+    assert (figures["lost"], figures["duplicated"], figures["alerts"], figures["totals_ok"]) == (0, 0, 0, True), (figures, steps)
