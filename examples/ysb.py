@@ -15,6 +15,8 @@ watermark bound, so no event is late and bounded and unbounded runs agree exactl
 
 from __future__ import annotations
 
+from typing import Any
+
 import funke as fk
 from funke.state import ReducingStateDescriptor
 from funke.triggers import Trigger, TriggerResult
@@ -62,10 +64,41 @@ def events(n: int | None = None, *, events_per_second: int = 100_000, max_disord
     )
 
 
-def campaigns() -> fk.connectors.tables.StaticTable:  # type: ignore[name-defined]
+def campaign_rows() -> list[tuple[str, str]]:
     """ad → campaign: ``ad-0000..ad-0999`` → ``campaign-000..campaign-099``."""
-    rows = [(f"ad-{a:04d}", f"campaign-{a // ADS_PER_CAMPAIGN:03d}") for a in range(CAMPAIGNS * ADS_PER_CAMPAIGN)]
-    return fk.table(rows, "ad_id string, campaign_id string", name="campaigns")
+    return [(f"ad-{a:04d}", f"campaign-{a // ADS_PER_CAMPAIGN:03d}") for a in range(CAMPAIGNS * ADS_PER_CAMPAIGN)]
+
+
+def campaigns() -> fk.connectors.tables.StaticTable:  # type: ignore[name-defined]
+    return fk.table(campaign_rows(), "ad_id string, campaign_id string", name="campaigns")
+
+
+CAMPAIGNS_KEY = "ysb:campaigns"
+
+
+def store_campaigns(url: str, key: str = CAMPAIGNS_KEY) -> None:
+    """Write the ad → campaign map into a Redis hash, as the original benchmark's setup does."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    with client.pipeline(transaction=True) as p:
+        p.delete(key)
+        p.hset(key, mapping=dict(campaign_rows()))
+        p.execute()
+
+
+def redis_campaigns(url: str, key: str = CAMPAIGNS_KEY) -> fk.connectors.tables.StaticTable:  # type: ignore[name-defined]
+    """The ad → campaign table read from Redis when the job starts (``funke ysb produce`` stores it)."""
+
+    def load(spark):  # type: ignore[no-untyped-def]
+        import redis
+
+        mapping = redis.Redis.from_url(url, decode_responses=True).hgetall(key)
+        if not mapping:
+            raise fk.PlanError(f"Redis at {url} has no campaigns under '{key}': run `funke ysb produce` first (it stores them)")
+        return spark.createDataFrame(sorted(mapping.items()), "ad_id string, campaign_id string")
+
+    return fk.connectors.tables.spark_table(load, "ad_id string, campaign_id string", name="campaigns from Redis")
 
 
 _NEXT_EARLY = ReducingStateDescriptor("next-early-firing", min)
@@ -114,7 +147,7 @@ class DataArtisansTrigger(Trigger):
         return f"DataArtisansTrigger(early every {self.interval_ms} ms, fire-and-purge at the end)"
 
 
-def pipeline(env: fk.StreamEnvironment, source: fk.sources.GeneratorSource, *, trigger: Trigger | None = None) -> fk.DataStream:  # type: ignore[name-defined]
+def pipeline(env: fk.StreamEnvironment, source: Any, *, trigger: Trigger | None = None, campaign_table: Any = None) -> fk.DataStream:  # type: ignore[name-defined]
     """The YSB dataflow over any source of ad events; returns the window counts.
 
     With ``trigger`` (e.g. :class:`DataArtisansTrigger`) the window runs on funke's general path.
@@ -124,7 +157,7 @@ def pipeline(env: fk.StreamEnvironment, source: fk.sources.GeneratorSource, *, t
         env.from_source(source, watermarks, name="ad-events", uid="ad-events")
         .filter(fk.col("event_type") == "view", name="views")
         .select("ad_id", "event_time")
-        .join(campaigns(), on="ad_id", name="ad-to-campaign")
+        .join(campaign_table or campaigns(), on="ad_id", name="ad-to-campaign")
     )
     windowed = views.key_by("campaign_id").window(TumblingEventTimeWindows.of(fk.seconds(10)))
     if trigger is not None:
@@ -152,6 +185,38 @@ def _job(events: int | None, output: str | None, rate: float | None, trigger: Tr
         counts.sink_to(fk.sinks.files(output, overwrite=True), uid="campaign-counts")
     else:
         counts.sink_to(fk.sinks.collect(), uid="campaign-counts")
+    return env
+
+
+def redis_job(
+    events: int | None = None,
+    redis: str = "redis://127.0.0.1:6379/0",
+    stream: str = "ysb:events",
+    sink: str = "redis",
+    dsn: str = "host=127.0.0.1 port=5432 dbname=test",
+    table: str = "ysb_counts",
+) -> fk.StreamEnvironment:
+    """YSB as the benchmark was meant to run: transport → processor → store.
+
+    Ad events come from a Redis Stream (``funke ysb produce`` writes them, and the
+    campaigns), the ad → campaign table is read from Redis, and the window counts go,
+    exactly once, to Redis (``sink=redis``: hash ``ysb:counts:<campaign>``, field = window
+    start in epoch ms, value = count) or to PostgreSQL (``sink=postgres``: table ``table``,
+    upserted on campaign and window). ``events=N`` ends the job after N stream entries.
+
+    ``funke run examples.ysb:redis_job --opt sink=postgres --events 1000000``
+    """
+    env = fk.StreamEnvironment(app="ysb-redis")
+    schema = globals()["events"](1).schema
+    source = fk.sources.redis_stream(stream, schema=schema, url=redis, events=events)
+    counts = pipeline(env, source, campaign_table=redis_campaigns(redis))
+    if sink == "redis":
+        out = fk.sinks.redis(redis, key="campaign_id", field="window_start", value="count", prefix="ysb:counts:")
+    elif sink == "postgres":
+        out = fk.sinks.postgres(table, dsn=dsn, mode="upsert", key=["campaign_id", "window_start"])
+    else:
+        raise fk.PlanError(f"redis_job: sink must be 'redis' or 'postgres', got {sink!r}")
+    counts.sink_to(out, uid="campaign-counts")
     return env
 
 

@@ -47,7 +47,20 @@ def build(target: str, options: dict[str, Any]) -> Any:
     unknown = [k for k in given if k not in params and not takes_any]
     if unknown:
         raise PlanError(f"{target} does not take {', '.join('--' + k for k in unknown)}; it takes: {', '.join(params) or 'nothing'}")
-    env = obj(**given)
+    env = obj(**{k: _typed(v, params.get(k)) for k, v in given.items()})
     if not isinstance(env, StreamEnvironment):
         raise PlanError(f"{target}(...) returned {type(env).__name__}; it must return the StreamEnvironment with its sinks")
     return env
+
+
+def _typed(value: Any, param: inspect.Parameter | None) -> Any:
+    """A ``--opt KEY=VALUE`` string as the type of the parameter's default (int, float, bool)."""
+    if not isinstance(value, str) or param is None or param.default is inspect.Parameter.empty or param.default is None:
+        return value
+    kind = type(param.default)
+    try:
+        if kind is bool:
+            return value.lower() in ("1", "true", "yes", "on")
+        return kind(value) if kind in (int, float) else value
+    except ValueError:
+        raise PlanError(f"option {param.name}={value!r}: expected {kind.__name__}") from None

@@ -20,8 +20,15 @@ console = Console()
 err = Console(stderr=True)
 
 
-def _options(events: int | None, output: str | None, rate: float | None) -> dict[str, object]:
-    return {"events": events, "output": output, "rate": rate}
+def _options(events: int | None, output: str | None, rate: float | None, opts: list[str] | None = None) -> dict[str, object]:
+    """The job function's options: the common ones, plus any ``--opt KEY=VALUE``."""
+    out: dict[str, object] = {"events": events, "output": output, "rate": rate}
+    for o in opts or []:
+        key, sep, value = o.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{o!r} is not KEY=VALUE", param_hint="--opt")
+        out[key.replace("-", "_")] = value
+    return out
 
 
 @app.command()
@@ -34,13 +41,14 @@ def run(
     fresh: Annotated[bool, typer.Option("--fresh", help="start from the beginning instead of resuming the job's last checkpoint")] = False,
     live: Annotated[bool, typer.Option(help="show live progress")] = True,
     json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
+    opt: Annotated[Optional[list[str]], typer.Option(help="another job option, KEY=VALUE (repeatable)")] = None,
 ) -> None:
     """Run a job on local Spark (or the cluster FUNKE_MASTER / FUNKE_REMOTE names) until its input ends."""
     from funke.cli.live import follow
     from funke.cli.locate import build
 
     try:
-        env = build(target, _options(events, output, rate))
+        env = build(target, _options(events, output, rate, opt))
         handle = env.execute(bounded=bounded, fresh=fresh)
         metrics = follow(handle, console) if live else handle.wait().metrics()
     except FunkeError as e:
@@ -63,12 +71,13 @@ def explain(
     bounded: Annotated[bool, typer.Option("--bounded", help="explain the bounded (batch) plan")] = False,
     events: Annotated[Optional[int], typer.Option(help="job option")] = None,
     output: Annotated[Optional[str], typer.Option(help="job option")] = None,
+    opt: Annotated[Optional[list[str]], typer.Option(help="another job option, KEY=VALUE (repeatable)")] = None,
 ) -> None:
     """Print the plan: each node, its uid, the path it runs on (native/general) and why."""
     from funke.cli.locate import build
 
     try:
-        env = build(target, _options(events, output, None))
+        env = build(target, _options(events, output, None, opt))
         typer.echo(env.explain(bounded=bounded))
     except FunkeError as e:
         err.print(f"[red]error:[/red] {e}")

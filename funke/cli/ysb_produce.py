@@ -135,8 +135,12 @@ def produce_command(
     redis: Annotated[str, typer.Option("--redis", help="Redis URL")] = "redis://127.0.0.1:6379/0",
     reset: Annotated[bool, typer.Option("--reset", help="delete the stream before writing")] = False,
 ) -> None:
-    """Write the YSB generator's events into a Redis Stream (read them with fk.sources.redis_stream)."""
+    """Write the YSB campaigns and the generator's events into Redis (read by examples.ysb:redis_job)."""
+    from examples.ysb import CAMPAIGNS_KEY, store_campaigns
+
     try:
+        store_campaigns(redis)
+        typer.echo(f"stored the ad -> campaign map under '{CAMPAIGNS_KEY}'")
         done = produce(redis, stream, events=events, rate=rate or None, reset=reset)
     except FunkeError as e:
         typer.echo(f"error: {e}", err=True)
