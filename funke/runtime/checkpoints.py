@@ -21,6 +21,7 @@ from typing import Any
 from funke.errors import PlanError
 
 FINISHED = "_FINISHED"
+END = "_END"
 
 
 class Checkpoints:
@@ -43,6 +44,20 @@ class Checkpoints:
         """True when some query already committed or planned a batch here."""
         return any(name != FINISHED for name in self._list())
 
+    def note_end(self, uid: str, metric: str, batch: int) -> None:
+        """The query writing sink ``uid`` saw a source's end-of-input row (``metric``) in ``batch``."""
+        self._write(f"{END}_{uid}__{metric}", str(batch))
+
+    def ends(self, uid: str) -> dict[str, int]:
+        """What :meth:`note_end` recorded for ``uid``: a restart must not wait for an end row already read."""
+        prefix = f"{END}_{uid}__"
+        return {name[len(prefix):]: int(self._read(name)) for name in self._list() if name.startswith(prefix)}
+
+    def last_committed(self, uid: str) -> int:
+        """The last micro-batch Spark committed for the query writing sink ``uid`` (-1: none)."""
+        batches = [int(n) for n in self._list(f"{uid}/commits") if n.isdigit()]
+        return max(batches, default=-1)
+
     def has_query(self, uid: str) -> bool:
         """True when the query writing sink ``uid`` has a checkpoint here (it ran before)."""
         return uid in self._list()
@@ -53,13 +68,7 @@ class Checkpoints:
 
     def mark_finished(self, uid: str | None = None) -> None:
         """The whole job (or, with ``uid``, the query writing that sink) has processed all of its input."""
-        name = FINISHED if uid is None else f"{FINISHED}_{uid}"
-        if self.uri:
-            self._hadoop_fs().create(self._hadoop_path(f"{self.root}/{name}"), True).close()
-            return
-        path = Path(self._local())
-        path.mkdir(parents=True, exist_ok=True)
-        (path / name).touch()
+        self._write(FINISHED if uid is None else f"{FINISHED}_{uid}", "")
 
     def query_finished(self, uid: str) -> bool:
         """True when the query writing sink ``uid`` already committed the batch after its end of input.
@@ -80,15 +89,34 @@ class Checkpoints:
         shutil.rmtree(self._local(), ignore_errors=True)
 
     # -- filesystems ---------------------------------------------------------------------
+    def _write(self, name: str, text: str) -> None:
+        if self.uri:
+            out = self._hadoop_fs().create(self._hadoop_path(f"{self.root}/{name}"), True)
+            out.write(text.encode())
+            out.close()
+            return
+        path = Path(self._local())
+        path.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+
+    def _read(self, name: str) -> str:
+        if self.uri:
+            stream = self._hadoop_fs().open(self._hadoop_path(f"{self.root}/{name}"))
+            try:
+                return bytes(stream.readAllBytes()).decode()
+            finally:
+                stream.close()
+        return (Path(self._local()) / name).read_text()
+
     def _local(self) -> str:
         return self.root[len("file://"):] if self.root.startswith("file://") else self.root
 
-    def _list(self) -> list[str]:
+    def _list(self, sub: str = "") -> list[str]:
         if self.uri:
             fs = self._hadoop_fs()
-            path = self._hadoop_path(self.root)
+            path = self._hadoop_path(f"{self.root}/{sub}" if sub else self.root)
             return [s.getPath().getName() for s in fs.listStatus(path)] if fs.exists(path) else []
-        path = Path(self._local())
+        path = Path(self._local()) / sub
         return [p.name for p in path.iterdir()] if path.is_dir() else []
 
     def _hadoop_path(self, text: str) -> Any:

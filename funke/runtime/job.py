@@ -90,12 +90,17 @@ class QueryState:
         self.late_rows_dropped += sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for s in (p.stateOperators or []))
         self.batch_ms.append(int((p.durationMs or {}).get("triggerExecution", 0)))
         self.batch_rows.append(rows)
+        if self.ended_in(self.last_batch_id):
+            self.finished = True
+
+    def ended_in(self, last_batch: int) -> bool:
+        """True when every finite source's end row has been read and, by ``last_batch``, acted on."""
         names = self.finite_metrics
-        if names and all(k in self.end_batch for k in names):
-            last_end = max(self.end_batch[k] for k in names)
-            # The batch carrying the end row raises the watermark; the next one fires the windows.
-            if not self.compiled.stateful or self.last_batch_id > last_end:
-                self.finished = True
+        if not names or not all(k in self.end_batch for k in names):
+            return False
+        last_end = max(self.end_batch[k] for k in names)
+        # The batch carrying the end row raises the watermark; the next one fires the windows.
+        return last_batch >= last_end and (not self.compiled.stateful or last_batch > last_end)
 
 
 def _observed(row: Any) -> dict[str, Any]:
@@ -175,10 +180,14 @@ class JobHandle:
 
     def progressed(self, st: QueryState, progress: Any) -> None:
         """Fold one query progress in; remember in the checkpoint when the query has ended."""
-        was = st.finished
+        was, ends = st.finished, dict(st.end_batch)
         st.update(progress)
-        if st.finished and not was and self.checkpoints is not None:
-            self.checkpoints.mark_finished(st.sink.uid)
+        if self.checkpoints is not None:
+            for metric, batch in st.end_batch.items():
+                if metric not in ends:
+                    self.checkpoints.note_end(st.sink.uid, metric, batch)
+            if st.finished and not was:
+                self.checkpoints.mark_finished(st.sink.uid)
         if st.dead_letters and not self._lazy_started:
             # The first bad row: start the dead-letter query (from the sources' beginning, so it sees every one).
             self._lazy_started = True
@@ -328,6 +337,10 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
             if checkpoints.query_finished(st.sink.uid):
                 st.finished = True  # ended in an earlier run: nothing left to read
             elif not st.plan.lazy or checkpoints.has_query(st.sink.uid):
+                st.end_batch.update(checkpoints.ends(st.sink.uid))  # end rows read before a crash
+                if st.ended_in(checkpoints.last_committed(st.sink.uid)):
+                    st.finished = True  # ... and the batch after them committed too
+                    continue
                 _start_query(handle, st)
     except BaseException:
         handle.stop()

@@ -10,6 +10,7 @@ import pytest
 import examples.ysb as ysb
 import funke as fk
 from funke.runtime.checkpoints import FINISHED, Checkpoints
+from funke.windows import TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
 EVENTS, RATE, PER_BATCH = 30_000, 50_000, 4_000
@@ -118,3 +119,23 @@ def test_a_user_function_that_throws_fails_the_job_with_its_traceback_and_a_rest
     again = job().execute().wait(120)
     assert again.metrics()["resumed"] is True
     assert sorted(r["v2"] for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [2 * i for i in range(12)]
+
+
+def test_a_query_that_read_its_end_before_a_crash_finishes_after_the_restart(spark, tmp_path):
+    """Killed after the end of input was read (and maybe acted on) but before any end marker was written."""
+    ck = tmp_path / "ck"
+
+    def windowed():
+        env = fk.StreamEnvironment(app="ended-windows", spark=spark, checkpoint_dir=str(ck))
+        wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("t", unit="ms")
+        s = env.from_collection([{"k": "a", "t": i * 4_000} for i in range(6)], "k string, t bigint", rows_per_batch=3, watermarks=wm)
+        s.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().sink_to(fk.sinks.files(str(tmp_path / "out"), overwrite=True), uid="w")
+        return env
+
+    windowed().execute().wait(120)
+    for marker in ck.glob(f"{FINISHED}*"):
+        marker.unlink()
+    assert list(ck.glob("_END_w__*"))  # the end row's batch, noted when it was read
+    again = windowed().execute().wait(60)
+    assert again.done and again.metrics()["resumed"] is True
+    assert sorted(r["count"] for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [1, 2, 3]
