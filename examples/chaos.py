@@ -5,8 +5,9 @@ Event ``i`` belongs to key ``k{i % KEYS}`` with sequence number ``i // KEYS`` an
 
 * ``<table>``: event-time counts per key per 10 s window (the native path);
 * ``<table>_checks``: a keyed checker (funke keyed state, the general path) that emits an
-  ``alert`` row on any sequence number seen twice, and at the end of input one ``total``
-  row per key (its count, and an ``alert`` when a number is missing).
+  ``alert`` row on any sequence number seen twice, a ``seen`` row for every
+  ``SEEN_EVERY``-th number, and at the end of input one ``total`` row per key (its count,
+  and an ``alert`` when a number is missing).
 
 A failure-free run writes exactly ``expected_counts(events)`` and ``KEYS`` totals of
 ``events / KEYS``, and no alert. Killing the job anywhere and starting it again must give
@@ -35,6 +36,7 @@ from funke.windows import TumblingEventTimeWindows
 KEYS = 20
 MS_PER_EVENT = 5
 WINDOW_MS = 10_000
+SEEN_EVERY = 25  # the checker reports every 25th sequence number: rows in most of its batches
 END_TIMER_MS = 10**12  # far past every event: fires only when the end of input moves the watermark to +inf
 KILL = "FUNKE_CHAOS_KILL"
 
@@ -67,6 +69,8 @@ class SequenceChecker(KeyedProcessFunction):
             yield {"kind": "alert", "key": ctx.get_current_key(), "n": seq, "detail": "repeated"}
             return
         self.count.update((self.count.value() or 0) + 1)
+        if seq % SEEN_EVERY == 0:
+            yield {"kind": "seen", "key": ctx.get_current_key(), "n": seq, "detail": ""}
         self.ahead.put(seq, True)
         while self.ahead.contains(top + 1):
             self.ahead.remove(top + 1)

@@ -38,8 +38,8 @@ class ChaosResult:
     kills: dict[str, int] = field(default_factory=dict)  # by mode, kills that happened
     runs: int = 0
     failures: int = 0  # runs that failed on their own and were restarted
-    lost: int = 0  # events missing from the window counts
-    duplicated: int = 0  # events counted more than once
+    lost: int = 0  # events missing from the window counts, and checker rows missing
+    duplicated: int = 0  # events counted more than once, and checker rows written twice
     totals_ok: bool = False
     alerts: int = 0
     wall_s: float = 0.0
@@ -148,7 +148,7 @@ def _last_batch(dsn: str, sink: str) -> int:
 def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
     import psycopg
 
-    from examples.chaos import KEYS, expected_counts
+    from examples.chaos import KEYS, SEEN_EVERY, expected_counts
 
     expected = expected_counts(events)
     with psycopg.connect(dsn) as conn:
@@ -161,6 +161,11 @@ def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
     result.duplicated = sum(max(0, n - expected[k]) for k, n in got.items())
     totals = sorted((key, n) for kind, key, n in checks if kind == "total")
     result.totals_ok = totals == sorted((f"k{k}", events // KEYS + (1 if k < events % KEYS else 0)) for k in range(KEYS))
+    # the checker's own output, exactly once: every SEEN_EVERY-th number of every key
+    seen = Counter((key, n) for kind, key, n in checks if kind == "seen")
+    want = Counter((f"k{i % KEYS}", i // KEYS) for i in range(events) if (i // KEYS) % SEEN_EVERY == 0)
+    result.lost += sum((want - seen).values())
+    result.duplicated += sum((seen - want).values())
     result.alerts = sum(1 for kind, _, _ in checks if kind == "alert")
 
 

@@ -158,7 +158,7 @@ def bench_general(
 def bench_chaos(
     kills: Annotated[int, typer.Option(help="how many times to kill the job (timer, during a sink write, after it, in turn)")] = 20,
     events: Annotated[int, typer.Option(help="events of the self-checking job")] = 60_000,
-    rows_per_batch: Annotated[int, typer.Option(help="events per micro-batch")] = 1_000,
+    rows_per_batch: Annotated[int, typer.Option(help="events per micro-batch")] = 500,
     dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test",
     seed: Annotated[int, typer.Option(help="seed of the kill moments")] = 0,
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
