@@ -141,7 +141,6 @@ class JobHandle:
         self.connect = False
         self._lazy_started = False
         self.interval_ms = 0
-        self.fresh = True
         self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
 
@@ -331,7 +330,6 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
     if fresh or checkpoints.finished():
         checkpoints.wipe()
     handle.resumed = checkpoints.has_progress()
-    handle.fresh = not handle.resumed
     try:
         for st in handle.states:
             if checkpoints.query_finished(st.sink.uid):
@@ -370,7 +368,7 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
     if st.plan.split is not None:
         for s in st.plan.sinks:
             if isinstance(s.spec, FileSink):
-                _prepare_file_sink(s.spec, handle.fresh)
+                _prepare_file_sink(s.spec, fresh=not handle.resumed)
             if handle.connect and isinstance(s.spec, CollectSink):
                 raise PlanError(
                     f"{s.where()}: under Spark Connect a query with several outputs writes them on the server, "
@@ -378,7 +376,7 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
                 )
         writer = writer.foreachBatch(_split_writer(handle.name, handle.cores, st.plan))
     elif isinstance(spec, FileSink):
-        _prepare_file_sink(spec, handle.fresh)
+        _prepare_file_sink(spec, fresh=not handle.resumed)
         writer = writer.format(spec.format).option("path", spec.path)
     elif handle.connect and isinstance(spec, CollectSink):
         # foreachBatch runs on the Connect server: collect through Spark's memory sink instead.

@@ -218,7 +218,7 @@ class Compiler:
         for src in sources.values():
             frame = self._done[id(src)].frame
             if EOS in frame.columns:
-                nulls = [F.lit(None).cast(t).alias(c) for c, t in (("job", "string"), ("node", "string"), ("reason", "string"), ("raw", "string"), ("position", "string"), ("detected_at", "timestamp"))]
+                nulls = [F.lit(None).cast(t).alias(c) for c, t in (col.split() for col in DEAD_LETTER_DDL.split(", "))]
                 ends.append((src, frame.where(F.col(EOS)).select(*nulls, F.lit(src.uid).alias(_DL_SOURCE))))
         df = frames[0]
         for other in frames[1:] + [f for _, f in ends]:
