@@ -13,6 +13,13 @@ A failure-free run writes exactly ``expected_counts(events)`` and ``KEYS`` total
 ``events / KEYS``, and no alert. Killing the job anywhere and starting it again must give
 the same tables: nothing lost, nothing written twice.
 
+The events come from funke's generator (``source="generator"``), from a Redis Stream that
+``write_stream`` filled (``source="redis"``: the stream ends at its ``events``-th entry), or
+from JSON files that ``write_files`` wrote, one file per micro-batch (``source="files"``).
+A directory of files has no end in a streaming job, as in Spark: that job never finishes,
+the end-of-input timer never fires, and the window still open at the last event time is
+never written (``closed_windows``).
+
 ``FUNKE_CHAOS_KILL=during:<sink>:<batch>`` or ``after:<sink>:<batch>`` makes the
 PostgreSQL sink SIGKILL its own process group in the middle of the transaction of the
 first batch with rows from ``<batch>`` on, or right after it commits (before Spark records
@@ -41,13 +48,60 @@ END_TIMER_MS = 10**12  # far past every event: fires only when the end of input 
 KILL = "FUNKE_CHAOS_KILL"
 
 
-def source(events: int, rows_per_batch: int) -> Any:
+SCHEMA = "key string, seq bigint, event_time bigint"
+SOURCES = ("generator", "redis", "files")
+
+
+def source(
+    events: int, rows_per_batch: int, kind: str = "generator", *, redis: str = "", stream: str = "", files: str = ""
+) -> Any:
+    if kind == "redis":
+        return fk.sources.redis_stream(stream, schema=SCHEMA, url=redis, max_rows_per_batch=rows_per_batch, events=events)
+    if kind == "files":
+        return fk.sources.files(files, schema=SCHEMA, format="json", maxFilesPerTrigger=1)
+    if kind != "generator":
+        raise ValueError(f"chaos source must be one of {', '.join(SOURCES)}, got {kind!r}")
     return fk.sources.generator(
         {"key": f"concat('k', cast(i % {KEYS} as string))", "seq": f"i div {KEYS}", "event_time": f"i * {MS_PER_EVENT}"},
-        schema="key string, seq bigint, event_time bigint",
+        schema=SCHEMA,
         events=events,
         rows_per_batch=rows_per_batch,
     )
+
+
+def event(i: int) -> dict[str, Any]:
+    """Event ``i``, as the generator makes it."""
+    return {"key": f"k{i % KEYS}", "seq": i // KEYS, "event_time": i * MS_PER_EVENT}
+
+
+def write_stream(url: str, stream: str, events: int) -> None:
+    """The events into a fresh Redis Stream, in order."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.delete(stream)
+    for start in range(0, events, 5_000):
+        pipe = client.pipeline(transaction=False)
+        for i in range(start, min(events, start + 5_000)):
+            pipe.xadd(stream, event(i))
+        pipe.execute()
+
+
+def write_files(directory: str, events: int, rows_per_file: int) -> int:
+    """The events as JSON-lines files, ``rows_per_file`` each, modified one second apart in
+    event-time order (Spark's file source reads the oldest first). Returns how many files."""
+    import json
+    import time
+    from pathlib import Path
+
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    base = time.time() - events // rows_per_file - 10
+    for n, start in enumerate(range(0, events, rows_per_file)):
+        path = root / f"events-{n:05d}.json"
+        path.write_text("".join(json.dumps(event(i)) + "\n" for i in range(start, min(events, start + rows_per_file))))
+        os.utime(path, (base + n, base + n))
+    return -(-events // rows_per_file)
 
 
 class SequenceChecker(KeyedProcessFunction):
@@ -113,10 +167,22 @@ def _die() -> None:
     os.killpg(os.getpgid(0), signal.SIGKILL)
 
 
-def job(events: int = 30_000, dsn: str = "", table: str = "chaos", rows_per_batch: int = 2_000, checkpoint_dir: str | None = None, spark: Any = None) -> fk.StreamEnvironment:
+def job(
+    events: int = 30_000,
+    dsn: str = "",
+    table: str = "chaos",
+    rows_per_batch: int = 2_000,
+    checkpoint_dir: str | None = None,
+    spark: Any = None,
+    source_kind: str = "generator",
+    redis: str = "redis://127.0.0.1:6379/0",
+    stream: str = "",
+    files: str = "",
+) -> fk.StreamEnvironment:
     env = fk.StreamEnvironment(app="chaos", spark=spark, checkpoint_dir=checkpoint_dir)
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
-    keyed = env.from_source(source(events, rows_per_batch), wm, uid="events").key_by("key")
+    events_in = source(events, rows_per_batch, source_kind, redis=redis, stream=stream or f"chaos:{table}", files=files)
+    keyed = env.from_source(events_in, wm, uid="events").key_by("key")
     counts = keyed.window(TumblingEventTimeWindows.of(fk.seconds(WINDOW_MS // 1000))).count()
     counts.sink_to(ChaosPostgresSink(table, dsn), uid="counts")
     checks = keyed.process(SequenceChecker(), output_schema="kind string, key string, n bigint, detail string")
@@ -124,9 +190,13 @@ def job(events: int = 30_000, dsn: str = "", table: str = "chaos", rows_per_batc
     return env
 
 
-def expected_counts(events: int) -> Counter[tuple[str, int]]:
-    """(key, window start in ms) -> count, for a failure-free run over ``events`` events."""
+def expected_counts(events: int, *, closed_only: bool = False) -> Counter[tuple[str, int]]:
+    """(key, window start in ms) -> count, for a failure-free run over ``events`` events.
+    ``closed_only``: only the windows the last event's watermark closes (a source without end)."""
     out: Counter[tuple[str, int]] = Counter()
+    last = (events - 1) * MS_PER_EVENT
     for i in range(events):
-        out[(f"k{i % KEYS}", (i * MS_PER_EVENT) // WINDOW_MS * WINDOW_MS)] += 1
+        start = (i * MS_PER_EVENT) // WINDOW_MS * WINDOW_MS
+        if not closed_only or start + WINDOW_MS <= last:
+            out[(f"k{i % KEYS}", start)] += 1
     return out

@@ -12,6 +12,12 @@ workers). A kill is one of:
 After the kills, one last run goes to the end of the input. Then PostgreSQL must hold
 exactly what a failure-free run writes: every window count once and right, one total per
 key, no alert from the keyed sequence checker.
+
+``source``: the job reads funke's generator, a Redis Stream written before the first run,
+or JSON files written before the first run (one per micro-batch). A streaming job over a
+directory has no end: its last run is stopped once PostgreSQL holds every closed window
+and every checker row, plus a few seconds to catch anything written twice; there are no
+end-of-input totals to check.
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 MODES = ("timer", "during", "after")
@@ -44,6 +50,7 @@ class ChaosResult:
     alerts: int = 0
     wall_s: float = 0.0
     table: str = ""
+    source: str = "generator"
 
     @property
     def exact(self) -> bool:
@@ -60,14 +67,60 @@ def run_chaos(
     seed: int = 0,
     timer_s: tuple[float, float] = (4.0, 30.0),
     run_timeout_s: float = 600.0,
+    source: str = "generator",
+    redis: str = "redis://127.0.0.1:6379/0",
     on_step: Callable[[str], None] = lambda _: None,
 ) -> ChaosResult:
+    from examples.chaos import SOURCES, write_files, write_stream
+
+    if source not in SOURCES:
+        raise ValueError(f"chaos source must be one of {', '.join(SOURCES)}, got {source!r}")
     rnd = random.Random(seed)
     table = f"chaos_{uuid.uuid4().hex[:10]}"
-    result = ChaosResult(events, {m: 0 for m in MODES}, table=table)
+    result = ChaosResult(events, {m: 0 for m in MODES}, table=table, source=source)
     checkpoint = str(Path(workdir) / "checkpoint")
     started = time.monotonic()
-    args = ["--events", str(events), "--rows-per-batch", str(rows_per_batch), "--dsn", dsn, "--table", table, "--checkpoint", checkpoint]
+    args = [
+        "--events",
+        str(events),
+        "--rows-per-batch",
+        str(rows_per_batch),
+        "--dsn",
+        dsn,
+        "--table",
+        table,
+        "--checkpoint",
+        checkpoint,
+    ]
+    args += ["--source", source, "--redis", redis, "--files", str(Path(workdir) / "events")]
+    if source == "redis":
+        on_step(f"writing {events:,} events to the Redis Stream chaos:{table}")
+        write_stream(redis, f"chaos:{table}", events)
+    elif source == "files":
+        on_step(f"writing {events:,} events as JSON files of {rows_per_batch:,}")
+        write_files(str(Path(workdir) / "events"), events, rows_per_batch)
+    try:
+        return _kill_and_finish(dsn, table, events, args, result, started, rnd, kills, timer_s, run_timeout_s, on_step)
+    finally:
+        if source == "redis":
+            import redis as redis_py
+
+            redis_py.Redis.from_url(redis).delete(f"chaos:{table}")
+
+
+def _kill_and_finish(
+    dsn: str,
+    table: str,
+    events: int,
+    args: list[str],
+    result: ChaosResult,
+    started: float,
+    rnd: random.Random,
+    kills: int,
+    timer_s: tuple[float, float],
+    run_timeout_s: float,
+    on_step: Callable[[str], None],
+) -> ChaosResult:
     k = failed_in_a_row = 0
     while k < kills:
         mode = MODES[k % len(MODES)]
@@ -86,7 +139,7 @@ def run_chaos(
                 child.wait(delay)
             except subprocess.TimeoutExpired:
                 os.killpg(child.pid, signal.SIGKILL)
-        code = child.wait(run_timeout_s)
+        code = _wait(child, run_timeout_s)
         if code == -signal.SIGKILL:
             result.kills[mode] += 1
             k, failed_in_a_row = k + 1, 0
@@ -99,9 +152,44 @@ def run_chaos(
         on_step(f"run {result.runs + 1}: to the end of input")
         child = _child(args, dict(os.environ))
         result.runs += 1
-        if child.wait(run_timeout_s) == 0:
+        if result.source == "files":
+            if _until_complete(dsn, table, events, child, run_timeout_s):
+                return _finish(dsn, table, events, result, started)
+        elif _wait(child, run_timeout_s) == 0:
             return _finish(dsn, table, events, result, started)
         failed_in_a_row = _failed(result, child, failed_in_a_row, on_step)
+
+
+def _wait(child: subprocess.Popen[bytes], timeout_s: float) -> int:
+    try:
+        return child.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise RuntimeError(f"chaos run did not end within {timeout_s:.0f} s: {_tail(child)}") from None
+
+
+def _until_complete(
+    dsn: str, table: str, events: int, child: subprocess.Popen[bytes], timeout_s: float, settle_s: float = 5.0
+) -> bool:
+    """A job without end: stop it once PostgreSQL holds every closed window and checker row,
+    after ``settle_s`` more seconds in which a row written twice would show. False: it failed."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            return False
+        probe = ChaosResult(events, source="files")
+        _check(dsn, table, events, probe)
+        if probe.lost == 0:
+            time.sleep(settle_s)
+            alive = child.poll() is None
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            return alive
+        time.sleep(1.0)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    raise RuntimeError(f"the last chaos run did not write every closed window within {timeout_s:.0f} s: {_tail(child)}")
 
 
 def _failed(result: ChaosResult, child: subprocess.Popen[bytes], in_a_row: int, on_step: Callable[[str], None]) -> int:
@@ -127,7 +215,9 @@ def _finish(dsn: str, table: str, events: int, result: ChaosResult, started: flo
 
 def _child(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     log = open(Path(args[args.index("--checkpoint") + 1]).parent / "child.log", "ab")  # noqa: SIM115 (the child owns it)
-    return subprocess.Popen([sys.executable, "-m", "funke.bench.chaos", *args], env=env, stdout=log, stderr=log, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "funke.bench.chaos", *args], env=env, stdout=log, stderr=log, start_new_session=True
+    )
 
 
 def _tail(child: subprocess.Popen[bytes]) -> str:
@@ -150,8 +240,15 @@ def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
 
     from examples.chaos import KEYS, SEEN_EVERY, expected_counts
 
-    expected = expected_counts(events)
+    endless = result.source == "files"  # no end of input: no totals, the last window stays open
+    expected = expected_counts(events, closed_only=endless)
     with psycopg.connect(dsn) as conn:
+        if conn.execute("SELECT to_regclass(%s), to_regclass(%s)", (f'"{table}"', f'"{table}_checks"')).fetchone() != (
+            table,
+            f"{table}_checks",
+        ):
+            result.lost = events  # a table is not there yet: nothing written
+            return
         rows = conn.execute(f'SELECT key, (extract(epoch FROM window_start) * 1000)::bigint, count FROM "{table}"').fetchall()
         checks = conn.execute(f'SELECT kind, key, n FROM "{table}_checks"').fetchall()
     got: Counter[tuple[str, int]] = Counter()
@@ -160,7 +257,9 @@ def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
     result.lost = sum(max(0, n - got[k]) for k, n in expected.items())
     result.duplicated = sum(max(0, n - expected[k]) for k, n in got.items())
     totals = sorted((key, n) for kind, key, n in checks if kind == "total")
-    result.totals_ok = totals == sorted((f"k{k}", events // KEYS + (1 if k < events % KEYS else 0)) for k in range(KEYS))
+    result.totals_ok = endless or totals == sorted(
+        (f"k{k}", events // KEYS + (1 if k < events % KEYS else 0)) for k in range(KEYS)
+    )
     # the checker's own output, exactly once: every SEEN_EVERY-th number of every key
     seen = Counter((key, n) for kind, key, n in checks if kind == "seen")
     want = Counter((f"k{i % KEYS}", i // KEYS) for i in range(events) if (i // KEYS) % SEEN_EVERY == 0)
@@ -175,17 +274,18 @@ def _child_main(argv: list[str]) -> None:
     p = argparse.ArgumentParser(prog="funke.bench.chaos")
     for name in ("--events", "--rows-per-batch"):
         p.add_argument(name, type=int, required=True)
-    for name in ("--dsn", "--table", "--checkpoint"):
+    for name in ("--dsn", "--table", "--checkpoint", "--source", "--redis", "--files"):
         p.add_argument(name, required=True)
     a = p.parse_args(argv)
     from examples.chaos import job
 
-    env = job(a.events, a.dsn, a.table, a.rows_per_batch, a.checkpoint)
+    env = job(a.events, a.dsn, a.table, a.rows_per_batch, a.checkpoint, source_kind=a.source, redis=a.redis, files=a.files)
     env.execute().wait()
 
 
 def summary(result: ChaosResult) -> dict[str, Any]:
     return {
+        "source": result.source,
         "kills": sum(result.kills.values()),
         "kills_by_mode": result.kills,
         "runs": result.runs,

@@ -161,6 +161,8 @@ def bench_chaos(
     rows_per_batch: Annotated[int, typer.Option(help="events per micro-batch")] = 500,
     dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test",
     seed: Annotated[int, typer.Option(help="seed of the kill moments")] = 0,
+    source: Annotated[str, typer.Option(help="generator, redis (a Redis Stream written first) or files (JSON files written first)")] = "generator",
+    redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -168,19 +170,26 @@ def bench_chaos(
     import datetime as dt
     import tempfile
 
+    from examples.chaos import SOURCES
     from funke.bench.chaos import run_chaos, summary
 
+    if source not in SOURCES:
+        raise typer.BadParameter(f"choose one of {', '.join(SOURCES)}", param_hint="--source")
     with tempfile.TemporaryDirectory(prefix="funke-chaos-") as workdir:
-        result = run_chaos(dsn, kills=kills, events=events, rows_per_batch=rows_per_batch, workdir=workdir, seed=seed, on_step=lambda s: err.print(f"[dim]{s}[/dim]"))
+        result = run_chaos(
+            dsn, kills=kills, events=events, rows_per_batch=rows_per_batch, workdir=workdir, seed=seed, source=source, redis=redis,
+            on_step=lambda s: err.print(f"[dim]{s}[/dim]"),
+        )
     figures = summary(result)
     console.print_json(json.dumps(figures))
     if write:
         command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else f"funke bench chaos --kills {kills}"
         line = (
-            f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} `{command}`: {figures['kills']} kills "
+            f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} `{command}` (source: {source}): {figures['kills']} kills "
             f"({', '.join(f'{k} {v}' for k, v in figures['kills_by_mode'].items())}), {figures['runs']} runs, "
             f"{figures['records']:,} records, lost {figures['lost']}, duplicated {figures['duplicated']}, "
-            f"alerts {figures['alerts']}, totals {'right' if figures['totals_ok'] else 'WRONG'}, {figures['wall_s']} s"
+            f"alerts {figures['alerts']}, totals {'right' if figures['totals_ok'] else 'WRONG'}{' (no end: none)' if source == 'files' else ''}, "
+            f"{figures['wall_s']} s"
         )
         with doc.open("a") as f:
             f.write(("\n## Chaos (exactly-once under kills)\n\n" if "## Chaos" not in doc.read_text() else "") + line + "\n")

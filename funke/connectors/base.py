@@ -48,6 +48,9 @@ class BatchSink(SinkSpec):
     """
 
     kind: ClassVar[str] = "batch-sink"
+    #: A sink that does not skip replayed batches writes them again: declare "exactly-once"
+    #: only when ``write_batch`` writes with a marker as above.
+    guarantee: ClassVar[str] = "at-least-once"
 
     def check(self, job: str) -> None:
         """Connect once and fail early with a clear error (default: nothing to check)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from funke.bench.chaos import run_chaos, summary
-from tests.servers import ensure_postgres
+from tests.servers import ensure_postgres, ensure_redis
 
 pytestmark = pytest.mark.spark
 
@@ -14,8 +14,50 @@ def test_killed_five_times_nothing_lost_nothing_duplicated_no_alert(tmp_path):
     dsn = ensure_postgres()
     steps: list[str] = []
     # timer, during a write, after a write, timer, during a write: then one run to the end
-    result = run_chaos(dsn, kills=5, events=20_000, rows_per_batch=1_000, workdir=str(tmp_path), seed=7, timer_s=(3, 12), on_step=steps.append)
+    result = run_chaos(
+        dsn, kills=5, events=20_000, rows_per_batch=1_000, workdir=str(tmp_path), seed=7, timer_s=(3, 12), on_step=steps.append
+    )
     figures = summary(result)
     assert figures["kills"] == 5, (figures, steps)
     assert result.kills["during"] == 2 and result.kills["after"] == 1
     assert (figures["lost"], figures["duplicated"], figures["alerts"], figures["totals_ok"]) == (0, 0, 0, True), (figures, steps)
+
+
+def test_redis_stream_source_killed_mid_stream_loses_and_repeats_nothing(tmp_path):
+    dsn, url = ensure_postgres(), ensure_redis()
+    steps: list[str] = []
+    result = run_chaos(
+        dsn,
+        kills=3,
+        events=8_000,
+        rows_per_batch=800,
+        workdir=str(tmp_path),
+        seed=11,
+        timer_s=(3, 10),
+        source="redis",
+        redis=url,
+        on_step=steps.append,
+    )
+    figures = summary(result)
+    assert (figures["source"], figures["kills"]) == ("redis", 3), (figures, steps)
+    assert (figures["lost"], figures["duplicated"], figures["alerts"], figures["totals_ok"]) == (0, 0, 0, True), (figures, steps)
+
+
+def test_file_source_killed_mid_directory_replays_exactly(tmp_path):
+    """A directory read one file per micro-batch: killed three times, then left to read the rest."""
+    dsn = ensure_postgres()
+    steps: list[str] = []
+    result = run_chaos(
+        dsn,
+        kills=3,
+        events=8_000,
+        rows_per_batch=500,
+        workdir=str(tmp_path),
+        seed=5,
+        timer_s=(3, 10),
+        source="files",
+        on_step=steps.append,
+    )
+    figures = summary(result)
+    assert (figures["source"], figures["kills"]) == ("files", 3), (figures, steps)
+    assert (figures["lost"], figures["duplicated"], figures["alerts"]) == (0, 0, 0), (figures, steps)

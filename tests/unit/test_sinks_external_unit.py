@@ -97,6 +97,20 @@ def test_postgres_sink_arguments_are_checked_when_built():
     assert sink.guarantee == "exactly-once"
 
 
+def test_a_user_batch_sink_is_at_least_once_unless_it_says_otherwise():
+    from funke.connectors.base import BatchSink
+    from funke.plan.nodes import Sink
+
+    class Webhook(BatchSink):
+        """Posts each batch; a replayed batch is posted again."""
+
+        def write_batch(self, df, batch_id, job):
+            pass
+
+    assert Sink((), spec=Webhook()).label() == "sink batch-sink (at-least-once)"
+    assert Sink((), spec=fk.sinks.redis(key="k", field="f", value="v")).label().endswith("(exactly-once)")
+
+
 # -- PostgreSQL: against the server ------------------------------------------------------------
 
 
