@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Iterable
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funke.api.streams import DataStream
@@ -119,7 +119,15 @@ class StreamEnvironment:
             raise PlanError("the job has no sink: call sink_to(...) or print() on a stream")
         return explain_plan(self._sinks, mode=self._mode(bounded))
 
-    def execute(self, *, bounded: bool | None = None, name: str | None = None, fresh: bool = False) -> JobHandle:
+    def execute(
+        self,
+        *,
+        bounded: bool | None = None,
+        name: str | None = None,
+        fresh: bool = False,
+        from_savepoint: str | None = None,
+        allow_non_restored_state: bool = False,
+    ) -> JobHandle:
         """Compile the plan onto Spark and start it; returns a JobHandle (``wait``, ``stop``, ``metrics``).
 
         ``bounded=True`` runs the same program as a Spark batch job over bounded sources:
@@ -130,6 +138,11 @@ class StreamEnvironment:
         resumes from its last committed micro-batch: state, source offsets and sink
         batches go on exactly where the earlier run stopped, crashed or was killed. A job
         that reached the end of its input, a different name, or ``fresh=True`` starts clean.
+
+        ``from_savepoint``: start from a savepoint (``JobHandle.savepoint()``, ``funke
+        savepoint``) instead: its state and source positions replace the job's checkpoint.
+        Queries are matched by sink uid, stateful operators by uid and state layout; state the
+        job no longer has is refused unless ``allow_non_restored_state`` (see ``funke.savepoint``).
         """
         from funke.runtime.job import start_job
 
@@ -137,4 +150,11 @@ class StreamEnvironment:
             raise PlanError("the job has no sink: call sink_to(...) or print() on a stream")
         if name is not None and not _APP.match(name):
             raise PlanError(f"job name {name!r} must be letters, digits, '.', '_' or '-' (it names directories)")
-        return start_job(self, mode=self._mode(bounded), name=name or self.app, fresh=fresh)
+        return start_job(
+            self,
+            mode=self._mode(bounded),
+            name=name or self.app,
+            fresh=fresh,
+            from_savepoint=from_savepoint,
+            allow_non_restored_state=allow_non_restored_state,
+        )

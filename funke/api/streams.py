@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +18,10 @@ from funke.semantics.evictors import Evictor
 from funke.semantics.functions import AggregateFunction, KeyedProcessFunction, OutputTag, ProcessWindowFunction, ReduceFunction
 from funke.semantics.time import Duration, to_millis
 from funke.semantics.triggers import Trigger
+from funke.semantics.watermarks import WatermarkStrategy
 from funke.semantics.window_operator import WindowAggregate as WindowAggregateFn
 from funke.semantics.window_operator import WindowProcess as WindowProcessFn
 from funke.semantics.window_operator import WindowReduce, WindowSpec
-from funke.semantics.watermarks import WatermarkStrategy
 from funke.semantics.windows import WindowAssigner
 
 if TYPE_CHECKING:
@@ -54,6 +55,17 @@ class DataStream:
 
     def _then(self, node: n.Node) -> DataStream:
         return DataStream(self._env, node)
+
+    def uid(self, uid: str) -> DataStream:
+        """Flink's ``uid``: a stable id for the operator that made this stream. Savepoints match
+        state by it, so give one to every stateful operator (windows, ``process``) you may upgrade."""
+        if not isinstance(uid, str) or not uid:
+            raise PlanError(f"uid() takes a non-empty string, got {uid!r}")
+        return type(self)(self._env, dataclasses.replace(self._node, explicit_uid=uid))
+
+    def name(self, name: str) -> DataStream:
+        """Flink's ``name``: how the operator that made this stream shows in ``explain()`` and errors."""
+        return type(self)(self._env, dataclasses.replace(self._node, explicit_name=name))
 
     # -- stateless ------------------------------------------------------------------
     def filter(self, predicate: Expr | str | Callable[[dict[str, Any]], bool], *, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:

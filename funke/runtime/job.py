@@ -10,6 +10,7 @@ Batch (``bounded=True``): the same plan as Spark batch jobs, run in a background
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -23,6 +24,10 @@ from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
 from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
+from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
+from funke.runtime.registry import Registry
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from funke.api.environment import StreamEnvironment
@@ -143,6 +148,11 @@ class JobHandle:
         self.interval_ms = 0
         self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
+        self.home: str | None = None  # FUNKE_HOME: registry, savepoints, requests (streaming runs)
+        self.layouts: dict[str, list[dict[str, Any]]] = {}  # sink uid of each query -> its stateful operators
+        self.restored_from: str | None = None
+        self.restore_notes: list[str] = []
+        self._serving = threading.Event()
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -170,6 +180,7 @@ class JobHandle:
                 self._raise_if_failed()
                 if self.checkpoints is not None and self._all_finished():
                     self.checkpoints.mark_finished()
+                    self._registry("finished")
                 for st in self.states:
                     st.refresh_collect(self.spark)
                 return self
@@ -206,16 +217,46 @@ class JobHandle:
     def _raise_if_failed(self) -> None:
         if self._error is not None:
             self.stop()
+            self._registry("failed")
             raise JobFailedError(f"job '{self.name}' failed: {self._error}") from self._error
         if self.mode == "streaming":
             for s in self.states:
                 if s.query is not None and not s.query.isActive and s.query.exception() is not None and not s.finished:
                     err = s.query.exception()
                     self.stop()
+                    self._registry("failed")
                     raise JobFailedError(f"job '{self.name}' failed in {s.sink.where()}: {err}")
 
-    def stop(self) -> None:
-        """Stop every query of the job (idempotent)."""
+    def stop(self, *, savepoint: str | None = None) -> Any:
+        """Stop every query of the job (idempotent). ``savepoint``: then take a savepoint of
+        where it stopped into that directory (returned), as Flink's stop-with-savepoint."""
+        self._stop()
+        if self.mode == "streaming" and self.home is not None and not self._all_finished():
+            self._registry("stopped")
+        return self.savepoint(savepoint) if savepoint is not None else None
+
+    def savepoint(self, target: str | None = None) -> Any:
+        """A savepoint of the job as of each query's last committed micro-batch, taken while it
+        runs (or after it stopped), into ``target`` (default ``$FUNKE_HOME/jobs/<job>/savepoints``)."""
+        from funke.savepoint import take
+
+        if self.mode != "streaming" or self.checkpoints is None or self.home is None:
+            raise PlanError(f"job '{self.name}': savepoints are taken of streaming runs (a bounded run has no checkpoint)")
+        where = target or str(Path(self.home) / "jobs" / self.name / "savepoints")
+        sp = take(self.checkpoints.root, job=self.name, target=where, layouts=self.layouts, spark=self.spark)
+        Registry(self.home).add_savepoint(str(sp.path), self.name, batches=sp.batches, size_bytes=sp.manifest["size_bytes"], took_ms=sp.manifest["took_ms"])
+        return sp
+
+    def _registry(self, status: str) -> None:
+        if self.home is None:
+            return
+        try:
+            Registry(self.home).job_ended(self.name, status)
+        except Exception as e:  # noqa: BLE001 (the registry is bookkeeping: never the reason a job fails)
+            log.warning("job %s: could not note status %s in the registry: %s", self.name, status, e)
+
+    def _stop(self) -> None:
+        self._serving.set()
         with self._lock:
             if self.mode == "streaming":
                 for s in self.states:
@@ -249,6 +290,8 @@ class JobHandle:
         }
         if self.mode == "streaming":
             out["resumed"] = self.resumed
+            if self.restored_from is not None:
+                out["restored_from"] = self.restored_from
         steady = [(ms, r) for s in self.states for ms, r in list(zip(s.batch_ms, s.batch_rows))[2:] if r > 0]
         if steady:
             total_ms = sum(ms for ms, _ in steady)
@@ -270,10 +313,20 @@ def _show_watermark(w: str | None) -> str | None:
 # -- starting -------------------------------------------------------------------------------
 
 
-def start_job(env: StreamEnvironment, *, mode: str, name: str, fresh: bool = False) -> JobHandle:
+def start_job(
+    env: StreamEnvironment,
+    *,
+    mode: str,
+    name: str,
+    fresh: bool = False,
+    from_savepoint: str | None = None,
+    allow_non_restored_state: bool = False,
+) -> JobHandle:
     from funke.spark.compiler import compile_job
     from funke.spark.session import get_session, session_cores
 
+    if from_savepoint is not None and (mode == "batch" or fresh):
+        raise PlanError("from_savepoint= resumes a streaming run: it goes with neither bounded=True nor fresh=True")
     if mode == "batch":
         unbounded = [s.spec.describe() for s in _sources(env.sinks) if not _batchable(s.spec)]
         if unbounded:
@@ -292,8 +345,28 @@ def start_job(env: StreamEnvironment, *, mode: str, name: str, fresh: bool = Fal
         handle._thread.start()
         return handle
     handle.checkpoints = Checkpoints.for_job(env, name, spark)
+    handle.home = str(env.settings.home)
+    handle.layouts = {st.sink.uid: state_layout(st.plan.sinks) for st in states}
+    if from_savepoint is not None:
+        _restore(env, handle, from_savepoint, allow_non_restored_state)
     _start_streaming(env, handle, fresh)
+    Registry(handle.home).job_started(name, checkpoint=handle.checkpoints.root, fingerprint=fingerprint(handle.layouts))
+    serve(handle, handle.home, handle._serving)
     return handle
+
+
+def _restore(env: StreamEnvironment, handle: JobHandle, path: str, allow_non_restored_state: bool) -> None:
+    """Check the savepoint against the job (Flink's rules), then make it the job's checkpoint."""
+    from funke.savepoint import read
+
+    assert handle.checkpoints is not None
+    if handle.checkpoints.uri:
+        raise PlanError(f"restoring a savepoint into {handle.checkpoints.root}: savepoints restore into a local checkpoint_dir")
+    sp = read(path)
+    handle.restore_notes = check_restore(sp, handle.layouts, allow_non_restored_state=allow_non_restored_state)
+    files = {st.sink.uid: [s.spec.path for s in st.plan.sinks if isinstance(s.spec, FileSink)] for st in handle.states}
+    restore(sp, Path(handle.checkpoints._local()), handle.layouts, files)
+    handle.restored_from = str(sp.path)
 
 
 def _sources(sinks: tuple[n.Sink, ...]) -> list[n.Source]:

@@ -24,8 +24,8 @@ from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
 from funke.spark.datasources import EOS
-from funke.spark.operators import general_program, main_view, needs_time, side_view
 from funke.spark.exprs import to_column
+from funke.spark.operators import general_program, main_view, needs_time, side_view
 from funke.spark.python_fns import pandas_function, row_function
 from funke.spark.sources import CORRUPT, SCRIPT_PT, SCRIPT_WM, source_frame, static_frame, test_stream_frames
 
@@ -84,6 +84,10 @@ class DeadLetterRule:
 DEAD_LETTER_DDL = "job string, node string, reason string, raw string, position string, detected_at timestamp"
 #: Event times funke accepts: from year 1 up to, not including, the end-of-input instant.
 _MIN_MS, _END_MS = -62_135_596_800_000, 253_402_214_400_000
+#: The event time a streaming row with an unusable one carries from the watermark to its
+#: observe (about 146 000 BC in microseconds): below every valid event time.
+_BAD_TIME_MICROS = -(2**62)
+_ATOMIC = {"string", "integer", "long", "short", "byte", "double", "float", "boolean", "date", "timestamp"}
 _DL_SOURCE = "_funke_end_of"
 
 
@@ -179,6 +183,15 @@ class Compiler:
         Returns the rows that go on and the metric counting the others here, in the main query
         (the caller records it). The end-of-input row is never a dead letter.
         """
+        reason = self.dead_rule(node, frame, reason, raw=raw, position=position)
+        counter = Compiled(frame)
+        counted = self.observe(counter, f"funke_dead_{_safe(node.uid)}", False, F.count(reason).alias("dead"))
+        counter.metrics[-1].counts_rows = False
+        return counted.where(reason.isNull()), counter.metrics[-1]
+
+    def dead_rule(self, node: n.Node, frame: DataFrame, reason: Column, *, raw: Column | None = None, position: Column | None = None) -> Column:
+        """Record that the rows of ``frame`` whose ``reason`` is not null are dead letters (the
+        dead-letter query reads them); returns the reason, null on the end-of-input row."""
         if EOS in frame.columns:
             reason = F.when(~F.col(EOS), reason)
         columns = [c for c in frame.columns if c != EOS]
@@ -186,10 +199,7 @@ class Compiler:
         if position is None:  # past the source, a row is known by the source(s) it came from
             position = F.lit(", ".join(sorted({x.spec.describe() for x in n.walk([node]) if isinstance(x, n.Source)})))
         self.dead_rules.append(DeadLetterRule(node, frame, reason, raw, position))
-        counter = Compiled(frame)
-        counted = self.observe(counter, f"funke_dead_{_safe(node.uid)}", False, F.count(reason).alias("dead"))
-        counter.metrics[-1].counts_rows = False
-        return counted.where(reason.isNull()), counter.metrics[-1]
+        return reason
 
     def dead_letter_frame(self, job: str) -> Compiled | None:
         """All rules' failing rows as one frame with ``DEAD_LETTER_DDL``'s columns, or None without rules.
@@ -257,38 +267,38 @@ class Compiler:
         s = node.strategy
         column = s.timestamp_column
         assert column is not None
-        df, dead = self.dead_letters(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
-        ts = F.col(column)
-        if s.timestamp_unit == "ms":
-            ts = F.timestamp_millis(ts.cast("bigint"))
-        elif s.timestamp_unit == "s":
-            ts = F.timestamp_seconds(ts.cast("bigint"))
-        finite = EOS in df.columns
-        if finite:
-            ts = F.when(F.col(EOS), F.to_timestamp(F.lit(END_OF_TIME))).otherwise(ts)
-        df = df.withColumn(column, ts)
         if not self.streaming:
-            out = self._merge(df, up)
+            df, dead = self.dead_letters(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
+            out = self._merge(df.withColumn(column, _event_time(column, s.timestamp_unit, EOS in df.columns)), up)
             out.metrics.append(dead)
             return out
-        df = df.withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
+        # Streaming: a row whose event time is unusable keeps going, with the event time
+        # _bad_time() (below every valid one: it never moves the watermark), through one observe
+        # that counts rows, dead letters, the largest event time and the end of input, and
+        # leaves the main path right after it. One observe, not two: each costs a
+        # whole-stage-codegen split per row.
+        reason = self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
+        finite = EOS in up.frame.columns
+        ts = F.when(reason.isNull(), _event_time(column, s.timestamp_unit, finite)).otherwise(_bad_time())
+        df = up.frame.withColumn(column, ts).withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
         # observe() is also a barrier: Spark pushes filters that do not read the event-time
         # column below the watermark, where they would drop the end-of-input row unseen.
-        name = f"funke_wm_{_safe(node.uid)}"
-        aggs = [F.count(F.lit(1)).alias("rows"), F.max(F.col(column)).alias("max_event_time")]
+        usable = F.col(column) > _bad_time()
+        good = usable & ~F.col(EOS) if finite else usable
+        aggs = [F.count(F.when(good, 1)).alias("rows"), F.max(F.when(usable, F.col(column))).alias("max_event_time")]
+        aggs.append(F.count(F.when(F.col(column) == _bad_time(), 1)).alias("dead"))
         if finite:
-            aggs[0] = F.count(F.when(~F.col(EOS), 1)).alias("rows")
             aggs.append(F.max(F.col(EOS).cast("int")).alias("eos"))
         out = self._merge(df, up)
         at_source = isinstance(node.input, n.Source)
         if at_source:  # this observation replaces the source's own (same rows, plus the end flag)
             out.metrics = []
-        out.metrics.append(dead)
-        df = self.observe(out, name, finite, *aggs, frame=df)
+        df = self.observe(out, f"funke_wm_{_safe(node.uid)}", finite, *aggs, frame=df)
         out.metrics[-1].counts_rows = at_source
         if finite:
-            df = df.where(F.col(column) < F.to_timestamp(F.lit(END_OF_TIME))).drop(EOS)
-        out.frame = df
+            out.frame = df.where((F.col(column) > _bad_time()) & (F.col(column) < F.to_timestamp(F.lit(END_OF_TIME)))).drop(EOS)
+        else:
+            out.frame = df.where(F.col(column) > _bad_time())
         return out
 
     def visit_Select(self, node: n.Select, up: Compiled) -> Compiled:
@@ -339,7 +349,15 @@ class Compiler:
         if t.loader is not None:
             return t.loader(self.spark)
         assert t.rows is not None and t.declared is not None
-        return static_frame(self.spark, t.rows, t.declared)
+        df = static_frame(self.spark, t.rows, t.declared)
+        # A column without nulls is declared not nullable, so a key taken from it needs no
+        # null-key dead-letter rule (and no observe) downstream.
+        full = [i for i in range(len(t.declared)) if all(r[i] is not None for r in t.rows)] if t.rows else []
+        atomic = {f.name for f in df.schema.fields if f.dataType.typeName() in _ATOMIC}
+        names = df.columns
+        return df.select(
+            *(F.coalesce(F.col(c), F.lit(t.rows[0][i]).cast(df.schema[c].dataType)).alias(c) if i in full and c in atomic else F.col(c) for i, c in enumerate(names))
+        )
 
     def visit_WindowAggregate(self, node: n.WindowAggregate, up: Compiled) -> Compiled:
         if place(node).path == GENERAL:
@@ -436,6 +454,22 @@ class Compiler:
 
     def visit_Sink(self, node: n.Sink, up: Compiled) -> Compiled:
         return self._merge(self.plain(up, node.uid), up)
+
+
+def _bad_time() -> Column:
+    return F.timestamp_micros(F.lit(_BAD_TIME_MICROS))
+
+
+def _event_time(column: str, unit: str | None, finite: bool) -> Column:
+    """The event-time column as a Spark timestamp; the end-of-input row's is the end of time."""
+    ts = F.col(column)
+    if unit == "ms":
+        ts = F.timestamp_millis(ts.cast("bigint"))
+    elif unit == "s":
+        ts = F.timestamp_seconds(ts.cast("bigint"))
+    if finite:
+        ts = F.when(F.col(EOS), F.to_timestamp(F.lit(END_OF_TIME))).otherwise(ts)
+    return ts
 
 
 def _bad_event_time(value: Column, column: str, unit: str | None) -> Column:

@@ -1,0 +1,123 @@
+"""Job management commands: ``funke list``, ``savepoint``, ``savepoints``, ``stop``.
+
+They read the job registry of ``FUNKE_HOME``. A savepoint or stop request goes to the
+running job through a request file it polls (``funke.runtime.control``); a savepoint of a
+job that is not running is cut from its checkpoint by this process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from funke.errors import FunkeError
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(e: Exception) -> typer.Exit:
+    err.print(f"[red]error:[/red] {e}")
+    return typer.Exit(1)
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def list_jobs() -> None:
+    """The jobs run under this funke home (FUNKE_HOME), with their status."""
+    from funke.runtime.registry import registry
+
+    t = Table("job", "status", "started (UTC)", "checkpoint", "plan")
+    for j in registry().jobs():
+        status = j.status if j.status != "running" or j.alive else "running? (its process is gone: killed)"
+        t.add_row(j.name, status, _when(j.started_at), j.checkpoint, j.fingerprint)
+    console.print(t)
+
+
+def savepoint(
+    job: Annotated[str | None, typer.Argument(help="the job's name")] = None,
+    directory: Annotated[str | None, typer.Argument(help="where the savepoint goes (default: the job's home)")] = None,
+    dispose: Annotated[str | None, typer.Option(help="delete this savepoint instead")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for the running job's answer")] = 600,
+) -> None:
+    """Take a savepoint of a job while it runs (without stopping it), or --dispose one."""
+    from funke import savepoint as sp
+
+    try:
+        if dispose is not None:
+            sp.dispose(dispose)
+            console.print(f"disposed {dispose}")
+            return
+        if job is None:
+            raise typer.BadParameter("name the job (or --dispose PATH)")
+        path = _savepoint(job, directory, timeout)
+    except FunkeError as e:
+        raise _fail(e) from None
+    console.print(path)
+
+
+def _savepoint(job: str, directory: str | None, timeout: float) -> str:
+    from funke.config import settings
+    from funke.runtime.control import ask
+    from funke.runtime.registry import Registry
+
+    home = settings().home
+    record = Registry(home).job(job)
+    if record.alive:
+        return ask(home, job, "savepoint", directory, alive=lambda: Registry(home).job(job).alive, timeout_s=timeout)["savepoint"]
+    # Not running: cut the savepoint from its checkpoint here (Spark only to write the state tables).
+    from funke.savepoint import take
+    from funke.spark.session import get_session
+
+    spark = get_session(settings(), {}, f"funke-savepoint-{job}")
+    target = directory or str(Path(home) / "jobs" / job / "savepoints")
+    taken = take(record.checkpoint, job=job, target=target, spark=spark)
+    Registry(home).add_savepoint(str(taken.path), job, batches=taken.batches, size_bytes=taken.manifest["size_bytes"], took_ms=taken.manifest["took_ms"])
+    return str(taken.path)
+
+
+def savepoints(job: Annotated[str, typer.Argument(help="the job's name")]) -> None:
+    """The savepoints taken of a job, oldest first."""
+    from funke.runtime.registry import registry
+
+    t = Table("savepoint", "taken (UTC)", "batches", "size", "took")
+    for s in registry().savepoints(job):
+        there = "" if Path(s.path).is_dir() else " (gone)"
+        batches = ", ".join(f"{k}: {v}" for k, v in sorted(s.batches.items()))
+        t.add_row(s.path + there, _when(s.created_at), batches, f"{s.size_bytes / 1e6:.1f} MB", f"{s.took_ms} ms")
+    console.print(t)
+
+
+def stop(
+    job: Annotated[str, typer.Argument(help="the job's name")],
+    savepoint_dir: Annotated[str | None, typer.Option("--savepoint", help="take a savepoint into DIR as it stops")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for the job's answer")] = 600,
+) -> None:
+    """Stop a running job, optionally with a savepoint of where it stopped."""
+    from funke.config import settings
+    from funke.runtime.control import ask
+    from funke.runtime.registry import Registry
+
+    home = settings().home
+    try:
+        registry = Registry(home)
+        if not registry.job(job).alive:
+            raise FunkeError(f"job {job!r} is not running (status: {registry.job(job).status})")
+        answer = ask(home, job, "stop", savepoint_dir, alive=lambda: registry.job(job).alive, timeout_s=timeout)
+    except FunkeError as e:
+        raise _fail(e) from None
+    console.print(f"stopped {job}" + (f"; savepoint {answer['savepoint']}" if answer.get("savepoint") else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_jobs)
+    app.command("savepoint")(savepoint)
+    app.command("savepoints")(savepoints)
+    app.command("stop")(stop)

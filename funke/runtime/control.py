@@ -1,0 +1,222 @@
+"""Savepoints of a running job and restores from them: the runtime's side of ``funke.savepoint``.
+
+* ``state_layout(plan)``: what a query keeps as state (its stateful operators, by uid, with
+  the fields that shape their state), recorded in a savepoint and compared on restore.
+* ``check_restore`` / ``restore``: Flink's restore rules, then the savepoint's checkpoints
+  copied in as the job's own, before any query starts.
+* Requests from other processes (``funke savepoint JOB``, ``funke stop JOB``): a request
+  file under ``$FUNKE_HOME/jobs/<job>/requests``, which the running job polls; it answers
+  with ``<id>.done.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from funke.plan import nodes as n
+from funke.savepoint import Savepoint, SavepointError
+
+POLL_S = 0.25
+
+
+# -- state layout ------------------------------------------------------------------------------
+
+
+def state_layout(sinks: list[n.Sink]) -> list[dict[str, Any]]:
+    """The stateful operators feeding ``sinks`` (one query), upstream first, with their state's shape."""
+    out = []
+    for node in n.walk(sinks):
+        if isinstance(node, (n.WindowAggregate, n.RollingAggregate, n.KeyedProcess)):
+            schema = node.input.schema
+            keys = [[k, schema.field(k, node=node.where()).dtype if schema is not None else None] for k in (node.input.keys or ())]
+            entry: dict[str, Any] = {"uid": node.uid, "kind": node.kind, "where": node.where(), "keys": keys}
+            if isinstance(node, n.WindowAggregate):
+                entry["window"] = node.assigner.describe()
+                entry["trigger"] = node.trigger.describe() if node.trigger is not None else None
+                entry["aggregates"] = [str(a) for a in node.aggregates] or [_qualname(node.function)]
+            elif isinstance(node, n.RollingAggregate):
+                entry["aggregates"] = [str(a) for a in getattr(node, "aggregates", ())]
+            else:
+                entry["function"] = _qualname(getattr(node, "function", None))
+            out.append(entry)
+    return out
+
+
+def _qualname(fn: Any) -> str | None:
+    if fn is None:
+        return None
+    t = fn if isinstance(fn, type) else type(fn)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def fingerprint(layouts: dict[str, list[dict[str, Any]]]) -> str:
+    import hashlib
+
+    return hashlib.sha1(json.dumps(layouts, sort_keys=True).encode()).hexdigest()[:12]
+
+
+# -- restoring ---------------------------------------------------------------------------------
+
+
+def check_restore(sp: Savepoint, layouts: dict[str, list[dict[str, Any]]], *, allow_non_restored_state: bool) -> list[str]:
+    """Raise SavepointError when the job cannot take the savepoint's state; else the notes
+    (queries that start empty, state left behind with ``allow_non_restored_state``)."""
+    notes = []
+    saved = sp.manifest["queries"]
+    gone = sorted(set(saved) - set(layouts))
+    if gone and not allow_non_restored_state:
+        raise SavepointError(
+            f"savepoint {sp.path} holds state of {', '.join(repr(g) for g in gone)}, which this job no longer writes "
+            "(matched by sink uid); pass allow_non_restored_state=True (--allow-non-restored-state) to drop it"
+        )
+    notes += [f"state of {g!r} dropped (allow_non_restored_state)" for g in gone]
+    for uid, layout in layouts.items():
+        if uid not in saved:
+            notes.append(f"{uid!r} is new: it starts empty and reads its sources from the beginning")
+            continue
+        before = {op["uid"]: op for op in saved[uid].get("layout", [])}
+        now = {op["uid"]: op for op in layout}
+        for op_uid, op in before.items():
+            if op_uid not in now:
+                if allow_non_restored_state:
+                    notes.append(f"{uid!r}: operator {op['where']} (uid {op_uid}) is gone; the query starts empty")
+                    continue
+                raise SavepointError(
+                    f"savepoint {sp.path}: {op['where']} (uid {op_uid}) in the query writing {uid!r} is not in this job; "
+                    "Spark cannot drop a stateful operator from a query it restores. Pass --allow-non-restored-state to "
+                    "start that query empty, or keep the operator"
+                )
+            for key in sorted(set(op) | set(now[op_uid])):
+                if key in ("where",):
+                    continue
+                if op.get(key) != now[op_uid].get(key):
+                    raise SavepointError(
+                        f"savepoint {sp.path}: the state of {now[op_uid]['where']} (uid {op_uid}) no longer fits: "
+                        f"its {key} was {op.get(key)!r}, now {now[op_uid].get(key)!r}. Give the changed operator a new uid "
+                        "(it then starts empty, with --allow-non-restored-state), or restore with the old code"
+                    )
+        added = [op["where"] for op_uid, op in now.items() if op_uid not in before]
+        if added and before:
+            raise SavepointError(
+                f"savepoint {sp.path}: {', '.join(added)} would join the restored query writing {uid!r}; Spark cannot add "
+                "a stateful operator to a query it restores: give it its own sink, or start fresh"
+            )
+    return notes
+
+
+def restore(sp: Savepoint, root: Path, layouts: dict[str, list[dict[str, Any]]], file_sinks: dict[str, list[str]]) -> None:
+    """Make ``root`` (the job's checkpoint root) hold the savepoint's queries that the job still has."""
+    saved = sp.manifest["queries"]
+    for uid, paths in file_sinks.items():
+        if uid not in saved:
+            continue
+        for path in paths:
+            written = _file_sink_batches(Path(path))
+            if written > saved[uid]["batch"]:
+                raise SavepointError(
+                    f"the output {path} already holds batch {written} of a later run (Spark's file sink would skip the "
+                    f"replayed batches {saved[uid]['batch'] + 1}..{written} there): write to another directory, or empty it"
+                )
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    for uid in saved:
+        src = sp.path / "checkpoint" / uid
+        if uid not in layouts or not src.is_dir() or _dropped(saved[uid], layouts[uid]):
+            continue
+        shutil.copytree(src, root / uid)
+        # A new query id: exactly-once sinks (keyed by it) write the replayed batches anew.
+        (root / uid / "metadata").write_text(json.dumps({"id": str(uuid.uuid4())}))
+        (root / uid / ".metadata.crc").unlink(missing_ok=True)
+        _relocate(root / uid, src)
+        for marker in (sp.path / "checkpoint").iterdir():
+            if marker.is_file() and marker.name.startswith((f"_END_{uid}__", f"_FINISHED_{uid}")):
+                shutil.copy2(marker, root / marker.name)
+
+
+def _dropped(saved: dict[str, Any], layout: list[dict[str, Any]]) -> bool:
+    """An operator of the saved query is gone (allowed by the flag): the query starts empty."""
+    return bool({op["uid"] for op in saved.get("layout", [])} - {op["uid"] for op in layout})
+
+
+def _relocate(dest: Path, src: Path) -> None:
+    from funke.savepoint import _relocate_schema_paths
+
+    _relocate_schema_paths(dest, src)
+
+
+def _file_sink_batches(path: Path) -> int:
+    log = path / "_spark_metadata"
+    if not log.is_dir():
+        return -1
+    ids = [int(p.name.split(".")[0]) for p in log.iterdir() if p.name.split(".")[0].isdigit()]
+    return max(ids, default=-1)
+
+
+# -- requests from other processes -------------------------------------------------------------
+
+
+def requests_dir(home: str | Path, job: str) -> Path:
+    return Path(home) / "jobs" / job / "requests"
+
+
+def serve(handle: Any, home: str | Path, stop_event: threading.Event) -> threading.Thread:
+    """Answer savepoint and stop requests for ``handle``'s job until ``stop_event`` is set."""
+    folder = requests_dir(home, handle.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.json"):  # requests to an earlier run of the job
+        stale.unlink(missing_ok=True)
+
+    def loop() -> None:
+        while not stop_event.wait(POLL_S):
+            for req in sorted(folder.glob("*.request.json")):
+                try:
+                    ask = json.loads(req.read_text())
+                except (OSError, json.JSONDecodeError):
+                    continue
+                req.unlink(missing_ok=True)
+                answer: dict[str, Any]
+                try:
+                    target = ask.get("target")
+                    if ask.get("action") == "stop":
+                        sp = handle.stop(savepoint=target) if target else handle.stop()
+                        answer = {"stopped": True, "savepoint": str(sp.path) if sp is not None else None}
+                    else:
+                        answer = {"savepoint": str(handle.savepoint(target).path)}
+                except Exception as e:  # noqa: BLE001 (the asking process shows it)
+                    answer = {"error": f"{type(e).__name__}: {e}"}
+                (folder / f"{ask['id']}.done.json").write_text(json.dumps(answer))
+
+    t = threading.Thread(target=loop, name=f"funke-requests-{handle.name}", daemon=True)
+    t.start()
+    return t
+
+
+def ask(home: str | Path, job: str, action: str, target: str | None, *, alive: Any, timeout_s: float = 600.0) -> dict[str, Any]:
+    """Ask the running job for a savepoint or to stop; wait for its answer while ``alive()``."""
+    folder = requests_dir(home, job)
+    folder.mkdir(parents=True, exist_ok=True)
+    rid = uuid.uuid4().hex[:12]
+    tmp = folder / f"{rid}.tmp"
+    tmp.write_text(json.dumps({"id": rid, "action": action, "target": target}))
+    tmp.rename(folder / f"{rid}.request.json")
+    done = folder / f"{rid}.done.json"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if done.exists():
+            answer = json.loads(done.read_text())
+            done.unlink(missing_ok=True)
+            if "error" in answer:
+                raise SavepointError(f"job {job!r} could not {action}: {answer['error']}")
+            return answer
+        if not alive():
+            (folder / f"{rid}.request.json").unlink(missing_ok=True)
+            raise SavepointError(f"job {job!r} ended before it answered the {action} request")
+        time.sleep(POLL_S)
+    raise SavepointError(f"job {job!r} did not answer the {action} request within {timeout_s:.0f} s")

@@ -1,0 +1,301 @@
+"""Savepoints: a job's state and source positions as of one committed micro-batch, in an open format.
+
+A savepoint is a directory::
+
+    manifest.json              job, time, versions, per query: batch, watermark, source
+                               positions, stateful operators (funke uid, Spark operator)
+    checkpoint/<sink uid>/     the query's Spark checkpoint cut at that batch (what a
+                               restore resumes from)
+    state/<operator>/          each operator's keyed state as Parquet (key columns, value
+                               columns, partition), read by ``read(path)`` without Spark
+
+Spark commits a query's batch by writing ``commits/<N>``; the state written by batch ``N``
+is version ``N + 1`` of each state store. Cutting the checkpoint at the last committed
+batch ``N`` (offsets and commits up to ``N``, state versions up to ``N + 1``, nothing
+newer) gives a consistent copy even while the job runs on: Spark writes each file once
+and never rewrites an older one. Starting a job from the copy resumes exactly after
+batch ``N``, the way Spark resumes after a crash, except that the query gets a new id (its
+exactly-once sinks then write the replayed batches again, as a new run should).
+
+Restore rules (Flink's, by uid): a query is matched by its sink's uid and each stateful
+operator in it by its own uid and state layout. A query in the savepoint that the job no
+longer has is refused unless ``allow_non_restored_state``; a query new in the job starts
+empty, reading its sources from the beginning (its query has no positions yet); a
+stateful operator whose uid, kind or state fields changed is refused before any record is
+processed, naming the operator and the field. Stateless changes (a filter, a map, a
+changed step after a window) restore.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from funke.errors import FunkeError, PlanError
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+_VERSIONED = re.compile(r"^\.?(\d+)\.(changelog|zip|delta|snapshot)(\.crc)?$")
+_BATCH = re.compile(r"^\.?(\d+)(\.crc)?$")
+
+
+class SavepointError(FunkeError, RuntimeError):
+    """A savepoint cannot be taken, read or restored; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Savepoint:
+    path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def job(self) -> str:
+        return self.manifest["job"]
+
+    @property
+    def batches(self) -> dict[str, int]:
+        """Sink uid -> the committed micro-batch the savepoint holds."""
+        return {uid: q["batch"] for uid, q in self.manifest["queries"].items()}
+
+    def operators(self) -> list[str]:
+        """Names of the state tables (``state/<name>``)."""
+        return sorted(op["table"] for q in self.manifest["queries"].values() for op in q["operators"] if op.get("table"))
+
+    def table(self, name: str) -> Any:
+        """One operator's state as a pandas DataFrame (read with pyarrow: no Spark needed)."""
+        import pyarrow.parquet as pq
+
+        path = self.path / "state" / name
+        if not path.is_dir():
+            raise SavepointError(f"savepoint {self.path} has no state table {name!r}; it has: {', '.join(self.operators()) or 'none'}")
+        return pq.read_table(path).to_pandas()
+
+    def tables(self) -> dict[str, Any]:
+        return {name: self.table(name) for name in self.operators()}
+
+
+def read(path: str | Path) -> Savepoint:
+    """The savepoint at ``path``: its manifest and (``.tables()``) its state in the open format."""
+    root = Path(path)
+    manifest = root / MANIFEST
+    if not manifest.is_file():
+        raise SavepointError(f"{root} is not a funke savepoint: it has no {MANIFEST}")
+    data = json.loads(manifest.read_text())
+    if data.get("format") != FORMAT:
+        raise SavepointError(f"savepoint {root} has format {data.get('format')!r}; this funke reads format {FORMAT}")
+    return Savepoint(root, data)
+
+
+def dispose(path: str | Path) -> None:
+    """Delete a savepoint (and forget it in the registry)."""
+    sp = read(path)
+    shutil.rmtree(sp.path)
+    from funke.runtime.registry import registry
+
+    registry().forget_savepoint(str(sp.path))
+
+
+# -- taking ----------------------------------------------------------------------------------
+
+
+def take(
+    checkpoint_root: str,
+    *,
+    job: str,
+    target: str | Path,
+    layouts: dict[str, list[dict[str, Any]]] | None = None,
+    spark: Any = None,
+) -> Savepoint:
+    """Cut every query's checkpoint under ``checkpoint_root`` at its last committed batch into a
+    new savepoint directory inside ``target``; export each operator's state as Parquet when
+    ``spark`` is given. ``layouts``: sink uid -> its stateful operators (``state_layout``)."""
+    started = time.monotonic()
+    root = _local(checkpoint_root)
+    if not root.is_dir():
+        raise SavepointError(f"job {job!r} has no checkpoint at {root}: it has not run as a streaming job yet")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    out = Path(target) / f"savepoint-{job}-{stamp}-{uuid.uuid4().hex[:6]}"
+    queries: dict[str, Any] = {}
+    for query in sorted(p for p in root.iterdir() if p.is_dir()):
+        markers = [m.name for m in root.iterdir() if m.is_file() and m.name.startswith(("_END_" + query.name + "__", "_FINISHED_" + query.name))]
+        batch = _last_committed(query)
+        if batch < 0:
+            continue  # nothing committed yet: the query starts empty on restore
+        dest = out / "checkpoint" / query.name
+        _copy_cut(query, dest, batch)
+        for m in markers:
+            shutil.copy2(root / m, out / "checkpoint" / m)
+        _relocate_schema_paths(dest, query)
+        offsets = (dest / "offsets" / str(batch)).read_text().splitlines()
+        meta = json.loads(offsets[1]) if len(offsets) > 1 else {}
+        queries[query.name] = {
+            "batch": batch,
+            "watermark_ms": meta.get("batchWatermarkMs"),
+            "source_offsets": [json.loads(x) if x.strip() not in ("", "-") else None for x in offsets[2:]],
+            "operators": _operators(dest, (layouts or {}).get(query.name, [])),
+            "layout": (layouts or {}).get(query.name, []),
+        }
+    if not queries:
+        shutil.rmtree(out, ignore_errors=True)
+        raise SavepointError(f"job {job!r} has committed no micro-batch yet under {root}: nothing to save")
+    if spark is not None:
+        for uid, q in queries.items():
+            for op in q["operators"]:
+                op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
+    manifest = {
+        "format": FORMAT,
+        "job": job,
+        "created_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "versions": _versions(spark),
+        "queries": queries,
+        "took_ms": round((time.monotonic() - started) * 1000),
+        "size_bytes": sum(f.stat().st_size for f in out.rglob("*") if f.is_file()),
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return Savepoint(out, manifest)
+
+
+def _last_committed(query: Path) -> int:
+    commits = query / "commits"
+    return max((int(p.name) for p in commits.iterdir() if p.name.isdigit()), default=-1) if commits.is_dir() else -1
+
+
+def _copy_cut(src: Path, dest: Path, batch: int) -> None:
+    """Copy a query's checkpoint without anything written after ``batch`` committed."""
+
+    def newer(path: Path) -> bool:
+        rel = path.relative_to(src).parts
+        if rel[0] in ("offsets", "commits") and len(rel) == 2:
+            m = _BATCH.match(rel[1])
+            return bool(m) and int(m.group(1)) > batch
+        if rel[0] == "state":
+            m = _VERSIONED.match(path.name)
+            return bool(m) and int(m.group(1)) > batch + 1
+        return False
+
+    for path in sorted(src.rglob("*")):
+        target = dest / path.relative_to(src)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif not newer(path):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copy2(path, target)
+            except FileNotFoundError:  # Spark's maintenance removed an old file meanwhile
+                if not path.name.startswith("."):
+                    raise SavepointError(f"{path} vanished while it was copied (Spark cleaned it up): take the savepoint again") from None
+
+
+def _relocate_schema_paths(dest: Path, src: Path) -> None:
+    """Operator metadata v2 names its state schema files by absolute path: point them at the copy."""
+    for meta in dest.glob("state/*/_metadata/v2/*"):
+        if meta.name.startswith("."):
+            continue
+        text = meta.read_text()
+        moved = text.replace(f"file:{src}/", f"file:{dest}/").replace(f"file://{src}/", f"file://{dest}/")
+        if moved != text:
+            meta.write_text(moved)
+            (meta.parent / f".{meta.name}.crc").unlink(missing_ok=True)  # Hadoop would refuse the old checksum
+
+
+def _operators(checkpoint: Path, layout: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Spark's stateful operators of one query, named after funke's when it is unambiguous."""
+    ops = []
+    for d in sorted((checkpoint / "state").glob("*"), key=lambda p: int(p.name) if p.name.isdigit() else -1):
+        if not d.name.isdigit():
+            continue
+        info = _operator_metadata(d)
+        ops.append({"operator_id": int(d.name), "spark_operator": info.get("operatorName", "?"), "state_variables": info.get("variables", [])})
+    # Named after funke's operator only when the query has one: Spark numbers several in its
+    # own order, which funke does not rely on.
+    single = layout[0] if len(layout) == 1 and len(ops) == 1 else None
+    for op in ops:
+        op["uid"] = single["uid"] if single else None
+        op["table"] = single["uid"] if single else f"{checkpoint.name}-op{op['operator_id']}"
+    return ops
+
+
+def _operator_metadata(op_dir: Path) -> dict[str, Any]:
+    for meta in sorted(op_dir.glob("_metadata/v2/*")) + [op_dir / "_metadata" / "metadata"]:
+        if meta.is_file() and not meta.name.startswith("."):
+            lines = meta.read_text().splitlines()
+            data = json.loads(lines[1]) if len(lines) > 1 else {}
+            props = json.loads(data.get("operatorPropertiesJson") or "{}")
+            variables = [v["stateName"] for v in props.get("stateVariables", [])]
+            return {"operatorName": data.get("operatorInfo", {}).get("operatorName"), "variables": variables}
+    return {}
+
+
+def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: Path) -> int:
+    """One operator's state at ``batch`` as Parquet: key and value fields as columns.
+
+    A transformWithState operator keeps one store per state variable; its table holds every
+    variable's rows with the variable's name in ``state_variable``.
+    """
+    from pyspark.sql import functions as F
+
+    def load(**options: Any) -> Any:
+        reader = spark.read.format("statestore").option("path", str(checkpoint)).option("batchId", batch)
+        reader = reader.option("operatorId", op["operator_id"])
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        df = reader.load()
+        cols, taken = [F.col("partition_id")], {"partition_id"}
+        for part in ("key", "value"):
+            if part not in df.columns:
+                continue
+            for name, column in _flat(df.schema[part].dataType, F.col(part), part):
+                alias = name if name not in taken else f"{part}_{name}"
+                taken.add(alias)
+                cols.append(column.alias(alias))
+        return df.select(*cols)
+
+    variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
+    if variables:
+        frames = [load(stateVarName=v).withColumn("state_variable", F.lit(v)) for v in variables]
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.unionByName(other, allowMissingColumns=True)
+    else:
+        df = load()
+    df.write.mode("overwrite").parquet(str(out))
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
+
+
+def _flat(dtype: Any, column: Any, name: str, depth: int = 0) -> list[tuple[str, Any]]:
+    """A struct's fields as (name, column), nested structs one level flattened (``window_start``)."""
+    if not hasattr(dtype, "fields") or depth > 1:
+        return [(name, column)]
+    out = []
+    for f in dtype.fields:
+        sub = f.name if depth == 0 else f"{name}_{f.name}"
+        out += _flat(f.dataType, column.getField(f.name), sub, depth + 1)
+    return out
+
+
+def _versions(spark: Any) -> dict[str, str]:
+    import funke
+
+    out = {"funke": getattr(funke, "__version__", "?")}
+    try:
+        import pyspark
+
+        out["pyspark"] = pyspark.__version__
+    except ImportError:
+        pass
+    return out
+
+
+def _local(root: str) -> Path:
+    if "://" in root and not root.startswith("file://"):
+        raise PlanError(f"savepoints read the checkpoint through the local filesystem; {root} is not local")
+    return Path(root.removeprefix("file://"))

@@ -1,0 +1,158 @@
+"""Savepoints: pause and resume, upgrade, A/B, time travel, refused restores, the open state format."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+import funke as fk
+from funke.functions import KeyedProcessFunction
+from funke.runtime.registry import registry
+from funke.savepoint import SavepointError, read
+from funke.state import ValueStateDescriptor
+from funke.windows import TumblingEventTimeWindows
+
+pytestmark = pytest.mark.spark
+EVENTS, KEYS, MS_PER_EVENT, RATE, PER_BATCH = 16_000, 4, 5, 2_500, 2_000
+EVERY = 100  # the running total is reported at every 100th element of a key
+
+
+class RunningTotal(KeyedProcessFunction):
+    def open(self, ctx: Any) -> None:
+        self.n = ctx.get_state(ValueStateDescriptor("n", int))
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
+        n = (self.n.value() or 0) + 1
+        self.n.update(n)
+        if n % EVERY == 0:
+            yield {"key": ctx.get_current_key(), "n": n}
+
+
+def job(spark, tmp_path, *, version: str = "v0", totals: bool = True, aggregate: str = "count") -> tuple[fk.StreamEnvironment, dict[str, Any]]:
+    env = fk.StreamEnvironment(app="savepoints", spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
+    source = fk.sources.generator(
+        {"key": f"concat('k', cast(i % {KEYS} as string))", "x": "i % 7", "event_time": f"i * {MS_PER_EVENT}"},
+        schema="key string, x bigint, event_time bigint",
+        events=EVENTS,
+        rows_per_second=RATE,
+        rows_per_batch=PER_BATCH,
+    )
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
+    keyed = env.from_source(source, wm, uid="events").key_by("key")
+    windowed = keyed.window(TumblingEventTimeWindows.of(fk.seconds(1)))
+    counted = (windowed.count() if aggregate == "count" else windowed.sum("x", alias="count")).uid("window")
+    sinks = {"counts": counted.with_column("version", f"'{version}'").sink_to(fk.sinks.collect(), uid="counts")}
+    if totals:
+        running = keyed.process(RunningTotal(), output_schema="key string, n bigint", uid="running-total")
+        sinks["totals"] = running.sink_to(fk.sinks.collect(), uid="totals")
+    return env, sinks
+
+
+def expected() -> dict[str, Counter]:
+    counts: Counter = Counter()
+    for i in range(EVENTS):
+        counts[(f"k{i % KEYS}", i * MS_PER_EVENT // 1000)] += 1
+    totals = Counter((f"k{k}", n) for k in range(KEYS) for n in range(EVERY, EVENTS // KEYS + 1, EVERY))
+    return {"counts": Counter((k, w, c) for (k, w), c in counts.items()), "totals": totals}
+
+
+def rows(sink: Any, *, after: int = -1, upto: int | None = None) -> Counter:
+    """A collect sink's rows as comparable tuples, from the batches in (after, upto]."""
+    out: Counter = Counter()
+    for batch, batch_rows in sink.batches:
+        if batch <= after or (upto is not None and batch > upto):
+            continue
+        for r in batch_rows:
+            out[(r["key"], int(r["window_start"].timestamp()), r["count"]) if "window_start" in r else (r["key"], r["n"])] += 1
+    return out
+
+
+def versions(sink: Any) -> set[str]:
+    return {r["version"] for r in sink.rows}
+
+
+def wait_for_batches(handle: Any, at_least: int = 1, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while min(handle.checkpoints.last_committed(st.sink.uid) for st in handle.states if not st.plan.lazy) < at_least:
+        assert time.monotonic() < deadline, "the job committed no micro-batch in time"
+        assert not handle.done, "the job ended before the savepoint: raise EVENTS or lower RATE"
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def first_run(spark, tmp_path_factory):
+    """v0 run to the end, with a savepoint taken while it ran."""
+    tmp = tmp_path_factory.mktemp("first")
+    env, sinks = job(spark, tmp)
+    handle = env.execute(name="sp-first")
+    wait_for_batches(handle, 1)
+    sp = handle.savepoint(str(tmp / "savepoints"))
+    handle.wait(300)
+    assert handle.done and not handle.metrics()["resumed"]
+    return sp, sinks
+
+
+def test_a_savepoint_taken_while_the_job_runs_holds_its_state_in_the_open_format(first_run):
+    sp, sinks = first_run
+    again = read(sp.path)
+    assert set(again.batches) == {"counts", "totals"} and again.manifest["job"] == "sp-first"
+    assert {op["uid"] for q in again.manifest["queries"].values() for op in q["layout"]} == {"window", "running-total"}
+    n = again.batches["counts"]
+    state = again.table("window")  # the open windows as of batch n: key, window, count
+    assert {"key", "window_start", "window_end", "count"} <= set(state.columns) and len(state) > 0
+    # every event read by batch n is either in a window already written or in an open one
+    read_by_n = again.manifest["queries"]["counts"]["source_offsets"][0]["i"]
+    written = sum(r["count"] for batch, batch_rows in sinks["counts"].batches if batch <= n for r in batch_rows)
+    assert state["count"].sum() + written == read_by_n
+    assert str(sp.path) in {s.path for s in registry().savepoints("sp-first")}
+
+
+def test_time_travel_and_a_b_from_one_savepoint(spark, tmp_path, first_run):
+    """v0 again (time travel) and v0.1 (a changed step after the window), side by side from one savepoint."""
+    sp, first = first_run
+    n = sp.batches
+    env_a, a = job(spark, tmp_path, version="v0.1")
+    env_b, b = job(spark, tmp_path, version="v0")
+    ha = env_a.execute(name="sp-a", from_savepoint=str(sp.path))
+    hb = env_b.execute(name="sp-b", from_savepoint=str(sp.path))
+    ha.wait(300), hb.wait(300)
+    assert ha.metrics()["restored_from"] == str(sp.path)
+    for uid in ("counts", "totals"):
+        before = rows(first[uid], upto=n[uid])
+        # the replayed span equals the first run's, and with what the first run wrote before it, the whole result
+        assert rows(b[uid]) == rows(first[uid], after=n[uid]), uid
+        assert before + rows(b[uid]) == expected()[uid], uid
+        assert before + rows(a[uid]) == expected()[uid], uid
+    assert versions(a["counts"]) == {"v0.1"} and versions(b["counts"]) == {"v0"}
+
+
+def test_stop_with_a_savepoint_then_resume_gives_the_uninterrupted_result(spark, tmp_path):
+    env, first = job(spark, tmp_path)
+    handle = env.execute(name="sp-pause")
+    wait_for_batches(handle, 1)
+    sp = handle.stop(savepoint=str(tmp_path / "sps"))
+    assert registry().job("sp-pause").status == "stopped"
+    env2, second = job(spark, tmp_path)
+    resumed = env2.execute(name="sp-pause", from_savepoint=str(sp.path)).wait(300)
+    assert resumed.metrics()["resumed"] is True and resumed.done
+    for uid in ("counts", "totals"):
+        assert rows(first[uid], upto=sp.batches[uid]) + rows(second[uid]) == expected()[uid], uid
+    assert registry().job("sp-pause").status == "finished"
+
+
+def test_restores_that_do_not_fit_are_refused_before_any_record(spark, tmp_path, first_run):
+    sp, _ = first_run
+    env, _ = job(spark, tmp_path, totals=False)
+    with pytest.raises(SavepointError, match=r"holds state of 'totals'.*allow-non-restored-state"):
+        env.execute(name="sp-refused", from_savepoint=str(sp.path))
+    env, _ = job(spark, tmp_path, aggregate="sum")
+    with pytest.raises(SavepointError, match=r"state of window .*\(uid window\) no longer fits: its aggregates was \['count\(\)'\]"):
+        env.execute(name="sp-refused", from_savepoint=str(sp.path))
+    # dropping the totals is allowed when asked for; the counts go on from the savepoint
+    env, sinks = job(spark, tmp_path, totals=False)
+    handle = env.execute(name="sp-dropped", from_savepoint=str(sp.path), allow_non_restored_state=True).wait(300)
+    assert any("'totals' dropped" in note for note in handle.restore_notes)
+    assert rows(sinks["counts"]) + rows(first_run[1]["counts"], upto=sp.batches["counts"]) == expected()["counts"]

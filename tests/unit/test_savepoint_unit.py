@@ -1,0 +1,163 @@
+"""Savepoints without Spark: the checkpoint cut, the restore rules, the registry, requests between processes."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import funke as fk
+from funke.runtime import control
+from funke.runtime.registry import Registry
+from funke.savepoint import Savepoint, SavepointError, _copy_cut, _relocate_schema_paths, read, take
+
+
+def fake_checkpoint(root: Path, *, planned: int, committed: int) -> Path:
+    """A Spark-shaped query checkpoint: offsets 0..planned, commits 0..committed, state versions 1..planned+1."""
+    q = root / "counts"
+    for sub in ("offsets", "commits", "state/0/0", "state/0/_metadata/v2", "state/0/0/SSTs"):
+        (q / sub).mkdir(parents=True, exist_ok=True)
+    (q / "metadata").write_text('{"id":"old"}')
+    for b in range(planned + 1):
+        (q / "offsets" / str(b)).write_text('v1\n{"batchWatermarkMs":%d}\n{"i":%d}' % (b * 1000, (b + 1) * 100))
+        (q / "offsets" / f".{b}.crc").write_text("crc")
+    for b in range(committed + 1):
+        (q / "commits" / str(b)).write_text("v1\n{}")
+    for v in range(1, planned + 2):
+        (q / "state/0/0" / f"{v}.changelog").write_text(f"version {v}")
+        (q / "state/0/0" / f".{v}.changelog.crc").write_text("crc")
+    (q / "state/0/0/SSTs/abc.sst").write_text("sst")
+    (q / "state/0/_metadata/v2/0").write_text(
+        'v2\n{"operatorInfo":{"operatorId":0,"operatorName":"transformWithStateInPandasExec"},'
+        f'"stateStoreInfo":[{{"stateSchemaFilePaths":["file:{q}/state/0/_stateSchema/default/0_x"]}}],'
+        '"operatorPropertiesJson":"{\\"stateVariables\\":[{\\"stateName\\":\\"operator\\"}]}"}'
+    )
+    (q / "state/0/_metadata/v2/.0.crc").write_text("crc")
+    return q
+
+
+def test_the_cut_keeps_what_the_last_committed_batch_needs_and_nothing_newer(tmp_path):
+    q = fake_checkpoint(tmp_path / "ck", planned=5, committed=3)
+    dest = tmp_path / "copy"
+    _copy_cut(q, dest, 3)
+    assert sorted(p.name for p in (dest / "offsets").iterdir()) == [".0.crc", ".1.crc", ".2.crc", ".3.crc", "0", "1", "2", "3"]
+    assert sorted(p.name for p in (dest / "commits").iterdir()) == ["0", "1", "2", "3"]
+    # batch 3 wrote state version 4
+    assert sorted(p.name for p in (dest / "state/0/0").glob("*.changelog")) == [f"{v}.changelog" for v in range(1, 5)]
+    assert (dest / "state/0/0/SSTs/abc.sst").exists() and (dest / "metadata").exists()
+    _relocate_schema_paths(dest, q)
+    meta = (dest / "state/0/_metadata/v2/0").read_text()
+    assert f"file:{dest}/state/0/_stateSchema" in meta and str(q) not in meta
+    assert not (dest / "state/0/_metadata/v2/.0.crc").exists()  # its checksum no longer fits
+
+
+def test_take_records_batch_watermark_positions_and_layout(tmp_path):
+    fake_checkpoint(tmp_path / "ck", planned=5, committed=3)
+    layout = {"counts": [{"uid": "window", "kind": "window", "where": "window", "keys": [["key", "string"]]}]}
+    sp = take(str(tmp_path / "ck"), job="j", target=tmp_path / "sps", layouts=layout)
+    q = read(sp.path).manifest["queries"]["counts"]
+    assert (q["batch"], q["watermark_ms"], q["source_offsets"]) == (3, 3000, [{"i": 400}])
+    assert q["operators"][0]["uid"] == "window" and q["operators"][0]["state_variables"] == ["operator"]
+    assert sp.batches == {"counts": 3} and sp.path.name.startswith("savepoint-j-")
+
+
+def test_nothing_committed_is_nothing_to_save(tmp_path):
+    fake_checkpoint(tmp_path / "ck", planned=0, committed=-1)
+    with pytest.raises(SavepointError, match="committed no micro-batch"):
+        take(str(tmp_path / "ck"), job="j", target=tmp_path / "sps")
+    with pytest.raises(SavepointError, match="is not a funke savepoint"):
+        read(tmp_path)
+
+
+def saved(layouts):
+    return Savepoint(Path("/sp"), {"queries": {uid: {"batch": 3, "layout": ops} for uid, ops in layouts.items()}})
+
+
+WINDOW = {"uid": "window", "kind": "window", "where": "window 'w'", "keys": [["key", "string"]], "aggregates": ["count()"]}
+
+
+def test_restore_rules_follow_flink():
+    sp = saved({"counts": [WINDOW], "totals": []})
+    # the same job: restores, nothing to say
+    assert control.check_restore(sp, {"counts": [WINDOW], "totals": []}, allow_non_restored_state=False) == []
+    # a sink gone: refused unless allowed
+    with pytest.raises(SavepointError, match=r"holds state of 'totals'"):
+        control.check_restore(sp, {"counts": [WINDOW]}, allow_non_restored_state=False)
+    notes = control.check_restore(sp, {"counts": [WINDOW], "new": []}, allow_non_restored_state=True)
+    assert notes == ["state of 'totals' dropped (allow_non_restored_state)", "'new' is new: it starts empty and reads its sources from the beginning"]
+    # a changed state layout: refused, naming the operator and the field
+    changed = {**WINDOW, "keys": [["key", "bigint"]]}
+    with pytest.raises(SavepointError, match=r"window 'w' \(uid window\) no longer fits: its keys was \[\['key', 'string'\]\], now \[\['key', 'bigint'\]\]"):
+        control.check_restore(sp, {"counts": [changed], "totals": []}, allow_non_restored_state=True)
+    # an operator gone from a restored query; one added to it
+    with pytest.raises(SavepointError, match=r"uid window\) in the query writing 'counts' is not in this job"):
+        control.check_restore(sp, {"counts": [], "totals": []}, allow_non_restored_state=False)
+    extra = {**WINDOW, "uid": "other", "where": "window 'x'"}
+    with pytest.raises(SavepointError, match=r"window 'x' would join the restored query writing 'counts'"):
+        control.check_restore(sp, {"counts": [WINDOW, extra], "totals": []}, allow_non_restored_state=False)
+
+
+def test_a_file_sink_that_holds_later_batches_is_not_silently_skipped(tmp_path):
+    out = tmp_path / "out" / "_spark_metadata"
+    out.mkdir(parents=True)
+    for b in range(7):
+        (out / str(b)).write_text("v1")
+    sp_dir = tmp_path / "sp"
+    (sp_dir / "checkpoint" / "counts").mkdir(parents=True)
+    sp = Savepoint(sp_dir, {"queries": {"counts": {"batch": 3, "layout": []}}})
+    with pytest.raises(SavepointError, match=r"already holds batch 6 of a later run .* 4\.\.6"):
+        control.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
+
+
+def test_registry_jobs_and_savepoints(tmp_path):
+    r = Registry(tmp_path)
+    r.job_started("a", checkpoint="/c", fingerprint="f1")
+    assert r.job("a").alive  # this process
+    r.job_started("b", checkpoint="/c2", fingerprint="f2", pid=2**22 + 12345)  # no such process
+    assert not r.job("b").alive
+    r.job_ended("a", "stopped")
+    assert [(j.name, j.status) for j in r.jobs()] == [("a", "stopped"), ("b", "running")]
+    with pytest.raises(fk.PlanError, match=r"no job named 'zz'.*jobs: a, b"):
+        r.job("zz")
+    r.add_savepoint("/sp/1", "a", batches={"counts": 3}, size_bytes=10, took_ms=5)
+    assert [(s.path, s.batches) for s in r.savepoints("a")] == [("/sp/1", {"counts": 3})]
+    assert r.forget_savepoint("/sp/1") and r.savepoints() == []
+    with pytest.raises(ValueError, match="job status"):
+        r.job_ended("a", "paused")
+
+
+def test_requests_from_another_process_reach_the_running_job(tmp_path):
+    asked = []
+
+    def savepoint(target):
+        asked.append(target)
+        return SimpleNamespace(path=Path(target or "/default") / "savepoint-x")
+
+    handle = SimpleNamespace(name="job", savepoint=savepoint, stop=lambda **kw: None)
+    stop = threading.Event()
+    control.serve(handle, tmp_path, stop)
+    try:
+        answer = control.ask(tmp_path, "job", "savepoint", "/tmp/sps", alive=lambda: True, timeout_s=30)
+        assert answer == {"savepoint": "/tmp/sps/savepoint-x"} and asked == ["/tmp/sps"]
+
+        def failing(target):
+            raise OSError("disk full")
+
+        handle.savepoint = failing
+        with pytest.raises(SavepointError, match="could not savepoint: OSError: disk full"):
+            control.ask(tmp_path, "job", "savepoint", None, alive=lambda: True, timeout_s=30)
+    finally:
+        stop.set()
+    with pytest.raises(SavepointError, match="ended before it answered"):
+        control.ask(tmp_path, "job", "stop", None, alive=lambda: False, timeout_s=30)
+    assert not list(control.requests_dir(tmp_path, "job").glob("*.request.json"))
+
+
+def test_uid_and_name_are_set_on_the_operator_that_made_the_stream():
+    env = fk.StreamEnvironment()
+    s = env.from_collection([{"k": "a", "t": 1}], schema="k string, t bigint").key_by("k").count().uid("running").name("running count")
+    assert (s.node.uid, s.node.explicit_name) == ("running", "running count")
+    with pytest.raises(fk.PlanError, match="non-empty string"):
+        s.uid("")
