@@ -60,7 +60,7 @@ def savepoint(
         path = _savepoint(job, directory, timeout)
     except FunkeError as e:
         raise _fail(e) from None
-    console.print(path)
+    typer.echo(path)  # plain: scripts read it
 
 
 def _savepoint(job: str, directory: str | None, timeout: float) -> str:
@@ -71,7 +71,7 @@ def _savepoint(job: str, directory: str | None, timeout: float) -> str:
     home = settings().home
     record = Registry(home).job(job)
     if record.alive:
-        return ask(home, job, "savepoint", directory, alive=lambda: Registry(home).job(job).alive, timeout_s=timeout)["savepoint"]
+        return ask(home, job, "savepoint", directory, alive=lambda: Registry(home).job(job).process_alive, timeout_s=timeout)["savepoint"]
     # Not running: cut the savepoint from its checkpoint here (Spark only to write the state tables).
     from funke.savepoint import take
     from funke.spark.session import get_session
@@ -84,15 +84,13 @@ def _savepoint(job: str, directory: str | None, timeout: float) -> str:
 
 
 def savepoints(job: Annotated[str, typer.Argument(help="the job's name")]) -> None:
-    """The savepoints taken of a job, oldest first."""
+    """The savepoints taken of a job, oldest first: one per line, its path first."""
     from funke.runtime.registry import registry
 
-    t = Table("savepoint", "taken (UTC)", "batches", "size", "took")
     for s in registry().savepoints(job):
-        there = "" if Path(s.path).is_dir() else " (gone)"
-        batches = ", ".join(f"{k}: {v}" for k, v in sorted(s.batches.items()))
-        t.add_row(s.path + there, _when(s.created_at), batches, f"{s.size_bytes / 1e6:.1f} MB", f"{s.took_ms} ms")
-    console.print(t)
+        there = "" if Path(s.path).is_dir() else "  (gone)"
+        batches = ", ".join(f"{k} batch {v}" for k, v in sorted(s.batches.items()))
+        typer.echo(f"{s.path}  taken {_when(s.created_at)} UTC  {batches}  {s.size_bytes / 1e6:.1f} MB  {s.took_ms} ms{there}")
 
 
 def stop(
@@ -110,10 +108,10 @@ def stop(
         registry = Registry(home)
         if not registry.job(job).alive:
             raise FunkeError(f"job {job!r} is not running (status: {registry.job(job).status})")
-        answer = ask(home, job, "stop", savepoint_dir, alive=lambda: registry.job(job).alive, timeout_s=timeout)
+        answer = ask(home, job, "stop", savepoint_dir, alive=lambda: registry.job(job).process_alive, timeout_s=timeout)
     except FunkeError as e:
         raise _fail(e) from None
-    console.print(f"stopped {job}" + (f"; savepoint {answer['savepoint']}" if answer.get("savepoint") else ""))
+    typer.echo(f"stopped {job}" + (f"; savepoint {answer['savepoint']}" if answer.get("savepoint") else ""))
 
 
 def register(app: typer.Typer) -> None:

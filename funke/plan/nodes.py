@@ -8,9 +8,10 @@ at the line that wrote it, and again at compile time against Spark's resolved sc
 
 from __future__ import annotations
 
+
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -109,10 +110,12 @@ def _stable(v: Any) -> Any:
         return f"{getattr(v, '__module__', '?')}.{v.__qualname__}"
     if isinstance(v, (tuple, list)):
         return tuple(_stable(x) for x in v)
+    if isinstance(v, (set, frozenset)):  # their order changes from one process to the next
+        return tuple(sorted(repr(_stable(x)) for x in v))
     if isinstance(v, SourceSpec):
         return v.fingerprint()
-    if hasattr(v, "__dataclass_fields__") and not isinstance(v, type):
-        return (type(v).__qualname__, tuple(_stable(getattr(v, f)) for f in v.__dataclass_fields__))
+    if is_dataclass(v) and not isinstance(v, type):  # its fields, not its ClassVars
+        return (type(v).__qualname__, tuple(_stable(getattr(v, f.name)) for f in fields(v)))
     if type(v).__repr__ is object.__repr__:
         return type(v).__qualname__
     return repr(v)

@@ -117,8 +117,10 @@ def restore(sp: Savepoint, root: Path, layouts: dict[str, list[dict[str, Any]]],
         if uid not in saved:
             continue
         for path in paths:
+            # Batch N + 1 may be in the sink's log already (stopped between its write and its
+            # commit): Spark skips it there, rightly, as the same code replays the same rows.
             written = _file_sink_batches(Path(path))
-            if written > saved[uid]["batch"]:
+            if written > saved[uid]["batch"] + 1:
                 raise SavepointError(
                     f"the output {path} already holds batch {written} of a later run (Spark's file sink would skip the "
                     f"replayed batches {saved[uid]['batch'] + 1}..{written} there): write to another directory, or empty it"
@@ -181,21 +183,25 @@ def serve(handle: Any, home: str | Path, stop_event: threading.Event) -> threadi
                 except (OSError, json.JSONDecodeError):
                     continue
                 req.unlink(missing_ok=True)
-                answer: dict[str, Any]
-                try:
-                    target = ask.get("target")
-                    if ask.get("action") == "stop":
-                        sp = handle.stop(savepoint=target) if target else handle.stop()
-                        answer = {"stopped": True, "savepoint": str(sp.path) if sp is not None else None}
-                    else:
-                        answer = {"savepoint": str(handle.savepoint(target).path)}
-                except Exception as e:  # noqa: BLE001 (the asking process shows it)
-                    answer = {"error": f"{type(e).__name__}: {e}"}
-                (folder / f"{ask['id']}.done.json").write_text(json.dumps(answer))
+                # Held until the answer is written: wait() does not return (and the process end)
+                # while a stop-with-savepoint is still taking its savepoint.
+                with handle.request_lock:
+                    (folder / f"{ask['id']}.done.json").write_text(json.dumps(_answer(handle, ask)))
 
     t = threading.Thread(target=loop, name=f"funke-requests-{handle.name}", daemon=True)
     t.start()
     return t
+
+
+def _answer(handle: Any, ask: dict[str, Any]) -> dict[str, Any]:
+    try:
+        target = ask.get("target")
+        if ask.get("action") == "stop":
+            sp = handle.stop(savepoint=target) if target else handle.stop()
+            return {"stopped": True, "savepoint": str(sp.path) if sp is not None else None}
+        return {"savepoint": str(handle.savepoint(target).path)}
+    except Exception as e:  # noqa: BLE001 (the asking process shows it)
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def ask(home: str | Path, job: str, action: str, target: str | None, *, alive: Any, timeout_s: float = 600.0) -> dict[str, Any]:

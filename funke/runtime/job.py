@@ -153,6 +153,7 @@ class JobHandle:
         self.restored_from: str | None = None
         self.restore_notes: list[str] = []
         self._serving = threading.Event()
+        self.request_lock = threading.Lock()  # held while a request from another process is answered
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -183,7 +184,8 @@ class JobHandle:
                     self._registry("finished")
                 for st in self.states:
                     st.refresh_collect(self.spark)
-                return self
+                with self.request_lock:  # a stop-with-savepoint asked from outside finishes first
+                    return self
             if deadline is not None and time.monotonic() >= deadline:
                 return self
             time.sleep(0.05)

@@ -64,7 +64,12 @@ class JobRecord:
     @property
     def alive(self) -> bool:
         """Running, and its process still exists (a killed job's row still says running)."""
-        if self.status != "running" or self.pid is None:
+        return self.status == "running" and self.process_alive
+
+    @property
+    def process_alive(self) -> bool:
+        """The process that ran the job last still exists (it may be finishing a stop)."""
+        if self.pid is None:
             return False
         try:
             os.kill(self.pid, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,7 +22,7 @@ def fake_checkpoint(root: Path, *, planned: int, committed: int) -> Path:
         (q / sub).mkdir(parents=True, exist_ok=True)
     (q / "metadata").write_text('{"id":"old"}')
     for b in range(planned + 1):
-        (q / "offsets" / str(b)).write_text('v1\n{"batchWatermarkMs":%d}\n{"i":%d}' % (b * 1000, (b + 1) * 100))
+        (q / "offsets" / str(b)).write_text(f'v1\n{{"batchWatermarkMs":{b * 1000}}}\n{{"i":{(b + 1) * 100}}}')
         (q / "offsets" / f".{b}.crc").write_text("crc")
     for b in range(committed + 1):
         (q / "commits" / str(b)).write_text("v1\n{}")
@@ -109,6 +110,10 @@ def test_a_file_sink_that_holds_later_batches_is_not_silently_skipped(tmp_path):
     sp = Savepoint(sp_dir, {"queries": {"counts": {"batch": 3, "layout": []}}})
     with pytest.raises(SavepointError, match=r"already holds batch 6 of a later run .* 4\.\.6"):
         control.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
+    for b in (5, 6):  # stopped after batch 4's write, before its commit: batch 4 is the same batch again
+        (out / str(b)).unlink()
+    control.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
+    assert (tmp_path / "ck" / "counts").is_dir()
 
 
 def test_registry_jobs_and_savepoints(tmp_path):
@@ -135,7 +140,7 @@ def test_requests_from_another_process_reach_the_running_job(tmp_path):
         asked.append(target)
         return SimpleNamespace(path=Path(target or "/default") / "savepoint-x")
 
-    handle = SimpleNamespace(name="job", savepoint=savepoint, stop=lambda **kw: None)
+    handle = SimpleNamespace(name="job", savepoint=savepoint, stop=lambda **kw: None, request_lock=threading.Lock())
     stop = threading.Event()
     control.serve(handle, tmp_path, stop)
     try:
@@ -161,3 +166,26 @@ def test_uid_and_name_are_set_on_the_operator_that_made_the_stream():
     assert (s.node.uid, s.node.explicit_name) == ("running", "running count")
     with pytest.raises(fk.PlanError, match="non-empty string"):
         s.uid("")
+
+
+def test_derived_uids_are_the_same_in_every_process():
+    """Checkpoints and savepoints find operators by uid: a derived one must not depend on hash seeds."""
+    import subprocess
+    import sys
+
+    code = "import examples.ysb as y; from funke.plan import nodes as n; print(sorted(x.uid for x in n.walk(y.job(10, '/tmp/o').sinks)))"
+    seen = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3")}
+    assert len(seen) == 1 and "window-" in seen.pop()
+
+
+def test_take_refuses_a_remote_checkpoint_and_dispose_forgets(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUNKE_HOME", str(tmp_path / "home"))
+    with pytest.raises(fk.PlanError, match="not local"):
+        take("hdfs://nn/ck", job="j", target=tmp_path)
+    fake_checkpoint(tmp_path / "ck", planned=1, committed=1)
+    sp = take(str(tmp_path / "ck"), job="j", target=tmp_path / "sps")
+    Registry(tmp_path / "home").add_savepoint(str(sp.path), "j", batches=sp.batches, size_bytes=1, took_ms=1)
+    from funke.savepoint import dispose
+
+    dispose(sp.path)
+    assert not sp.path.exists() and Registry(tmp_path / "home").savepoints("j") == []
