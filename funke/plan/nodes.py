@@ -8,7 +8,6 @@ at the line that wrote it, and again at compile time against Spark's resolved sc
 
 from __future__ import annotations
 
-
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass

@@ -11,7 +11,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-import examples.ysb as ysb
+from examples import ysb
 from funke.cli.main import app
 from funke.runtime.registry import Registry
 from funke.savepoint import read
