@@ -171,6 +171,8 @@ def _copy_cut(src: Path, dest: Path, batch: int) -> None:
     """Copy a query's checkpoint without anything written after ``batch`` committed."""
 
     def newer(path: Path) -> bool:
+        if path.name.endswith(".tmp"):  # a file Spark is writing (it renames it when done)
+            return True
         rel = path.relative_to(src).parts
         if rel[0] in ("offsets", "commits") and len(rel) == 2:
             m = _BATCH.match(rel[1])

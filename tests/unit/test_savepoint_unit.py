@@ -30,6 +30,7 @@ def fake_checkpoint(root: Path, *, planned: int, committed: int) -> Path:
         (q / "state/0/0" / f"{v}.changelog").write_text(f"version {v}")
         (q / "state/0/0" / f".{v}.changelog.crc").write_text("crc")
     (q / "state/0/0/SSTs/abc.sst").write_text("sst")
+    (q / "offsets" / f".{planned + 1}.5f1e.tmp").write_text("half-written")
     (q / "state/0/_metadata/v2/0").write_text(
         'v2\n{"operatorInfo":{"operatorId":0,"operatorName":"transformWithStateInPandasExec"},'
         f'"stateStoreInfo":[{{"stateSchemaFilePaths":["file:{q}/state/0/_stateSchema/default/0_x"]}}],'
