@@ -9,23 +9,45 @@ Spark has no end-of-input watermark, so the streaming job closes its last window
 usual way: after the last event comes one flush event dated far in the future. It is a
 ``view`` of a real ad, so no filter Spark pushes below the watermark can drop it; it opens
 a window no watermark ever passes, which is never emitted.
+
+Two settings change the writing, as a Spark user would change it:
+
+* ``exactly_once=False``: a ``foreachBatch`` appending each batch's rows as plain Parquet
+  (``<out>/batch_id=N/``, no ``_spark_metadata`` log: a replayed batch writes its files
+  again) instead of the file sink; the caller puts the checkpoint on tmpfs.
+* ``trigger=True`` (funke's data Artisans trigger has no plain counterpart: Spark cannot
+  fire a window early and then once more at its end): the closest plain job, the same
+  count in ``update`` mode on a 1-second processing-time trigger, each batch's updated
+  windows written by ``foreachBatch`` (replacing the batch's directory, or appending when
+  ``exactly_once=False``). A window's last update is its final count; there is no
+  flush event, the job stops once every event is read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StreamingQueryListener
 
-import examples.ysb as ysb
-from funke.bench.measure import WATERMARK_DELAY_MS, Batch, LatencyRun, Run, arrival_latencies, parquet_windows
+from examples import ysb
+from funke.bench.measure import (
+    WATERMARK_DELAY_MS,
+    Batch,
+    LatencyRun,
+    ProgressLog,
+    Run,
+    arrival_latencies,
+    batch_window_rows,
+    parquet_windows,
+    split_firings,
+)
 from funke.bench.reference import EVENTS_PER_SECOND, MAX_DISORDER_MS, WINDOW_MS
+from funke.bench.sinks import batch_path
 from funke.connectors.sources import GeneratorSource
 from funke.errors import JobFailedError
 from funke.plan.expr import Sql
@@ -33,6 +55,8 @@ from funke.plan.expr import Sql
 SYSTEM = "plain PySpark"
 #: 9999-12-31T00:00:00Z, the flush event's time.
 FLUSH_MS = 253_402_214_400_000
+#: The trigger variant's processing-time trigger.
+TRIGGER_INTERVAL = "1 second"
 
 
 def event_columns(source: GeneratorSource, *, skip: tuple[str, ...] = ()) -> list[str]:
@@ -48,8 +72,8 @@ def event_columns(source: GeneratorSource, *, skip: tuple[str, ...] = ()) -> lis
     return out
 
 
-def ysb_events(n: int | None) -> GeneratorSource:
-    return ysb.events(n, events_per_second=EVENTS_PER_SECOND, max_disorder_ms=MAX_DISORDER_MS)
+def ysb_events(n: int | None, campaigns: int = ysb.CAMPAIGNS) -> GeneratorSource:
+    return ysb.events(n, events_per_second=EVENTS_PER_SECOND, max_disorder_ms=MAX_DISORDER_MS, campaigns=campaigns)
 
 
 def window_counts_query(events: DataFrame, campaigns: DataFrame, *, streaming: bool) -> DataFrame:
@@ -63,27 +87,57 @@ def window_counts_query(events: DataFrame, campaigns: DataFrame, *, streaming: b
     return counts.select("campaign_id", *window, "count")
 
 
-def campaigns_frame(spark: SparkSession) -> DataFrame:
-    table = ysb.campaigns()
-    assert table.rows is not None
-    return spark.createDataFrame(list(table.rows), "ad_id string, campaign_id string")
+def campaigns_frame(spark: SparkSession, campaigns: int = ysb.CAMPAIGNS) -> DataFrame:
+    """The ad → campaign table: the listed rows, or Spark generating them (``ysb.campaign_columns``) when large."""
+    table = ysb.campaigns(campaigns)
+    if table.rows is None:
+        return spark.range(campaigns * ysb.ADS_PER_CAMPAIGN).selectExpr(*ysb.campaign_columns(campaigns))
+    return spark.createDataFrame(list(table.rows), ysb.CAMPAIGN_SCHEMA)
 
 
-def bounded(spark: SparkSession, n: int, partitions: int, output: str) -> Run:
-    """The same job as a batch job over ``spark.range(n)``, results written to Parquet in ``output``."""
+def bounded(
+    spark: SparkSession,
+    n: int,
+    partitions: int,
+    output: str,
+    *,
+    campaigns: int = ysb.CAMPAIGNS,
+    on_finished: Callable[[], None] = lambda: None,
+) -> Run:
+    """The same job as a batch job over ``spark.range(n)``, results written to Parquet in ``output``.
+
+    ``on_finished`` runs when the job has ended, before its output is read.
+    """
     started = time.monotonic()
     index = spark.range(0, n, numPartitions=partitions).select(F.col("id").alias("i"))
-    events = index.selectExpr(*event_columns(ysb_events(n))).withColumn("event_time", F.timestamp_millis("event_time"))
-    window_counts_query(events, campaigns_frame(spark), streaming=False).write.parquet(output)
+    columns = event_columns(ysb_events(n, campaigns))
+    events = index.selectExpr(*columns).withColumn("event_time", F.timestamp_millis("event_time"))
+    window_counts_query(events, campaigns_frame(spark, campaigns), streaming=False).write.parquet(output)
     wall = time.monotonic() - started
+    on_finished()
     return Run(SYSTEM, "bounded", n, wall, (Batch(0, round(wall * 1000), n),), parquet_windows(spark, output))
 
 
-def streaming(spark: SparkSession, n: int, rows_per_batch: int, partitions: int, workdir: str, timeout_s: float) -> Run:
-    """``n`` events through ``rate-micro-batch``, ``rows_per_batch`` per micro-batch, then the flush event.
+def streaming(
+    spark: SparkSession,
+    n: int,
+    rows_per_batch: int,
+    partitions: int,
+    workdir: str,
+    timeout_s: float,
+    *,
+    checkpoint: str | None = None,
+    campaigns: int = ysb.CAMPAIGNS,
+    exactly_once: bool = True,
+    trigger: bool = False,
+    on_finished: Callable[[], None] = lambda: None,
+) -> Run:
+    """``n`` events through ``rate-micro-batch``, ``rows_per_batch`` per micro-batch (then the flush event in append mode).
 
-    Results go to Spark's Parquet file sink under ``workdir``, like funke's, so no Python
-    runs inside either streaming query.
+    Results go to Parquet under ``workdir/out``: Spark's file sink, like funke's, so no
+    Python runs inside either streaming query; a ``foreachBatch`` when ``exactly_once`` is
+    off or ``trigger`` is on (see the module's docstring). ``on_finished`` runs when the
+    query has stopped, before its output is read.
     """
     index = (
         spark.readStream.format("rate-micro-batch")
@@ -91,34 +145,58 @@ def streaming(spark: SparkSession, n: int, rows_per_batch: int, partitions: int,
         .option("numPartitions", partitions)
         .load()
         .select(F.col("value").alias("i"))
-        .where(F.col("i") <= n)
+        .where(F.col("i") < n if trigger else F.col("i") <= n)
     )
-    flush = F.col("i") == n
-    events = (
-        index.selectExpr("i", *event_columns(ysb_events(n)))
-        .withColumn("event_time", F.timestamp_millis(F.when(flush, F.lit(FLUSH_MS)).otherwise(F.col("event_time"))))
-        .withColumn("event_type", F.when(flush, F.lit("view")).otherwise(F.col("event_type")))
-        .drop("i")
-    )
-    counts = window_counts_query(events, campaigns_frame(spark), streaming=True)
-    output, checkpoint = f"{workdir}/out", f"{workdir}/checkpoint"
-    progress = _Progress(spark)
+    events = index.selectExpr("i", *event_columns(ysb_events(n, campaigns)))
+    if not trigger:
+        flush = F.col("i") == n
+        events = events.withColumn("event_time", F.when(flush, F.lit(FLUSH_MS)).otherwise(F.col("event_time")))
+        events = events.withColumn("event_type", F.when(flush, F.lit("view")).otherwise(F.col("event_type")))
+    events = events.withColumn("event_time", F.timestamp_millis("event_time")).drop("i")
+    counts = window_counts_query(events, campaigns_frame(spark, campaigns), streaming=True)
+    output, checkpoint = f"{workdir}/out", checkpoint or f"{workdir}/checkpoint"
+    progress = ProgressLog(spark)
     started = time.monotonic()
     try:
-        writer = counts.writeStream.outputMode("append").format("parquet").option("path", output)
-        query = writer.option("checkpointLocation", checkpoint).start()
+        writer = counts.writeStream.option("checkpointLocation", checkpoint)
+        if trigger:
+            writer = writer.outputMode("update").trigger(processingTime=TRIGGER_INTERVAL)
+        else:
+            writer = writer.outputMode("append")
+        if exactly_once and not trigger:
+            writer = writer.format("parquet").option("path", output)
+        else:
+            writer = writer.foreachBatch(_batch_writer(output, "overwrite" if exactly_once else "append"))
+        query = writer.start()
 
-        def flushed() -> bool:
-            return any((p.eventTime or {}).get("watermark", "").startswith("9999") for p in progress.of(query.id))
+        def finished() -> bool:
+            reports = progress.of(query.id)
+            if trigger:
+                return sum(_events_read(p, n) for p in reports) >= n
+            return any((p.eventTime or {}).get("watermark", "").startswith("9999") for p in reports)
 
-        _wait(query, flushed, timeout_s)
+        _wait(query, finished, timeout_s)
         wall = time.monotonic() - started
     finally:
         progress.close()
+    on_finished()
     reports = progress.of(query.id)
     batches = tuple(Batch(p.batchId, int((p.durationMs or {}).get("triggerExecution", 0)), _events_read(p, n)) for p in reports)
     dropped = sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for p in reports for s in (p.stateOperators or []))
-    return Run(SYSTEM, "streaming", sum(b.events for b in batches), wall, batches, parquet_windows(spark, output), dropped)
+    run = Run(SYSTEM, "streaming", sum(b.events for b in batches), wall, batches, {}, dropped)
+    if not trigger:
+        return dataclasses.replace(run, windows=parquet_windows(spark, output))
+    firings = split_firings(batch_window_rows(spark, output))  # update mode: a window's last row is its final count
+    return dataclasses.replace(run, windows=firings.final, early_rows=firings.early_rows, problems=firings.problems)
+
+
+def _batch_writer(output: str, mode: str) -> Callable[[DataFrame, int], None]:
+    """What a Spark user hands ``foreachBatch`` to write plain Parquet: each batch in its own directory."""
+
+    def write(df: DataFrame, batch_id: int) -> None:
+        df.write.mode(mode).parquet(batch_path(output, batch_id))
+
+    return write
 
 
 def latency(spark: SparkSession, rate: float, seconds: float, partitions: int, workdir: str) -> LatencyRun:
@@ -169,37 +247,3 @@ def _wait(query: Any, done: Callable[[], bool], timeout_s: float, *, timeout_ok:
             time.sleep(0.05)
     finally:
         query.stop()
-
-
-class _Progress:
-    """Every progress report, per query (``recentProgress`` keeps only the last 100)."""
-
-    def __init__(self, spark: SparkSession):
-        self.spark = spark
-        self._lock = threading.Lock()
-        self._seen: dict[str, list[Any]] = {}
-        outer = self
-
-        class Listener(StreamingQueryListener):
-            def onQueryStarted(self, event: Any) -> None:
-                pass
-
-            def onQueryProgress(self, event: Any) -> None:
-                with outer._lock:
-                    outer._seen.setdefault(str(event.progress.id), []).append(event.progress)
-
-            def onQueryIdle(self, event: Any) -> None:
-                pass
-
-            def onQueryTerminated(self, event: Any) -> None:
-                pass
-
-        self._listener = Listener()
-        spark.streams.addListener(self._listener)
-
-    def of(self, query_id: Any) -> list[Any]:
-        with self._lock:
-            return sorted(self._seen.get(str(query_id), []), key=lambda p: p.batchId)
-
-    def close(self) -> None:
-        self.spark.streams.removeListener(self._listener)

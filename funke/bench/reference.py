@@ -15,12 +15,13 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from fractions import Fraction
 
 import numpy as np
 
-import examples.ysb as ysb
+from examples import ysb
 
 #: The tumbling window of ``ysb.pipeline`` (10 s, no offset).
 WINDOW_MS = 10_000
@@ -68,10 +69,11 @@ def _h(i: np.ndarray, salt: int, modulo: int) -> np.ndarray:
     return np.mod(xxhash64(i, salt), modulo)
 
 
-def reference_counts(n: int) -> Counter[WindowKey]:
+def reference_counts(n: int, campaigns: int = ysb.CAMPAIGNS) -> Counter[WindowKey]:
     """View events per campaign and 10-second event-time window among events ``0 .. n-1``.
 
-    Mirrors ``ysb.events(n, events_per_second=EVENTS_PER_SECOND, max_disorder_ms=MAX_DISORDER_MS)``:
+    Mirrors ``ysb.events(n, events_per_second=EVENTS_PER_SECOND, max_disorder_ms=MAX_DISORDER_MS,
+    campaigns=campaigns)`` and ``ysb.campaigns(campaigns)`` (ad ``a`` in campaign ``a // 10``):
     Spark evaluates ``floor(i * 0.01)`` in exact decimal arithmetic, so the event-time step
     is an exact fraction here too.
     """
@@ -79,15 +81,16 @@ def reference_counts(n: int) -> Counter[WindowKey]:
     if step.numerator * max(n, 1) >= 2**62:
         raise ValueError(f"reference_counts: {n:,} events at {EVENTS_PER_SECOND:,}/s overflow int64 arithmetic")
     view = ysb.EVENT_TYPES.index("view")
-    ads = ysb.CAMPAIGNS * ysb.ADS_PER_CAMPAIGN
+    ads = campaigns * ysb.ADS_PER_CAMPAIGN
+    name = functools.lru_cache(maxsize=None)(functools.partial(ysb.campaign_id, campaigns=campaigns))
     counts: Counter[WindowKey] = Counter()
     for lo in range(0, n, _CHUNK):
         i = np.arange(lo, min(n, lo + _CHUNK), dtype=np.int64)
         i = i[_h(i, 5, len(ysb.EVENT_TYPES)) == view]
         campaign = _h(i, 3, ads) // ysb.ADS_PER_CAMPAIGN
         t = ysb.START_MS + (i * step.numerator) // step.denominator - _h(i, 6, MAX_DISORDER_MS + 1)
-        keys, found = np.unique((t // WINDOW_MS) * ysb.CAMPAIGNS + campaign, return_counts=True)
-        for key, k in zip(keys.tolist(), found.tolist()):
-            window, c = divmod(key, ysb.CAMPAIGNS)
-            counts[(f"campaign-{c:03d}", window * WINDOW_MS, (window + 1) * WINDOW_MS)] += k
+        keys, found = np.unique((t // WINDOW_MS) * campaigns + campaign, return_counts=True)
+        for key, k in zip(keys.tolist(), found.tolist(), strict=True):
+            window, c = divmod(key, campaigns)
+            counts[(name(c), window * WINDOW_MS, (window + 1) * WINDOW_MS)] += k
     return counts

@@ -15,8 +15,9 @@ from typing import Any
 
 from rich.table import Table
 
-from funke.bench.measure import LatencyRun, Run
-from funke.bench.ysb import YsbBench
+from funke.bench.checkpoint import CheckpointBench
+from funke.bench.measure import LatencyRun, Run, gib, size
+from funke.bench.ysb import VARIANTS, YsbBench
 
 SECTION = "## `funke bench ysb` runs"
 _INTRO = """\
@@ -33,8 +34,48 @@ ratio the median of the per-round ratios. Latency (`--latency-seconds`): when a 
 row was written minus (window end + 5 s watermark delay), at a fixed input rate with
 event time = wall clock (funke: its paced generator, event time `current_timestamp()`;
 plain: Spark's `rate` source and its `timestamp`). funke / plain above 1: funke is faster.
+Variants: `base` (100 campaigns × 10 ads), `cardinality` (1 M campaigns × 10 ads: about a
+million window keys open at once, and a 10 M-row ad → campaign table broadcast every
+micro-batch, in both systems), `trigger` (funke: the data Artisans trigger on the general
+path, an early result per window every second of processing time and fire-and-purge at
+its end; plain PySpark cannot fire early, so its closest job runs in update mode on a 1 s
+trigger: not the same semantics; both write per micro-batch with `foreachBatch`, in
+`batch_id=N` directories, which a replayed batch replaces when exactly-once is on (an
+idempotent sink); only each window's final row is checked, early rows are counted:
+funke's final row is the one written in the micro-batch whose watermark passed the
+window's end, plain's a window's last update). `--exactly-once off`: see the
+`funke bench checkpoint` section. Memory: peaks sampled every 0.5 s during the run: JVM
+heap in use (after a GC before the run), and the resident size (RSS) of the Python driver
+and of the JVM with the Python workers it started (workers by PSS, as they share pages;
+both systems share these processes and RSS rarely shrinks, so a later run inherits an
+earlier one's); state: bytes under the checkpoint's `state/` directories after the run
+(RocksDB keeps the retained versions). Load: the 1-minute load average when each run
+ended (the machine is shared).
 
 | date (UTC) | command | versions | machine | funke | plain PySpark | funke / plain |
+|---|---|---|---|---|---|---|
+"""
+
+CHECKPOINT_SECTION = "## `funke bench checkpoint` runs"
+_CHECKPOINT_INTRO = """\
+Rows appended by `funke bench checkpoint` (`funke/bench/checkpoint.py`): what exactly-once
+costs funke's streaming YSB (base variant), measured in one process and one SparkSession.
+funke runs the same events with `--exactly-once on` and `off` in turn, after a warm-up of
+each, alternating which goes first; both results are checked against the numpy reference.
+The ratio is the median of the per-round ratios of steady events/s, on / off (the issue's
+target: at least 0.9).
+
+What "off" means on Spark. A micro-batch engine always writes its offset log (before a
+batch) and its commit log (after it) into the checkpoint; there is no switching that off.
+What can be taken away is (a) the sink's exactly-once protocol: Spark's file sink records
+each batch's files in its `_spark_metadata` log so a replayed batch is not seen twice;
+off, a `foreachBatch` appends the batch's rows as plain Parquet (at-least-once: a
+replayed batch writes its files again, `funke.bench.sinks.AppendParquetSink`); and (b)
+durable checkpoint storage: on, the checkpoint (offsets, commits, RocksDB state) is on
+the work dir's disk; off, it is on tmpfs (`/dev/shm`), lost with the machine. The same
+`--exactly-once off` in `funke bench ysb` does both to funke and to the plain PySpark job.
+
+| date (UTC) | command | versions | machine | exactly-once on | exactly-once off | on / off |
 |---|---|---|---|---|---|---|
 """
 
@@ -93,7 +134,7 @@ def setup(spark: Any) -> Setup:
 def _java(spark: Any) -> str:
     try:
         return str(spark.sparkContext._jvm.java.lang.System.getProperty("java.version"))
-    except Exception:  # Spark Connect: no JVM in this process
+    except Exception:  # noqa: BLE001  (Spark Connect: no JVM in this process)
         from funke.spark.session import java_version
 
         return str(java_version() or "unknown")
@@ -132,37 +173,66 @@ def _latency(r: LatencyRun | None) -> str:
     return f"{r.p50_ms / 1000:.2f} / {r.p99_ms / 1000:.2f} s ({len(r.samples_ms):,} window rows)"
 
 
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a and b else "—"
+
+
+def _bytes(x: int | None, show: Any = gib) -> str:
+    return "—" if x is None else show(x)
+
+
 def table(result: YsbBench, s: Setup) -> Table:
-    mode = "bounded" if result.bounded else "streaming"
+    mode = "bounded" if result.bounded else f"streaming, exactly-once {result.exactly_once}"
     rounds = f", median of {result.rounds} rounds" if result.rounds > 1 else ""
-    t = Table(title=f"YSB ({result.variant}, {mode}): {result.events:,} events, same input, same run{rounds}")
+    variant = (
+        result.variant
+        if result.campaigns == VARIANTS[result.variant].campaigns
+        else f"{result.variant}, {result.campaigns:,} campaigns"
+    )
+    t = Table(title=f"YSB ({variant}, {mode}): {result.events:,} events, same input, same run{rounds}")
     t.add_column("")
     t.add_column("funke", justify="right")
     t.add_column("plain PySpark", justify="right")
     t.add_column("funke / plain", justify="right")
     f, p = result.funke, result.plain
-
-    def ratio(a: float | None, b: float | None) -> str:
-        return f"{a / b:.2f}" if a and b else "—"
-
     headline = f"{result.ratio:.2f}" if result.ratio else "—"
     if not result.bounded:
         t.add_row("events/s, steady", *(_rate(r.steady_events_per_s) for r in (f, p)), headline)
-        t.add_row("micro-batch p50", _ms(f.batch_ms_p50), _ms(p.batch_ms_p50), ratio(f.batch_ms_p50, p.batch_ms_p50))
-        t.add_row("micro-batch p99", _ms(f.batch_ms_p99), _ms(p.batch_ms_p99), ratio(f.batch_ms_p99, p.batch_ms_p99))
+        t.add_row("micro-batch p50", _ms(f.batch_ms_p50), _ms(p.batch_ms_p50), _ratio(f.batch_ms_p50, p.batch_ms_p50))
+        t.add_row("micro-batch p99", _ms(f.batch_ms_p99), _ms(p.batch_ms_p99), _ratio(f.batch_ms_p99, p.batch_ms_p99))
         t.add_row("micro-batches", f"{len(f.batches):,}", f"{len(p.batches):,}", "")
-    whole_ratio = headline if result.bounded else ratio(f.events_per_s, p.events_per_s)
+    whole_ratio = headline if result.bounded else _ratio(f.events_per_s, p.events_per_s)
     t.add_row("events/s, whole run", _rate(f.events_per_s), _rate(p.events_per_s), whole_ratio)
-    t.add_row("wall time", f"{f.wall_s:.1f} s", f"{p.wall_s:.1f} s", ratio(f.wall_s, p.wall_s))
+    t.add_row("wall time", f"{f.wall_s:.1f} s", f"{p.wall_s:.1f} s", _ratio(f.wall_s, p.wall_s))
     t.add_row("events read", f"{f.events:,}", f"{p.events:,}", "")
-    t.add_row("windows = reference", *(f"{len(r.windows):,} = {result.reference_windows:,}" for r in (f, p)), "")
+    final = "final windows" if f.early_rows is not None else "windows"
+    t.add_row(f"{final} = reference", *(f"{len(r.windows):,} = {result.reference_windows:,}" for r in (f, p)), "")
+    if f.early_rows is not None or p.early_rows is not None:
+        t.add_row("early rows (not checked)", *(f"{r.early_rows:,}" if r.early_rows is not None else "—" for r in (f, p)), "")
+    _memory_rows(t, f, p)
     if result.rounds > 1:
         t.add_row("funke / plain per round", "", "", ", ".join(f"{x:.2f}" for x in result.round_ratios))
     if result.latency:
         la, lb = result.latency_of("funke"), result.latency_of("plain PySpark")
-        t.add_row("latency past watermark p50 / p99", _latency(la), _latency(lb), ratio(la and la.p50_ms, lb and lb.p50_ms))
-    t.caption = f"{s.versions}; {s.machine}. Results checked against the reference: {'equal' if result.correct else 'DIFFERENT'}."
+        t.add_row("latency past watermark p50 / p99", _latency(la), _latency(lb), _ratio(la and la.p50_ms, lb and lb.p50_ms))
+    where = f" Checkpoints on {result.checkpoint_fs}." if result.checkpoint_fs else ""
+    checked = "equal" if result.correct else "DIFFERENT"
+    t.caption = f"{s.versions}; {s.machine}.{where} Results checked against the reference: {checked}."
     return t
+
+
+def _memory_rows(t: Table, a: Run, b: Run) -> None:
+    """Memory peaks, state on disk and load, one row each, when the runs recorded them."""
+    if a.memory is not None and b.memory is not None:
+        heaps = (a.memory.jvm_heap, b.memory.jvm_heap)
+        t.add_row("JVM heap in use, peak", *(_bytes(x) for x in heaps), _ratio(*heaps))
+        t.add_row("RSS peak, Python driver", gib(a.memory.python_rss), gib(b.memory.python_rss), "")
+        jvm = (a.memory.jvm_rss, b.memory.jvm_rss)
+        t.add_row("RSS peak, JVM + its Python workers", *(_bytes(x) for x in jvm), _ratio(*jvm))
+    if a.state_bytes is not None or b.state_bytes is not None:
+        t.add_row("state on disk", _bytes(a.state_bytes, size), _bytes(b.state_bytes, size), _ratio(a.state_bytes, b.state_bytes))
+    if a.load is not None and b.load is not None:
+        t.add_row("load average after the run", f"{a.load:.1f}", f"{b.load:.1f}", "")
 
 
 def _rate(x: float | None) -> str:
@@ -178,13 +248,27 @@ def _cell(r: Run, latency: LatencyRun | None, rounds: int) -> str:
         parts.append(f"{human(r.events)} events in {r.wall_s:.1f} s ({len(r.batches)} batches)")
     else:
         parts.append(f"{human(r.events)} events in {r.wall_s:.1f} s")
+    if r.early_rows is not None:
+        parts.append(f"{len(r.windows):,} final windows checked, {r.early_rows:,} early rows")
+    if r.memory is not None:
+        heap = f"JVM heap peak {gib(r.memory.jvm_heap)}, " if r.memory.jvm_heap is not None else ""
+        jvm = f" + JVM and workers {gib(r.memory.jvm_rss)}" if r.memory.jvm_rss is not None else ""
+        parts.append(f"{heap}RSS peak Python {gib(r.memory.python_rss)}{jvm}")
+    if r.state_bytes is not None:
+        parts.append(f"state on disk {size(r.state_bytes)}")
+    if r.load is not None:
+        parts.append(f"load {r.load:.1f} after")
     if latency is not None:
         parts.append(f"latency p50 / p99 {_latency(latency)}")
     return "; ".join(parts)
 
 
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def markdown_row(result: YsbBench, s: Setup, command: str, when: dt.datetime | None = None) -> str:
-    when = when or dt.datetime.now(dt.timezone.utc)
+    when = when or dt.datetime.now(dt.UTC)
     ratio = f"**{result.ratio:.2f}**" if result.ratio else "—"
     if result.rounds > 1:
         ratio += f" (median of rounds {', '.join(f'{x:.2f}' for x in result.round_ratios)})"
@@ -192,21 +276,64 @@ def markdown_row(result: YsbBench, s: Setup, command: str, when: dt.datetime | N
     if la and lb and la.p50_ms and lb.p50_ms:
         ratio += f" (latency p50: {la.p50_ms / lb.p50_ms:.2f})"
     figures = [_cell(result.funke, la, result.rounds), _cell(result.plain, lb, result.rounds)]
-    cells = [when.strftime("%Y-%m-%d %H:%M"), f"`{command}`", s.versions, s.machine, *figures, ratio]
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    machine = s.machine + (f"; checkpoints on {result.checkpoint_fs}" if result.checkpoint_fs else "")
+    return _row([when.strftime("%Y-%m-%d %H:%M"), f"`{command}`", s.versions, machine, *figures, ratio])
 
 
-def append_row(path: Path, row: str) -> None:
-    """Add ``row`` to the runs table in ``path``, creating the section at the end the first time."""
+def checkpoint_table(result: CheckpointBench, s: Setup) -> Table:
+    """``funke bench checkpoint``: funke with exactly-once on and off side by side."""
+    rounds = f", median of {result.rounds} rounds" if result.rounds > 1 else ""
+    title = f"funke YSB, exactly-once on vs off: {result.events:,} events, {result.rows_per_batch:,} per micro-batch{rounds}"
+    t = Table(title=title)
+    t.add_column("")
+    t.add_column(f"on (file sink, checkpoint on {result.on_fs})", justify="right")
+    t.add_column(f"off (append, checkpoint on {result.off_fs})", justify="right")
+    t.add_column("on / off", justify="right")
+    a, b = result.on, result.off
+    t.add_row(
+        "events/s, steady",
+        _rate(a.steady_events_per_s),
+        _rate(b.steady_events_per_s),
+        f"{result.ratio:.2f}" if result.ratio else "—",
+    )
+    t.add_row("micro-batch p50", _ms(a.batch_ms_p50), _ms(b.batch_ms_p50), _ratio(a.batch_ms_p50, b.batch_ms_p50))
+    t.add_row("micro-batch p99", _ms(a.batch_ms_p99), _ms(b.batch_ms_p99), _ratio(a.batch_ms_p99, b.batch_ms_p99))
+    t.add_row("micro-batches", f"{len(a.batches):,}", f"{len(b.batches):,}", "")
+    t.add_row("wall time", f"{a.wall_s:.1f} s", f"{b.wall_s:.1f} s", _ratio(a.wall_s, b.wall_s))
+    t.add_row("windows = reference", *(f"{len(r.windows):,} = {result.reference_windows:,}" for r in (a, b)), "")
+    _memory_rows(t, a, b)
+    if result.rounds > 1:
+        t.add_row("on / off per round", "", "", ", ".join(f"{x:.2f}" for x in result.round_ratios))
+    checked = "equal" if result.correct else "DIFFERENT"
+    t.caption = f"{s.versions}; {s.machine}. Results checked against the reference: {checked}."
+    return t
+
+
+def checkpoint_row(result: CheckpointBench, s: Setup, command: str, when: dt.datetime | None = None) -> str:
+    when = when or dt.datetime.now(dt.UTC)
+    ratio = f"**{result.ratio:.2f}**" if result.ratio else "—"
+    if result.rounds > 1:
+        ratio += f" (median of rounds {', '.join(f'{x:.2f}' for x in result.round_ratios)})"
+    on = _cell(result.on, None, result.rounds) + f"; checkpoint on {result.on_fs}"
+    off = _cell(result.off, None, result.rounds) + f"; checkpoint on {result.off_fs}"
+    return _row([when.strftime("%Y-%m-%d %H:%M"), f"`{command}`", s.versions, s.machine, on, off, ratio])
+
+
+def append_row(path: Path, row: str, section: str = SECTION, intro: str = _INTRO) -> None:
+    """Add ``row`` to the runs table of ``section`` in ``path``, creating the section (with ``intro``) at the end the first time."""
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{path.parent} does not exist: run from the funke checkout or pass --doc PATH")
     lines = path.read_text().splitlines() if path.exists() else ["# Benchmarks"]
-    if SECTION not in lines:
-        lines += ["", SECTION, "", *_INTRO.rstrip("\n").splitlines()]
-    at = lines.index(SECTION) + 1
+    if section not in lines:
+        lines += ["", section, "", *intro.rstrip("\n").splitlines()]
+    at = lines.index(section) + 1
     while at < len(lines) and not lines[at].startswith("|"):
         at += 1
     while at < len(lines) and lines[at].startswith("|"):
         at += 1
     lines.insert(at, row)
     path.write_text("\n".join(lines) + "\n")
+
+
+def append_checkpoint_row(path: Path, row: str) -> None:
+    append_row(path, row, CHECKPOINT_SECTION, _CHECKPOINT_INTRO)

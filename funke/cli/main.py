@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from funke.cli.jobs import register as register_jobs
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 
@@ -42,6 +43,9 @@ def run(
     live: Annotated[bool, typer.Option(help="show live progress")] = True,
     json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
     opt: Annotated[Optional[list[str]], typer.Option(help="another job option, KEY=VALUE (repeatable)")] = None,
+    name: Annotated[Optional[str], typer.Option(help="the job's name (checkpoints, savepoints, funke list); default: its app name")] = None,
+    from_savepoint: Annotated[Optional[str], typer.Option(help="start from this savepoint (state and source positions)")] = None,
+    allow_non_restored_state: Annotated[bool, typer.Option("--allow-non-restored-state", help="drop savepoint state the job no longer has")] = False,
 ) -> None:
     """Run a job on local Spark (or the cluster FUNKE_MASTER / FUNKE_REMOTE names) until its input ends."""
     from funke.cli.live import follow
@@ -49,7 +53,9 @@ def run(
 
     try:
         env = build(target, _options(events, output, rate, opt))
-        handle = env.execute(bounded=bounded, fresh=fresh)
+        handle = env.execute(bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint, allow_non_restored_state=allow_non_restored_state)
+        for note in handle.restore_notes:
+            err.print(f"[yellow]restore:[/yellow] {note}")
         metrics = follow(handle, console) if live else handle.wait().metrics()
     except FunkeError as e:
         err.print(f"[red]error:[/red] {e}")
@@ -90,15 +96,43 @@ bench = typer.Typer(help="Measure funke against plain PySpark: same input, same 
 app.add_typer(bench, name="bench")
 
 
+def _command(canonical: list[str]) -> str:
+    """The command as typed when run as ``funke``, else its canonical spelling (tests, ``python -m``)."""
+    return shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
+
+
+def _check_doc(write: bool, doc: Path) -> None:
+    if write and not doc.parent.is_dir():
+        message = f"{doc.parent} does not exist: run from the funke checkout, pass --doc PATH or --no-write"
+        raise typer.BadParameter(message, param_hint="--doc")
+
+
+def _step(step: str) -> None:
+    err.print(f"[dim]{step}[/dim]")
+
+
 @bench.command("ysb")
 def bench_ysb(
     events: Annotated[int, typer.Option(help="events generated, the same ones for both systems")] = 20_000_000,
-    variant: Annotated[str, typer.Option(help="base: 100 campaigns (cardinality, trigger: not yet)")] = "base",
+    variant: Annotated[
+        str,
+        typer.Option(
+            help="base: 100 campaigns; cardinality: 1 M campaigns (large window state, 6g driver heap); "
+            "trigger: the data Artisans trigger (early results every 1 s) against plain PySpark's update mode"
+        ),
+    ] = "base",
     bounded: Annotated[bool, typer.Option("--bounded", help="funke's bounded run against a plain PySpark batch job")] = False,
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch (streaming)")] = 1_000_000,
     latency_seconds: Annotated[float, typer.Option(help="also measure latency past the watermark, this long per system")] = 0,
     rate: Annotated[float, typer.Option(help="events/s of the latency runs")] = 100_000,
-    exactly_once: Annotated[bool, typer.Option("--exactly-once", help="kill and restart mid-run, then check (not yet)")] = False,
+    exactly_once: Annotated[
+        str,
+        typer.Option(
+            help="on: Spark's file sink and its _spark_metadata log (trigger variant: foreachBatch replacing each batch's "
+            "directory), checkpoint on disk; off (both systems): foreachBatch appending plain Parquet (at-least-once), "
+            "checkpoint on tmpfs (/dev/shm)"
+        ),
+    ] = "on",
     rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
     warmup: Annotated[bool, typer.Option(help="run each system once over up to 1 M events first, unmeasured")] = True,
     write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
@@ -112,29 +146,103 @@ def bench_ysb(
         check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds)
     except FunkeError as e:
         raise typer.BadParameter(str(e)) from None
-    if write and not doc.parent.is_dir():
-        message = f"{doc.parent} does not exist: run from the funke checkout, pass --doc PATH or --no-write"
-        raise typer.BadParameter(message, param_hint="--doc")
+    _check_doc(write, doc)
     canonical = ["funke", "bench", "ysb", "--events", str(events), "--variant", variant, *(["--bounded"] if bounded else [])]
     canonical += ["--batch-rows", str(batch_rows)] if not bounded else []
+    canonical += ["--exactly-once", exactly_once] if exactly_once != "on" else []
     canonical += ["--latency-seconds", f"{latency_seconds:g}", "--rate", f"{rate:g}"] if latency_seconds else []
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
     canonical += [] if warmup else ["--no-warmup"]
-    command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
     try:
-        spark = session()
+        spark = session(variant)
         setup = report.setup(spark)
         result = run_ysb(
-            spark, events=events, variant=variant, bounded=bounded, rows_per_batch=batch_rows, latency_seconds=latency_seconds,
-            rate=rate, warmup=warmup, rounds=rounds, on_step=lambda step: err.print(f"[dim]{step}[/dim]"),
+            spark,
+            events=events,
+            variant=variant,
+            bounded=bounded,
+            rows_per_batch=batch_rows,
+            latency_seconds=latency_seconds,
+            rate=rate,
+            exactly_once=exactly_once,
+            warmup=warmup,
+            rounds=rounds,
+            on_step=_step,
         )
     except FunkeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
     console.print(report.table(result, setup))
     if write:
-        report.append_row(doc, report.markdown_row(result, setup, command))
+        report.append_row(doc, report.markdown_row(result, setup, _command(canonical)))
         console.print(f"appended a row to {doc}")
+
+
+@bench.command("checkpoint")
+def bench_checkpoint(
+    events: Annotated[int, typer.Option(help="events per run")] = 5_000_000,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 1_000_000,
+    rounds: Annotated[int, typer.Option(help="runs with exactly-once on and off each, alternating which goes first")] = 3,
+    warmup: Annotated[bool, typer.Option(help="run each mode once over up to 1 M events first, unmeasured")] = True,
+    write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page the row goes to")] = Path("docs/benchmarks.md"),
+) -> None:
+    """What exactly-once costs funke's streaming YSB: on (file sink, checkpoint on disk) against off (append, tmpfs)."""
+    from funke.bench import report
+    from funke.bench.checkpoint import run_checkpoint
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    canonical = ["funke", "bench", "checkpoint", "--events", str(events), "--batch-rows", str(batch_rows)]
+    canonical += ["--rounds", str(rounds), *([] if warmup else ["--no-warmup"])]
+    try:
+        spark = session()
+        setup = report.setup(spark)
+        result = run_checkpoint(spark, events=events, rows_per_batch=batch_rows, rounds=rounds, warmup=warmup, on_step=_step)
+    except FunkeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+    console.print(report.checkpoint_table(result, setup))
+    if write:
+        report.append_checkpoint_row(doc, report.checkpoint_row(result, setup, _command(canonical)))
+        console.print(f"appended a row to {doc}")
+
+
+@bench.command("savepoint")
+def bench_savepoint(
+    campaigns: Annotated[list[int], typer.Option(help="YSB campaigns (repeatable): 100, and 1000000 for large state")] = [100],  # noqa: B006
+    events: Annotated[int, typer.Option(help="events per run")] = 5_000_000,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 500_000,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """A savepoint taken while YSB runs at full speed: its time, size, state rows, and the stall it causes."""
+    import datetime as dt
+
+    from funke.bench.savepoint import run_savepoint_bench
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    rows = []
+    for n in campaigns:
+        spark = session("cardinality" if n > 100_000 else "base")
+        rows.append(run_savepoint_bench(campaigns=n, events=events, rows_per_batch=batch_rows, spark=spark, on_step=_step))
+    console.print_json(json.dumps(rows, default=str))
+    if write:
+        command = _command(["funke", "bench", "savepoint", *(f"--campaigns={n}" for n in campaigns), "--events", str(events), "--batch-rows", str(batch_rows)])
+        lines = [
+            f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`, {r['campaigns']:,} campaigns: savepoint of batch {r['batch']} "
+            f"in {r['savepoint_ms']:,} ms ({r['savepoint_wall_ms']:,} ms wall), {r['size_bytes'] / 1e6:.1f} MB, {r['state_rows']:,} state rows; "
+            f"{r['batches_during']} micro-batch(es) ran meanwhile, the longest {r['batch_ms_during_max']:,} ms against a median of "
+            f"{r['batch_ms_median_otherwise']:,} ms otherwise (stall {r['stall_ms']:,} ms); results {'exact' if r['results_exact'] else 'WRONG'}"
+            for r in rows
+        ]
+        text = doc.read_text()
+        with doc.open("a") as f:
+            f.write(("\n## Savepoints during YSB (`funke bench savepoint`)\n\n" if "## Savepoints during YSB" not in text else "") + "\n".join(lines) + "\n")
+        console.print(f"appended to {doc}")
+    if not all(r["results_exact"] for r in rows):
+        raise typer.Exit(1)
 
 
 @bench.command("general")
@@ -196,6 +304,9 @@ def bench_chaos(
         console.print(f"appended to {doc}")
     if not result.exact:
         raise typer.Exit(1)
+
+
+register_jobs(app)
 
 
 def main() -> None:

@@ -156,3 +156,11 @@ def test_restores_that_do_not_fit_are_refused_before_any_record(spark, tmp_path,
     handle = env.execute(name="sp-dropped", from_savepoint=str(sp.path), allow_non_restored_state=True).wait(300)
     assert any("'totals' dropped" in note for note in handle.restore_notes)
     assert rows(sinks["counts"]) + rows(first_run[1]["counts"], upto=sp.batches["counts"]) == expected()["counts"]
+
+
+def test_the_savepoint_bench_measures_a_savepoint_during_ysb(spark):
+    from funke.bench.savepoint import run_savepoint_bench
+
+    r = run_savepoint_bench(campaigns=100, events=400_000, rows_per_batch=40_000, spark=spark)
+    assert r["results_exact"], r["mismatches"]
+    assert r["batch"] >= 0 and r["size_bytes"] > 0 and r["state_rows"] > 0 and r["batches_during"] >= 1

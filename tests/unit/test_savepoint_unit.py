@@ -174,7 +174,14 @@ def test_derived_uids_are_the_same_in_every_process():
     import subprocess
     import sys
 
-    code = "import examples.ysb as y; from funke.plan import nodes as n; print(sorted(x.uid for x in n.walk(y.job(10, '/tmp/o').sinks)))"
+    code = (
+        "import funke as fk; from funke.plan import nodes as n; from funke.windows import TumblingEventTimeWindows as T\n"
+        "env = fk.StreamEnvironment()\n"
+        "wm = fk.WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner('t', unit='ms')\n"
+        "env.from_collection([{'k': 'a', 't': 1}], schema='k string, t bigint', watermarks=wm).key_by('k')"
+        ".window(T.of(fk.seconds(1))).count().print()\n"
+        "print(sorted(x.uid for x in n.walk(env.sinks)))"
+    )
     seen = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3")}
     assert len(seen) == 1 and "window-" in seen.pop()
 
