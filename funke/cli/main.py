@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -19,6 +21,16 @@ from funke.errors import FunkeError
 app = typer.Typer(help="funke: Flink's stream-processing model for Python, on Apache Spark.", no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
+
+
+@contextmanager
+def _reported() -> Iterator[None]:
+    """A funke error ends the command with its message and exit code 1 (no traceback)."""
+    try:
+        yield
+    except FunkeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
 
 
 def _options(events: int | None, output: str | None, rate: float | None, opts: list[str] | None = None) -> dict[str, object]:
@@ -51,15 +63,12 @@ def run(
     from funke.cli.live import follow
     from funke.cli.locate import build
 
-    try:
+    with _reported():
         env = build(target, _options(events, output, rate, opt))
         handle = env.execute(bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint, allow_non_restored_state=allow_non_restored_state)
         for note in handle.restore_notes:
             err.print(f"[yellow]restore:[/yellow] {note}")
         metrics = follow(handle, console) if live else handle.wait().metrics()
-    except FunkeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(1) from None
     if json_summary:
         console.print_json(json.dumps(metrics))
         return
@@ -82,12 +91,9 @@ def explain(
     """Print the plan: each node, its uid, the path it runs on (native/general) and why."""
     from funke.cli.locate import build
 
-    try:
+    with _reported():
         env = build(target, _options(events, output, None, opt))
         typer.echo(env.explain(bounded=bounded))
-    except FunkeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(1) from None
 
 
 app.add_typer(ysb, name="ysb")
@@ -153,7 +159,7 @@ def bench_ysb(
     canonical += ["--latency-seconds", f"{latency_seconds:g}", "--rate", f"{rate:g}"] if latency_seconds else []
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
     canonical += [] if warmup else ["--no-warmup"]
-    try:
+    with _reported():
         spark = session(variant)
         setup = report.setup(spark)
         result = run_ysb(
@@ -169,9 +175,6 @@ def bench_ysb(
             rounds=rounds,
             on_step=_step,
         )
-    except FunkeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(1) from None
     console.print(report.table(result, setup))
     if write:
         report.append_row(doc, report.markdown_row(result, setup, _command(canonical)))
@@ -195,13 +198,10 @@ def bench_checkpoint(
     _check_doc(write, doc)
     canonical = ["funke", "bench", "checkpoint", "--events", str(events), "--batch-rows", str(batch_rows)]
     canonical += ["--rounds", str(rounds), *([] if warmup else ["--no-warmup"])]
-    try:
+    with _reported():
         spark = session()
         setup = report.setup(spark)
         result = run_checkpoint(spark, events=events, rows_per_batch=batch_rows, rounds=rounds, warmup=warmup, on_step=_step)
-    except FunkeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(1) from None
     console.print(report.checkpoint_table(result, setup))
     if write:
         report.append_checkpoint_row(doc, report.checkpoint_row(result, setup, _command(canonical)))
@@ -210,7 +210,7 @@ def bench_checkpoint(
 
 @bench.command("savepoint")
 def bench_savepoint(
-    campaigns: Annotated[list[int], typer.Option(help="YSB campaigns (repeatable): 100, and 1000000 for large state")] = [100],  # noqa: B006
+    campaigns: Annotated[int, typer.Option(help="YSB campaigns: 100, or 1000000 for large state (one per process: the heap is set at start)")] = 100,
     events: Annotated[int, typer.Option(help="events per run")] = 5_000_000,
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 500_000,
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
@@ -220,16 +220,16 @@ def bench_savepoint(
     import datetime as dt
 
     from funke.bench.savepoint import run_savepoint_bench
-    from funke.bench.ysb import session
+    from funke.bench.ysb import check_heap, session
 
     _check_doc(write, doc)
-    rows = []
-    for n in campaigns:
-        spark = session("cardinality" if n > 100_000 else "base")
-        rows.append(run_savepoint_bench(campaigns=n, events=events, rows_per_batch=batch_rows, spark=spark, on_step=_step))
+    with _reported():
+        spark = session("cardinality" if campaigns > 100_000 else "base")
+        check_heap(spark, campaigns)
+        rows = [run_savepoint_bench(campaigns=campaigns, events=events, rows_per_batch=batch_rows, spark=spark, on_step=_step)]
     console.print_json(json.dumps(rows, default=str))
     if write:
-        command = _command(["funke", "bench", "savepoint", *(f"--campaigns={n}" for n in campaigns), "--events", str(events), "--batch-rows", str(batch_rows)])
+        command = _command(["funke", "bench", "savepoint", "--campaigns", str(campaigns), "--events", str(events), "--batch-rows", str(batch_rows)])
         lines = [
             f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`, {r['campaigns']:,} campaigns: savepoint of batch {r['batch']} "
             f"in {r['savepoint_ms']:,} ms ({r['savepoint_wall_ms']:,} ms wall), {r['size_bytes'] / 1e6:.1f} MB, {r['state_rows']:,} state rows; "
