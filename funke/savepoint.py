@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from funke.errors import FunkeError, PlanError
+from funke.runtime.checkpoints import Checkpoints
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -117,7 +118,10 @@ def take(
     new savepoint directory inside ``target``; export each operator's state as Parquet when
     ``spark`` is given. ``layouts``: sink uid -> its stateful operators (``state_layout``)."""
     started = time.monotonic()
-    root = _local(checkpoint_root)
+    checkpoints = Checkpoints(checkpoint_root)
+    if checkpoints.uri:
+        raise PlanError(f"savepoints read the checkpoint through the local filesystem; {checkpoint_root} is not local")
+    root = Path(checkpoints._local())
     if not root.is_dir():
         raise SavepointError(f"job {job!r} has no checkpoint at {root}: it has not run as a streaming job yet")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
@@ -125,7 +129,7 @@ def take(
     queries: dict[str, Any] = {}
     for query in sorted(p for p in root.iterdir() if p.is_dir()):
         markers = [m.name for m in root.iterdir() if m.is_file() and m.name.startswith(("_END_" + query.name + "__", "_FINISHED_" + query.name))]
-        batch = _last_committed(query)
+        batch = checkpoints.last_committed(query.name)
         if batch < 0:
             continue  # nothing committed yet: the query starts empty on restore
         dest = out / "checkpoint" / query.name
@@ -160,11 +164,6 @@ def take(
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
     return Savepoint(out, manifest)
-
-
-def _last_committed(query: Path) -> int:
-    commits = query / "commits"
-    return max((int(p.name) for p in commits.iterdir() if p.name.isdigit()), default=-1) if commits.is_dir() else -1
 
 
 def _copy_cut(src: Path, dest: Path, batch: int) -> None:
@@ -295,9 +294,3 @@ def _versions(spark: Any) -> dict[str, str]:
     except ImportError:
         pass
     return out
-
-
-def _local(root: str) -> Path:
-    if "://" in root and not root.startswith("file://"):
-        raise PlanError(f"savepoints read the checkpoint through the local filesystem; {root} is not local")
-    return Path(root.removeprefix("file://"))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from funke.plan import nodes as n
-from funke.savepoint import Savepoint, SavepointError
+from funke.savepoint import Savepoint, SavepointError, _relocate_schema_paths
 
 POLL_S = 0.25
 
@@ -136,7 +136,7 @@ def restore(sp: Savepoint, root: Path, layouts: dict[str, list[dict[str, Any]]],
         # A new query id: exactly-once sinks (keyed by it) write the replayed batches anew.
         (root / uid / "metadata").write_text(json.dumps({"id": str(uuid.uuid4())}))
         (root / uid / ".metadata.crc").unlink(missing_ok=True)
-        _relocate(root / uid, src)
+        _relocate_schema_paths(root / uid, src)
         for marker in (sp.path / "checkpoint").iterdir():
             if marker.is_file() and marker.name.startswith((f"_END_{uid}__", f"_FINISHED_{uid}")):
                 shutil.copy2(marker, root / marker.name)
@@ -145,12 +145,6 @@ def restore(sp: Savepoint, root: Path, layouts: dict[str, list[dict[str, Any]]],
 def _dropped(saved: dict[str, Any], layout: list[dict[str, Any]]) -> bool:
     """An operator of the saved query is gone (allowed by the flag): the query starts empty."""
     return bool({op["uid"] for op in saved.get("layout", [])} - {op["uid"] for op in layout})
-
-
-def _relocate(dest: Path, src: Path) -> None:
-    from funke.savepoint import _relocate_schema_paths
-
-    _relocate_schema_paths(dest, src)
 
 
 def _file_sink_batches(path: Path) -> int:
