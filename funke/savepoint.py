@@ -9,6 +9,9 @@ A savepoint is a directory::
     state/<operator>/          each operator's keyed state as Parquet (key columns, value
                                columns, partition), read by ``read(path)`` without Spark
 
+``transform(source, target, edits)`` writes a new savepoint from edited state tables
+(``funke.savepoint_edit``).
+
 Spark commits a query's batch by writing ``commits/<N>``; the state written by batch ``N``
 is version ``N + 1`` of each state store. Cutting the checkpoint at the last committed
 batch ``N`` (offsets and commits up to ``N``, state versions up to ``N + 1``, nothing
@@ -33,6 +36,7 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,6 +105,36 @@ def dispose(path: str | Path) -> None:
     from funke.runtime.registry import registry
 
     registry().forget_savepoint(str(sp.path))
+
+
+def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], *, spark: Any = None) -> Savepoint:
+    """A new savepoint at ``target``: ``source``'s, with some operators' state replaced by
+    edited tables (Flink's State Processor API). ``source`` stays as it was.
+
+    ``edits`` maps a state table's name (``Savepoint.operators()``) to its new content: a
+    pandas DataFrame, a Spark DataFrame, or a function that takes the table as pandas and
+    returns the new one. Rows left out are deleted from the state, changed rows updated, new
+    rows inserted (their Spark partition is computed; ``partition_id`` may be left out).
+    Every edit is checked against the operator's state layout before anything is written:
+    an unknown or missing column, a wrong type, a null, a key given twice raise
+    ``SavepointError`` naming the table and the column.
+
+    The new savepoint holds one more micro-batch per edited query: a batch without data
+    (same source positions and watermark as the saved one) whose state is the edited
+    state, so a job restored from it goes on from there. Editing needs a classic Spark
+    session (``spark``, else the active one) and works for native-path window aggregations
+    (built-in ``count()``, ``sum()``...); general-path operators are refused. Example::
+
+        sp = funke.savepoint.read("/tmp/savepoints/savepoint-ysb-...")
+        def reset(df):
+            df.loc[df["campaign_id"] == "c7", "count"] = 0
+            return df
+        edited = funke.savepoint.transform(sp.path, "/tmp/savepoints/ysb-reset-c7", {"campaign-window": reset})
+        env.execute(name="ysb", from_savepoint=str(edited.path))
+    """
+    from funke.savepoint_edit import transform as run
+
+    return run(source, target, edits, spark=spark)
 
 
 # -- taking ----------------------------------------------------------------------------------
@@ -248,15 +282,7 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
         for k, v in options.items():
             reader = reader.option(k, v)
         df = reader.load()
-        cols, taken = [F.col("partition_id")], {"partition_id"}
-        for part in ("key", "value"):
-            if part not in df.columns:
-                continue
-            for name, column in _flat(df.schema[part].dataType, F.col(part), part):
-                alias = name if name not in taken else f"{part}_{name}"
-                taken.add(alias)
-                cols.append(column.alias(alias))
-        return df.select(*cols)
+        return df.select(F.col("partition_id"), *(column.getter().alias(column.name) for column in state_columns(df.schema)))
 
     variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
     if variables:
@@ -272,15 +298,45 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
     return sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
 
 
-def _flat(dtype: Any, column: Any, name: str, depth: int = 0) -> list[tuple[str, Any]]:
-    """A struct's fields as (name, column), nested structs one level flattened (``window_start``)."""
-    if not hasattr(dtype, "fields") or depth > 1:
-        return [(name, column)]
-    out = []
-    for f in dtype.fields:
-        sub = f.name if depth == 0 else f"{name}_{f.name}"
-        out += _flat(f.dataType, column.getField(f.name), sub, depth + 1)
+@dataclass(frozen=True)
+class StateColumn:
+    """One column of a state table: where it sits in Spark's key or value row."""
+
+    name: str  # the table's column
+    part: str  # "key" or "value": the state store row it belongs to
+    path: tuple[str, ...]  # field names from that row down to the column
+    dtype: Any  # its pyspark DataType
+
+    def getter(self) -> Any:
+        from pyspark.sql import functions as F
+
+        column = F.col(self.part)
+        for field in self.path:
+            column = column.getField(field)
+        return column
+
+
+def state_columns(schema: Any) -> list[StateColumn]:
+    """The table columns of a state data source schema: the key's and the value's fields, a
+    nested struct flattened one level (``window_start``); a name taken twice gets its part as
+    prefix (``value_key``)."""
+    out: list[StateColumn] = []
+    taken = {"partition_id"}
+    for part in ("key", "value"):
+        if part not in schema.names:
+            continue
+        for name, path, dtype in _flat(schema[part].dataType):
+            name = name or part  # a key or value that is not a struct is one column
+            alias = name if name not in taken else f"{part}_{name}"
+            taken.add(alias)
+            out.append(StateColumn(alias, part, path, dtype))
     return out
+
+
+def _flat(dtype: Any, path: tuple[str, ...] = (), depth: int = 0) -> list[tuple[str, tuple[str, ...], Any]]:
+    if not hasattr(dtype, "fields") or depth > 1:
+        return [("_".join(path), path, dtype)]
+    return [leaf for f in dtype.fields for leaf in _flat(f.dataType, (*path, f.name), depth + 1)]
 
 
 def _versions(spark: Any) -> dict[str, str]:

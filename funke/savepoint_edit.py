@@ -1,0 +1,375 @@
+"""Editing the state in a savepoint (Flink's State Processor API): ``funke.savepoint.transform``.
+
+A savepoint holds each query's checkpoint cut at its committed batch ``N`` (state version
+``N + 1``). An edited savepoint is a copy with one more micro-batch per edited query, ``N + 1``,
+that read no data: its offset and commit log entries are copies of batch ``N``'s (the same
+source positions and watermark, which is what Spark writes for its own no-data batches), and
+the state version it wrote, ``N + 2``, is the edited state. A job restored from the copy
+resumes with batch ``N + 2`` over that state, as after any committed batch.
+
+Spark 4.3 has no public API that writes state, so version ``N + 2`` is written by Spark's own
+state store provider (the one the checkpoint names: RocksDB for funke), opened on the driver
+over the copied checkpoint, one store per partition: ``getStore(N + 1)``, ``remove`` and
+``put`` of the changed keys, ``commit()``. The files are then Spark's own, whatever their
+format version. The key and value rows are built by Spark from the edited table (a
+DataFrame with the state's exact key and value schema), and each new key goes to the
+partition Spark's hash partitioning gives it; keys already in the state must land where
+they are, which is checked. Afterwards the state tables are exported again and must read
+back exactly as edited.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from funke.savepoint import (
+    MANIFEST,
+    Savepoint,
+    SavepointError,
+    StateColumn,
+    _export,
+    _relocate_schema_paths,
+    read,
+    state_columns,
+)
+
+AGGREGATION = "stateStoreSave"  # Spark's StateStoreSaveExec: the state of a streaming aggregation
+FAMILY = "default"  # an aggregation keeps one column family
+_BITS = {"bigint": 64, "int": 32, "smallint": 16, "tinyint": 8}
+
+
+@dataclass
+class TableEdit:
+    """One table's edit, worked out (and checked) before anything is written."""
+
+    table: str
+    query: str
+    operator: dict[str, Any]
+    columns: list[StateColumn]
+    expected: Any  # the table as it must read back (pandas)
+    upserts: Any  # changed and new rows: key and value columns, partition_id (null: a new key)
+    deletes: Any  # removed keys: key columns, partition_id
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], *, spark: Any = None) -> Savepoint:
+    """See ``funke.savepoint.transform``."""
+    started = time.monotonic()
+    sp = read(source)
+    dest = Path(target)
+    if dest.exists() and any(dest.iterdir()):
+        raise SavepointError(f"transform() writes a new savepoint, but {dest} is not empty: choose a new directory")
+    if not edits:
+        raise SavepointError(f"transform() got no edits for {sp.path}: pass {{table name: new table or function}}; tables: {', '.join(sp.operators())}")
+    spark = _classic_session(spark)
+    planned = [_plan(spark, sp, name, edit) for name, edit in edits.items()]
+    manifest = json.loads(json.dumps(sp.manifest))
+    try:
+        shutil.copytree(sp.path, dest, dirs_exist_ok=True)
+        for uid in manifest["queries"]:
+            _relocate_schema_paths(dest / "checkpoint" / uid, sp.path / "checkpoint" / uid)
+        for uid in sorted({p.query for p in planned}):
+            _append_batch(spark, dest / "checkpoint" / uid, manifest["queries"][uid], [p for p in planned if p.query == uid])
+            batch = manifest["queries"][uid]["batch"]
+            for op in manifest["queries"][uid]["operators"]:
+                op["rows"] = _export(spark, dest / "checkpoint" / uid, batch, op, dest / "state" / op["table"])
+        for p in planned:
+            _check_reads_back(Savepoint(dest, manifest), p)
+        manifest["created_at"] = datetime.now(UTC).isoformat(timespec="milliseconds")
+        manifest["edited"] = {"from": str(sp.path), "tables": {p.table: p.counts for p in planned}}
+        manifest["took_ms"] = round((time.monotonic() - started) * 1000)
+        manifest["size_bytes"] = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+        (dest / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)  # no half-written savepoint is left to restore from
+        raise
+    edited = Savepoint(dest, manifest)
+    from funke.runtime.registry import registry
+
+    registry().add_savepoint(str(dest), edited.job, batches=edited.batches, size_bytes=manifest["size_bytes"], took_ms=manifest["took_ms"])
+    return edited
+
+
+def _classic_session(spark: Any) -> Any:
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    if spark is None or getattr(spark, "_jvm", None) is None:
+        raise SavepointError(
+            "transform() writes state through Spark's state store on the driver, which needs a classic Spark session: "
+            "pass spark=... (a Spark Connect client cannot do it)"
+        )
+    return spark
+
+
+# -- working out an edit -----------------------------------------------------------------------
+
+
+def _plan(spark: Any, sp: Savepoint, table: str, edit: Any) -> TableEdit:
+    owners = [(uid, op) for uid, q in sp.manifest["queries"].items() for op in q["operators"] if op.get("table") == table]
+    if not owners:
+        raise SavepointError(f"savepoint {sp.path} has no state table {table!r}; it has: {', '.join(sp.operators()) or 'none'}")
+    uid, op = owners[0]
+    query = sp.manifest["queries"][uid]
+    for other in query["operators"]:
+        if other.get("spark_operator") != AGGREGATION:
+            whose = "its" if other is op else f"its query {uid!r} also holds {other['table']!r}, whose"
+            raise SavepointError(
+                f"cannot edit table {table!r}: {whose} operator runs as Spark's {other.get('spark_operator')}; transform() "
+                "edits native-path window aggregations (built-in aggregates on Spark's own operator) only. "
+                "A general-path operator keeps funke's pickled per-bucket state, which it does not rewrite yet"
+            )
+    if "rows" not in op:
+        raise SavepointError(f"savepoint {sp.path} holds no table for {table!r} (it was taken without Spark): take it again from the job")
+    reader = spark.read.format("statestore").option("path", str(sp.path / "checkpoint" / uid))
+    schema = reader.option("batchId", query["batch"]).option("operatorId", op["operator_id"]).load().schema
+    columns = state_columns(schema)
+    before = sp.table(table)
+    after = _edited(table, before, edit)
+    check_table(table, after, columns)
+    upserts, deletes, counts = diff(before, after, columns)
+    return TableEdit(table, uid, op, columns, normalized(after, columns), upserts, deletes, counts)
+
+
+def _edited(table: str, before: Any, edit: Any) -> Any:
+    import pandas as pd
+
+    result = edit
+    if not isinstance(edit, pd.DataFrame) and not hasattr(edit, "toPandas") and callable(edit):
+        result = edit(before.copy())
+    if not isinstance(result, pd.DataFrame) and hasattr(result, "toPandas"):
+        result = result.toPandas()
+    if not isinstance(result, pd.DataFrame):
+        raise SavepointError(
+            f"the edit of table {table!r} gave {type(result).__name__}: give a pandas or Spark DataFrame, or a function that "
+            "takes the table (pandas) and returns the new one"
+        )
+    return result
+
+
+def check_table(table: str, frame: Any, columns: list[StateColumn]) -> None:
+    """Raise SavepointError when ``frame`` cannot be the state of an operator laid out as ``columns``."""
+    names = [c.name for c in columns]
+    keys = [c.name for c in columns if c.part == "key"]
+    if not keys:
+        raise SavepointError(f"table {table!r} is the state of an aggregate without keys, which transform() cannot edit yet")
+    for name in frame.columns:
+        if name not in names and name != "partition_id":
+            raise SavepointError(
+                f"table {table!r} has a column {name!r} that its operator's state does not have (it has: {', '.join(names)}); "
+                "the state's layout is the job's: drop the column, or change the job and give the operator a new uid"
+            )
+    for c in columns:
+        if c.name not in frame.columns:
+            raise SavepointError(
+                f"table {table!r} lacks the column {c.name!r}: every {c.part} column of the state must be there "
+                "(only partition_id may be left out); keep it as read(...).table() gave it"
+            )
+        values = frame[c.name]
+        nulls = values.isna()
+        if nulls.any():
+            why = "a state key cannot be null: fill it in, or drop the row" if c.part == "key" else "a state value cannot be null: drop the row to delete that key's state"
+            raise SavepointError(f"table {table!r}: column {c.name!r} is null in row(s) {list(frame.index[nulls][:3])}; {why}")
+        problem = _type_problem(values, c.dtype)
+        if problem:
+            raise SavepointError(f"table {table!r}: column {c.name!r} {problem}")
+    twice = normalized(frame, columns).duplicated(keys, keep=False)
+    if twice.any():
+        first = frame[twice].iloc[0]
+        raise SavepointError(
+            f"table {table!r} has {int(twice.sum())} rows for one key ({', '.join(f'{k}={first[k]!r}' for k in keys)}): "
+            "a key has one state, keep one row per key"
+        )
+
+
+def _type_problem(values: Any, dtype: Any) -> str | None:
+    """Why pandas ``values`` cannot go into a state column of Spark type ``dtype`` (None: they can)."""
+    from pyspark.sql import types as T
+
+    kind, want = values.dtype.kind, dtype.simpleString()
+    wrong = f"holds {values.dtype} values, but the state keeps {want} there"
+    if want in _BITS:
+        if kind not in "iu":
+            return f"{wrong}: convert it, e.g. .astype('int64')"
+        low, high = -(2 ** (_BITS[want] - 1)), 2 ** (_BITS[want] - 1) - 1
+        if len(values) and (values.min() < low or values.max() > high):
+            return f"has values outside {want}'s range [{low}, {high}]"
+        return None
+    if isinstance(dtype, (T.DoubleType, T.FloatType)):
+        return None if kind in "fiu" else wrong
+    if isinstance(dtype, T.BooleanType):
+        return None if kind == "b" else wrong
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        if kind == "M" or (kind == "O" and all(isinstance(v, datetime) for v in values)):  # naive and aware mixed
+            return None
+        return f"{wrong}: give pandas timestamps (pd.to_datetime(...))"
+    if isinstance(dtype, T.StringType):
+        bad = next((v for v in values if not isinstance(v, str)), None)
+        return None if bad is None else f"holds {type(bad).__name__} values ({bad!r}), but the state keeps {want} there"
+    return f"is of type {want}, which transform() cannot write into a state store yet"
+
+
+def normalized(frame: Any, columns: list[StateColumn]) -> Any:
+    """``frame`` with timestamps as naive UTC nanoseconds, so that tables compare whatever their source."""
+    import pandas as pd
+    from pyspark.sql import types as T
+
+    out = frame.copy()
+    for c in columns:
+        if c.name in out.columns and isinstance(c.dtype, (T.TimestampType, T.TimestampNTZType)):
+            out[c.name] = pd.to_datetime(out[c.name], utc=True).dt.tz_localize(None).astype("datetime64[ns]")
+    return out
+
+
+def diff(before: Any, after: Any, columns: list[StateColumn]) -> tuple[Any, Any, dict[str, int]]:
+    """(changed and new rows, removed keys, counts) from table ``before`` to ``after``."""
+    keys = [c.name for c in columns if c.part == "key"]
+    values = [c.name for c in columns if c.part == "value"]
+    old = normalized(before, columns)[[*keys, *values, "partition_id"]]
+    new = normalized(after, columns)[[*keys, *values]]
+    joined = new.merge(old, on=keys, how="left", suffixes=("", "__before"), indicator=True)
+    added = joined["_merge"] == "left_only"
+    changed = (joined["_merge"] == "both") & joined[values].ne(joined[[f"{v}__before" for v in values]].to_numpy()).any(axis=1)
+    upserts = joined.loc[added | changed, [*keys, *values, "partition_id"]].astype({"partition_id": "Int64"})
+    gone = old.merge(new[keys], on=keys, how="left", indicator=True)
+    deletes = gone.loc[gone["_merge"] == "left_only", [*keys, "partition_id"]]
+    counts = {"updated": int(changed.sum()), "inserted": int(added.sum()), "deleted": len(deletes)}
+    return upserts.reset_index(drop=True), deletes.reset_index(drop=True), counts
+
+
+# -- writing state version N + 2 ---------------------------------------------------------------
+
+
+def _append_batch(spark: Any, checkpoint: Path, query: dict[str, Any], edits: list[TableEdit]) -> None:
+    """Give the copied query checkpoint a no-data batch N + 1 whose state is the edited state."""
+    batch = query["batch"]
+    offsets = (checkpoint / "offsets" / str(batch)).read_text().splitlines()
+    conf = json.loads(offsets[1]).get("conf", {}) if len(offsets) > 1 else {}
+    store_conf = _store_conf(spark, conf)
+    by_operator = {e.operator["operator_id"]: e for e in edits}
+    for op in query["operators"]:
+        # Every operator of the query needs version N + 2, edited or not.
+        _write_version(spark, checkpoint, batch, op, by_operator.get(op["operator_id"]), store_conf)
+    for log in ("offsets", "commits"):
+        for name in (str(batch), f".{batch}.crc"):
+            if (checkpoint / log / name).exists():
+                shutil.copy2(checkpoint / log / name, checkpoint / log / name.replace(str(batch), str(batch + 1)))
+    query["batch"] = batch + 1
+
+
+def _store_conf(spark: Any, conf: dict[str, str]) -> Any:
+    """The state store settings the query ran with: the session's, with what its offset log recorded."""
+    sql_conf = spark._jsparkSession.sessionState().conf().clone()
+    for key, value in conf.items():
+        sql_conf.setConfString(key, value)
+    version = sql_conf.getConfString("spark.sql.streaming.stateStore.checkpointFormatVersion", "1")
+    if version != "1":
+        raise SavepointError(
+            f"the savepoint's state uses Spark's state checkpoint format version {version}, which names each state version "
+            "by a unique id in the commit log; transform() writes format version 1 only"
+        )
+    return spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStoreConf.apply(sql_conf)
+
+
+def _write_version(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], edit: TableEdit | None, store_conf: Any) -> None:
+    jvm = spark._jvm
+    state = jvm.org.apache.spark.sql.execution.streaming.state
+    reader = spark.read.format("statestore").option("path", str(checkpoint)).option("batchId", batch)
+    schema = reader.option("operatorId", op["operator_id"]).load().schema
+    key_type = jvm.org.apache.spark.sql.types.DataType.fromJson(schema["key"].dataType.json())
+    value_type = jvm.org.apache.spark.sql.types.DataType.fromJson(schema["value"].dataType.json())
+    op_dir = checkpoint / "state" / str(op["operator_id"])
+    partitions = sum(1 for d in op_dir.iterdir() if d.name.isdigit())
+    puts: dict[int, list[tuple[Any, Any]]] = {}
+    removes: dict[int, list[Any]] = {}
+    if edit is not None:
+        for key, partition, value in _state_rows(spark, edit, edit.upserts, schema, partitions):
+            puts.setdefault(partition, []).append((key, value))
+        for key, partition, _ in _state_rows(spark, edit, edit.deletes, schema, partitions):
+            removes.setdefault(partition, []).append(key)
+    none = jvm.scala.Option.empty()
+    for partition in range(partitions):
+        store_id = state.StateStoreId(str(checkpoint / "state"), op["operator_id"], partition, state.StateStoreId.DEFAULT_STORE_NAME())
+        provider_id = state.StateStoreProviderId(store_id, jvm.java.util.UUID.randomUUID())
+        provider = state.StateStoreProvider.createAndInit(
+            provider_id, key_type, value_type, state.NoPrefixKeyStateEncoderSpec(key_type), False, store_conf,
+            spark._jsc.hadoopConfiguration(), False, none,
+        )  # fmt: skip
+        try:
+            store = provider.getStore(batch + 1, none, False, False)
+            try:
+                for key in removes.get(partition, []):
+                    store.remove(key, FAMILY)
+                for key, value in puts.get(partition, []):
+                    store.put(key, value, FAMILY)
+                store.commit()
+            except BaseException:
+                store.abort()
+                raise
+        finally:
+            provider.close()
+
+
+def _state_rows(spark: Any, edit: TableEdit, frame: Any, schema: Any, partitions: int) -> list[tuple[Any, int, Any]]:
+    """``frame``'s rows as Spark's own UnsafeRows, built by Spark from the state's schema: (key, partition, value or None)."""
+    if frame.empty:
+        return []
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    used = [c for c in edit.columns if c.name in frame.columns]
+    flat = pd.DataFrame({f"c{i}": frame[c.name] for i, c in enumerate(used)})
+    for i, c in enumerate(used):
+        if isinstance(c.dtype, T.TimestampType):  # an instant: pass it as UTC, whatever the session's time zone
+            flat[f"c{i}"] = flat[f"c{i}"].dt.tz_localize("UTC")
+    flat["stored"] = frame["partition_id"].astype("Int64")
+    flat_schema = T.StructType([T.StructField(f"c{i}", c.dtype) for i, c in enumerate(used)] + [T.StructField("stored", T.IntegerType())])
+    leaves = {(c.part, *c.path): F.col(f"c{i}") for i, c in enumerate(used)}
+    key = F.struct(*_nested(schema["key"].dataType, ("key",), leaves))
+    # Spark's hash partitioning of the aggregation's grouping columns: where the operator looks for a key.
+    partition = F.pmod(F.hash(*(key.getField(f.name) for f in schema["key"].dataType.fields)), F.lit(partitions))
+    columns = [key.alias("key"), partition.alias("partition"), F.coalesce(F.col("stored") != partition, F.lit(False)).alias("misplaced")]
+    if any(c.part == "value" for c in used):
+        columns.append(F.struct(*_nested(schema["value"].dataType, ("value",), leaves)).alias("value"))
+    # Collected as Spark's UnsafeRows: nothing goes through Python's types on the way to the store.
+    rows = spark.createDataFrame(flat, flat_schema).select(*columns)._jdf.queryExecution().executedPlan().executeCollect()
+    if any(row.getBoolean(2) for row in rows):
+        raise SavepointError(
+            f"table {edit.table!r}: keys of the state hash to another partition than the one holding them; the state was "
+            "not written by the hash partitioning transform() assumes, so it cannot place new keys"
+        )
+    width = {part: len(schema[part].dataType.fields) for part in ("key", "value")}
+    return [
+        (row.getStruct(0, width["key"]).copy(), row.getInt(1), row.getStruct(3, width["value"]).copy() if len(columns) > 3 else None)
+        for row in rows
+    ]
+
+
+def _nested(dtype: Any, path: tuple[str, ...], leaves: dict[tuple[str, ...], Any]) -> list[Any]:
+    from pyspark.sql import functions as F
+
+    out = []
+    for f in dtype.fields:
+        here = (*path, f.name)
+        out.append((leaves[here] if here in leaves else F.struct(*_nested(f.dataType, here, leaves))).alias(f.name))
+    return out
+
+
+def _check_reads_back(sp: Savepoint, edit: TableEdit) -> None:
+    """The new savepoint's table must be the edited one, row for row (no key written twice)."""
+    columns = [c.name for c in edit.columns]
+    got = Counter(normalized(sp.table(edit.table), edit.columns)[columns].itertuples(index=False, name=None))
+    want = Counter(edit.expected[columns].itertuples(index=False, name=None))
+    if got != want:
+        extra, lost = list((got - want).elements())[:3], list((want - got).elements())[:3]
+        raise SavepointError(f"table {edit.table!r} did not read back as edited from the new savepoint (unexpected {extra}, missing {lost}); nothing was kept")
