@@ -94,6 +94,9 @@ class Run:
     memory: Memory | None = None
     state_bytes: int | None = None
     load: float | None = None
+    #: CPU seconds the run used: this Python process, the JVM and its Python workers.
+    #: Unlike wall time it hardly moves when other processes share the cores.
+    cpu_s: float | None = None
 
     @property
     def events_per_s(self) -> float:
@@ -118,6 +121,11 @@ class Run:
     @property
     def batch_ms_p99(self) -> float | None:
         return percentile([b.duration_ms for b in self.steady], 0.99) if self.steady else None
+
+    @property
+    def events_per_cpu_s(self) -> float | None:
+        """Events per CPU second over the whole run: the work per event, whatever else runs on the machine."""
+        return self.events / self.cpu_s if self.cpu_s else None
 
     @property
     def headline_events_per_s(self) -> float | None:
@@ -395,6 +403,23 @@ def _runs_python(pid: int) -> bool:
         return False
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds used by ``pid`` (and its waited-for children) and its live Python workers, from ``/proc``."""
+
+    def ticks(p: int, waited: bool) -> int:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return 0
+        # fields[11..14]: utime, stime, cutime, cstime (the first field after the name is index 0)
+        return sum(int(x) for x in fields[11 : 15 if waited else 13])
+
+    if not Path(f"/proc/{pid}/stat").exists():
+        return None
+    total = ticks(pid, True) + sum(ticks(p, False) for p in _descendants(pid) if _runs_python(p))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def tree_rss(pid: int) -> int | None:
     """Resident bytes of the JVM ``pid`` plus the Python workers it started.
 
@@ -426,6 +451,9 @@ class MemorySampler:
         except AttributeError:  # Spark Connect, or a gateway PySpark did not launch
             pass
         self._peak = {"python": 0, "jvm": 0, "heap": 0}
+        self._cpu_start: float | None = None
+        #: CPU seconds between ``__enter__`` and ``stop()`` (this process, the JVM, its workers).
+        self.cpu_s: float | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="funke-bench-memory", daemon=True)
 
@@ -433,6 +461,7 @@ class MemorySampler:
         if self._runtime is not None:
             self._runtime.gc()
         self._sample()
+        self._cpu_start = self._cpu()
         self._thread.start()
         return self
 
@@ -445,7 +474,17 @@ class MemorySampler:
             return
         self._stop.set()
         self._thread.join()
+        end = self._cpu()
+        if end is not None and self._cpu_start is not None:
+            self.cpu_s = end - self._cpu_start
         self._sample()
+
+    def _cpu(self) -> float | None:
+        own = sum(os.times()[:2])
+        if not self._jvm_pid:
+            return None  # Spark Connect: the server's work is not this machine's process tree to count
+        jvm = cpu_seconds(self._jvm_pid)
+        return None if jvm is None else own + jvm
 
     @property
     def peak(self) -> Memory:
@@ -532,7 +571,10 @@ class ProgressLog:
             def onQueryTerminated(self, event: Any) -> None:
                 pass
 
-        self._listener = Listener()
+        from funke.spark.listener import reading_json
+
+        # (both systems' runs are watched this way: the same cost, next to nothing, for each)
+        self._listener = reading_json(Listener())
         spark.streams.addListener(self._listener)
 
     def of(self, query_id: Any) -> list[Any]:

@@ -74,10 +74,10 @@ def reference_counts(n: int, campaigns: int = ysb.CAMPAIGNS) -> Counter[WindowKe
 
     Mirrors ``ysb.events(n, events_per_second=EVENTS_PER_SECOND, max_disorder_ms=MAX_DISORDER_MS,
     campaigns=campaigns)`` and ``ysb.campaigns(campaigns)`` (ad ``a`` in campaign ``a // 10``):
-    Spark evaluates ``floor(i * 0.01)`` in exact decimal arithmetic, so the event-time step
-    is an exact fraction here too.
+    The generator's event time is ``(i * 1000) div events_per_second`` ms past the start: the
+    same exact fraction here.
     """
-    step = Fraction(str(1000 / EVENTS_PER_SECOND))  # the literal the generator writes into its SQL
+    step = Fraction(1000, EVENTS_PER_SECOND)
     if step.numerator * max(n, 1) >= 2**62:
         raise ValueError(f"reference_counts: {n:,} events at {EVENTS_PER_SECOND:,}/s overflow int64 arithmetic")
     view = ysb.EVENT_TYPES.index("view")

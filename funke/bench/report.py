@@ -231,6 +231,10 @@ def _memory_rows(t: Table, a: Run, b: Run) -> None:
         t.add_row("RSS peak, JVM + its Python workers", *(_bytes(x) for x in jvm), _ratio(*jvm))
     if a.state_bytes is not None or b.state_bytes is not None:
         t.add_row("state on disk", _bytes(a.state_bytes, size), _bytes(b.state_bytes, size), _ratio(a.state_bytes, b.state_bytes))
+    if a.cpu_s is not None and b.cpu_s is not None:
+        cpu = (a.events_per_cpu_s, b.events_per_cpu_s)
+        t.add_row("CPU time (driver, JVM, workers)", f"{a.cpu_s:.1f} s", f"{b.cpu_s:.1f} s", _ratio(a.cpu_s, b.cpu_s))
+        t.add_row("events per CPU second", *(_rate(x).replace("/s", "/CPU s") for x in cpu), _ratio(*cpu))
     if a.load is not None and b.load is not None:
         t.add_row("load average after the run", f"{a.load:.1f}", f"{b.load:.1f}", "")
 
@@ -256,6 +260,8 @@ def _cell(r: Run, latency: LatencyRun | None, rounds: int) -> str:
         parts.append(f"{heap}RSS peak Python {gib(r.memory.python_rss)}{jvm}")
     if r.state_bytes is not None:
         parts.append(f"state on disk {size(r.state_bytes)}")
+    if r.cpu_s is not None and r.events_per_cpu_s is not None:
+        parts.append(f"CPU {r.cpu_s:.1f} s ({human(r.events_per_cpu_s)} events per CPU s)")
     if r.load is not None:
         parts.append(f"load {r.load:.1f} after")
     if latency is not None:

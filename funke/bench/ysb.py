@@ -136,6 +136,8 @@ class Job:
     events: int
     rows_per_batch: int
     bounded: bool = False
+    #: funke's micro-batches sized adaptively to take about this long (None: ``rows_per_batch`` each).
+    batch_seconds: float | None = None
     campaigns: int = ysb.CAMPAIGNS
     trigger: bool = False
     exactly_once: bool = True
@@ -221,6 +223,7 @@ def run_ysb(
     variant: str = "base",
     bounded: bool = False,
     rows_per_batch: int = 1_000_000,
+    batch_seconds: float | None = None,
     latency_seconds: float = 0.0,
     rate: float = 100_000,
     exactly_once: str = "on",
@@ -248,6 +251,7 @@ def run_ysb(
         events,
         rows_per_batch,
         bounded=bounded,
+        batch_seconds=batch_seconds,
         campaigns=campaigns or v.campaigns,
         trigger=v.trigger,
         exactly_once=exactly_once == "on",
@@ -395,7 +399,7 @@ def run_once(spark: Any, system: str, job: Job, workdir: Path, checkpoint: Path)
                 on_finished=memory.stop,
             )
     state = None if job.bounded else state_bytes(checkpoint)
-    return dataclasses.replace(run, memory=memory.peak, state_bytes=state, load=os.getloadavg()[0])
+    return dataclasses.replace(run, memory=memory.peak, state_bytes=state, load=os.getloadavg()[0], cpu_s=memory.cpu_s)
 
 
 def check_reference(views: int, n: int) -> list[str]:
@@ -449,7 +453,9 @@ def funke_streaming(
     before its output is read.
     """
     env = _environment(spark, checkpoint, fk.seconds(1) if job.trigger else None)
-    source = dataclasses.replace(plain.ysb_events(job.events, job.campaigns), rows_per_batch=job.rows_per_batch)
+    source = dataclasses.replace(
+        plain.ysb_events(job.events, job.campaigns), rows_per_batch=job.rows_per_batch, batch_seconds=job.batch_seconds
+    )
     trigger = ysb.DataArtisansTrigger() if job.trigger else None
     output = f"{workdir}/out"
     counts = ysb.pipeline(env, source, trigger=trigger, campaign_table=ysb.campaigns(job.campaigns))

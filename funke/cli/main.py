@@ -129,6 +129,13 @@ def bench_ysb(
     ] = "base",
     bounded: Annotated[bool, typer.Option("--bounded", help="funke's bounded run against a plain PySpark batch job")] = False,
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch (streaming)")] = 1_000_000,
+    batch_seconds: Annotated[
+        float,
+        typer.Option(
+            help="funke only: size its micro-batches adaptively, each to take about this long, starting at --batch-rows "
+            "(plain PySpark keeps --batch-rows: rate-micro-batch has a fixed size); 0: fixed, as plain"
+        ),
+    ] = 0,
     latency_seconds: Annotated[float, typer.Option(help="also measure latency past the watermark, this long per system")] = 0,
     rate: Annotated[float, typer.Option(help="events/s of the latency runs")] = 100_000,
     exactly_once: Annotated[
@@ -155,6 +162,7 @@ def bench_ysb(
     _check_doc(write, doc)
     canonical = ["funke", "bench", "ysb", "--events", str(events), "--variant", variant, *(["--bounded"] if bounded else [])]
     canonical += ["--batch-rows", str(batch_rows)] if not bounded else []
+    canonical += ["--batch-seconds", f"{batch_seconds:g}"] if batch_seconds and not bounded else []
     canonical += ["--exactly-once", exactly_once] if exactly_once != "on" else []
     canonical += ["--latency-seconds", f"{latency_seconds:g}", "--rate", f"{rate:g}"] if latency_seconds else []
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
@@ -168,6 +176,7 @@ def bench_ysb(
             variant=variant,
             bounded=bounded,
             rows_per_batch=batch_rows,
+            batch_seconds=batch_seconds or None,
             latency_seconds=latency_seconds,
             rate=rate,
             exactly_once=exactly_once,

@@ -41,7 +41,7 @@ def ysb_events(lo: int, hi: int) -> dict[str, list[bytes]]:
     def h(salt: int, modulo: int) -> list[int]:
         return np.mod(xxhash64(i, salt), modulo).tolist()
 
-    step = Fraction(str(1000 / EVENTS_PER_SECOND))  # the literal the generator writes into its SQL
+    step = Fraction(1000, EVENTS_PER_SECOND)  # the generator's (i * 1000) div events_per_second
     event_time = y.START_MS + (i * step.numerator) // step.denominator - np.mod(xxhash64(i, 6), MAX_DISORDER_MS + 1)
     ad_types = [t.encode() for t in y.AD_TYPES]
     event_types = [t.encode() for t in y.EVENT_TYPES]

@@ -27,6 +27,8 @@ class GeneratorSource(SourceSpec):
     Each column is a Spark SQL expression over the index ``i`` (bigint), evaluated by
     Spark itself, so the generator is not the bottleneck. ``rows_per_second`` throttles it
     (rows are released continuously, not once a second); ``events`` makes it finite.
+    Unthrottled, a micro-batch holds ``rows_per_batch`` rows, or with ``batch_seconds`` as
+    many as take about that long (adaptive: see ``funke.spark.datasources.BatchSizer``).
     """
 
     columns: tuple[tuple[str, Expr], ...]
@@ -34,6 +36,7 @@ class GeneratorSource(SourceSpec):
     events: int | None
     rows_per_second: float | None
     rows_per_batch: int
+    batch_seconds: float | None = None
     kind: ClassVar[str] = "generator"
 
     @property
@@ -62,11 +65,15 @@ def generator(
     events: int | None = None,
     rows_per_second: float | None = None,
     rows_per_batch: int = 1_000_000,
+    batch_seconds: float | None = None,
 ) -> GeneratorSource:
     """A deterministic generator of ``events`` rows (unbounded when ``None``).
 
     ``columns`` maps each output column to a Spark SQL expression of the row index ``i``;
-    ``schema`` (DDL) casts them to declared types.
+    ``schema`` (DDL) casts them to declared types. In a streaming run each micro-batch holds
+    at most ``rows_per_batch`` rows. ``batch_seconds`` sizes unthrottled micro-batches
+    adaptively instead: each takes about that long (larger when Spark's fixed cost per
+    batch dominates, smaller when rows get dearer), starting at ``rows_per_batch`` rows.
     """
     if not columns:
         raise PlanError("generator() needs at least one column: {'name': 'SQL expression of i'}")
@@ -76,12 +83,19 @@ def generator(
         raise PlanError(f"generator(rows_per_second=...) must be positive, got {rows_per_second}")
     if rows_per_batch <= 0:
         raise PlanError(f"generator(rows_per_batch=...) must be positive, got {rows_per_batch}")
+    if batch_seconds is not None and (batch_seconds <= 0 or rows_per_second is not None):
+        raise PlanError(
+            f"generator(batch_seconds={batch_seconds}): give a positive number of seconds, and only to an unthrottled "
+            "generator (with rows_per_second the rate decides what each micro-batch holds)"
+        )
     declared = Schema.of(schema)
     if declared is not None and declared.names != tuple(columns):
         raise SchemaError(
             f"generator: schema columns ({', '.join(declared.names)}) differ from the expressions' ({', '.join(columns)})"
         )
-    return GeneratorSource(tuple((k, to_expr(v)) for k, v in columns.items()), declared, events, rows_per_second, rows_per_batch)
+    return GeneratorSource(
+        tuple((k, to_expr(v)) for k, v in columns.items()), declared, events, rows_per_second, rows_per_batch, batch_seconds
+    )
 
 
 @dataclass(frozen=True, eq=False)

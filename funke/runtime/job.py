@@ -467,6 +467,8 @@ def _listener(handle: JobHandle, states: dict[str, QueryState]) -> Any:
     """A StreamingQueryListener folding each query's progress into its QueryState (classic Spark)."""
     from pyspark.sql.streaming import StreamingQueryListener
 
+    from funke.spark.listener import reading_json
+
     class Listener(StreamingQueryListener):
         def onQueryStarted(self, event: Any) -> None:
             pass
@@ -482,7 +484,7 @@ def _listener(handle: JobHandle, states: dict[str, QueryState]) -> Any:
         def onQueryTerminated(self, event: Any) -> None:
             pass
 
-    return Listener()
+    return reading_json(Listener())
 
 
 def _poll_progress(handle: JobHandle, interval: float = 0.1) -> None:
@@ -570,10 +572,10 @@ def _run_batch(handle: JobHandle) -> None:
                 raise PlanError(f"no Spark writer for sink {spec.describe()}")
             got = 0
             for m in st.compiled.metrics:
-                if m.observation is not None and m.counts_rows:
-                    got += int(m.observation.get.get("rows") or 0)
-                elif m.observation is not None:
-                    st.dead_letters += int(m.observation.get.get("dead") or 0)
+                if m.observation is not None:
+                    observed = m.observation.get
+                    got += int(observed.get("rows") or 0) if m.counts_rows else 0
+                    st.dead_letters += int(observed.get("dead") or 0)
             st.input_rows, st.batches = got, 1
             st.output_rows = int(out_obs.get.get("rows") or 0)
             st.batch_ms.append(int((time.monotonic() - t0) * 1000))

@@ -16,6 +16,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from funke.connectors.sources import GeneratorSource
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import nodes as n
@@ -27,7 +28,7 @@ from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, side_view
 from funke.spark.python_fns import pandas_function, row_function
-from funke.spark.sources import CORRUPT, SCRIPT_PT, SCRIPT_WM, source_frame, static_frame, test_stream_frames
+from funke.spark.sources import CORRUPT, SCRIPT_PT, SCRIPT_WM, generator_split, source_frame, static_frame, test_stream_frames
 
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
@@ -67,6 +68,9 @@ class Compiled:
     control: DataFrame | None = None
     tagged: DataFrame | None = None
     general: Any = None  # the funke.spark.general.Program behind ``tagged``
+    #: A source's frame before the observe that counts its rows: a watermark right after the
+    #: source counts them in its own observe instead (one observe per row, not two).
+    uncounted: DataFrame | None = None
 
 
 @dataclass
@@ -260,6 +264,7 @@ class Compiler:
         if CORRUPT in source_columns:
             out.metrics.append(dead)
         if EOS not in df.columns:
+            out.uncounted = df
             out.frame = self.observe(out, f"funke_src_{_safe(node.uid)}", False, F.count(F.lit(1)).alias("rows"))
         return out
 
@@ -267,20 +272,30 @@ class Compiler:
         s = node.strategy
         column = s.timestamp_column
         assert column is not None
+        at_source = isinstance(node.input, n.Source)
+        frame, later = self._watermark_input(node, up)
+        # The observe right after a source replaces the source's own (same rows): one observe
+        # per row, not two (each splits whole-stage codegen and costs every row).
+        counted = at_source and (later is not None or up.uncounted is not None or self.streaming)
+        out = self._merge(frame, up)
+        if counted:
+            out.metrics = [m for m in out.metrics if m.counts_rows is False]
         if not self.streaming:
-            df, dead = self.dead_letters(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
-            out = self._merge(df.withColumn(column, _event_time(column, s.timestamp_unit, EOS in df.columns)), up)
-            out.metrics.append(dead)
+            reason = self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
+            aggs = [F.count(F.lit(1)).alias("rows")] if counted else []
+            df = self.observe(out, f"funke_wm_{_safe(node.uid)}", False, *aggs, F.count(reason).alias("dead"), frame=frame)
+            out.metrics[-1].counts_rows = counted
+            df = df.where(reason.isNull()).withColumn(column, _event_time(column, s.timestamp_unit, EOS in df.columns))
+            out.frame = df.select(*later) if later is not None else df
             return out
         # Streaming: a row whose event time is unusable keeps going, with the event time
         # _bad_time() (below every valid one: it never moves the watermark), through one observe
         # that counts rows, dead letters, the largest event time and the end of input, and
-        # leaves the main path right after it. One observe, not two: each costs a
-        # whole-stage-codegen split per row.
+        # leaves the main path right after it.
         reason = self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
-        finite = EOS in up.frame.columns
+        finite = EOS in frame.columns
         ts = F.when(reason.isNull(), _event_time(column, s.timestamp_unit, finite)).otherwise(_bad_time())
-        df = up.frame.withColumn(column, ts).withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
+        df = frame.withColumn(column, ts).withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
         # observe() is also a barrier: Spark pushes filters that do not read the event-time
         # column below the watermark, where they would drop the end-of-input row unseen.
         usable = F.col(column) > _bad_time()
@@ -289,17 +304,28 @@ class Compiler:
         aggs.append(F.count(F.when(F.col(column) == _bad_time(), 1)).alias("dead"))
         if finite:
             aggs.append(F.max(F.col(EOS).cast("int")).alias("eos"))
-        out = self._merge(df, up)
-        at_source = isinstance(node.input, n.Source)
-        if at_source:  # this observation replaces the source's own (same rows, plus the end flag)
-            out.metrics = []
         df = self.observe(out, f"funke_wm_{_safe(node.uid)}", finite, *aggs, frame=df)
         out.metrics[-1].counts_rows = at_source
         if finite:
-            out.frame = df.where((F.col(column) > _bad_time()) & (F.col(column) < F.to_timestamp(F.lit(END_OF_TIME)))).drop(EOS)
+            df = df.where((F.col(column) > _bad_time()) & (F.col(column) < F.to_timestamp(F.lit(END_OF_TIME)))).drop(EOS)
         else:
-            out.frame = df.where(F.col(column) > _bad_time())
+            df = df.where(F.col(column) > _bad_time())
+        out.frame = df.select(*later) if later is not None else df
         return out
+
+    def _watermark_input(self, node: n.Watermark, up: Compiled) -> tuple[DataFrame, list[Column] | None]:
+        """What the watermark's observe reads, and the select that completes the rows after it.
+
+        Right after a generator, the observe reads only the index and the event time; the
+        other columns are computed after it, so Spark builds them only for rows that pass
+        the filters downstream (as it does in a job without the observe).
+        """
+        src = node.input
+        if isinstance(src, n.Source) and isinstance(src.spec, GeneratorSource) and not src.scripted_time:
+            column = node.strategy.timestamp_column
+            if column in src.spec.schema.names:
+                return generator_split(self.spark, src.spec, streaming=self.streaming, cores=self.cores, early=[column])
+        return (up.uncounted if up.uncounted is not None else up.frame), None
 
     def visit_Select(self, node: n.Select, up: Compiled) -> Compiled:
         return self._merge(self.plain(up, node.uid).select(*(to_column(e) for e in node.exprs)), up)

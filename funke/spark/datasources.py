@@ -2,8 +2,10 @@
 
 * ``funke_collection``: in-memory rows, ``rows_per_batch`` per micro-batch, then an
   end-of-input row (``__funke_eos``) so the watermark can jump to +infinity.
-* ``funke_ticks``: index ranges ``[lo, hi)`` released at a fixed rate; Spark expands them
-  into rows natively (``explode(sequence(...))``), so Python never touches a row.
+* ``funke_ticks``: index ranges ``[lo, hi)`` released at a fixed rate, or (``rate`` 0)
+  as fast as Spark takes them in micro-batches sized to take about ``target_s`` each;
+  read on the driver (Spark's simple stream reader); Spark expands them into rows
+  natively (``explode(sequence(...))``), so Python never touches a row.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition, SimpleDataSourceStreamReader
 
 EOS = "__funke_eos"
 
@@ -87,21 +89,36 @@ class TicksDataSource(DataSource):
         return "lo bigint, hi bigint"
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from pyspark.errors import PySparkNotImplementedError
+
+        # A micro-batch's few ranges are read on the driver (the simple reader below): no
+        # Python worker starts on an executor per micro-batch.
+        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
+
+    def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
         o = self.options
-        return _TicksStream(
+        ticks = _TicksStream(
             float(o["rate"]),
             int(o["events"]) if o.get("events") not in (None, "", "None") else None,
             int(o["max_per_batch"]),
             int(o.get("parallelism", "2")),
+            float(o.get("target_s", "0")),
+            int(o.get("first", "1000000")),
         )
+        return _TicksSimple(ticks)
 
 
 class _TicksStream(DataSourceStreamReader):
+    """Offsets and ranges of ``funke_ticks`` (``_TicksSimple`` serves them from the driver)."""
+
     CHUNK = 65_536
 
-    def __init__(self, rate: float, events: int | None, max_per_batch: int, parallelism: int):
+    def __init__(
+        self, rate: float, events: int | None, max_per_batch: int, parallelism: int, target_s: float = 0.0, first: int = 1_000_000
+    ):
         self.rate, self.events, self.max_per_batch, self.parallelism = rate, events, max_per_batch, parallelism
         self.clock_start: tuple[float, int] | None = None
+        self.sizer = BatchSizer(target_s, max_per_batch, first) if target_s > 0 else None
 
     def initialOffset(self) -> dict:
         return {"i": 0}
@@ -109,13 +126,18 @@ class _TicksStream(DataSourceStreamReader):
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         begin = start["i"] if start else 0
         now = time.monotonic()
-        if self.clock_start is None:  # also after a restart: pace from where the checkpoint left off
-            self.clock_start = (now, begin)
-        t0, i0 = self.clock_start
-        due = i0 + int((now - t0) * self.rate)
-        end = max(begin, min(due, begin + self.max_per_batch))
+        if self.sizer is not None:
+            end = begin + self.sizer.next_rows(now)
+        else:
+            if self.clock_start is None:  # also after a restart: pace from where the checkpoint left off
+                self.clock_start = (now, begin)
+            t0, i0 = self.clock_start
+            due = i0 + int((now - t0) * self.rate)
+            end = max(begin, min(due, begin + self.max_per_batch))
         if self.events is not None:
             end = min(end, self.events + 1)  # index `events` is the end-of-input marker
+        if self.sizer is not None:
+            self.sizer.released(end - begin)
         return {"i": end}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
@@ -129,6 +151,66 @@ class _TicksStream(DataSourceStreamReader):
         lo, hi = partition.value
         for a in range(lo, hi, self.CHUNK):
             yield (a, min(hi, a + self.CHUNK))
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class BatchSizer:
+    """Micro-batch sizes for a source that always has more: each batch sized to take about ``target_s``.
+
+    The time between two offset requests is the previous micro-batch's duration (Spark asks
+    for the next end offset when it plans the next batch). A batch that took longer than the
+    target makes the next one smaller, a faster one makes it larger: by the square root of
+    the ratio, at most twice or half, between ``MIN_ROWS`` and ``max_rows``. Spark's fixed
+    cost per micro-batch (offset log, planning, state commit: a few hundred ms) is then
+    spread over more rows under load, and the batches stay near the target when the cost per
+    row changes.
+
+    >>> s = BatchSizer(2.0, 10_000_000, first=1_000_000)
+    >>> s.next_rows(0.0); s.released(1_000_000)
+    1000000
+    >>> s.next_rows(0.5)        # 1 M rows took 0.5 s: twice as many next
+    2000000
+    >>> s.released(2_000_000); s.next_rows(0.5 + 4.0)   # 2 M took 4 s: 1/sqrt(2) as many
+    1414213
+    """
+
+    MIN_ROWS = 10_000
+
+    def __init__(self, target_s: float, max_rows: int, first: int = 1_000_000):
+        self.target_s, self.max_rows = target_s, max(self.MIN_ROWS, max_rows)
+        self.rows = min(first, self.max_rows)
+        self._asked: float | None = None
+        self._last = 0
+
+    def next_rows(self, now: float) -> int:
+        if self._asked is not None and self._last > 0:
+            took = max(now - self._asked, 1e-3)
+            factor = min(2.0, max(0.5, (self.target_s / took) ** 0.5))
+            self.rows = int(min(self.max_rows, max(self.MIN_ROWS, self._last * factor)))
+        self._asked = now
+        return self.rows
+
+    def released(self, rows: int) -> None:
+        """How many rows the batch just planned holds (fewer than asked at the end of input)."""
+        self._last = rows
+
+
+class _TicksSimple(SimpleDataSourceStreamReader):
+    def __init__(self, ticks: _TicksStream):
+        self.ticks = ticks
+
+    def initialOffset(self) -> dict:
+        return self.ticks.initialOffset()
+
+    def read(self, start: dict) -> tuple[Iterator[tuple[int, int]], dict]:
+        end = self.ticks.latestOffset(start)
+        return self.readBetweenOffsets(start, end), end
+
+    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int]]:
+        rows = [r for p in self.ticks.partitions(start, end) for r in self.ticks.read(p)]
+        return iter(rows)
 
     def commit(self, end: dict) -> None:
         pass

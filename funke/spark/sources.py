@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from funke.connectors.redis_streams import RedisStreamSource
@@ -22,6 +22,8 @@ from funke.spark import datasources, redis_source
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 
+#: The most rows an adaptive micro-batch of the generator holds.
+ADAPTIVE_MAX_ROWS = 64_000_000
 #: The column a JSON/CSV file source puts a record in when it cannot parse it.
 CORRUPT = "_funke_corrupt_record"
 
@@ -64,8 +66,19 @@ def wire_rows(rows: tuple[tuple[Any, ...], ...], schema: Schema) -> list[tuple[A
 
 
 def static_frame(spark: SparkSession, rows: tuple[tuple[Any, ...], ...], schema: Schema) -> DataFrame:
+    """Rows from Python as a local relation (through pandas and Arrow).
+
+    A local relation lives in the plan: a stream-static join broadcasts it every micro-batch
+    without a Spark job. ``createDataFrame`` of a list would make a Python RDD instead, and
+    every broadcast of it would start Python workers to unpickle the rows again (~0.2 s and
+    a core per micro-batch here).
+    """
+    import pandas as pd
+
     ddl, rebuild = wire_schema(schema)
-    return spark.createDataFrame(wire_rows(rows, schema), ddl).select(*rebuild)
+    struct = spark.createDataFrame([], ddl).schema
+    frame = pd.DataFrame.from_records(wire_rows(rows, schema), columns=struct.names)
+    return spark.createDataFrame(frame, schema=struct).select(*rebuild)
 
 
 def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int) -> DataFrame:
@@ -87,11 +100,25 @@ def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int)
 
 
 def _generator(spark: SparkSession, spec: GeneratorSource, streaming: bool, cores: int) -> DataFrame:
+    frame, _ = generator_split(spark, spec, streaming=streaming, cores=cores, early=spec.schema.names)
+    return frame
+
+
+def generator_split(
+    spark: SparkSession, spec: GeneratorSource, *, streaming: bool, cores: int, early: tuple[str, ...] | list[str]
+) -> tuple[DataFrame, list[Column]]:
+    """The generator as its index, the ``early`` columns (and the end flag), plus the select
+    that computes the other columns later from the index, in the declared order.
+
+    Every column is a pure function of the index, so computing a column after a barrier (an
+    ``observe``) gives the same rows; Spark then pushes a filter below that computation
+    and builds the column only for the rows that pass.
+    """
     if not streaming:
         if spec.events is None:
             raise UnsupportedError(f"{spec.describe()} never ends, so it cannot run bounded: give it events=N")
         index = spark.range(0, spec.events, numPartitions=max(1, cores)).select(F.col("id").alias(GENERATOR_INDEX))
-    elif spec.rows_per_second is None:
+    elif spec.rows_per_second is None and spec.batch_seconds is None:
         index = (
             spark.readStream.format("rate-micro-batch")
             .option("rowsPerBatch", spec.rows_per_batch)
@@ -103,24 +130,32 @@ def _generator(spark: SparkSession, spec: GeneratorSource, streaming: bool, core
         datasources.register(spark)
         ticks = (
             spark.readStream.format("funke_ticks")
-            .option("rate", spec.rows_per_second)
+            .option("rate", spec.rows_per_second or 0)
             .option("events", spec.events)
-            .option("max_per_batch", spec.rows_per_batch)
+            .option("max_per_batch", spec.rows_per_batch if spec.batch_seconds is None else ADAPTIVE_MAX_ROWS)
+            .option("target_s", spec.batch_seconds or 0)
+            .option("first", spec.rows_per_batch)
             .option("parallelism", max(1, cores))
             .load()
         )
+        if cores > 1:  # the driver read the ranges into one partition: spread them before they become rows
+            ticks = ticks.repartition(cores)
         index = ticks.select(F.explode(F.sequence("lo", F.col("hi") - 1)).alias(GENERATOR_INDEX))
-    cols = []
+    cols = {}
     for name, e in spec.columns:
         c = to_column(e)
         f = spec.schema.get(name)
         if f is not None and f.dtype is not None:
             c = c.cast(f.dtype)
-        cols.append(c.alias(name))
+        cols[name] = c.alias(name)
+    ends: list[Column] = []
     if streaming and spec.events is not None:
         index = index.where(F.col(GENERATOR_INDEX) <= spec.events)
-        cols.append((F.col(GENERATOR_INDEX) == spec.events).alias(EOS))
-    return index.select(*cols)
+        ends.append((F.col(GENERATOR_INDEX) == spec.events).alias(EOS))
+    narrow = [c for name, c in cols.items() if name in early]
+    keep = [F.col(GENERATOR_INDEX)] if len(narrow) < len(cols) else []
+    later = [F.col(name) if name in early else c for name, c in cols.items()]
+    return index.select(*keep, *narrow, *ends), later
 
 
 #: Columns of a TestStream's rows besides the user's: row kind (0 element, 1 time), scripted

@@ -90,7 +90,7 @@ def first_run(spark, tmp_path_factory):
     handle = env.execute(name="sp-first")
     wait_for_batches(handle, 1)
     sp = handle.savepoint(str(tmp / "savepoints"))
-    handle.wait(300)
+    handle.wait(600)
     assert handle.done and not handle.metrics()["resumed"]
     return sp, sinks
 
@@ -118,7 +118,7 @@ def test_time_travel_and_a_b_from_one_savepoint(spark, tmp_path, first_run):
     env_b, b = job(spark, tmp_path, version="v0")
     ha = env_a.execute(name="sp-a", from_savepoint=str(sp.path))
     hb = env_b.execute(name="sp-b", from_savepoint=str(sp.path))
-    ha.wait(300), hb.wait(300)
+    ha.wait(600), hb.wait(600)
     assert ha.metrics()["restored_from"] == str(sp.path)
     for uid in ("counts", "totals"):
         before = rows(first[uid], upto=n[uid])
@@ -136,7 +136,7 @@ def test_stop_with_a_savepoint_then_resume_gives_the_uninterrupted_result(spark,
     sp = handle.stop(savepoint=str(tmp_path / "sps"))
     assert registry().job("sp-pause").status == "stopped"
     env2, second = job(spark, tmp_path)
-    resumed = env2.execute(name="sp-pause", from_savepoint=str(sp.path)).wait(300)
+    resumed = env2.execute(name="sp-pause", from_savepoint=str(sp.path)).wait(600)
     assert resumed.metrics()["resumed"] is True and resumed.done
     for uid in ("counts", "totals"):
         assert rows(first[uid], upto=sp.batches[uid]) + rows(second[uid]) == expected()[uid], uid
@@ -153,7 +153,7 @@ def test_restores_that_do_not_fit_are_refused_before_any_record(spark, tmp_path,
         env.execute(name="sp-refused", from_savepoint=str(sp.path))
     # dropping the totals is allowed when asked for; the counts go on from the savepoint
     env, sinks = job(spark, tmp_path, totals=False)
-    handle = env.execute(name="sp-dropped", from_savepoint=str(sp.path), allow_non_restored_state=True).wait(300)
+    handle = env.execute(name="sp-dropped", from_savepoint=str(sp.path), allow_non_restored_state=True).wait(600)
     assert any("'totals' dropped" in note for note in handle.restore_notes)
     assert rows(sinks["counts"]) + rows(first_run[1]["counts"], upto=sp.batches["counts"]) == expected()["counts"]
 

@@ -64,3 +64,24 @@ def test_ysb_paced_by_rate_with_the_live_view(spark, tmp_path):
     assert batches >= 3  # 40 000 events at 20 000/s cannot arrive in one or two batches
     elapsed = float(next(line for line in r.output.splitlines() if "elapsed_s" in line).split("│")[2].replace(",", ""))
     assert elapsed >= events / rate  # a lower bound only: pacing holds the source back, load only slows it further
+
+
+
+def test_ysb_with_adaptive_micro_batches_counts_every_view(spark, tmp_path):
+    """``batch_seconds``: the unthrottled generator sizes each micro-batch from the last one's
+    duration; sizes change from batch to batch, and no event is lost or read twice."""
+    import dataclasses
+
+    import funke as fk
+
+    events, out = 400_000, tmp_path / "adaptive"
+    env = fk.StreamEnvironment(app="ysb-adaptive", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+    # A 30 s target is far above what these micro-batches cost: each is larger than the last (up to twice).
+    source = dataclasses.replace(ysb.events(events, batch_seconds=30), rows_per_batch=20_000)
+    ysb.pipeline(env, source).sink_to(fk.sinks.files(str(out)), uid="campaign-counts")
+    handle = env.execute()
+    handle.wait(timeout=300)
+    rows = [r for r in handle.states[0].batch_rows if r > 0]
+    assert sum(rows) == events and handle.metrics()["input_rows"] == events
+    assert rows[0] == 20_000 and rows[1] > rows[0] and rows[2] > rows[1] and rows[2] <= 4 * rows[0], rows
+    assert sum(row[3] for row in results(spark, out)) == ysb.expected_view_count(events)
