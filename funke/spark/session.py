@@ -14,6 +14,7 @@ from funke.errors import EnvironmentSetupError
 
 MIN_JAVA = 17
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+THREAD_STACK = "32m"  # see default_conf
 _FIX = (
     "install Java 17 or newer (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless; "
     "macOS: brew install openjdk@17) and put it on PATH or set JAVA_HOME"
@@ -96,6 +97,13 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         "spark.default.parallelism": str(cores),
         # A loaded machine can take longer than Spark's 15 s for a Python worker to connect back.
         "spark.python.authenticate.socketTimeout": "120s",
+        # Stopping a query while its foreachBatch runs: Spark tells "stopped" from "failed" by
+        # matching the Python error against ``calling((.|\r\n|\r|\n)*)(...)``, a regex that
+        # recurses per character. With Java's default 1 MB thread stack a message over about
+        # 1,500 characters (a traceback with the Java trace in it) overflows, and the query's
+        # thread dies with a StackOverflowError instead of stopping. 32 MB stacks (reserved,
+        # touched only when used) take messages of over 60,000 characters.
+        "spark.driver.extraJavaOptions": f"-Xss{THREAD_STACK}",
     }
 
 

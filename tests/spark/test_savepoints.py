@@ -82,6 +82,20 @@ def wait_for_batches(handle: Any, at_least: int = 1, timeout: float = 180) -> No
         time.sleep(0.1)
 
 
+def where(handle: Any) -> list[dict[str, Any]]:
+    """Each query's state, for a failure message."""
+    out = []
+    for st in handle.states:
+        q = st.query
+        last = q.lastProgress if q is not None else None
+        out.append({
+            "sink": st.sink.uid, "finished": st.finished, "ends": dict(st.end_batch), "batches": st.batches,
+            "active": q.isActive if q is not None else None, "status": q.status if q is not None else None,
+            "last_batch": last["batchId"] if last else None, "error": str(q.exception())[:500] if q is not None and q.exception() else None,
+        })
+    return out
+
+
 @pytest.fixture(scope="module")
 def first_run(spark, tmp_path_factory):
     """v0 run to the end, with a savepoint taken while it ran."""
@@ -137,7 +151,8 @@ def test_stop_with_a_savepoint_then_resume_gives_the_uninterrupted_result(spark,
     assert registry().job("sp-pause").status == "stopped"
     env2, second = job(spark, tmp_path)
     resumed = env2.execute(name="sp-pause", from_savepoint=str(sp.path)).wait(600)
-    assert resumed.metrics()["resumed"] is True and resumed.done
+    assert resumed.metrics()["resumed"] is True
+    assert resumed.done, f"the resumed job did not finish: {where(resumed)}"
     for uid in ("counts", "totals"):
         assert rows(first[uid], upto=sp.batches[uid]) + rows(second[uid]) == expected()[uid], uid
     assert registry().job("sp-pause").status == "finished"
