@@ -263,7 +263,6 @@ class JobHandle:
             if self.mode == "streaming":
                 for s in self.states:
                     if s.query is not None and s.query.isActive:
-                        _between_batches(s.query)
                         s.query.stop()
                 if self._listener is not None:
                     try:
@@ -422,21 +421,6 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
     if handle.connect:
         handle._poller = threading.Thread(target=_poll_progress, args=(handle,), name=f"funke-progress-{handle.name}", daemon=True)
         handle._poller.start()
-
-
-def _between_batches(query: Any, timeout_s: float = 5.0) -> None:
-    """Wait (up to ``timeout_s``) until ``query`` is between micro-batches, so a stop does not
-    interrupt its sink mid-write: an interrupted foreachBatch is redone after a restore anyway,
-    but the work is lost and Spark's check of the interrupted Python call is what overflowed
-    the stack (see ``funke.spark.session.default_conf``)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if not query.status.get("isTriggerActive", False):
-                return
-        except Exception:  # noqa: BLE001 (the query is ending by itself: stop() copes)
-            return
-        time.sleep(0.01)
 
 
 def _start_query(handle: JobHandle, st: QueryState) -> None:
