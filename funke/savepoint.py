@@ -7,7 +7,9 @@ A savepoint is a directory::
     checkpoint/<sink uid>/     the query's Spark checkpoint cut at that batch (what a
                                restore resumes from)
     state/<operator>/          each operator's keyed state as Parquet (key columns, value
-                               columns, partition), read by ``read(path)`` without Spark
+                               columns, partition), read by ``read(path)`` without Spark; a
+                               general-path operator's as three tables (state, timers,
+                               buckets: ``funke.savepoint_general``)
 
 ``transform(source, target, edits)`` writes a new savepoint from edited state tables
 (``funke.savepoint_edit``).
@@ -70,8 +72,14 @@ class Savepoint:
         return {uid: q["batch"] for uid, q in self.manifest["queries"].items()}
 
     def operators(self) -> list[str]:
-        """Names of the state tables (``state/<name>``)."""
-        return sorted(op["table"] for q in self.manifest["queries"].values() for op in q["operators"] if op.get("table"))
+        """Names of the state tables (``state/<name>``); a general-path operator has three."""
+        names = set()
+        for q in self.manifest["queries"].values():
+            for op in q["operators"]:
+                if op.get("table"):
+                    names.add(op["table"])
+                names.update(op.get("tables", {}).values())
+        return sorted(names)
 
     def table(self, name: str) -> Any:
         """One operator's state as a pandas DataFrame (read with pyarrow: no Spark needed)."""
@@ -123,7 +131,8 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
     (same source positions and watermark as the saved one) whose state is the edited
     state, so a job restored from it goes on from there. Editing needs a classic Spark
     session (``spark``, else the active one) and works for native-path window aggregations
-    (built-in ``count()``, ``sum()``...); general-path operators are refused. Example::
+    (built-in ``count()``, ``sum()``...) and for general-path operators' tables (their
+    ``value`` JSON edited, rows deleted; keys new to the state are refused). Example::
 
         sp = funke.savepoint.read("/tmp/savepoints/savepoint-ysb-...")
         def reset(df):
@@ -184,9 +193,18 @@ def take(
         shutil.rmtree(out, ignore_errors=True)
         raise SavepointError(f"job {job!r} has committed no micro-batch yet under {root}: nothing to save")
     if spark is not None:
-        for uid, q in queries.items():
-            for op in q["operators"]:
-                op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
+        try:
+            for uid, q in queries.items():
+                for op in q["operators"]:
+                    if is_general(op):
+                        from funke.savepoint_general import FORMAT as GENERAL
+                        from funke.savepoint_general import table_names
+
+                        op["format"], op["tables"] = GENERAL, table_names(op["table"])
+                    op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)  # no savepoint without its manifest is left behind
+            raise
     manifest = {
         "format": FORMAT,
         "job": job,
@@ -268,10 +286,18 @@ def _operator_metadata(op_dir: Path) -> dict[str, Any]:
     return {}
 
 
-def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: Path) -> int:
-    """One operator's state at ``batch`` as Parquet: key and value fields as columns.
+def is_general(op: dict[str, Any]) -> bool:
+    """Whether a manifest operator entry is a funke general-path operator (one pickled snapshot per bucket)."""
+    variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
+    return str(op.get("spark_operator", "")).startswith("transformWithState") and variables == ["operator"]
 
-    A transformWithState operator keeps one store per state variable; its table holds every
+
+def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: Path) -> int:
+    """One operator's state at ``batch`` as Parquet: key and value fields as columns; the number of rows.
+
+    A general-path operator's per-bucket snapshots are decoded into the tables of
+    ``funke.savepoint_general`` (state, timers, buckets: ``out`` and its siblings). Another
+    transformWithState operator keeps one store per state variable; its table holds every
     variable's rows with the variable's name in ``state_variable``.
     """
     from pyspark.sql import functions as F
@@ -285,6 +311,12 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
         return df.select(F.col("partition_id"), *(column.getter().alias(column.name) for column in state_columns(df.schema)))
 
     variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
+    if is_general(op):
+        from funke.savepoint_general import SNAPSHOT_VARIABLE, decode_buckets, table_names, write_tables
+
+        tables = decode_buckets(load(stateVarName=SNAPSHOT_VARIABLE).toPandas(), table=op["table"])
+        write_tables(tables, table_names(op["table"]), out.parent)
+        return len(tables.state)
     if variables:
         frames = [load(stateVarName=v).withColumn("state_variable", F.lit(v)) for v in variables]
         df = frames[0]

@@ -16,6 +16,13 @@ DataFrame with the state's exact key and value schema), and each new key goes to
 partition Spark's hash partitioning gives it; keys already in the state must land where
 they are, which is checked. Afterwards the state tables are exported again and must read
 back exactly as edited.
+
+A general-path operator (``funke.savepoint_general``) keeps one pickled snapshot per bucket
+in the RocksDB column family of its state variable. Its edited tables are turned back into
+snapshots, checked by loading them as the operator does, and only the buckets whose
+snapshot changed are put (or removed, when their ``.buckets`` row is deleted) in that
+column family. A key keeps its bucket; a key new to the state is refused, since its bucket
+depends on the job's bucket count, which the savepoint does not record.
 """
 
 from __future__ import annotations
@@ -37,9 +44,12 @@ from funke.savepoint import (
     StateColumn,
     _export,
     _relocate_schema_paths,
+    is_general,
     read,
     state_columns,
 )
+from funke.savepoint_general import FORMAT as GENERAL_FORMAT
+from funke.savepoint_general import SNAPSHOT_VARIABLE, GeneralTables, edited_snapshots, encode_tables, table_names
 
 AGGREGATION = "stateStoreSave"  # Spark's StateStoreSaveExec: the state of a streaming aggregation
 FAMILY = "default"  # an aggregation keeps one column family
@@ -70,7 +80,7 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
     if not edits:
         raise SavepointError(f"transform() got no edits for {sp.path}: pass {{table name: new table or function}}; tables: {', '.join(sp.operators())}")
     spark = _classic_session(spark)
-    planned = [_plan(spark, sp, name, edit) for name, edit in edits.items()]
+    planned = _plan_all(spark, sp, edits)
     manifest = json.loads(json.dumps(sp.manifest))
     try:
         shutil.copytree(sp.path, dest, dirs_exist_ok=True)
@@ -82,7 +92,10 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
             for op in manifest["queries"][uid]["operators"]:
                 op["rows"] = _export(spark, dest / "checkpoint" / uid, batch, op, dest / "state" / op["table"])
         for p in planned:
-            _check_reads_back(Savepoint(dest, manifest), p)
+            if isinstance(p, GeneralEdit):
+                _check_general_reads_back(Savepoint(dest, manifest), p)
+            else:
+                _check_reads_back(Savepoint(dest, manifest), p)
         manifest["created_at"] = datetime.now(UTC).isoformat(timespec="milliseconds")
         manifest["edited"] = {"from": str(sp.path), "tables": {p.table: p.counts for p in planned}}
         manifest["took_ms"] = round((time.monotonic() - started) * 1000)
@@ -114,20 +127,51 @@ def _classic_session(spark: Any) -> Any:
 # -- working out an edit -----------------------------------------------------------------------
 
 
-def _plan(spark: Any, sp: Savepoint, table: str, edit: Any) -> TableEdit:
-    owners = [(uid, op) for uid, q in sp.manifest["queries"].items() for op in q["operators"] if op.get("table") == table]
+def _plan_all(spark: Any, sp: Savepoint, edits: Mapping[str, Any]) -> list[TableEdit | GeneralEdit]:
+    """Every edit worked out and checked; a general-path operator's tables edited together."""
+    planned: list[TableEdit | GeneralEdit] = []
+    general: dict[tuple[str, int], dict[str, Any]] = {}
+    for table, edit in edits.items():
+        uid, op = _owner(sp, table)
+        if is_general(op):
+            general.setdefault((uid, op["operator_id"]), {})[table] = edit
+        else:
+            planned.append(_plan(spark, sp, table, edit))
+    for (uid, operator_id), by_table in general.items():
+        op = next(o for o in sp.manifest["queries"][uid]["operators"] if o["operator_id"] == operator_id)
+        planned.append(_plan_general(sp, uid, op, by_table))
+    return planned
+
+
+def _owner(sp: Savepoint, table: str) -> tuple[str, dict[str, Any]]:
+    """(query, operator entry) of a state table; the query's operators checked for being editable."""
+    owners = [
+        (uid, op) for uid, q in sp.manifest["queries"].items() for op in q["operators"]
+        if op.get("table") == table or table in op.get("tables", {}).values()
+    ]  # fmt: skip
     if not owners:
         raise SavepointError(f"savepoint {sp.path} has no state table {table!r}; it has: {', '.join(sp.operators()) or 'none'}")
     uid, op = owners[0]
-    query = sp.manifest["queries"][uid]
-    for other in query["operators"]:
-        if other.get("spark_operator") != AGGREGATION:
-            whose = "its" if other is op else f"its query {uid!r} also holds {other['table']!r}, whose"
+    for other in sp.manifest["queries"][uid]["operators"]:
+        whose = "its" if other is op else f"its query {uid!r} also holds {other['table']!r}, whose"
+        if is_general(other) and other.get("format") != GENERAL_FORMAT:
+            raise SavepointError(
+                f"cannot edit table {table!r}: {whose} operator runs as Spark's {other.get('spark_operator')} (the general path), "
+                f"and the savepoint was taken before funke wrote that state as tables ({GENERAL_FORMAT}): take a new savepoint "
+                "from the job, then edit its tables"
+            )
+        if other.get("spark_operator") != AGGREGATION and not is_general(other):
             raise SavepointError(
                 f"cannot edit table {table!r}: {whose} operator runs as Spark's {other.get('spark_operator')}; transform() "
-                "edits native-path window aggregations (built-in aggregates on Spark's own operator) only. "
-                "A general-path operator keeps funke's pickled per-bucket state, which it does not rewrite yet"
+                "edits native-path window aggregations (built-in aggregates on Spark's own operator) and funke's "
+                "general-path operators only"
             )
+    return uid, op
+
+
+def _plan(spark: Any, sp: Savepoint, table: str, edit: Any) -> TableEdit:
+    uid, op = _owner(sp, table)
+    query = sp.manifest["queries"][uid]
     if "rows" not in op:
         raise SavepointError(f"savepoint {sp.path} holds no table for {table!r} (it was taken without Spark): take it again from the job")
     reader = spark.read.format("statestore").option("path", str(sp.path / "checkpoint" / uid))
@@ -138,6 +182,45 @@ def _plan(spark: Any, sp: Savepoint, table: str, edit: Any) -> TableEdit:
     check_table(table, after, columns)
     upserts, deletes, counts = diff(before, after, columns)
     return TableEdit(table, uid, op, columns, normalized(after, columns), upserts, deletes, counts)
+
+
+@dataclass
+class GeneralEdit:
+    """The edit of one general-path operator's tables: the buckets whose snapshot changes."""
+
+    query: str
+    operator: dict[str, Any]
+    names: dict[str, str]  # role -> table name
+    expected: GeneralTables  # the tables as they must read back
+    snapshots: dict[int, dict[str, Any] | None]  # changed buckets: the new snapshot, None to delete the bucket
+    partitions: dict[int, int]  # where each bucket's state is
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def table(self) -> str:
+        return self.names["state"]
+
+
+def _plan_general(sp: Savepoint, uid: str, op: dict[str, Any], by_table: dict[str, Any]) -> GeneralEdit:
+    names = op.get("tables") or table_names(op["table"])
+    if "rows" not in op:
+        raise SavepointError(f"savepoint {sp.path} holds no table for {op['table']!r} (it was taken without Spark): take it again from the job")
+    before = GeneralTables(*(sp.table(names[role]) for role in ("state", "timers", "buckets")))
+    roles = {name: role for role, name in names.items()}
+    after = before.by_role()
+    for table, edit in by_table.items():
+        after[roles[table]] = _edited(table, before.by_role()[roles[table]], edit)
+    edited = GeneralTables(after["state"], after["timers"], after["buckets"])
+    snapshots = edited_snapshots(before, edited, names)
+    partitions = {int(b): int(p) for b, p in zip(before.buckets["bucket"], before.buckets["partition_id"], strict=True) if _known(p)}
+    counts = {"buckets_rewritten": sum(1 for s in snapshots.values() if s is not None), "buckets_deleted": sum(1 for s in snapshots.values() if s is None)}
+    return GeneralEdit(uid, op, names, edited, snapshots, partitions, counts)
+
+
+def _known(v: Any) -> bool:
+    import pandas as pd
+
+    return v is not None and not pd.isna(v)
 
 
 def _edited(table: str, before: Any, edit: Any) -> Any:
@@ -258,7 +341,11 @@ def _append_batch(spark: Any, checkpoint: Path, query: dict[str, Any], edits: li
     by_operator = {e.operator["operator_id"]: e for e in edits}
     for op in query["operators"]:
         # Every operator of the query needs version N + 2, edited or not.
-        _write_version(spark, checkpoint, batch, op, by_operator.get(op["operator_id"]), store_conf)
+        edit = by_operator.get(op["operator_id"])
+        if is_general(op):
+            _write_general_version(spark, checkpoint, batch, op, edit if isinstance(edit, GeneralEdit) else None, store_conf)
+        else:
+            _write_version(spark, checkpoint, batch, op, edit if isinstance(edit, TableEdit) else None, store_conf)
     for log in ("offsets", "commits"):
         for name in (str(batch), f".{batch}.crc"):
             if (checkpoint / log / name).exists():
@@ -363,6 +450,84 @@ def _nested(dtype: Any, path: tuple[str, ...], leaves: dict[tuple[str, ...], Any
         here = (*path, f.name)
         out.append((leaves[here] if here in leaves else F.struct(*_nested(f.dataType, here, leaves))).alias(f.name))
     return out
+
+
+def _write_general_version(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], edit: GeneralEdit | None, store_conf: Any) -> None:
+    """Version N + 2 of a general-path operator's store: the changed buckets' snapshots put, deleted ones removed.
+
+    The store keeps one RocksDB column family per state variable; only funke's snapshot
+    variable is touched, the others (Spark's timer families, unused by funke) carry over.
+    """
+    import pickle
+
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    jvm = spark._jvm
+    state = jvm.org.apache.spark.sql.execution.streaming.state
+    reader = spark.read.format("statestore").option("path", str(checkpoint)).option("batchId", batch)
+    schema = reader.option("operatorId", op["operator_id"]).option("stateVarName", SNAPSHOT_VARIABLE).load().schema
+    key_type = jvm.org.apache.spark.sql.types.DataType.fromJson(schema["key"].dataType.json())
+    value_type = jvm.org.apache.spark.sql.types.DataType.fromJson(schema["value"].dataType.json())
+    (bucket_field,), (value_field,) = schema["key"].dataType.fields, schema["value"].dataType.fields
+    op_dir = checkpoint / "state" / str(op["operator_id"])
+    partitions = sum(1 for d in op_dir.iterdir() if d.name.isdigit())
+    puts: dict[int, list[tuple[Any, Any]]] = {}
+    removes: dict[int, list[Any]] = {}
+    if edit is not None and edit.snapshots:
+        buckets = sorted(edit.snapshots)
+        blobs = [None if edit.snapshots[b] is None else pickle.dumps(edit.snapshots[b], protocol=pickle.HIGHEST_PROTOCOL) for b in buckets]
+        flat = spark.createDataFrame(
+            pd.DataFrame({"b": buckets, "v": blobs}), T.StructType([T.StructField("b", bucket_field.dataType), T.StructField("v", value_field.dataType)])
+        )
+        key = F.struct(F.col("b").alias(bucket_field.name))
+        rows = flat.select(
+            key.alias("key"), F.pmod(F.hash(F.col("b")), F.lit(partitions)).alias("partition"), F.struct(F.col("v").alias(value_field.name)).alias("value")
+        )._jdf.queryExecution().executedPlan().executeCollect()
+        for bucket, row in zip(buckets, rows, strict=True):
+            partition = row.getInt(1)
+            if edit.partitions.get(bucket, partition) != partition:
+                raise SavepointError(
+                    f"table {edit.table!r}: bucket {bucket} is in partition {edit.partitions[bucket]}, not where Spark's hash "
+                    f"partitioning puts it ({partition}); the state was not written the way transform() assumes"
+                )
+            k = row.getStruct(0, 1).copy()
+            if edit.snapshots[bucket] is None:
+                removes.setdefault(partition, []).append(k)
+            else:
+                puts.setdefault(partition, []).append((k, row.getStruct(2, 1).copy()))
+    none = jvm.scala.Option.empty()
+    for partition in range(partitions):
+        store_id = state.StateStoreId(str(checkpoint / "state"), op["operator_id"], partition, state.StateStoreId.DEFAULT_STORE_NAME())
+        provider_id = state.StateStoreProviderId(store_id, jvm.java.util.UUID.randomUUID())
+        encoder = state.NoPrefixKeyStateEncoderSpec(key_type)
+        provider = state.StateStoreProvider.createAndInit(
+            provider_id, key_type, value_type, encoder, True, store_conf, spark._jsc.hadoopConfiguration(), False, none
+        )  # fmt: skip
+        try:
+            store = provider.getStore(batch + 1, none, False, False)
+            try:
+                store.createColFamilyIfAbsent(SNAPSHOT_VARIABLE, key_type, value_type, encoder, False, False)
+                for k in removes.get(partition, []):
+                    store.remove(k, SNAPSHOT_VARIABLE)
+                for k, v in puts.get(partition, []):
+                    store.put(k, v, SNAPSHOT_VARIABLE)
+                store.commit()
+            except BaseException:
+                store.abort()
+                raise
+        finally:
+            provider.close()
+
+
+def _check_general_reads_back(sp: Savepoint, edit: GeneralEdit) -> None:
+    """The new savepoint's tables must give the edited snapshots, bucket for bucket."""
+    got = encode_tables(GeneralTables(*(sp.table(edit.names[role]) for role in ("state", "timers", "buckets"))), table=edit.table)
+    want = encode_tables(edit.expected, table=edit.table)
+    if got != want:
+        differ = sorted(b for b in set(got) | set(want) if got.get(b) != want.get(b))
+        raise SavepointError(f"table {edit.table!r} did not read back as edited from the new savepoint (buckets {differ[:5]} differ); nothing was kept")
 
 
 def _check_reads_back(sp: Savepoint, edit: TableEdit) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from typing import Any
@@ -10,7 +11,9 @@ import pandas as pd
 import pytest
 
 import funke as fk
+from funke.functions import KeyedProcessFunction
 from funke.savepoint import SavepointError, read, transform
+from funke.state import ValueStateDescriptor
 from funke.windows import TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
@@ -132,3 +135,70 @@ def test_edits_that_do_not_fit_the_state_are_refused_before_anything_is_written(
         with pytest.raises(SavepointError, match=message):
             transform(sp.path, target, {"windows": lambda df: df} if edit is None else {"window": edit}, spark=spark)
         assert not target.exists()
+
+
+# -- a general-path operator: a KeyedProcessFunction's value state, edited in its table ----------
+
+EVERY = 100  # the running total is reported at every 100th element of a key
+
+
+class RunningTotal(KeyedProcessFunction):
+    def open(self, ctx: Any) -> None:
+        self.n = ctx.get_state(ValueStateDescriptor("n", int))
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
+        n = (self.n.value() or 0) + 1
+        self.n.update(n)
+        if n % EVERY == 0:
+            yield {"key": ctx.get_current_key(), "n": n}
+
+
+def totals_job(spark, tmp_path) -> tuple[fk.StreamEnvironment, Any]:
+    env = fk.StreamEnvironment(app="sp-edit-general", spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
+    source = fk.sources.generator(
+        {"key": f"concat('k', cast(i % {KEYS} as string))", "event_time": f"i * {MS_PER_EVENT}"},
+        schema="key string, event_time bigint",
+        events=EVENTS,
+        rows_per_second=RATE,
+        rows_per_batch=PER_BATCH,
+    )
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
+    totals = env.from_source(source, wm, uid="events").key_by("key").process(RunningTotal(), output_schema="key string, n bigint", uid="running-total")
+    return env, totals.sink_to(fk.sinks.collect(), uid="totals")
+
+
+def test_a_general_path_operator_s_state_is_edited_in_its_table_and_the_job_goes_on_from_it(spark, tmp_path):
+    env, first = totals_job(spark, tmp_path)
+    handle = env.execute(name="sp-edit-general")
+    deadline = time.monotonic() + 180
+    while handle.checkpoints.last_committed("totals") < 1:
+        assert time.monotonic() < deadline and not handle.done, "the job did not commit 2 micro-batches before its end"
+        time.sleep(0.1)
+    sp = handle.stop(savepoint=str(tmp_path / "savepoints"))
+    state = sp.table("running-total")
+    saved = {json.loads(k): json.loads(v) for k, v in zip(state["key"], state["value"], strict=True)}
+    assert set(saved) == {f"k{k}" for k in range(KEYS)}
+    before = Counter((r["key"], r["n"]) for b, rows in first.batches if b <= sp.batches["totals"] for r in rows)
+    assert before == Counter((k, m) for k in saved for m in range(EVERY, saved[k] + 1, EVERY))
+
+    def edit(df):  # k0 counts on from 1,000 more; k1's state is deleted, so it counts from 0 again
+        df.loc[df["key"] == '"k0"', "value"] = json.dumps(saved["k0"] + 1000)
+        return df[df["key"] != '"k1"']
+
+    edited = transform(sp.path, tmp_path / "edited", {"running-total": edit}, spark=spark)
+    again = edited.table("running-total")
+    assert {json.loads(k): json.loads(v) for k, v in zip(again["key"], again["value"], strict=True)} == {
+        "k0": saved["k0"] + 1000, "k2": saved["k2"], "k3": saved["k3"]
+    }  # fmt: skip
+    assert edited.batches["totals"] == sp.batches["totals"] + 1 and edited.manifest["edited"]["tables"]["running-total"]["buckets_rewritten"] >= 1
+    env2, resumed_sink = totals_job(spark, tmp_path)
+    resumed = env2.execute(name="sp-edit-general", from_savepoint=str(edited.path)).wait(600)
+    assert resumed.done and resumed.metrics()["resumed"] is True
+    per_key = EVENTS // KEYS
+    start = {"k0": saved["k0"] + 1000, "k1": 0, "k2": saved["k2"], "k3": saved["k3"]}
+    want = Counter((k, n) for k, s in start.items() for n in range(s + 1, s + per_key - saved[k] + 1) if n % EVERY == 0)
+    assert Counter((r["key"], r["n"]) for r in resumed_sink.rows) == want
+    # an edit that does not fit is refused before anything is written
+    with pytest.raises(SavepointError, match=r"table 'running-total': key \"k9\" is not in the savepoint's state"):
+        transform(sp.path, tmp_path / "refused", {"running-total": lambda df: pd.concat([df, df.iloc[:1].assign(key='"k9"')])}, spark=spark)
+    assert not (tmp_path / "refused").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from typing import Any
@@ -121,6 +122,22 @@ def test_a_savepoint_taken_while_the_job_runs_holds_its_state_in_the_open_format
     read_by_n = again.manifest["queries"]["counts"]["source_offsets"][0]["i"]
     written = sum(r["count"] for batch, batch_rows in sinks["counts"].batches if batch <= n for r in batch_rows)
     assert state["count"].sum() + written == read_by_n
+    # the running total (general path): its value state "n" per key, as JSON, one row per key
+    totals = next(op for op in again.manifest["queries"]["totals"]["operators"] if op["uid"] == "running-total")
+    assert totals["format"] == "funke-general-v1" and totals["tables"] == {
+        "state": "running-total", "timers": "running-total.timers", "buckets": "running-total.buckets"
+    }  # fmt: skip
+    assert set(totals["tables"].values()) <= set(again.operators())
+    n_state = again.table("running-total")
+    assert list(n_state.columns) == ["key", "scope", "state", "kind", "namespace", "value", "last_access", "bucket"]
+    assert set(zip(n_state["scope"], n_state["state"], n_state["kind"], n_state["namespace"])) == {("user", "n", "value", "void")}
+    read_by_totals = again.manifest["queries"]["totals"]["source_offsets"][0]["i"]
+    per_key = Counter(f"k{i % KEYS}" for i in range(read_by_totals))
+    assert {json.loads(k): json.loads(v) for k, v in zip(n_state["key"], n_state["value"], strict=True)} == dict(per_key)
+    assert len(n_state) == len(per_key) and totals["rows"] == len(n_state)
+    assert again.table("running-total.timers").empty  # RunningTotal sets no timers
+    buckets = again.table("running-total.buckets")
+    assert set(n_state["bucket"]) <= set(buckets["bucket"]) and buckets["watermark"].notna().all()
     assert str(sp.path) in {s.path for s in registry().savepoints("sp-first")}
 
 

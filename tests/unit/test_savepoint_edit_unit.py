@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import types as T
 
 from funke.savepoint import Savepoint, SavepointError, StateColumn, state_columns, transform
-from funke.savepoint_edit import _plan, check_table, diff
+from funke.savepoint_edit import _plan, _plan_all, check_table, diff
 
 # The layout of a window count's state, as Spark's state reader gives it.
 SCHEMA = T.StructType(
@@ -98,10 +98,17 @@ def fake_savepoint(root: Path, operators: list[dict]) -> Savepoint:
 
 
 def test_general_path_state_and_bad_targets_are_refused(tmp_path):
-    general = {"operator_id": 0, "spark_operator": "transformWithStateInPandasExec", "table": "running-total", "rows": 4}
+    general = {"operator_id": 0, "spark_operator": "transformWithStateInPandasExec", "state_variables": ["operator"], "table": "running-total", "rows": 4}
     sp = fake_savepoint(tmp_path / "sp", [general])
-    with pytest.raises(SavepointError, match=r"cannot edit table 'running-total': its operator runs as Spark's transformWithStateInPandasExec"):
-        _plan(None, sp, "running-total", lambda df: df)
+    with pytest.raises(
+        SavepointError,
+        match=r"cannot edit table 'running-total': its operator runs as Spark's transformWithStateInPandasExec \(the general path\), "
+        r"and the savepoint was taken before funke wrote that state as tables \(funke-general-v1\): take a new savepoint",
+    ):
+        _plan_all(None, sp, {"running-total": lambda df: df})
+    other = fake_savepoint(tmp_path / "sp-other", [{**general, "spark_operator": "streamingDeduplicate"}])
+    with pytest.raises(SavepointError, match=r"runs as Spark's streamingDeduplicate; transform\(\) edits native-path window aggregations .* and funke's general-path operators only"):
+        _plan_all(None, other, {"running-total": lambda df: df})
     mixed = fake_savepoint(tmp_path / "sp2", [{**general, "spark_operator": "stateStoreSave", "table": "w"}, {**general, "operator_id": 1}])
     with pytest.raises(SavepointError, match=r"its query 'q' also holds 'running-total', whose operator runs as"):
         _plan(None, mixed, "w", lambda df: df)
