@@ -369,7 +369,6 @@ def _store_conf(spark: Any, conf: dict[str, str]) -> Any:
 
 def _write_version(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], edit: TableEdit | None, store_conf: Any) -> None:
     jvm = spark._jvm
-    state = jvm.org.apache.spark.sql.execution.streaming.state
     reader = spark.read.format("statestore").option("path", str(checkpoint)).option("batchId", batch)
     schema = reader.option("operatorId", op["operator_id"]).load().schema
     key_type = jvm.org.apache.spark.sql.types.DataType.fromJson(schema["key"].dataType.json())
@@ -383,21 +382,49 @@ def _write_version(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any],
             puts.setdefault(partition, []).append((key, value))
         for key, partition, _ in _state_rows(spark, edit, edit.deletes, schema, partitions):
             removes.setdefault(partition, []).append(key)
+    _commit_partitions(spark, checkpoint, op["operator_id"], batch, partitions, key_type, value_type, store_conf, FAMILY, puts, removes)
+
+
+def _commit_partitions(
+    spark: Any,
+    checkpoint: Path,
+    operator_id: int,
+    batch: int,
+    partitions: int,
+    key_type: Any,
+    value_type: Any,
+    store_conf: Any,
+    family: str,
+    puts: dict[int, list[tuple[Any, Any]]],
+    removes: dict[int, list[Any]],
+    *,
+    column_families: bool = False,
+) -> None:
+    """State version ``batch + 2`` of every partition of an operator, through Spark's own provider:
+    version ``batch + 1`` with ``removes`` and ``puts`` (UnsafeRows by partition) applied to ``family``.
+
+    Every partition gets the version, changed or not, as Spark expects one per batch.
+    ``column_families``: a transformWithState store (one family per state variable).
+    """
+    jvm = spark._jvm
+    state = jvm.org.apache.spark.sql.execution.streaming.state
     none = jvm.scala.Option.empty()
+    encoder = state.NoPrefixKeyStateEncoderSpec(key_type)
     for partition in range(partitions):
-        store_id = state.StateStoreId(str(checkpoint / "state"), op["operator_id"], partition, state.StateStoreId.DEFAULT_STORE_NAME())
+        store_id = state.StateStoreId(str(checkpoint / "state"), operator_id, partition, state.StateStoreId.DEFAULT_STORE_NAME())
         provider_id = state.StateStoreProviderId(store_id, jvm.java.util.UUID.randomUUID())
         provider = state.StateStoreProvider.createAndInit(
-            provider_id, key_type, value_type, state.NoPrefixKeyStateEncoderSpec(key_type), False, store_conf,
-            spark._jsc.hadoopConfiguration(), False, none,
+            provider_id, key_type, value_type, encoder, column_families, store_conf, spark._jsc.hadoopConfiguration(), False, none
         )  # fmt: skip
         try:
             store = provider.getStore(batch + 1, none, False, False)
             try:
+                if column_families:
+                    store.createColFamilyIfAbsent(family, key_type, value_type, encoder, False, False)
                 for key in removes.get(partition, []):
-                    store.remove(key, FAMILY)
+                    store.remove(key, family)
                 for key, value in puts.get(partition, []):
-                    store.put(key, value, FAMILY)
+                    store.put(key, value, family)
                 store.commit()
             except BaseException:
                 store.abort()
@@ -465,7 +492,6 @@ def _write_general_version(spark: Any, checkpoint: Path, batch: int, op: dict[st
     from pyspark.sql import types as T
 
     jvm = spark._jvm
-    state = jvm.org.apache.spark.sql.execution.streaming.state
     reader = spark.read.format("statestore").option("path", str(checkpoint)).option("batchId", batch)
     schema = reader.option("operatorId", op["operator_id"]).option("stateVarName", SNAPSHOT_VARIABLE).load().schema
     key_type = jvm.org.apache.spark.sql.types.DataType.fromJson(schema["key"].dataType.json())
@@ -497,29 +523,10 @@ def _write_general_version(spark: Any, checkpoint: Path, batch: int, op: dict[st
                 removes.setdefault(partition, []).append(k)
             else:
                 puts.setdefault(partition, []).append((k, row.getStruct(2, 1).copy()))
-    none = jvm.scala.Option.empty()
-    for partition in range(partitions):
-        store_id = state.StateStoreId(str(checkpoint / "state"), op["operator_id"], partition, state.StateStoreId.DEFAULT_STORE_NAME())
-        provider_id = state.StateStoreProviderId(store_id, jvm.java.util.UUID.randomUUID())
-        encoder = state.NoPrefixKeyStateEncoderSpec(key_type)
-        provider = state.StateStoreProvider.createAndInit(
-            provider_id, key_type, value_type, encoder, True, store_conf, spark._jsc.hadoopConfiguration(), False, none
-        )  # fmt: skip
-        try:
-            store = provider.getStore(batch + 1, none, False, False)
-            try:
-                store.createColFamilyIfAbsent(SNAPSHOT_VARIABLE, key_type, value_type, encoder, False, False)
-                for k in removes.get(partition, []):
-                    store.remove(k, SNAPSHOT_VARIABLE)
-                for k, v in puts.get(partition, []):
-                    store.put(k, v, SNAPSHOT_VARIABLE)
-                store.commit()
-            except BaseException:
-                store.abort()
-                raise
-        finally:
-            provider.close()
-
+    _commit_partitions(
+        spark, checkpoint, op["operator_id"], batch, partitions, key_type, value_type, store_conf, SNAPSHOT_VARIABLE, puts, removes,
+        column_families=True,
+    )  # fmt: skip
 
 def _check_general_reads_back(sp: Savepoint, edit: GeneralEdit) -> None:
     """The new savepoint's tables must give the edited snapshots, bucket for bucket."""

@@ -27,7 +27,7 @@ def java_version(java: str | None = None) -> int | None:
     if java is None:
         return None
     try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run([java, "-version"], check=False, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
     m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
