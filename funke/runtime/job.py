@@ -403,6 +403,8 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
     checkpoints = handle.checkpoints
     assert checkpoints is not None
     if fresh or checkpoints.finished():
+        if not handle.connect:
+            _unload_state_stores(handle.spark)
         checkpoints.wipe()
     handle.resumed = checkpoints.has_progress()
     try:
@@ -421,6 +423,22 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
     if handle.connect:
         handle._poller = threading.Thread(target=_poll_progress, args=(handle,), name=f"funke-progress-{handle.name}", daemon=True)
         handle._poller.start()
+
+
+def _unload_state_stores(spark: Any) -> None:
+    """Before a checkpoint is wiped: close the state stores an earlier run left loaded, when no query runs.
+
+    Spark keeps a stopped query's state store providers loaded until its maintenance thread
+    unloads them, and that thread may first upload a snapshot into the checkpoint: after a
+    wipe, the new run then found ``state/`` not empty on batch 0
+    (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY). With no query running, nothing uses them.
+    """
+    if spark.streams.active:
+        return
+    try:
+        spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+    except Exception as e:  # noqa: BLE001 (best effort: the wipe goes on)
+        log.warning("could not unload Spark's state stores before wiping a checkpoint: %s", e)
 
 
 def _start_query(handle: JobHandle, st: QueryState) -> None:
