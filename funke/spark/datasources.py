@@ -97,7 +97,7 @@ class TicksDataSource(DataSource):
 
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
         o = self.options
-        ticks = _TicksStream(
+        return _Ticks(
             float(o["rate"]),
             int(o["events"]) if o.get("events") not in (None, "", "None") else None,
             int(o["max_per_batch"]),
@@ -105,11 +105,14 @@ class TicksDataSource(DataSource):
             float(o.get("target_s", "0")),
             int(o.get("first", "1000000")),
         )
-        return _TicksSimple(ticks)
 
 
-class _TicksStream(DataSourceStreamReader):
-    """Offsets and ranges of ``funke_ticks`` (``_TicksSimple`` serves them from the driver)."""
+class _Ticks(SimpleDataSourceStreamReader):
+    """Offsets (``{"i": next index}``) and ranges of ``funke_ticks``, read on the driver.
+
+    A micro-batch is its ranges: at least ``parallelism`` of them, none over ``CHUNK``
+    indexes; the query spreads them over the cores (``funke.spark.sources.generator_split``).
+    """
 
     CHUNK = 65_536
 
@@ -123,8 +126,20 @@ class _TicksStream(DataSourceStreamReader):
     def initialOffset(self) -> dict:
         return {"i": 0}
 
-    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
-        begin = start["i"] if start else 0
+    def read(self, start: dict) -> tuple[Iterator[tuple[int, int]], dict]:
+        end = {"i": self._end(start["i"])}
+        return self.readBetweenOffsets(start, end), end
+
+    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int]]:
+        lo, hi = start["i"], end["i"]
+        step = min(self.CHUNK, max(1, -(-(hi - lo) // self.parallelism)))
+        return iter([(a, min(hi, a + step)) for a in range(lo, hi, step)])
+
+    def commit(self, end: dict) -> None:
+        pass
+
+    def _end(self, begin: int) -> int:
+        """Where the micro-batch starting at ``begin`` ends (exclusive)."""
         now = time.monotonic()
         if self.sizer is not None:
             end = begin + self.sizer.next_rows(now)
@@ -138,22 +153,7 @@ class _TicksStream(DataSourceStreamReader):
             end = min(end, self.events + 1)  # index `events` is the end-of-input marker
         if self.sizer is not None:
             self.sizer.released(end - begin)
-        return {"i": end}
-
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        lo, hi = start["i"], end["i"]
-        if hi <= lo:
-            return []
-        step = max(1, -(-(hi - lo) // self.parallelism))
-        return [InputPartition((a, min(hi, a + step))) for a in range(lo, hi, step)]
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[int, int]]:
-        lo, hi = partition.value
-        for a in range(lo, hi, self.CHUNK):
-            yield (a, min(hi, a + self.CHUNK))
-
-    def commit(self, end: dict) -> None:
-        pass
+        return end
 
 
 class BatchSizer:
@@ -195,25 +195,6 @@ class BatchSizer:
     def released(self, rows: int) -> None:
         """How many rows the batch just planned holds (fewer than asked at the end of input)."""
         self._last = rows
-
-
-class _TicksSimple(SimpleDataSourceStreamReader):
-    def __init__(self, ticks: _TicksStream):
-        self.ticks = ticks
-
-    def initialOffset(self) -> dict:
-        return self.ticks.initialOffset()
-
-    def read(self, start: dict) -> tuple[Iterator[tuple[int, int]], dict]:
-        end = self.ticks.latestOffset(start)
-        return self.readBetweenOffsets(start, end), end
-
-    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int]]:
-        rows = [r for p in self.ticks.partitions(start, end) for r in self.ticks.read(p)]
-        return iter(rows)
-
-    def commit(self, end: dict) -> None:
-        pass
 
 
 def register(spark: Any) -> None:
