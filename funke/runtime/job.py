@@ -367,6 +367,7 @@ def _restore(env: StreamEnvironment, handle: JobHandle, path: str, allow_non_res
     sp = read(path)
     handle.restore_notes = check_restore(sp, handle.layouts, allow_non_restored_state=allow_non_restored_state)
     files = {st.sink.uid: [s.spec.path for s in st.plan.sinks if isinstance(s.spec, FileSink)] for st in handle.states}
+    _unload_state_stores(handle.spark)
     restore(sp, Path(handle.checkpoints._local()), handle.layouts, files)
     handle.restored_from = str(sp.path)
 
@@ -403,8 +404,7 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
     checkpoints = handle.checkpoints
     assert checkpoints is not None
     if fresh or checkpoints.finished():
-        if not handle.connect:
-            _unload_state_stores(handle.spark)
+        _unload_state_stores(handle.spark)
         checkpoints.wipe()
     handle.resumed = checkpoints.has_progress()
     try:
@@ -426,14 +426,18 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
 
 
 def _unload_state_stores(spark: Any) -> None:
-    """Before a checkpoint is wiped: close the state stores an earlier run left loaded, when no query runs.
+    """Before the job's checkpoint is replaced (wiped, or a savepoint's copied in): close the
+    state stores an earlier run left loaded, when no query runs (classic Spark).
 
     Spark keeps a stopped query's state store providers loaded until its maintenance thread
     unloads them, and that thread may first upload a snapshot into the checkpoint: after a
     wipe, the new run then found ``state/`` not empty on batch 0
-    (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY). With no query running, nothing uses them.
+    (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY); after a restore, a state version of the
+    earlier run could land among the savepoint's. With no query running, nothing uses them.
     """
-    if spark.streams.active:
+    from funke.spark.session import is_connect
+
+    if is_connect(spark) or spark.streams.active:
         return
     try:
         spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
