@@ -1,13 +1,17 @@
-"""Small helpers for Spark tests: epoch-ms rows, and a brute-force Flink reference for windows."""
+"""Small helpers for Spark tests: epoch-ms rows, a brute-force Flink reference for windows, a running total."""
 
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
+from funke.functions import KeyedProcessFunction
 from funke.semantics.time import timestamp_to_millis
 from funke.semantics.windows import EventTimeSessionWindows, TimeWindow, WindowAssigner
+from funke.state import ValueStateDescriptor
 
 EPOCH = dt.datetime(1970, 1, 1)
 
@@ -49,3 +53,28 @@ def reference_counts(events: list[tuple[str, int]], assigner: WindowAssigner) ->
     for (k, s, e), c in counts.items():
         per[(k, s, e, c)] += 1
     return per
+
+
+EVERY = 100  # the running total is reported at every 100th element of a key
+
+
+class RunningTotal(KeyedProcessFunction):
+    """A general-path operator with keyed value state: each key's count so far in ``n``."""
+
+    def open(self, ctx: Any) -> None:
+        self.n = ctx.get_state(ValueStateDescriptor("n", int))
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
+        n = (self.n.value() or 0) + 1
+        self.n.update(n)
+        if n % EVERY == 0:
+            yield {"key": ctx.get_current_key(), "n": n}
+
+
+def wait_for_batches(handle: Any, at_least: int = 1, timeout: float = 180) -> None:
+    """Until every query of a running job has committed micro-batch ``at_least`` (its input not read to the end yet)."""
+    deadline = time.monotonic() + timeout
+    while min(handle.checkpoints.last_committed(st.sink.uid) for st in handle.states if not st.plan.lazy) < at_least:
+        assert time.monotonic() < deadline, "the job committed no micro-batch in time"
+        assert not handle.done, "the job ended before the savepoint: raise EVENTS or lower RATE"
+        time.sleep(0.1)

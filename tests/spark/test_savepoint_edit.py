@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 
 import funke as fk
-from funke.functions import KeyedProcessFunction
 from funke.savepoint import SavepointError, read, transform
-from funke.state import ValueStateDescriptor
 from funke.windows import TumblingEventTimeWindows
+from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 
 pytestmark = pytest.mark.spark
 # 10 s windows of 2,000 events (500 per key); batches of at most 1,500 events, so windows
@@ -22,8 +21,9 @@ pytestmark = pytest.mark.spark
 EVENTS, KEYS, MS_PER_EVENT, RATE, PER_BATCH, WINDOW_S = 16_000, 4, 5, 2_500, 1_500, 10
 
 
-def job(spark, tmp_path) -> tuple[fk.StreamEnvironment, Any]:
-    env = fk.StreamEnvironment(app="sp-edit", spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
+def keyed_events(spark, tmp_path, app: str) -> tuple[fk.StreamEnvironment, Any]:
+    """A job's environment and its paced events (KEYS keys, event time), keyed by ``key``."""
+    env = fk.StreamEnvironment(app=app, spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
     source = fk.sources.generator(
         {"key": f"concat('k', cast(i % {KEYS} as string))", "event_time": f"i * {MS_PER_EVENT}"},
         schema="key string, event_time bigint",
@@ -32,7 +32,12 @@ def job(spark, tmp_path) -> tuple[fk.StreamEnvironment, Any]:
         rows_per_batch=PER_BATCH,
     )
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
-    counts = env.from_source(source, wm, uid="events").key_by("key").window(TumblingEventTimeWindows.of(fk.seconds(WINDOW_S))).count()
+    return env, env.from_source(source, wm, uid="events").key_by("key")
+
+
+def job(spark, tmp_path) -> tuple[fk.StreamEnvironment, Any]:
+    env, keyed = keyed_events(spark, tmp_path, "sp-edit")
+    counts = keyed.window(TumblingEventTimeWindows.of(fk.seconds(WINDOW_S))).count()
     return env, counts.uid("window").sink_to(fk.sinks.collect(), uid="counts")
 
 
@@ -58,10 +63,7 @@ def stopped(spark, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("edit")
     env, sink = job(spark, tmp)
     handle = env.execute(name="sp-edit")
-    deadline = time.monotonic() + 180
-    while handle.checkpoints.last_committed("counts") < 2:
-        assert time.monotonic() < deadline and not handle.done, "the job did not commit 3 micro-batches before its end"
-        time.sleep(0.1)
+    wait_for_batches(handle, 2)  # 3 micro-batches committed, windows still open
     sp = handle.stop(savepoint=str(tmp / "savepoints"))
     return sp, sink, tmp
 
@@ -139,41 +141,17 @@ def test_edits_that_do_not_fit_the_state_are_refused_before_anything_is_written(
 
 # -- a general-path operator: a KeyedProcessFunction's value state, edited in its table ----------
 
-EVERY = 100  # the running total is reported at every 100th element of a key
-
-
-class RunningTotal(KeyedProcessFunction):
-    def open(self, ctx: Any) -> None:
-        self.n = ctx.get_state(ValueStateDescriptor("n", int))
-
-    def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
-        n = (self.n.value() or 0) + 1
-        self.n.update(n)
-        if n % EVERY == 0:
-            yield {"key": ctx.get_current_key(), "n": n}
-
 
 def totals_job(spark, tmp_path) -> tuple[fk.StreamEnvironment, Any]:
-    env = fk.StreamEnvironment(app="sp-edit-general", spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
-    source = fk.sources.generator(
-        {"key": f"concat('k', cast(i % {KEYS} as string))", "event_time": f"i * {MS_PER_EVENT}"},
-        schema="key string, event_time bigint",
-        events=EVENTS,
-        rows_per_second=RATE,
-        rows_per_batch=PER_BATCH,
-    )
-    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
-    totals = env.from_source(source, wm, uid="events").key_by("key").process(RunningTotal(), output_schema="key string, n bigint", uid="running-total")
+    env, keyed = keyed_events(spark, tmp_path, "sp-edit-general")
+    totals = keyed.process(RunningTotal(), output_schema="key string, n bigint", uid="running-total")
     return env, totals.sink_to(fk.sinks.collect(), uid="totals")
 
 
 def test_a_general_path_operator_s_state_is_edited_in_its_table_and_the_job_goes_on_from_it(spark, tmp_path):
     env, first = totals_job(spark, tmp_path)
     handle = env.execute(name="sp-edit-general")
-    deadline = time.monotonic() + 180
-    while handle.checkpoints.last_committed("totals") < 1:
-        assert time.monotonic() < deadline and not handle.done, "the job did not commit 2 micro-batches before its end"
-        time.sleep(0.1)
+    wait_for_batches(handle, 1)
     sp = handle.stop(savepoint=str(tmp_path / "savepoints"))
     state = sp.table("running-total")
     saved = {json.loads(k): json.loads(v) for k, v in zip(state["key"], state["value"], strict=True)}

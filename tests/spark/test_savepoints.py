@@ -10,28 +10,13 @@ from typing import Any
 import pytest
 
 import funke as fk
-from funke.functions import KeyedProcessFunction
 from funke.runtime.registry import registry
 from funke.savepoint import SavepointError, read
-from funke.state import ValueStateDescriptor
 from funke.windows import TumblingEventTimeWindows
+from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 
 pytestmark = pytest.mark.spark
 EVENTS, KEYS, MS_PER_EVENT, RATE, PER_BATCH = 16_000, 4, 5, 2_500, 2_000
-EVERY = 100  # the running total is reported at every 100th element of a key
-
-
-class RunningTotal(KeyedProcessFunction):
-    def open(self, ctx: Any) -> None:
-        self.n = ctx.get_state(ValueStateDescriptor("n", int))
-
-    def process_element(self, value: dict[str, Any], ctx: Any) -> Any:
-        n = (self.n.value() or 0) + 1
-        self.n.update(n)
-        if n % EVERY == 0:
-            yield {"key": ctx.get_current_key(), "n": n}
-
-
 def job(spark, tmp_path, *, version: str = "v0", totals: bool = True, aggregate: str = "count") -> tuple[fk.StreamEnvironment, dict[str, Any]]:
     env = fk.StreamEnvironment(app="savepoints", spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
     source = fk.sources.generator(
@@ -73,14 +58,6 @@ def rows(sink: Any, *, after: int = -1, upto: int | None = None) -> Counter:
 
 def versions(sink: Any) -> set[str]:
     return {r["version"] for r in sink.rows}
-
-
-def wait_for_batches(handle: Any, at_least: int = 1, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while min(handle.checkpoints.last_committed(st.sink.uid) for st in handle.states if not st.plan.lazy) < at_least:
-        assert time.monotonic() < deadline, "the job committed no micro-batch in time"
-        assert not handle.done, "the job ended before the savepoint: raise EVENTS or lower RATE"
-        time.sleep(0.1)
 
 
 def where(handle: Any) -> list[dict[str, Any]]:
