@@ -265,7 +265,7 @@ def redis_job(
     redis: str = "redis://127.0.0.1:6379/0",
     stream: str = "ysb:events",
     sink: str = "redis",
-    dsn: str = "host=127.0.0.1 port=5432 dbname=test",
+    dsn: str = "host=127.0.0.1 port=5432 dbname=test user=postgres",
     table: str = "ysb_counts",
 ) -> fk.StreamEnvironment:
     """YSB as the benchmark was meant to run: transport → processor → store.

@@ -20,6 +20,13 @@ class FunkeSettings(BaseSettings):
     log_level: str = Field("FATAL", description="Spark log level (FUNKE_LOG_LEVEL)")
     ui: bool = Field(False, description="start Spark's web UI (FUNKE_UI)")
     driver_memory: str = Field("2g", description="spark.driver.memory for local Spark (FUNKE_DRIVER_MEMORY)")
+    services_home: Path | None = Field(
+        None, description="where `funke services` keeps Kafka's jars, data and the servers' logs; default: <home>/services (FUNKE_SERVICES_HOME)"
+    )
+
+    @property
+    def services_root(self) -> Path:
+        return self.services_home or self.home / "services"
 
 
 def settings(**overrides: object) -> FunkeSettings:

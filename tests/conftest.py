@@ -12,7 +12,9 @@ time.tzset()
 
 import pytest
 
-# Every job in the suite keeps its checkpoints under a throwaway funke home.
+# The local servers (Kafka's jars and data among them) live in the user's funke home, which
+# outlives a test run; every job in the suite keeps its checkpoints under a throwaway one.
+os.environ.setdefault("FUNKE_SERVICES_HOME", os.path.join(os.environ.get("FUNKE_HOME", os.path.expanduser("~/.funke")), "services"))
 os.environ.setdefault("FUNKE_HOME", tempfile.mkdtemp(prefix="funke-home-"))
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from funke.cli.jobs import register as register_jobs
+from funke.cli.services import app as services_app
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 
@@ -97,6 +98,7 @@ def explain(
 
 
 app.add_typer(ysb, name="ysb")
+app.add_typer(services_app, name="services")
 
 bench = typer.Typer(help="Measure funke against plain PySpark: same input, same Spark session, same run.", no_args_is_help=True)
 app.add_typer(bench, name="bench")
@@ -276,7 +278,7 @@ def bench_chaos(
     kills: Annotated[int, typer.Option(help="how many times to kill the job (timer, during a sink write, after it, in turn)")] = 20,
     events: Annotated[int, typer.Option(help="events of the self-checking job")] = 60_000,
     rows_per_batch: Annotated[int, typer.Option(help="events per micro-batch")] = 500,
-    dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test",
+    dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test user=postgres",
     seed: Annotated[int, typer.Option(help="seed of the kill moments")] = 0,
     source: Annotated[str, typer.Option(help="generator, redis (a Redis Stream written first) or files (JSON files written first)")] = "generator",
     redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",
