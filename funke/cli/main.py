@@ -273,6 +273,17 @@ def bench_general(
     console.print(table)
 
 
+def _local_services(wanted: dict[str, str]) -> None:
+    """Start (``funke services up``) the local servers a benchmark uses at their default addresses."""
+    from funke import services
+
+    defaults = {"postgres": services.POSTGRES_DSN, "redis": services.REDIS_URL, "kafka": services.KAFKA_BOOTSTRAP}
+    names = [name for name, address in wanted.items() if address == defaults[name]]
+    if names:
+        with _reported():
+            services.up(names, say=_step)
+
+
 @bench.command("chaos")
 def bench_chaos(
     kills: Annotated[int, typer.Option(help="how many times to kill the job (timer, during a sink write, after it, in turn)")] = 20,
@@ -281,7 +292,7 @@ def bench_chaos(
     dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test user=postgres",
     seed: Annotated[int, typer.Option(help="seed of the kill moments")] = 0,
     source: Annotated[str, typer.Option(help="generator, redis (a Redis Stream written first) or files (JSON files written first)")] = "generator",
-    redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",
+    redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",  # services.REDIS_URL
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -294,6 +305,7 @@ def bench_chaos(
 
     if source not in SOURCES:
         raise typer.BadParameter(f"choose one of {', '.join(SOURCES)}", param_hint="--source")
+    _local_services({"postgres": dsn, **({"redis": redis} if source == "redis" else {})})
     with tempfile.TemporaryDirectory(prefix="funke-chaos-") as workdir:
         result = run_chaos(
             dsn, kills=kills, events=events, rows_per_batch=rows_per_batch, workdir=workdir, seed=seed, source=source, redis=redis,
