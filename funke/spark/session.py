@@ -107,6 +107,7 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
     }
 
 
+
 # SQL confs funke's operators rely on; a Spark Connect session can set them per session.
 SESSION_CONF = (
     "spark.sql.streaming.stateStore.providerClass",
@@ -151,7 +152,9 @@ def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, s
         builder = SparkSession.builder.remote(settings.remote).appName(app)
         for k, v in {**remote_conf(settings), **spark_conf}.items():
             builder = builder.config(k, v)
-        with warnings.catch_warnings():
+        from funke.spark.quiet import filtered_stderr_for_children, python_for_children
+
+        with warnings.catch_warnings(), filtered_stderr_for_children(), python_for_children():
             # The local server takes static confs at start; setting them again per session only warns.
             warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
             session = builder.getOrCreate()
@@ -168,6 +171,9 @@ def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, s
     builder = SparkSession.builder.master(settings.master).appName(app)
     for k, v in {**default_conf(settings), **spark_conf}.items():
         builder = builder.config(k, v)
-    session = builder.getOrCreate()
+    from funke.spark.quiet import filtered_stderr_for_children, python_for_children
+
+    with filtered_stderr_for_children(), python_for_children():
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel(settings.log_level)
     return session

@@ -1,0 +1,48 @@
+"""The JVM's stderr filter: pyspark's worker lifecycle lines go, everything else passes in order."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from funke.spark.quiet import filtered_stderr_for_children
+
+
+def test_children_write_through_the_filter_and_our_own_stderr_is_restored(tmp_path):
+    out = tmp_path / "stderr.txt"
+    child = (
+        "import sys\n"
+        "w = sys.stderr.write\n"
+        "w('Starting Streaming TransformWithStateInPandas Python worker.\\n\\n')\n"
+        "w('real error: something broke\\n')\n"
+        "w('Streaming TransformWithStateInPandas Python worker Completed execution of UDF: <f>.\\n\\n')\n"
+        "w('\\n')\n"
+        "w('x' * 200000 + '\\n')\n"  # more than a pipe holds: the copy must keep draining
+        "w('last line\\n')\n"
+    )
+    script = (
+        "import subprocess, sys\n"
+        "from funke.spark.quiet import filtered_stderr_for_children\n"
+        "with filtered_stderr_for_children():\n"
+        f"    p = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+        "sys.stderr.write('parent after the block\\n'); sys.stderr.flush()\n"
+        "p.wait()\n"
+        "import threading\n"
+        "[t.join(30) for t in threading.enumerate() if t.name == 'funke-jvm-stderr']\n"
+    )
+    with out.open("w") as f:
+        done = subprocess.run([sys.executable, "-c", script], stderr=f, timeout=120, check=False)
+    assert done.returncode == 0
+    lines = out.read_text().splitlines()
+    assert "parent after the block" in lines
+    child_lines = [line for line in lines if line != "parent after the block"]
+    assert child_lines == ["real error: something broke", "", "x" * 200000, "last line"]
+
+
+def test_the_block_restores_fd_2():
+    import os
+
+    before = os.fstat(2)
+    with filtered_stderr_for_children():
+        assert os.fstat(2).st_ino != before.st_ino
+    assert os.fstat(2).st_ino == before.st_ino
