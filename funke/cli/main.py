@@ -61,12 +61,47 @@ def run(
     allow_non_restored_state: Annotated[bool, typer.Option("--allow-non-restored-state", help="drop savepoint state the job no longer has")] = False,
 ) -> None:
     """Run a job on local Spark (or the cluster FUNKE_MASTER / FUNKE_REMOTE names) until its input ends."""
-    from funke.cli.live import follow
-    from funke.cli.locate import build
+    options = _options(events, output, rate, opt)
+    _start(target, options, bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint,
+           allow_non_restored_state=allow_non_restored_state, live=live, json_summary=json_summary)  # fmt: skip
+
+
+@app.command()
+def resume(
+    job: Annotated[str, typer.Argument(help="the job's name (funke list)")],
+    from_savepoint: Annotated[str, typer.Option("--from", help="the savepoint to start from (funke savepoints JOB)")],
+    target: Annotated[Optional[str], typer.Option(help="MODULE:JOB to run instead of the one the job was started with (an upgrade)")] = None,
+    allow_non_restored_state: Annotated[bool, typer.Option("--allow-non-restored-state", help="drop savepoint state the job no longer has")] = False,
+    live: Annotated[bool, typer.Option(help="show live progress")] = True,
+    json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
+) -> None:
+    """Start a stopped job again from a savepoint, with the code and options ``funke run`` started it with."""
+    from funke.config import settings
+    from funke.runtime.registry import Registry
 
     with _reported():
-        env = build(target, _options(events, output, rate, opt))
+        registry = Registry(settings().home)
+        record = registry.job(job)
+        if record.alive:
+            raise FunkeError(f"job {job!r} is running: stop it first (funke stop {job} --savepoint DIR), then resume")
+        launched = registry.launch(job)
+        if launched is None and target is None:
+            raise FunkeError(f"job {job!r} was not started by `funke run`, so funke does not know its code: pass --target MODULE:JOB")
+        recorded_target, options = launched or (target, {})
+    _start(target or recorded_target, options, bounded=False, fresh=False, name=job, from_savepoint=from_savepoint,
+           allow_non_restored_state=allow_non_restored_state, live=live, json_summary=json_summary)  # fmt: skip
+
+
+def _start(target: str, options: dict[str, object], *, bounded: bool, fresh: bool, name: str | None, from_savepoint: str | None,
+           allow_non_restored_state: bool, live: bool, json_summary: bool) -> None:  # fmt: skip
+    from funke.cli.live import follow
+    from funke.cli.locate import build
+    from funke.runtime.registry import Registry
+
+    with _reported():
+        env = build(target, options)
         handle = env.execute(bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint, allow_non_restored_state=allow_non_restored_state)
+        Registry(env.settings.home).note_launch(handle.name, target, options)
         for note in handle.restore_notes:
             err.print(f"[yellow]restore:[/yellow] {note}")
         metrics = follow(handle, console) if live else handle.wait().metrics()

@@ -47,6 +47,11 @@ CREATE TABLE IF NOT EXISTS savepoints (
     size_bytes INTEGER NOT NULL,
     took_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS launches (
+    name TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    options TEXT NOT NULL
+);
 """
 STATUSES = ("running", "finished", "stopped", "failed")
 
@@ -134,6 +139,16 @@ class Registry:
             known = ", ".join(j.name for j in self.jobs()) or "none"
             raise PlanError(f"no job named {name!r} under {self.home} (jobs: {known})")
         return JobRecord(*row)
+
+    def note_launch(self, name: str, target: str, options: dict[str, Any]) -> None:
+        """How the CLI started job ``name`` (``MODULE:JOB`` and its options), for ``funke resume``."""
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO launches VALUES (?, ?, ?)", (name, target, json.dumps(options, sort_keys=True)))
+
+    def launch(self, name: str) -> tuple[str, dict[str, Any]] | None:
+        with self._db() as db:
+            row = db.execute("SELECT target, options FROM launches WHERE name = ?", (name,)).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
 
     # -- savepoints -----------------------------------------------------------------------
     def add_savepoint(self, path: str, job: str, *, batches: dict[str, int], size_bytes: int, took_ms: int) -> None:

@@ -54,11 +54,9 @@ def test_savepoint_stop_and_resume_from_another_process(tmp_path, monkeypatch, s
     finally:
         if child.poll() is None:
             child.kill()
-    # resumed from the stop's savepoint (in this process): the output is exactly the uninterrupted run's
-    resumed = runner.invoke(
-        app, ["run", "examples.ysb:job", "--events", str(EVENTS), "--rate", str(RATE), "--output", str(out), "--name", "ysb-cli",
-              "--no-live", "--json", "--from-savepoint", stop_sp[0].path],
-    )
+    # `funke resume` (in this process) runs the code and options `funke run` started it with, from
+    # the stop's savepoint: the output is exactly the uninterrupted run's
+    resumed = runner.invoke(app, ["resume", "ysb-cli", "--from", stop_sp[0].path, "--no-live", "--json"])
     assert resumed.exit_code == 0, resumed.output
     rows = spark.read.parquet(str(out)).collect()
     assert sum(r["count"] for r in rows) == ysb.expected_view_count(EVENTS)
