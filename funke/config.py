@@ -20,6 +20,9 @@ class FunkeSettings(BaseSettings):
     log_level: str = Field("FATAL", description="Spark log level (FUNKE_LOG_LEVEL)")
     ui: bool = Field(False, description="start Spark's web UI (FUNKE_UI)")
     driver_memory: str = Field("2g", description="spark.driver.memory for local Spark (FUNKE_DRIVER_MEMORY)")
+    http: bool = Field(True, description="serve a streaming job's metrics, state and dashboard over HTTP (FUNKE_HTTP)")
+    http_host: str = Field("127.0.0.1", description="address the job's HTTP server binds; any but loopback needs a bearer token (FUNKE_HTTP_HOST)")
+    http_port: int = Field(0, description="port of the job's HTTP server; 0 picks a free one, shown by funke list (FUNKE_HTTP_PORT)")
     services_home: Path | None = Field(
         None, description="where `funke services` keeps Kafka's jars, data and the servers' logs; default: <home>/services (FUNKE_SERVICES_HOME)"
     )

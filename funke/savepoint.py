@@ -300,6 +300,21 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
     transformWithState operator keeps one store per state variable; its table holds every
     variable's rows with the variable's name in ``state_variable``.
     """
+    state = load_state(spark, checkpoint, batch, op)
+    if is_general(op):
+        from funke.savepoint_general import table_names, write_tables
+
+        write_tables(state, table_names(op["table"]), out.parent)
+        return len(state.state)
+    state.write.mode("overwrite").parquet(str(out))
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
+
+
+def load_state(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any]) -> Any:
+    """One operator's state at ``batch`` (read in place: Spark never rewrites a state version):
+    a Spark DataFrame of key and value columns, or a general-path operator's decoded tables."""
     from pyspark.sql import functions as F
 
     def load(**options: Any) -> Any:
@@ -312,22 +327,16 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
 
     variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
     if is_general(op):
-        from funke.savepoint_general import SNAPSHOT_VARIABLE, decode_buckets, table_names, write_tables
+        from funke.savepoint_general import SNAPSHOT_VARIABLE, decode_buckets
 
-        tables = decode_buckets(load(stateVarName=SNAPSHOT_VARIABLE).toPandas(), table=op["table"])
-        write_tables(tables, table_names(op["table"]), out.parent)
-        return len(tables.state)
+        return decode_buckets(load(stateVarName=SNAPSHOT_VARIABLE).toPandas(), table=op["table"])
     if variables:
         frames = [load(stateVarName=v).withColumn("state_variable", F.lit(v)) for v in variables]
         df = frames[0]
         for other in frames[1:]:
             df = df.unionByName(other, allowMissingColumns=True)
-    else:
-        df = load()
-    df.write.mode("overwrite").parquet(str(out))
-    import pyarrow.parquet as pq
-
-    return sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
+        return df
+    return load()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Job management commands: ``funke list``, ``savepoint``, ``savepoints``, ``stop``.
+"""Job management commands: ``funke list``, ``savepoint``, ``savepoints``, ``stop``, ``state``.
 
 They read the job registry of ``FUNKE_HOME``. A savepoint or stop request goes to the
 running job through a request file it polls (``funke.runtime.control``); a savepoint of a
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -30,14 +30,26 @@ def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def list_jobs() -> None:
+def list_jobs(as_json: Annotated[bool, typer.Option("--json", help="print the jobs as JSON (with each running job's HTTP address)")] = False) -> None:
     """The jobs run under this funke home (FUNKE_HOME), with their status."""
+    import json
+
     from funke.runtime.registry import registry
 
-    t = Table("job", "status", "started (UTC)", "checkpoint", "plan")
-    for j in registry().jobs():
+    reg = registry()
+    jobs = reg.jobs()
+    if as_json:
+        rows = [
+            {"name": j.name, "status": j.status, "alive": j.alive, "started_at": _when(j.started_at), "checkpoint": j.checkpoint,
+             "plan": j.fingerprint, "http": reg.endpoint(j.name) if j.alive else None}
+            for j in jobs
+        ]  # fmt: skip
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    t = Table("job", "status", "started (UTC)", "checkpoint", "plan", "http")
+    for j in jobs:
         status = j.status if j.status != "running" or j.alive else "running? (its process is gone: killed)"
-        t.add_row(j.name, status, _when(j.started_at), j.checkpoint, j.fingerprint)
+        t.add_row(j.name, status, _when(j.started_at), j.checkpoint, j.fingerprint, (reg.endpoint(j.name) or "") if j.alive else "")
     console.print(t)
 
 
@@ -119,3 +131,70 @@ def register(app: typer.Typer) -> None:
     app.command("savepoint")(savepoint)
     app.command("savepoints")(savepoints)
     app.command("stop")(stop)
+    app.command("state")(state)
+
+
+def state(
+    job: Annotated[str, typer.Argument(help="the job's name")],
+    uid: Annotated[str, typer.Argument(help="the stateful operator's uid (explain shows them)")],
+    key: Annotated[str | None, typer.Argument(help="one key (JSON for a composite key); default: list the keys")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for the job's answer")] = 120,
+) -> None:
+    """A running job's keyed state, as of its last committed micro-batch (asked of the job's HTTP server)."""
+    import json
+
+    try:
+        answer = ask_http(job, f"/jobs/{job}/state/{uid}", {"key": key} if key is not None else {}, timeout=timeout)
+    except FunkeError as e:
+        raise _fail(e) from None
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2, sort_keys=True))
+        return
+    if key is None:
+        console.print(f"{job} / {uid}, batch {answer['batch']}: {len(answer['keys'])} keys")
+        for k in answer["keys"]:
+            typer.echo(json.dumps(k) if not isinstance(k, str) else k)
+        return
+    rows = answer["rows"]
+    t = Table(*(rows[0].keys() if rows else ["(no state for this key)"]), title=f"{job} / {uid} / {key}, batch {answer['batch']}")
+    for r in rows:
+        t.add_row(*(str(v) for v in r.values()))
+    console.print(t)
+
+
+def ask_http(job: str, path: str, params: dict[str, str], *, timeout: float, method: str = "GET") -> Any:
+    """GET (or POST) ``path`` of a running job's HTTP server, with its token when it has one; the JSON answer."""
+    import json
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from funke.config import settings
+    from funke.runtime.registry import Registry
+    from funke.runtime.server import read_token
+
+    home = settings().home
+    registry = Registry(home)
+    if not registry.job(job).alive:
+        raise FunkeError(f"job {job!r} is not running (status: {registry.job(job).status}): queryable state is served by the running job")
+    address = registry.endpoint(job)
+    if address is None:
+        raise FunkeError(f"job {job!r} runs without an HTTP server (FUNKE_HTTP=false)")
+    url = address + urllib.parse.quote(path) + ("?" + urllib.parse.urlencode(params) if params else "")
+    request = urllib.request.Request(url, method=method)
+    token = read_token(home, job)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        body = e.read().decode(errors="replace")
+        try:
+            body = json.loads(body).get("error", body)
+        except ValueError:
+            pass
+        raise FunkeError(f"job {job!r} answered {e.code}: {body}") from None
+    except urllib.error.URLError as e:
+        raise FunkeError(f"job {job!r} did not answer at {address}: {e.reason}") from None

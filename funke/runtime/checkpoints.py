@@ -58,6 +58,21 @@ class Checkpoints:
         batches = [int(n) for n in self._list(f"{uid}/commits") if n.isdigit()]
         return max(batches, default=-1)
 
+    def watermark_ms(self, uid: str) -> int | None:
+        """The event-time watermark Spark applied in the query's last committed micro-batch (its offset
+        log's ``batchWatermarkMs``); None before the first. Unlike progress reports, which Spark
+        throttles for batches without data, the offset log has every batch."""
+        import json
+
+        batch = self.last_committed(uid)
+        if batch < 0:
+            return None
+        try:
+            lines = self._read(f"{uid}/offsets/{batch}").splitlines()
+            return int(json.loads(lines[1]).get("batchWatermarkMs", 0)) if len(lines) > 1 else None
+        except (OSError, ValueError):
+            return None
+
     def has_query(self, uid: str) -> bool:
         """True when the query writing sink ``uid`` has a checkpoint here (it ran before)."""
         return uid in self._list()

@@ -52,6 +52,10 @@ class QueryState:
     batch_rows: list[int] = field(default_factory=list)
     finished: bool = False
     memory_table: str | None = None  # Spark Connect: the memory sink a collect sink reads
+    #: Spark's stateful operators of the query, as of the last batch: "<name>#<i>" -> (rows, bytes).
+    state: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The last batch's phase durations (ms): Spark's ``durationMs`` (walCommit, commitOffsets, ...).
+    durations: dict[str, int] = field(default_factory=dict)
 
     def refresh_collect(self, spark: Any) -> None:
         """Spark Connect: copy the memory sink's rows into the collect sink."""
@@ -93,6 +97,11 @@ class QueryState:
         self.last_batch_id = max(self.last_batch_id, p.batchId)
         self.watermark = (p.eventTime or {}).get("watermark", self.watermark)
         self.late_rows_dropped += sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for s in (p.stateOperators or []))
+        self.state = {
+            f"{getattr(s, 'operatorName', 'state')}#{i}": (int(getattr(s, "numRowsTotal", 0) or 0), int(getattr(s, "memoryUsedBytes", 0) or 0))
+            for i, s in enumerate(p.stateOperators or [])
+        }
+        self.durations = {k: int(v) for k, v in (p.durationMs or {}).items()}
         self.batch_ms.append(int((p.durationMs or {}).get("triggerExecution", 0)))
         self.batch_rows.append(rows)
         if self.ended_in(self.last_batch_id):
@@ -154,6 +163,9 @@ class JobHandle:
         self.restore_notes: list[str] = []
         self._serving = threading.Event()
         self.request_lock = threading.Lock()  # held while a request from another process is answered
+        self.plan_text = ""  # explain() of the job, for the dashboard
+        self.http: Any = None  # the job's HTTP server (funke.runtime.server.OpsServer), streaming runs
+        self._savepoint_s: list[float] = []
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -246,8 +258,25 @@ class JobHandle:
             raise PlanError(f"job '{self.name}': savepoints are taken of streaming runs (a bounded run has no checkpoint)")
         where = target or str(Path(self.home) / "jobs" / self.name / "savepoints")
         sp = take(self.checkpoints.root, job=self.name, target=where, layouts=self.layouts, spark=self.spark)
+        self._savepoint_s.append(sp.manifest["took_ms"] / 1000)
         Registry(self.home).add_savepoint(str(sp.path), self.name, batches=sp.batches, size_bytes=sp.manifest["size_bytes"], took_ms=sp.manifest["took_ms"])
         return sp
+
+    def savepoint_durations(self) -> list[float]:
+        """Seconds each savepoint of this run took."""
+        return list(self._savepoint_s)
+
+    def state(self, uid: str) -> Any:
+        """Queryable state: operator ``uid``'s keyed state as of the last committed micro-batch
+        (``.keys()``, ``.get(key)``, ``.rows()``; see ``funke.runtime.queryable``)."""
+        from funke.runtime.queryable import StateView
+
+        return StateView(self, uid)
+
+    @property
+    def http_address(self) -> str | None:
+        """Where the job's HTTP server listens (``/metrics``, ``/jobs/<name>/state/<uid>``, the dashboard)."""
+        return self.http.address if self.http is not None else None
 
     def _registry(self, status: str) -> None:
         if self.home is None:
@@ -272,6 +301,8 @@ class JobHandle:
                     self._listener = None
             if self.ended is None:
                 self.ended = time.monotonic()
+        if self.http is not None:
+            self.http.stop()
 
     # -- metrics -----------------------------------------------------------------------
     def metrics(self) -> dict[str, Any]:
@@ -354,7 +385,22 @@ def start_job(
     _start_streaming(env, handle, fresh)
     Registry(handle.home).job_started(name, checkpoint=handle.checkpoints.root, fingerprint=fingerprint(handle.layouts))
     serve(handle, handle.home, handle._serving)
+    if env.settings.http:
+        _serve_http(env, handle)
     return handle
+
+
+def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
+    from funke.runtime.server import OpsServer
+
+    handle.plan_text = env.explain(bounded=False)
+    handle.http = OpsServer(handle, host=env.settings.http_host, port=env.settings.http_port, home=Path(env.settings.home))
+    try:
+        address = handle.http.start()
+    except BaseException:
+        handle.stop()
+        raise
+    Registry(env.settings.home).note_endpoint(handle.name, address)
 
 
 def _restore(env: StreamEnvironment, handle: JobHandle, path: str, allow_non_restored_state: bool) -> None:

@@ -47,6 +47,10 @@ CREATE TABLE IF NOT EXISTS savepoints (
     size_bytes INTEGER NOT NULL,
     took_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS endpoints (
+    name TEXT PRIMARY KEY,
+    address TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS launches (
     name TEXT PRIMARY KEY,
     target TEXT NOT NULL,
@@ -139,6 +143,16 @@ class Registry:
             known = ", ".join(j.name for j in self.jobs()) or "none"
             raise PlanError(f"no job named {name!r} under {self.home} (jobs: {known})")
         return JobRecord(*row)
+
+    def note_endpoint(self, name: str, address: str) -> None:
+        """Where job ``name``'s HTTP server listens (metrics, state, dashboard)."""
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO endpoints VALUES (?, ?)", (name, address))
+
+    def endpoint(self, name: str) -> str | None:
+        with self._db() as db:
+            row = db.execute("SELECT address FROM endpoints WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
 
     def note_launch(self, name: str, target: str, options: dict[str, Any]) -> None:
         """How the CLI started job ``name`` (``MODULE:JOB`` and its options), for ``funke resume``."""

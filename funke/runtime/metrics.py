@@ -1,0 +1,115 @@
+"""A running job's figures in Prometheus's text format (prometheus-client), read at scrape time.
+
+Nothing is kept twice: the collector reads the job handle's per-query state, which the
+progress listener keeps up to date, each time ``/metrics`` is scraped. Labels: ``job``, and
+``query`` (the uid of the sink the Spark query writes) where a figure is per query.
+
+>>> from prometheus_client import CollectorRegistry, generate_latest
+>>> class Idle:  # the handle's shape, without Spark
+...     name, states, started, ended, mode = "demo", [], 0.0, None, "streaming"
+...     def savepoint_durations(self): return [0.25]
+...     checkpoints = None
+>>> registry = CollectorRegistry()
+>>> registry.register(JobCollector(Idle()))
+>>> text = generate_latest(registry).decode()
+>>> 'funke_savepoint_duration_seconds_sum{job="demo"} 0.25' in text
+True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+#: Micro-batch duration buckets (seconds): Spark's floor is ~0.15 s, a busy batch several seconds.
+BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+def watermark_epoch_s(watermark: str | None) -> float | None:
+    """Spark's watermark (ISO-8601, UTC) in epoch seconds; None before the first one or at end of input."""
+    if not watermark:
+        return None
+    try:
+        return datetime.fromisoformat(watermark.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class JobCollector:
+    """prometheus-client collector over one ``JobHandle``."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def _watermark_s(self, uid: str, st: Any) -> float | None:
+        """From the checkpoint's offset log where there is one (every batch), else Spark's last progress report."""
+        checkpoints = getattr(self.handle, "checkpoints", None)
+        if checkpoints is not None and not checkpoints.uri:
+            ms = checkpoints.watermark_ms(uid)
+            return None if ms is None else ms / 1000
+        return watermark_epoch_s(st.watermark)
+
+    def collect(self) -> Iterator[Metric]:
+        h = self.handle
+        job = h.name
+        per_query = [(st.sink.uid, st) for st in h.states]
+
+        def counter(name: str, doc: str, attr: str) -> CounterMetricFamily:
+            c = CounterMetricFamily(name, doc, labels=["job", "query"])
+            for uid, st in per_query:
+                c.add_metric([job, uid], getattr(st, attr))
+            return c
+
+        yield counter("funke_input_rows", "Rows read from the sources by each query", "input_rows")
+        yield counter("funke_output_rows", "Rows written to each query's sink", "output_rows")
+        yield counter("funke_batches", "Micro-batches committed by each query", "batches")
+        yield counter("funke_late_rows_dropped", "Rows dropped as late (Spark's state operators and funke's, see explain())", "late_rows_dropped")
+        yield counter("funke_dead_letters", "Rows sent to the dead-letter output", "dead_letters")
+
+        wm = GaugeMetricFamily("funke_watermark_seconds", "Event-time watermark (epoch seconds)", labels=["job", "query"])
+        lag = GaugeMetricFamily("funke_watermark_lag_seconds", "Wall clock minus the watermark", labels=["job", "query"])
+        now = time.time()
+        for uid, st in per_query:
+            at = self._watermark_s(uid, st)
+            if at is not None and at > 0:
+                wm.add_metric([job, uid], at)
+                lag.add_metric([job, uid], max(0.0, now - at))
+        yield wm
+        yield lag
+
+        hist = HistogramMetricFamily("funke_batch_duration_seconds", "Micro-batch duration (Spark's triggerExecution)", labels=["job", "query"])
+        for uid, st in per_query:
+            seconds = [ms / 1000 for ms in st.batch_ms]
+            buckets = [(str(b), sum(1 for s in seconds if s <= b)) for b in BATCH_BUCKETS] + [("+Inf", len(seconds))]
+            hist.add_metric([job, uid], buckets, sum(seconds))
+        yield hist
+
+        rows = GaugeMetricFamily("funke_state_rows", "Rows in Spark's state store per stateful operator", labels=["job", "query", "operator"])
+        size = GaugeMetricFamily("funke_state_bytes", "State store memory per stateful operator", labels=["job", "query", "operator"])
+        for uid, st in per_query:
+            for op, (n, b) in st.state.items():
+                rows.add_metric([job, uid, op], n)
+                size.add_metric([job, uid, op], b)
+        yield rows
+        yield size
+
+        commit = GaugeMetricFamily(
+            "funke_checkpoint_duration_seconds", "Last micro-batch's checkpoint writes: offset log (walCommit) plus commit log", labels=["job", "query"]
+        )
+        for uid, st in per_query:
+            if st.durations:
+                commit.add_metric([job, uid], (st.durations.get("walCommit", 0) + st.durations.get("commitOffsets", 0)) / 1000)
+        yield commit
+
+        taken = h.savepoint_durations()
+        sp = HistogramMetricFamily("funke_savepoint_duration_seconds", "Savepoints taken of this job", labels=["job"])
+        sp.add_metric([job], [(str(b), sum(1 for s in taken if s <= b)) for b in BATCH_BUCKETS] + [("+Inf", len(taken))], sum(taken))
+        yield sp
+
+        up = GaugeMetricFamily("funke_job_running", "1 while the job runs", labels=["job", "mode"])
+        up.add_metric([job, h.mode], 0 if h.ended is not None else 1)
+        yield up
