@@ -32,6 +32,35 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming") ->
     return "\n".join(lines)
 
 
+def plan_graph(sinks: list[Sink] | tuple[Sink, ...]) -> list[dict[str, object]]:
+    """The plan as data for the dashboard: one entry per node (upstream first), with its inputs'
+    uids and the queries (sink uids) it runs in."""
+    # Keyed by uid: equal operators over the same input (two key_by("k") of one stream) are one node.
+    nodes: dict[str, dict[str, object]] = {}
+    order: list[str] = []
+
+    def visit(node: Node, query: str) -> None:
+        entry = nodes.get(node.uid)
+        if entry is None:
+            for child in node.inputs:
+                visit(child, query)
+            p = place(node)
+            entry = {"uid": node.uid, "label": node.label(), "kind": type(node).__name__, "path": p.path, "why": p.why,
+                     "inputs": [c.uid for c in node.inputs], "queries": []}  # fmt: skip
+            nodes[node.uid] = entry
+            order.append(node.uid)
+        elif query in entry["queries"]:  # type: ignore[operator]
+            return
+        else:
+            for child in node.inputs:
+                visit(child, query)
+        entry["queries"].append(query)  # type: ignore[union-attr]
+
+    for s in sinks:
+        visit(s, s.uid)
+    return [nodes[i] for i in order]
+
+
 NOTES = {
     "streaming": [
         "notes (Spark vs Flink):",

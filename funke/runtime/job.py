@@ -164,6 +164,7 @@ class JobHandle:
         self._serving = threading.Event()
         self.request_lock = threading.Lock()  # held while a request from another process is answered
         self.plan_text = ""  # explain() of the job, for the dashboard
+        self.plan_graph: list[dict[str, Any]] = []  # the plan as data (funke.plan.explain.plan_graph)
         self.http: Any = None  # the job's HTTP server (funke.runtime.server.OpsServer), streaming runs
         self._savepoint_s: list[float] = []
 
@@ -393,7 +394,10 @@ def start_job(
 def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
     from funke.runtime.server import OpsServer
 
+    from funke.plan.explain import plan_graph
+
     handle.plan_text = env.explain(bounded=False)
+    handle.plan_graph = plan_graph(env.sinks)
     handle.http = OpsServer(handle, host=env.settings.http_host, port=env.settings.http_port, home=Path(env.settings.home))
     try:
         address = handle.http.start()

@@ -82,7 +82,7 @@ def build_app(handle: Any, token: str | None) -> Starlette:
 
     async def job(request: Request) -> Response:
         known(request)
-        return JSONResponse({**summary(handle), "plan": handle.plan_text, "queries": queries(handle)})
+        return JSONResponse(await asyncio.to_thread(details, handle))
 
     async def state(request: Request) -> Response:
         known(request)
@@ -96,7 +96,23 @@ def build_app(handle: Any, token: str | None) -> Starlette:
         sp = await asyncio.to_thread(handle.savepoint)
         return JSONResponse({"savepoint": str(sp.path), "batches": sp.batches})
 
+    async def dashboard(request: Request) -> Response:
+        from funke.runtime.dashboard import page
+
+        return Response(page(handle.name), media_type="text/html")
+
+    async def static(request: Request) -> Response:
+        from funke.runtime.dashboard import asset
+
+        try:
+            body, media = asset(request.path_params["file"])
+        except FileNotFoundError:
+            return Response(status_code=404)
+        return Response(body, media_type=media)
+
     routes = [
+        Route("/", dashboard),
+        Route("/static/{file}", static),
         Route("/metrics", metrics),
         Route("/jobs", jobs),
         Route("/jobs/{name}", job),
@@ -139,6 +155,36 @@ class _BearerToken:
 
 def summary(handle: Any) -> dict[str, Any]:
     return {"name": handle.name, "running": handle.ended is None, "metrics": handle.metrics()}
+
+
+def details(handle: Any) -> dict[str, Any]:
+    """What the dashboard shows of the job: figures, plan graph, per-query series, savepoints."""
+    import datetime as dt
+
+    from funke.runtime.metrics import watermark_epoch_s
+    from funke.runtime.registry import Registry
+
+    now = time.time()
+    marks = [m for m in (watermark_epoch_s(st.watermark) for st in handle.states) if m is not None and m > 0]
+    taken = Registry(handle.home).savepoints(handle.name) if handle.home else []
+    try:
+        spark_ui = handle.spark.sparkContext.uiWebUrl
+    except Exception:  # noqa: BLE001 (Spark Connect has no SparkContext: no UI link)
+        spark_ui = None
+    return {
+        **summary(handle),
+        "now": now,
+        "watermark_lag_s": round(now - min(marks), 3) if marks else None,
+        "plan": handle.plan_text,
+        "graph": handle.plan_graph,
+        "queries": queries(handle),
+        "spark_ui": spark_ui,
+        "savepoints": [
+            {"path": s.path, "taken": dt.datetime.fromtimestamp(s.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
+             "batches": s.batches, "size_bytes": s.size_bytes, "took_ms": s.took_ms}
+            for s in taken
+        ],  # fmt: skip
+    }
 
 
 def queries(handle: Any) -> list[dict[str, Any]]:

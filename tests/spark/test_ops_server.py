@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
@@ -169,3 +170,71 @@ def _refused(base: str) -> bool:
     except (urllib.error.URLError, ConnectionError):
         return True
     return False
+
+
+# -- the dashboard in a real browser --------------------------------------------------------------
+
+ARTIFACTS = Path(os.environ.get("FUNKE_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's chromium, installed when missing (apt-get, as funke services installs its servers)."""
+    import shutil
+
+    from funke.services.base import ServiceError, apt_install
+
+    if shutil.which("chromium") is None:
+        try:
+            apt_install("install chromium (the dashboard's browser test)", ["chromium"], lambda _: None)
+        except ServiceError as e:
+            pytest.fail(str(e))
+    return shutil.which("chromium") or pytest.fail("chromium is not on PATH after apt-get install chromium")
+
+
+def _browse(chromium: str, url: str, profile: Path, *, screenshot: Path | None = None) -> str:
+    """The page's DOM after its scripts ran for 4 s of virtual time (and a screenshot, when asked)."""
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}", "--virtual-time-budget=4000",
+             "--window-size=1400,1400"]  # fmt: skip
+    what = [f"--screenshot={screenshot}"] if screenshot is not None else ["--dump-dom"]
+    done = subprocess.run([chromium, *flags, *what, url], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _figure(dom: str, key: str) -> str:
+    import re
+
+    m = re.search(rf'data-key="{key}"><div class="v">([^<]*)</div>', dom)
+    assert m, f"no figure {key} in the page"
+    return m.group(1)
+
+
+def test_dashboard_in_a_browser_shows_every_operator_and_moving_numbers(spark, tmp_path, stream, chromium):
+    env, closed, rolling = _job(spark, tmp_path, stream)
+    handle = env.execute()
+    try:
+        _settled(handle, closed, rolling, N)
+        url = handle.http_address + "/"
+        first = _browse(chromium, url, tmp_path / "profile")
+        uids = {n["uid"] for n in handle.plan_graph}
+        assert len(uids) >= 7
+        for uid in uids:
+            assert f'data-uid="{uid}"' in first, f"operator {uid} is not in the dashboard's graph"
+        assert _figure(first, "input_rows") == f"{2 * N}"
+        assert 'class="status running"' in first
+
+        r = redis.Redis.from_url(ensure_redis())
+        for i in range(N, N + 3):
+            r.xadd(stream, {"k": KEYS[i % 3], "v": i, "ts": f"2024-01-01T00:00:{i:02d}Z"})
+        _settled(handle, closed, rolling, N + 3)
+        second = _browse(chromium, url, tmp_path / "profile")
+        assert _figure(second, "input_rows") == f"{2 * (N + 3)}"
+
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "dashboard.png"
+        _browse(chromium, url, tmp_path / "profile", screenshot=shot)
+        assert shot.stat().st_size > 10_000
+    finally:
+        handle.stop()
