@@ -78,21 +78,8 @@ def run_chaos(
     rnd = random.Random(seed)
     table = f"chaos_{uuid.uuid4().hex[:10]}"
     result = ChaosResult(events, {m: 0 for m in MODES}, table=table, source=source)
-    checkpoint = str(Path(workdir) / "checkpoint")
     started = time.monotonic()
-    args = [
-        "--events",
-        str(events),
-        "--rows-per-batch",
-        str(rows_per_batch),
-        "--dsn",
-        dsn,
-        "--table",
-        table,
-        "--checkpoint",
-        checkpoint,
-    ]
-    args += ["--source", source, "--redis", redis, "--files", str(Path(workdir) / "events")]
+    args = _args(dsn, table, events, rows_per_batch, workdir, source, redis)
     if source == "redis":
         on_step(f"writing {events:,} events to the Redis Stream chaos:{table}")
         write_stream(redis, f"chaos:{table}", events)
@@ -106,6 +93,49 @@ def run_chaos(
             import redis as redis_py
 
             redis_py.Redis.from_url(redis).delete(f"chaos:{table}")
+
+
+def _args(dsn: str, table: str, events: int, rows_per_batch: int, workdir: str, source: str, redis: str) -> list[str]:
+    """The child job's command line (``python -m funke.bench.chaos ...``)."""
+    checkpoint = str(Path(workdir) / "checkpoint")
+    args = ["--events", str(events), "--rows-per-batch", str(rows_per_batch), "--dsn", dsn, "--table", table, "--checkpoint", checkpoint]
+    return args + ["--source", source, "--redis", redis, "--files", str(Path(workdir) / "events")]
+
+
+def run_with_lost_worker(
+    dsn: str,
+    *,
+    master: str,
+    kill_worker: Callable[[], object],
+    events: int = 6_000,
+    rows_per_batch: int = 500,
+    workdir: str,
+    after_batch: int = 1,
+    run_timeout_s: float = 900.0,
+    on_step: Callable[[str], None] = lambda _: None,
+) -> ChaosResult:
+    """The self-checking job on a Spark cluster (``master``): once it has written ``after_batch``
+    batches, ``kill_worker()`` takes a worker (and its executors) away; the job must finish on the
+    workers left, with PostgreSQL holding exactly the failure-free result."""
+    table = f"chaos_{uuid.uuid4().hex[:10]}"
+    result = ChaosResult(events, {"worker": 0}, table=table)
+    started = time.monotonic()
+    child = _child(_args(dsn, table, events, rows_per_batch, workdir, "generator", ""), {**os.environ, "FUNKE_MASTER": master})
+    result.runs = 1
+    deadline = time.monotonic() + run_timeout_s
+    while _last_batch(dsn, table) < after_batch:
+        if child.poll() is not None:
+            raise RuntimeError(f"the chaos job ended before batch {after_batch}: {_tail(child)}")
+        if time.monotonic() > deadline:
+            os.killpg(child.pid, signal.SIGKILL)
+            raise RuntimeError(f"the chaos job wrote no batch {after_batch} within {run_timeout_s:.0f} s: {_tail(child)}")
+        time.sleep(0.5)
+    on_step(f"batch {after_batch} written: killing a worker")
+    kill_worker()
+    result.kills["worker"] = 1
+    if _wait(child, run_timeout_s) != 0:
+        raise RuntimeError(f"the chaos job failed after the worker was lost: {_tail(child)}")
+    return _finish(dsn, table, events, result, started)
 
 
 def _kill_and_finish(

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
+from funke.cli.services import cluster as cluster_app
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 
@@ -134,6 +135,7 @@ def explain(
 
 app.add_typer(ysb, name="ysb")
 app.add_typer(services_app, name="services")
+app.add_typer(cluster_app, name="cluster")
 
 bench = typer.Typer(help="Measure funke against plain PySpark: same input, same Spark session, same run.", no_args_is_help=True)
 app.add_typer(bench, name="bench")

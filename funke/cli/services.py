@@ -68,3 +68,48 @@ def down(names: Names = None) -> None:
 def status(names: Names = None) -> None:
     """What runs where; exits 3 when one of the servers named is not running."""
     _run("status", names)
+
+
+cluster = typer.Typer(help="A Spark standalone cluster on loopback (master and workers from pyspark's spark-class).", no_args_is_help=True)
+
+
+def _cluster(workers: int = 2, cores: int = 1, memory: str = "1g"):  # noqa: ANN202
+    from funke.config import settings
+    from funke.services.spark import SparkStandalone
+
+    return SparkStandalone(settings().services_root, workers=workers, cores=cores, memory=memory)
+
+
+@cluster.command("up")
+def cluster_up(
+    workers: Annotated[int, typer.Option(help="how many workers")] = 2,
+    cores: Annotated[int, typer.Option(help="cores per worker")] = 1,
+    memory: Annotated[str, typer.Option(help="memory per worker")] = "1g",
+) -> None:
+    """Start a master on spark://127.0.0.1:7077 (UI on 8080) and the workers; run jobs with FUNKE_MASTER=spark://127.0.0.1:7077."""
+    try:
+        c = _cluster(workers, cores, memory)
+        c.up(_say)
+        _table([c.status()])
+    except FunkeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+
+
+@cluster.command("down")
+def cluster_down() -> None:
+    """Stop the workers (with their executors) and the master."""
+    try:
+        _cluster().down(_say)
+    except FunkeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+
+
+@cluster.command("status")
+def cluster_status() -> None:
+    """The master's address, its workers and cores; exits 3 when it is not running."""
+    c = _cluster(workers=1)
+    _table([c.status()])
+    if not c.answers():
+        raise typer.Exit(3)
