@@ -1,4 +1,5 @@
-"""``funke bench savepoint``: what a savepoint of YSB costs while it runs at full speed.
+"""``funke bench savepoint`` and ``funke bench state``: what a savepoint of YSB, or reading its
+queryable state, costs while it runs at full speed.
 
 YSB (``--campaigns`` campaigns: 100, or 1 M for large window state) runs as a streaming
 job writing Parquet; once a few micro-batches have committed, ``JobHandle.savepoint()``
@@ -29,6 +30,51 @@ from funke.errors import JobFailedError
 def run_savepoint_bench(
     *, campaigns: int, events: int, rows_per_batch: int, spark: Any = None, on_step: Callable[[str], None] = lambda _: None
 ) -> dict[str, Any]:
+    def savepoint(handle: Any, work: Path) -> dict[str, Any]:
+        sp = handle.savepoint(str(work / "savepoints"))
+        return {
+            "savepoint_ms": sp.manifest["took_ms"],
+            "size_bytes": sp.manifest["size_bytes"],
+            "state_rows": sum(op.get("rows", 0) for q in sp.manifest["queries"].values() for op in q["operators"]),
+            "batch": sp.batches["campaign-counts"],
+        }
+
+    r = during_ysb("savepoint", savepoint, campaigns=campaigns, events=events, rows_per_batch=rows_per_batch, spark=spark, on_step=on_step)
+    r["savepoint_wall_ms"] = r.pop("wall_ms")
+    return r
+
+
+def run_state_bench(
+    *, campaigns: int, events: int, rows_per_batch: int, reads: int = 5, spark: Any = None, on_step: Callable[[str], None] = lambda _: None
+) -> dict[str, Any]:
+    """Queryable state read while YSB runs: ``reads`` times all keys, then one key's windows."""
+
+    def read_state(handle: Any, work: Path) -> dict[str, Any]:
+        view = handle.state("campaign-window")
+        times, keys, rows = [], 0, 0
+        for _ in range(reads):
+            t0 = time.monotonic()
+            found = view.keys()
+            rows = len(view.get(found[0])) if found else 0
+            times.append(round((time.monotonic() - t0) * 1000))
+            keys = len(found)
+        return {"reads": reads, "read_ms_median": statistics.median(times), "read_ms_max": max(times), "keys": keys, "rows_per_key": rows}
+
+    return during_ysb("state", read_state, campaigns=campaigns, events=events, rows_per_batch=rows_per_batch, spark=spark, on_step=on_step)
+
+
+def during_ysb(
+    what: str,
+    action: Callable[[Any, Path], dict[str, Any]],
+    *,
+    campaigns: int,
+    events: int,
+    rows_per_batch: int,
+    spark: Any = None,
+    on_step: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Run ``action(handle, workdir)`` from another thread while YSB runs; its figures, and the stall:
+    how much longer the micro-batches that ran meanwhile took than the job's median otherwise."""
     import examples.ysb as ysb
     import funke as fk
     from funke.bench.measure import diff_windows, parquet_windows
@@ -36,23 +82,23 @@ def run_savepoint_bench(
     from funke.bench.ysb import session
 
     spark = spark or session()
-    work = Path(tempfile.mkdtemp(prefix="funke-bench-savepoint-"))
+    work = Path(tempfile.mkdtemp(prefix=f"funke-bench-{what}-"))
     try:
-        env = fk.StreamEnvironment(app="ysb-savepoint", spark=spark, checkpoint_dir=str(work / "checkpoint"))
+        env = fk.StreamEnvironment(app=f"ysb-{what}", spark=spark, checkpoint_dir=str(work / "checkpoint"))
         source = dataclasses.replace(ysb.events(events, campaigns=campaigns), rows_per_batch=rows_per_batch)
         counts = ysb.pipeline(env, source, campaign_table=ysb.campaigns(campaigns))
         counts.sink_to(fk.sinks.files(str(work / "out"), overwrite=True), uid="campaign-counts")
         on_step(f"YSB, {campaigns:,} campaigns: {events:,} events, {rows_per_batch:,} per micro-batch")
-        handle = env.execute(name="ysb-savepoint", fresh=True)
+        handle = env.execute(name=f"ysb-{what}", fresh=True)
         state = next(s for s in handle.states if s.sink.uid == "campaign-counts")
         while len(state.batch_ms) < 3:  # warm: a few batches committed, window state built up
             if handle.done:
-                raise JobFailedError("the job ended before the savepoint: give it more events")
+                raise JobFailedError(f"the job ended before the {what}: give it more events")
             time.sleep(0.05)
-        on_step("savepoint while the job runs")
+        on_step(f"{what} while the job runs")
         before = len(state.batch_ms)
-        taken: dict[str, Any] = {}
-        thread = threading.Thread(target=lambda: taken.setdefault("sp", handle.savepoint(str(work / "savepoints"))))
+        figures: dict[str, Any] = {}
+        thread = threading.Thread(target=lambda: figures.update(action(handle, work)))
         started = time.monotonic()
         thread.start()
         thread.join()
@@ -63,17 +109,13 @@ def run_savepoint_bench(
         overlapping = durations[before : during + 1]  # the batch running when it began, to the one running when it ended
         others = [ms for i, ms in enumerate(durations) if i >= 2 and not before <= i <= during]
         mismatches = diff_windows(reference_counts(events, campaigns=campaigns), parquet_windows(spark, str(work / "out")))
-        sp = taken["sp"]
         median = statistics.median(others) if others else None
         return {
             "campaigns": campaigns,
             "events": events,
             "rows_per_batch": rows_per_batch,
-            "savepoint_ms": sp.manifest["took_ms"],
-            "savepoint_wall_ms": wall_ms,
-            "size_bytes": sp.manifest["size_bytes"],
-            "state_rows": sum(op.get("rows", 0) for q in sp.manifest["queries"].values() for op in q["operators"]),
-            "batch": sp.batches["campaign-counts"],
+            **figures,
+            "wall_ms": wall_ms,
             "batches_during": len(overlapping),
             "batch_ms_during_max": max(overlapping) if overlapping else None,
             "batch_ms_median_otherwise": median,

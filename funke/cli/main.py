@@ -293,6 +293,40 @@ def bench_savepoint(
         raise typer.Exit(1)
 
 
+@bench.command("state")
+def bench_state(
+    events: Annotated[int, typer.Option(help="events per run")] = 5_000_000,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 500_000,
+    reads: Annotated[int, typer.Option(help="state reads (all keys, then one key) while the job runs")] = 5,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """Queryable state read while YSB runs at full speed: each read's time, and the stall it causes the job."""
+    import datetime as dt
+
+    from funke.bench.savepoint import run_state_bench
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    with _reported():
+        r = run_state_bench(campaigns=100, events=events, rows_per_batch=batch_rows, reads=reads, spark=session("base"), on_step=_step)
+    console.print_json(json.dumps(r, default=str))
+    if write:
+        command = _command(["funke", "bench", "state", "--events", str(events), "--batch-rows", str(batch_rows), "--reads", str(reads)])
+        line = (
+            f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`: {r['reads']} reads of {r['keys']} keys and one key's "
+            f"{r['rows_per_key']} window(s), median {r['read_ms_median']:,} ms, max {r['read_ms_max']:,} ms; {r['batches_during']} "
+            f"micro-batch(es) ran meanwhile, the longest {r['batch_ms_during_max']:,} ms against a median of "
+            f"{r['batch_ms_median_otherwise']:,} ms otherwise (stall {r['stall_ms']:,} ms); results {'exact' if r['results_exact'] else 'WRONG'}"
+        )
+        text = doc.read_text()
+        with doc.open("a") as f:
+            f.write(("\n## Queryable state during YSB (`funke bench state`)\n\n" if "## Queryable state during YSB" not in text else "") + line + "\n")
+        console.print(f"appended to {doc}")
+    if not r["results_exact"]:
+        raise typer.Exit(1)
+
+
 @bench.command("general")
 def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,

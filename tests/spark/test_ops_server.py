@@ -238,3 +238,12 @@ def test_dashboard_in_a_browser_shows_every_operator_and_moving_numbers(spark, t
         assert shot.stat().st_size > 10_000
     finally:
         handle.stop()
+
+
+def test_the_state_bench_reads_state_during_ysb_and_checks_the_results(spark):
+    from funke.bench.savepoint import run_state_bench
+
+    r = run_state_bench(campaigns=100, events=400_000, rows_per_batch=40_000, reads=2, spark=spark)
+    assert r["results_exact"], r["mismatches"]
+    assert r["reads"] == 2 and r["keys"] == 100 and r["rows_per_key"] >= 1 and r["batches_during"] >= 1
+    assert r["read_ms_max"] >= r["read_ms_median"] > 0
