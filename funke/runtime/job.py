@@ -54,6 +54,8 @@ class QueryState:
     memory_table: str | None = None  # Spark Connect: the memory sink a collect sink reads
     #: Spark's stateful operators of the query, as of the last batch: "<name>#<i>" -> (rows, bytes).
     state: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Rows per observe point (``funke_src_<uid>``, ``funke_wm_<uid>``, ``funke_out_<uid>``), summed over batches.
+    observed_rows: dict[str, int] = field(default_factory=dict)
     #: The last batch's phase durations (ms): Spark's ``durationMs`` (walCommit, commitOffsets, ...).
     durations: dict[str, int] = field(default_factory=dict)
 
@@ -85,12 +87,16 @@ class QueryState:
             d = _observed(row)
             if m.counts_rows:
                 rows += int(d.get("rows") or 0)
+                self.observed_rows[m.name] = self.observed_rows.get(m.name, 0) + int(d.get("rows") or 0)
             self.late_rows_dropped += int(d.get("dropped") or 0)
             self.dead_letters += int(d.get("dead") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
                 self.end_batch[m.name] = p.batchId
         out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
         produced = int(_observed(out).get("rows") or 0) if out is not None else 0
+        if out is not None:
+            key = f"funke_out_{_safe(self.sink.uid)}"
+            self.observed_rows[key] = self.observed_rows.get(key, 0) + produced
         self.batches += 1
         self.input_rows += rows
         self.output_rows += produced

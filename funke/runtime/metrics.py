@@ -53,6 +53,21 @@ class JobCollector:
             return None if ms is None else ms / 1000
         return watermark_epoch_s(st.watermark)
 
+    def _operator_rows(self, job: str, per_query: list[tuple[str, Any]]) -> CounterMetricFamily:
+        """Rows through each operator funke observes: a source (``in``, where it is read or its
+        watermark assigned) and a sink (``out``); the nodes between run inside Spark's generated code."""
+        from funke.spark.compiler import _safe
+
+        uids = {_safe(str(node["uid"])): str(node["uid"]) for node in getattr(self.handle, "plan_graph", [])}
+        c = CounterMetricFamily("funke_operator_rows", "Rows through a source (in) or a sink (out), by operator uid", labels=["job", "query", "operator", "direction"])
+        for query, st in per_query:
+            for name, rows in sorted(st.observed_rows.items()):
+                for prefix, direction in (("funke_src_", "in"), ("funke_wm_", "in"), ("funke_out_", "out")):
+                    if name.startswith(prefix):
+                        safe = name[len(prefix):]
+                        c.add_metric([job, query, uids.get(safe, safe), direction], rows)
+        return c
+
     def collect(self) -> Iterator[Metric]:
         h = self.handle
         job = h.name
@@ -69,6 +84,8 @@ class JobCollector:
         yield counter("funke_batches", "Micro-batches committed by each query", "batches")
         yield counter("funke_late_rows_dropped", "Rows dropped as late (Spark's state operators and funke's, see explain())", "late_rows_dropped")
         yield counter("funke_dead_letters", "Rows sent to the dead-letter output", "dead_letters")
+
+        yield self._operator_rows(job, per_query)
 
         wm = GaugeMetricFamily("funke_watermark_seconds", "Event-time watermark (epoch seconds)", labels=["job", "query"])
         lag = GaugeMetricFamily("funke_watermark_lag_seconds", "Wall clock minus the watermark", labels=["job", "query"])

@@ -99,6 +99,12 @@ def test_metrics_and_queryable_state_of_a_running_job(spark, tmp_path, stream, m
         families = {f.name: f for f in text_string_to_metric_families(body.decode())}
         rows_in = {s.labels["query"]: s.value for s in families["funke_input_rows"].samples if s.name == "funke_input_rows_total"}
         assert rows_in == {"counts-out": N + 3, "totals-out": N + 3, "dead-letters": 0}  # the dead-letter query has not started
+        by_operator = {(s.labels["query"], s.labels["operator"], s.labels["direction"]): s.value
+                       for s in families["funke_operator_rows"].samples if s.name == "funke_operator_rows_total"}  # fmt: skip
+        source_uid = next(n["uid"] for n in handle.plan_graph if n["kind"] == "Watermark")
+        assert by_operator[("counts-out", source_uid, "in")] == N + 3
+        assert by_operator[("counts-out", "counts-out", "out")] == 6  # the closed windows
+        assert by_operator[("totals-out", "totals-out", "out")] == N + 3
         counts = {s.labels["query"]: s.value for s in families["funke_batch_duration_seconds"].samples if s.name.endswith("_count")}
         assert counts == {st.sink.uid: st.batches for st in handle.states}
         wm = {s.labels["query"]: s.value for s in families["funke_watermark_seconds"].samples}
