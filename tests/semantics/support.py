@@ -28,7 +28,7 @@ def side(outputs: list[OutputRecord]) -> list[tuple[str, Any, int | None]]:
     return [(r.tag.name, r.value, r.timestamp) for r in outputs if r.tag is not None]
 
 
-def interval_join_reference(script: list[tuple], lower: int, upper: int) -> list[tuple[Any, Any, int]]:
+def interval_join_reference(script: list[tuple], lower: int, upper: int, *, cleanup: bool = True) -> list[tuple[Any, Any, int]]:
     """Flink's interval join over a whole script, computed pair by pair (no operator, no buffers).
 
     ``script`` holds ``("L" | "R", key, value, timestamp)`` elements and ``("W", watermark)``
@@ -39,6 +39,7 @@ def interval_join_reference(script: list[tuple], lower: int, upper: int) -> list
     a right one, never before ``t``) fires at the first watermark *advance* after its arrival
     that reaches it, so it was buffered if the second's arrival watermark lay below that time
     or had not moved since the first arrived.
+    With ``cleanup=False`` the buffering condition is left out: every pair of on-time elements.
     Returns ``(left value, right value, max timestamp)`` sorted.
     """
     wm = None
@@ -51,7 +52,7 @@ def interval_join_reference(script: list[tuple], lower: int, upper: int) -> list
         arrived.append((i, side, key, value, t, wm))
     on_time = [a for a in arrived if a[5] is None or a[4] >= a[5]]
 
-    def cleanup(side: str, t: int) -> int:
+    def cleanup_time(side: str, t: int) -> int:
         reach = upper if side == "L" else -lower
         return t + reach if reach > 0 else t
 
@@ -63,6 +64,6 @@ def interval_join_reference(script: list[tuple], lower: int, upper: int) -> list
             if rs != "R" or rk != lk or not lower <= rt - lt <= upper:
                 continue
             (fs, ft, first_wm), second_wm = ((ls, lt, lw), rw) if li < ri else ((rs, rt, rw), lw)
-            if second_wm is None or second_wm < cleanup(fs, ft) or second_wm == first_wm:
+            if not cleanup or second_wm is None or second_wm < cleanup_time(fs, ft) or second_wm == first_wm:
                 out.append((lv, rv, max(lt, rt)))
     return sorted(out)
