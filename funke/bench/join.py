@@ -203,7 +203,7 @@ def run_join_bench(
     *,
     events: int = 2_000_000,
     keys: int = 1_000,
-    rows_per_batch: int = 500_000,
+    rows_per_batch: int = 50_000,
     rounds: int = 1,
     warmup: bool = True,
     timeout_s: float | None = None,
