@@ -7,5 +7,15 @@ from funke.semantics.functions import (
     ProcessWindowFunction,
     ReduceFunction,
 )
+from funke.semantics.joins import CoGroupFunction, JoinFunction, ProcessJoinFunction
 
-__all__ = ["AggregateFunction", "KeyedProcessFunction", "OutputTag", "ProcessWindowFunction", "ReduceFunction"]
+__all__ = [
+    "AggregateFunction",
+    "CoGroupFunction",
+    "JoinFunction",
+    "KeyedProcessFunction",
+    "OutputTag",
+    "ProcessJoinFunction",
+    "ProcessWindowFunction",
+    "ReduceFunction",
+]

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from funke.api.joins import IntervalJoin, JoinedStreams
 from funke.connectors.base import SinkSpec
 from funke.connectors.sinks import CollectSink, PrintSink
 from funke.connectors.tables import StaticTable, table
@@ -121,12 +122,27 @@ class DataStream:
                 raise PlanError("union(): streams must come from the same StreamEnvironment")
         return self._then(n.Union((self._node, *(o._node for o in others))))
 
-    def join(self, other: StaticTable | Any, on: str | list[str], *, how: str = "inner", name: str | None = None) -> DataStream:
-        """Join each row with a static table (broadcast): ``views.join(campaigns, on="ad_id")``."""
+    def join(self, other: StaticTable | Any, on: str | list[str] | None = None, *, how: str = "inner", name: str | None = None) -> Any:
+        """Join each row with a static table (broadcast): ``views.join(campaigns, on="ad_id")``;
+        or, given another stream and no ``on``, Flink's window join:
+        ``a.join(b).where(ka).equal_to(kb).window(assigner).apply(JoinFunction, output_schema=...)``."""
+        if isinstance(other, DataStream):
+            if on is not None:
+                raise PlanError(
+                    "join(other_stream) is Flink's window join: a.join(b).where(ka).equal_to(kb).window(...).apply(...); "
+                    "on= is for static tables (or use interval_join on keyed streams)"
+                )
+            return JoinedStreams(self, other, co_group=False)
+        if on is None:
+            raise PlanError("join(table, on=...) needs the join column(s)")
         if not isinstance(other, StaticTable):
             other = table(other)
         keys = (on,) if isinstance(on, str) else tuple(on)
         return self._then(n.LookupJoin((self._node,), table=other, on=keys, how=how, explicit_name=name))
+
+    def co_group(self, other: DataStream) -> JoinedStreams:
+        """Flink's co-group: ``a.co_group(b).where(ka).equal_to(kb).window(assigner).apply(CoGroupFunction, output_schema=...)``."""
+        return JoinedStreams(self, other, co_group=True)
 
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
         if not isinstance(strategy, WatermarkStrategy):
@@ -180,6 +196,10 @@ class KeyedStream(DataStream):
         if not isinstance(assigner, WindowAssigner):
             raise PlanError(f"window() takes a window assigner (e.g. TumblingEventTimeWindows.of(fk.seconds(10))), got {assigner!r}")
         return WindowedStream(self._env, self._node, assigner)
+
+    def interval_join(self, other: KeyedStream) -> IntervalJoin:
+        """Flink's interval join: ``.between(lower, upper)`` then ``.select(...)`` or ``.process(ProcessJoinFunction, ...)``."""
+        return IntervalJoin(self, other)
 
     def _rolling(self, fn: str, column: str | None) -> DataStream:
         agg = n.Aggregate(fn, column, column or fn)

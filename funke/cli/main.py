@@ -327,6 +327,47 @@ def bench_state(
         raise typer.Exit(1)
 
 
+@bench.command("join")
+def bench_join(
+    events: Annotated[int, typer.Option(help="rows of each stream (auctions and bids), the same ones for both systems")] = 2_000_000,
+    keys: Annotated[int, typer.Option(help="distinct join keys")] = 1_000,
+    batch_rows: Annotated[
+        int,
+        typer.Option(
+            help="rows of each stream per micro-batch (Spark's join compares each new row with every buffered row of its "
+            "key, and a batch's rows leave the buffer only at its end: a batch costs about rows² / keys)"
+        ),
+    ] = 50_000,
+    rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
+    warmup: Annotated[bool, typer.Option(help="run each system once over a small input first, unmeasured")] = True,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """funke's native interval join against a hand-written PySpark stream-stream join; both checked against numpy."""
+    import datetime as dt
+
+    from funke.bench import report
+    from funke.bench.join import run_join_bench, summary
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    canonical = ["funke", "bench", "join", "--events", str(events), "--keys", str(keys), "--batch-rows", str(batch_rows)]
+    canonical += ["--rounds", str(rounds)] if rounds != 1 else []
+    canonical += [] if warmup else ["--no-warmup"]
+    with _reported():
+        spark = session()
+        setup = report.setup(spark)
+        result = run_join_bench(spark, events=events, keys=keys, rows_per_batch=batch_rows, rounds=rounds, warmup=warmup, on_step=_step)
+    line = summary(result)
+    console.print(line)
+    if write:
+        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+        text = doc.read_text()
+        with doc.open("a") as f:
+            f.write(("\n## Interval join (`funke bench join`)\n\n" if "## Interval join (`funke bench join`)" not in text else "") + entry + "\n")
+        console.print(f"appended to {doc}")
+
+
 @bench.command("general")
 def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,

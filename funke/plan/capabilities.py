@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from funke.plan.joins import IntervalJoin, WindowJoin
 from funke.plan.nodes import (
     Filter,
     KeyBy,
@@ -55,8 +56,34 @@ class Placement:
     why: str
 
 
+#: What a two-input node on the general path waits for (being built: the two-input substrate).
+TWO_INPUT_SUBSTRATE = (
+    "funke's two-input general-path operator (two inputs into one transformWithStateInPandas operator, "
+    "watermark = the minimum of both inputs'), which this build does not have yet"
+)
+
+#: Why the native interval join is Flink's result, and the one place it is not (README, "Joins").
+NATIVE_INTERVAL_JOIN = (
+    "Spark stream-stream inner join on the key with a time-range condition, append mode. Each side's watermark is "
+    "declared to Spark 2 ms further behind than the strategy's bound, so that Spark drops exactly the rows Flink "
+    "calls late (time < Flink's watermark = max - bound - 1, as of the batch before); every other pair of the key "
+    "within the interval is emitted, as Flink emits it. One difference: an element whose time equals Flink's "
+    "watermark when it arrives still meets a partner at the far edge of its interval here, where Flink's cleanup "
+    "timer has just removed that partner. The pair's time (Flink: max of both) is not carried as event time"
+)
+
+
 def place(node: Node) -> Placement:
     """The path a node runs on, with the reason in words a user can act on."""
+    if isinstance(node, IntervalJoin):
+        return _place_interval_join(node)
+    if isinstance(node, WindowJoin):
+        op = "co-group" if node.co_group else "join"
+        return Placement(
+            GENERAL,
+            f"a window {op} runs Flink's way, both inputs tagged into one window operator with the user's function; "
+            f"it needs {TWO_INPUT_SUBSTRATE}",
+        )
     if isinstance(node, WindowAggregate):
         return _place_window(node)
     if isinstance(node, KeyedProcess):
@@ -80,6 +107,19 @@ def place(node: Node) -> Placement:
     if isinstance(node, (Source, Sink, Union, KeyBy)):
         return Placement(NATIVE, "Spark")
     return Placement(GENERAL, f"no native rule for {node.kind}")
+
+
+def _place_interval_join(node: IntervalJoin) -> Placement:
+    reasons = []
+    if node.function is not None:
+        reasons.append(f"the ProcessJoinFunction {type(node.function).__qualname__} runs in Python")
+    if node.scripted_time:
+        reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
+    if any(i.watermark is None for i in node.inputs):
+        reasons.append("a stream's event time has no watermark strategy Spark can follow")
+    if reasons:
+        return Placement(GENERAL, "; ".join(reasons) + f": needs {TWO_INPUT_SUBSTRATE}")
+    return Placement(NATIVE, NATIVE_INTERVAL_JOIN)
 
 
 def _place_window(node: WindowAggregate) -> Placement:

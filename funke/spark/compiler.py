@@ -19,8 +19,9 @@ from pyspark.sql import functions as F
 from funke.connectors.sources import GeneratorSource
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
+from funke.plan import joins as j
 from funke.plan import nodes as n
-from funke.plan.capabilities import GENERAL, place
+from funke.plan.capabilities import GENERAL, TWO_INPUT_SUBSTRATE, place
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
@@ -120,6 +121,8 @@ class Compiler:
         self.dead_rules: list[DeadLetterRule] = []
         self._observed: dict[str, int] = {}
         self._plain_metrics: list[SourceMetric] = []
+        #: Watermark nodes feeding a native interval join: declared to Spark 2 ms further behind.
+        self.join_watermarks: set[int] = set()
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -295,7 +298,8 @@ class Compiler:
         reason = self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
         finite = EOS in frame.columns
         ts = F.when(reason.isNull(), _event_time(column, s.timestamp_unit, finite)).otherwise(_bad_time())
-        df = frame.withColumn(column, ts).withWatermark(column, f"{s.max_out_of_orderness_ms} milliseconds")
+        delay = s.max_out_of_orderness_ms + (_JOIN_SHIFT_MS if id(node) in self.join_watermarks else 0)
+        df = frame.withColumn(column, ts).withWatermark(column, f"{delay} milliseconds")
         # observe() is also a barrier: Spark pushes filters that do not read the event-time
         # column below the watermark, where they would drop the end-of-input row unseen.
         usable = F.col(column) > _bad_time()
@@ -478,6 +482,44 @@ class Compiler:
             F.unix_millis(F.current_timestamp()).alias(g.PT),
         )
 
+    def visit_IntervalJoin(self, node: j.IntervalJoin, left_up: Compiled, right_up: Compiled) -> Compiled:
+        p = place(node)
+        if p.path == GENERAL:
+            raise UnsupportedError(
+                f"{node.where()} [{node.uid}] runs on the general path ({p.why}). Until that lands, "
+                "project the pair's columns with .select('left.a', 'right.b', ...) instead of .process(...): "
+                "Spark's own stream-stream join then computes it"
+            )
+        left, right = self.plain(left_up, node.uid), self.plain(right_up, node.uid)
+        lt, rt = node.inputs[0].event_time, node.inputs[1].event_time
+        assert lt is not None and rt is not None
+        if self.streaming:
+            # The watermarks upstream are declared bound + 2 ms behind (interval_join_watermarks);
+            # a Python function in between forgets Spark's watermark column: declare it again.
+            for i, ts in ((0, lt), (1, rt)):
+                strategy = node.inputs[i].watermark
+                assert strategy is not None
+                frame = left if i == 0 else right
+                if _WATERMARK_META not in frame.schema[ts].metadata:
+                    frame = frame.withWatermark(ts, f"{strategy.max_out_of_orderness_ms + _JOIN_SHIFT_MS} milliseconds")
+                elif not all(id(w) in self.join_watermarks for w in _watermarks_of(node.inputs[i])):
+                    raise PlanError(f"{node.where()} [{node.uid}]: compile it with compile_job (its watermarks need the join's delay)")
+                left, right = (frame, right) if i == 0 else (left, frame)
+        a, b = left.alias("__l"), right.alias("__r")
+        cond = None
+        for lk, rk in zip(node.inputs[0].keys or (), node.inputs[1].keys or (), strict=True):
+            eq = F.col(f"__l.{lk}") == F.col(f"__r.{rk}")
+            cond = eq if cond is None else cond & eq
+        assert cond is not None
+        l_ts, r_ts = F.col(f"__l.{lt}"), F.col(f"__r.{rt}")
+        cond = cond & (r_ts >= l_ts + _millis(node.lower)) & (r_ts <= l_ts + _millis(node.upper))
+        joined = a.join(b, on=cond, how="inner")
+        out = joined.select(*(F.col(f"{'__l' if c.side == j.LEFT else '__r'}.{c.column}").alias(c.alias) for c in node.columns))
+        return self._merge(out, left_up, right_up)
+
+    def visit_WindowJoin(self, node: j.WindowJoin, left_up: Compiled, right_up: Compiled) -> Compiled:
+        raise UnsupportedError(f"{node.where()} [{node.uid}]: a window join or co-group needs {TWO_INPUT_SUBSTRATE}")
+
     def visit_Sink(self, node: n.Sink, up: Compiled) -> Compiled:
         return self._merge(self.plain(up, node.uid), up)
 
@@ -518,6 +560,40 @@ def _window_column(node: n.WindowAggregate, ts: str) -> Column:
     if isinstance(a, SlidingEventTimeWindows):
         return F.window(ts, f"{a.size_ms} milliseconds", f"{a.slide_ms} milliseconds", f"{a.offset_ms % a.slide_ms} milliseconds")
     raise UnsupportedError(f"{node.where()}: no native window for {a.describe()}")
+
+
+#: Spark drops a join input row with time <= its watermark (max - delay); Flink drops time < its
+#: watermark (max - bound - 1). Declared bound + 2 ms behind, Spark drops exactly Flink's late rows.
+_JOIN_SHIFT_MS = 2
+
+
+def _watermarks_of(node: n.Node) -> list[n.Watermark]:
+    return [x for x in n.walk([node]) if isinstance(x, n.Watermark)]
+
+
+def interval_join_watermarks(sinks: tuple[n.Sink, ...]) -> set[int]:
+    """Watermark nodes feeding a native interval join; refused when a time-driven operator also reads them."""
+    shifted: dict[int, n.Watermark] = {}
+    for node in n.walk(sinks):
+        if isinstance(node, j.IntervalJoin) and place(node).path != GENERAL:
+            shifted.update((id(w), w) for i in node.inputs for w in _watermarks_of(i))
+    if not shifted:
+        return set()
+    for node in n.walk(sinks):
+        timed = isinstance(node, (n.WindowAggregate, n.KeyedProcess, n.RollingAggregate, j.WindowJoin))
+        if timed and any(id(w) in shifted for w in _watermarks_of(node)):
+            raise UnsupportedError(
+                f"{node.where()} [{node.uid}] reads the same watermark as a native interval join, which declares it to "
+                "Spark 2 ms further behind (so that Spark's late rule is Flink's); the two cannot share it in one job: "
+                "give the window or process function its own source, or its own job"
+            )
+    return set(shifted)
+
+
+def _millis(ms: int) -> Column:
+    """An interval literal of ``ms`` milliseconds (negative too): Spark derives join state cleanup only from literals."""
+    sign, ms = ("-" if ms < 0 else ""), abs(ms)
+    return F.expr(f"INTERVAL '{sign}{ms // 1000}.{ms % 1000:03d}' SECOND")
 
 
 def _aggregate(a: n.Aggregate) -> Column:
@@ -564,6 +640,8 @@ def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, co
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go)."""
     c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
+    if mode == "streaming":
+        c.join_watermarks = interval_join_watermarks(sinks)
     compiled = [(s, c.compile(s)) for s in sinks]
     dead = c.dead_letter_frame(job)
     extra = []
