@@ -407,3 +407,26 @@ class AcceptsPartials(AggregateFunction):
 
     def merge(self, a: Any, b: Any) -> Any:
         return self.inner.merge(a, b)
+
+
+class Emitter:
+    """An operator's outputs during one driving call (``process_element``, ``advance_watermark``, ...).
+
+    Subclasses set ``self._out = []`` and ``self._busy = False`` and drive every call through
+    ``_emitting``, which hands back what the call emitted, in order, and refuses a user
+    function that calls back into its own operator.
+    """
+
+    _out: list[OutputRecord]
+    _busy: bool
+
+    def _emitting(self, action: Callable[[], None]) -> list[OutputRecord]:
+        if self._busy:
+            raise RuntimeError(f"{type(self).__name__} calls cannot be nested (a function called back into its operator)")
+        self._busy = True
+        try:
+            action()
+            return self._out
+        finally:
+            self._out = []
+            self._busy = False

@@ -29,13 +29,13 @@ sides. :class:`WindowJoinOperator` drives that from two inputs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from funke.semantics.clock import ManualClock
-from funke.semantics.functions import OutputRecord, OutputTag, ProcessWindowFunction, collect_rows
+from funke.semantics.functions import Emitter, OutputRecord, OutputTag, ProcessWindowFunction, collect_rows
 from funke.semantics.time import MIN_WATERMARK
 from funke.semantics.timers import InternalTimerService, Timer
 from funke.semantics.window_operator import WindowOperator, WindowProcess, WindowSpec
@@ -115,7 +115,7 @@ class _JoinContext:
         self._op._out.append(OutputRecord(value, self.get_timestamp(), tag))
 
 
-class IntervalJoinOperator:
+class IntervalJoinOperator(Emitter):
     """Runs a :class:`ProcessJoinFunction` over two keyed inputs, their watermark, and cleanup timers."""
 
     def __init__(
@@ -251,17 +251,6 @@ class IntervalJoinOperator:
         sides.get(side, {}).pop(t, None)
         if not any(sides.values()):
             del self._buffers[timer.key]
-
-    def _emitting(self, action: Callable[[], None]) -> list[OutputRecord]:
-        if self._busy:
-            raise RuntimeError("IntervalJoinOperator calls cannot be nested (a function called back into its operator)")
-        self._busy = True
-        try:
-            action()
-            return self._out
-        finally:
-            self._out = []
-            self._busy = False
 
 
 # --------------------------------------------------------------------------- window join / co-group

@@ -15,14 +15,13 @@ processing-time timer carry none (side outputs carry the timer's time).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from funke.semantics.clock import Clock, ManualClock, move_clock_to
-from funke.semantics.functions import KeyedProcessFunction, OutputRecord, OutputTag, collect_rows
+from funke.semantics.functions import Emitter, KeyedProcessFunction, OutputRecord, OutputTag, collect_rows
 from funke.semantics.state import VOID_NAMESPACE, KeyedStateBackend, StateStore
-from funke.semantics.timers import InternalTimerService, KeyedTimerService, Timer, TimeDomain
+from funke.semantics.timers import InternalTimerService, KeyedTimerService, TimeDomain, Timer
 
 
 class _ProcessContext(StateStore):
@@ -59,7 +58,7 @@ class _OnTimerContext(_ProcessContext):
         return self._timer.domain
 
 
-class KeyedProcessOperator:
+class KeyedProcessOperator(Emitter):
     """Drives a KeyedProcessFunction with elements, watermarks and clock ticks."""
 
     def __init__(self, function: KeyedProcessFunction, *, clock: Clock | None = None) -> None:
@@ -141,13 +140,3 @@ class KeyedProcessOperator:
         for row in collect_rows(rows, f"{type(self.function).__name__}.on_timer"):
             self._out.append(OutputRecord(row, main_timestamp))
 
-    def _emitting(self, action: Callable[[], None]) -> list[OutputRecord]:
-        if self._busy:
-            raise RuntimeError("KeyedProcessOperator calls cannot be nested (a function called back into its operator)")
-        self._busy = True
-        try:
-            action()
-            return self._out
-        finally:
-            self._out = []
-            self._busy = False

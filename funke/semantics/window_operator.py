@@ -29,6 +29,7 @@ from funke.semantics.functions import (
     AggregateFunction,
     AvgAggregate,
     CountAggregate,
+    Emitter,
     MaxAggregate,
     MinAggregate,
     OutputRecord,
@@ -52,7 +53,7 @@ from funke.semantics.state import (
     ValueStateDescriptor,
 )
 from funke.semantics.time import MAX_WATERMARK, Duration, to_millis
-from funke.semantics.timers import InternalTimerService, Timer, TimeDomain
+from funke.semantics.timers import InternalTimerService, TimeDomain, Timer
 from funke.semantics.triggers import CountTrigger, PurgingTrigger, Trigger, TriggerResult
 from funke.semantics.windows import GlobalWindow, GlobalWindows, TimeWindow, WindowAssigner
 
@@ -297,7 +298,7 @@ _CONTENTS = "contents"
 _MERGING_SET = ValueStateDescriptor("merging-window-set")
 
 
-class WindowOperator:
+class WindowOperator(Emitter):
     """Runs one keyed window definition over a stream of elements, watermarks and clock ticks."""
 
     def __init__(self, spec: WindowSpec, function: Any, *, clock: Clock | None = None) -> None:
@@ -593,15 +594,4 @@ class WindowOperator:
             self._opened = True
             process_fn.open(StateStore(self._backend, VOID_NAMESPACE))
 
-    def _emitting(self, action: Callable[[], None]) -> list[OutputRecord]:
-        """Run one driving call and hand back what it emitted, in order."""
-        if self._busy:
-            raise RuntimeError("WindowOperator calls cannot be nested (a function called back into its operator)")
-        self._busy = True
-        try:
-            action()
-            return self._out
-        finally:
-            self._out = []
-            self._busy = False
 
