@@ -78,7 +78,7 @@ def build_app(handle: Any, token: str | None) -> Starlette:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     async def jobs(request: Request) -> Response:
-        return JSONResponse([summary(handle)])
+        return JSONResponse(await asyncio.to_thread(job_list, handle))
 
     async def job(request: Request) -> Response:
         known(request)
@@ -157,6 +157,24 @@ def summary(handle: Any) -> dict[str, Any]:
     return {"name": handle.name, "running": handle.ended is None, "metrics": handle.metrics()}
 
 
+def job_list(handle: Any) -> list[dict[str, Any]]:
+    """Every job of this funke home (the registry), as Flink's job list: status, and the HTTP
+    address of each one running; this server's own job carries its figures."""
+    from funke.runtime.registry import Registry
+
+    if not handle.home:
+        return [summary(handle)]
+    registry = Registry(handle.home)
+    out = []
+    for j in registry.jobs():
+        entry: dict[str, Any] = {"name": j.name, "status": j.status if j.status != "running" or j.alive else "killed?", "running": j.alive}
+        entry["http"] = registry.endpoint(j.name) if j.alive else None
+        if j.name == handle.name:
+            entry.update(summary(handle), http=handle.http_address)
+        out.append(entry)
+    return out
+
+
 def details(handle: Any) -> dict[str, Any]:
     """What the dashboard shows of the job: figures, plan graph, per-query series, savepoints."""
     import datetime as dt
@@ -173,6 +191,7 @@ def details(handle: Any) -> dict[str, Any]:
         spark_ui = None
     return {
         **summary(handle),
+        "jobs": job_list(handle),
         "now": now,
         "watermark_lag_s": round(now - min(marks), 3) if marks else None,
         "plan": handle.plan_text,

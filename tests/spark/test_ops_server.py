@@ -230,6 +230,7 @@ def test_dashboard_in_a_browser_shows_every_operator_and_moving_numbers(spark, t
             assert f'data-uid="{uid}"' in first, f"operator {uid} is not in the dashboard's graph"
         assert _figure(first, "input_rows") == f"{2 * N}"
         assert 'class="status running"' in first
+        assert f'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td>running</td>' in first  # the job list
 
         r = redis.Redis.from_url(ensure_redis())
         for i in range(N, N + 3):
@@ -237,6 +238,12 @@ def test_dashboard_in_a_browser_shows_every_operator_and_moving_numbers(spark, t
         _settled(handle, closed, rolling, N + 3)
         second = _browse(chromium, url, tmp_path / "profile")
         assert _figure(second, "input_rows") == f"{2 * (N + 3)}"
+
+        # the page's savepoint button posts here; the savepoint then shows in the page's table
+        req = urllib.request.Request(f"{handle.http_address}/jobs/{handle.name}/savepoints", method="POST")
+        with urllib.request.urlopen(req, timeout=300) as response:
+            taken = json.loads(response.read())["savepoint"]
+        assert taken in _browse(chromium, url, tmp_path / "profile")
 
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / "dashboard.png"

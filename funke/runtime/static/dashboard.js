@@ -54,7 +54,7 @@ function chart(id, title, xs, ys, { time = false, x = "micro-batch" } = {}) {
       width: Math.max(360, el.clientWidth || 380), height: 180,
       scales: { x: { time } },
       series: [{ label: time ? "time" : x }, { label: title, stroke: "#3558c8", width: 2 }],
-      axes: [{}, { size: 70 }],
+      axes: [{}, { size: 100 }],
     };
     charts[id] = new uPlot(opts, data, el);
   } else {
@@ -111,6 +111,10 @@ function render(job) {
     if (lagSeries.t.length > 300) { lagSeries.t.shift(); lagSeries.lag.shift(); }
     chart("chart-lag", "lag s", lagSeries.t, lagSeries.lag, { time: true });
   }
+  $("jobs").querySelector("tbody").innerHTML = job.jobs.map((j) => {
+    const link = j.http ? `<a href="${j.http}/">${j.http}</a>` : "–";
+    return `<tr data-job="${j.name}"${j.name === JOB ? ' class="this"' : ""}><td>${j.name}</td><td>${j.status}</td><td>${link}</td></tr>`;
+  }).join("");
   if (job.spark_ui) { $("spark-ui").href = job.spark_ui; $("spark-ui").hidden = false; }
   const rows = job.savepoints.map((s) => `<tr><td>${s.path}</td><td>${s.taken}</td><td>${Object.entries(s.batches).map(([k, v]) => `${k}: ${v}`).join(", ")}</td><td>${(s.size_bytes / 1e6).toFixed(1)} MB</td><td>${s.took_ms} ms</td></tr>`);
   $("savepoints").querySelector("tbody").innerHTML = rows.join("");
