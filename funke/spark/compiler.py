@@ -397,8 +397,12 @@ class Compiler:
         keys = list(node.input.keys or ())
         assert ts is not None
         if self.streaming and _WATERMARK_META not in df.schema[ts].metadata and node.input.watermark is not None:
-            # A Python function in between forgets Spark's watermark column metadata.
-            df = df.withWatermark(ts, f"{node.input.watermark.max_out_of_orderness_ms} milliseconds")
+            # A Python function in between forgets Spark's watermark column metadata. Mark the
+            # column again instead of a second withWatermark, which Spark refuses ("Redefining
+            # watermark is disallowed") when the query already has one upstream: the watermark
+            # itself is still the one the upstream EventTimeWatermark computes.
+            delay = node.input.watermark.max_out_of_orderness_ms
+            df = df.withColumn(ts, F.col(ts).alias(ts, metadata={**df.schema[ts].metadata, _WATERMARK_META: delay}))
         window = _window_column(node, ts)
         aggs = [_aggregate(a) for a in node.aggregates]
         grouped = df.groupBy(window.alias("__window"), *keys).agg(*aggs)
