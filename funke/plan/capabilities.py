@@ -6,8 +6,10 @@ Flink's exactly. General = funke's operators on ``transformWithStateInPandas``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from funke.errors import UnsupportedError
 from funke.plan.joins import IntervalJoin, WindowJoin
 from funke.plan.nodes import (
     Filter,
@@ -73,6 +75,28 @@ NATIVE_INTERVAL_JOIN = (
 )
 
 
+def check_idleness(sinks: Iterable[Node]) -> None:
+    """Refuse ``with_idleness`` where funke cannot honour it, instead of ignoring it.
+
+    Idleness matters where several watermarked inputs meet: an idle one stops holding the
+    combined watermark back. A Spark query has one watermark, the minimum over its inputs,
+    and no notion of an idle input, so a query with several watermarked inputs cannot let
+    one go idle. With one input, idleness changes nothing in Flink either.
+    """
+    from funke.plan.nodes import walk
+
+    for sink in sinks:
+        marks = {m.uid: m for m in walk([sink]) if isinstance(m, Watermark)}
+        idle = [m for m in marks.values() if m.strategy.idleness_ms is not None]
+        if len(marks) > 1 and idle:
+            raise UnsupportedError(
+                f"{idle[0].where()}: with_idleness({idle[0].strategy.idleness_ms} ms) on one of {len(marks)} watermarked inputs "
+                f"of {sink.where()}: funke cannot yet let an idle input stop holding back a watermark that several inputs share "
+                "(a Spark query keeps one watermark, the minimum over its inputs, and has no idle inputs); remove with_idleness, "
+                "or assign one watermark strategy after the inputs are joined (union first, then assign_timestamps_and_watermarks)"
+            )
+
+
 def place(node: Node) -> Placement:
     """The path a node runs on, with the reason in words a user can act on."""
     if isinstance(node, IntervalJoin):
@@ -96,9 +120,15 @@ def place(node: Node) -> Placement:
         form = "pandas batches" if node.vectorized else "rows of Arrow batches"
         return Placement(NATIVE, f"Spark mapInArrow over {form}; no per-row pickling")
     if isinstance(node, Watermark):
+        idle = ""
+        if node.strategy.idleness_ms is not None:
+            idle = (
+                f"; idleness {node.strategy.idleness_ms} ms: no effect with this one input, as in Flink (an idle sole input"
+                " does not move the watermark; idleness matters where several inputs meet)"
+            )
         return Placement(
             NATIVE,
-            "Spark withWatermark; one watermark per query (the minimum over sources), advanced after each micro-batch",
+            "Spark withWatermark; one watermark per query (the minimum over sources), advanced after each micro-batch" + idle,
         )
     if isinstance(node, (Select, Filter)):
         return Placement(NATIVE, "Spark expressions (whole-stage codegen)")

@@ -21,7 +21,7 @@ from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import joins as j
 from funke.plan import nodes as n
-from funke.plan.capabilities import GENERAL, TWO_INPUT_SUBSTRATE, place
+from funke.plan.capabilities import GENERAL, TWO_INPUT_SUBSTRATE, check_idleness, place
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
@@ -643,6 +643,8 @@ class QueryPlan:
 def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int, job: str = "funke", dead_letters: Any = None) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go)."""
+    if mode == "streaming":
+        check_idleness(sinks)
     c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
