@@ -207,6 +207,30 @@ class NeverTrigger(Trigger):
 
 
 @dataclass(frozen=True)
+class EndOfStreamTrigger(Trigger):
+    """The trigger of ``GlobalWindows.create_with_end_of_stream_trigger()`` (Flink 1.19+): the
+    global window fires once, when the watermark reaches the end of input (+infinity)."""
+
+    reads_elements: ClassVar[bool] = False
+
+    def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
+        ctx.register_event_time_timer(window.max_timestamp)
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.FIRE if time == window.max_timestamp else TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
+        ctx.register_event_time_timer(window.max_timestamp)
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        ctx.delete_event_time_timer(window.max_timestamp)
+
+
+@dataclass(frozen=True)
 class CountTrigger(Trigger):
     """Fires every ``max_count`` elements of a window (the count restarts after each firing)."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from funke.semantics.time import MAX_WATERMARK, Duration, to_millis
-from funke.semantics.triggers import EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
+from funke.semantics.triggers import EndOfStreamTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
 
 
 @dataclass(frozen=True, order=True)
@@ -211,9 +211,23 @@ class GlobalWindows(WindowAssigner):
     def assign_windows(self, timestamp: int, element: Any = None) -> list[GlobalWindow]:
         return [GlobalWindow()]
 
+    @classmethod
+    def create_with_end_of_stream_trigger(cls) -> GlobalWindows:
+        """Flink 1.19's ``GlobalWindows.createWithEndOfStreamTrigger()``: one window per key that
+        fires once, at the end of input (bounded runs, and finite sources read as streams)."""
+        return _EndOfStreamGlobalWindows()
+
     def default_trigger(self) -> Trigger:
         """Flink's ``NeverTrigger``: a global window fires only with a trigger you give it."""
         return NeverTrigger()
+
+
+class _EndOfStreamGlobalWindows(GlobalWindows):
+    def default_trigger(self) -> Trigger:
+        return EndOfStreamTrigger()
+
+    def describe(self) -> str:
+        return "GlobalWindows(end-of-stream trigger)"
 
 
 

@@ -231,3 +231,15 @@ def test_process_function_aggregating_state_and_deleted_timers(env):
         (6, "a", "clock", 2_500, 30.0),
         (7, "a", "event", 14_000, 30.0),  # the end of input: the watermark goes to +infinity
     ]
+
+
+def test_global_window_with_the_end_of_stream_trigger_fires_once_at_the_end(env, spark, tmp_path):
+    # Flink 1.19's GlobalWindows.createWithEndOfStreamTrigger(): no firing while the watermark
+    # moves (steps 1 and 3), one firing with every element when the input ends (step 5)
+    out = env.from_source(scripted()).key_by("key").window(GlobalWindows.create_with_end_of_stream_trigger()).sum("value")
+    assert fired(run(env, out)[out]) == [("a", None, None, 16, 5)]
+    assert "GlobalWindows(end-of-stream trigger)" in env.explain()
+    # the same program over the same elements as a bounded run
+    bounded_env = fk.StreamEnvironment(app="eos-bounded", spark=spark, checkpoint_dir=str(tmp_path / "bounded"))
+    again = bounded_env.from_source(scripted()).key_by("key").window(GlobalWindows.create_with_end_of_stream_trigger()).sum("value")
+    assert [(r["key"], r["value"]) for r in run(bounded_env, again, bounded=True)[again]] == [("a", 16)]
