@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from funke.connectors.base import SourceSpec
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Expr, to_expr
+from funke.plan.pytypes import as_row, is_typed_class, schema_of_class
 from funke.plan.types import Field, Schema, compatible, python_type_name
 
 #: Name of the row index a generator's expressions are written in.
@@ -141,6 +142,8 @@ def collection(rows: Iterable[Any], schema: str | Schema | None = None, *, rows_
 
 
 def _infer_schema(rows: Sequence[Any]) -> Schema:
+    if rows and is_typed_class(type(rows[0])) and all(type(r) is type(rows[0]) for r in rows):
+        return schema_of_class(type(rows[0]))
     if not rows or not all(isinstance(r, Mapping) for r in rows):
         raise SchemaError("from_collection() needs schema= (e.g. 'key string, value bigint') unless the rows are dicts")
     names: list[str] = []
@@ -159,6 +162,7 @@ def _infer_schema(rows: Sequence[Any]) -> Schema:
 
 
 def _as_tuple(row: Any, schema: Schema, i: int) -> tuple[Any, ...]:
+    row = as_row(row)
     if isinstance(row, Mapping):
         extra = set(row) - set(schema.names)
         if extra:

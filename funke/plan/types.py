@@ -60,11 +60,16 @@ class Schema:
     fields: tuple[Field, ...]
 
     @classmethod
-    def of(cls, spec: Schema | str | Iterable[tuple[str, str | None]] | None) -> Schema | None:
+    def of(cls, spec: Schema | str | type | Iterable[tuple[str, str | None]] | None) -> Schema | None:
+        """A schema from a DDL string, (name, type) pairs, or a dataclass / pydantic model / TypedDict class."""
         if spec is None or isinstance(spec, Schema):
             return spec
         if isinstance(spec, str):
             return parse_ddl(spec)
+        from funke.plan.pytypes import is_typed_class, schema_of_class
+
+        if is_typed_class(spec):
+            return schema_of_class(spec)  # type: ignore[arg-type]
         return cls(tuple(Field(n, normalize_type(t)) for n, t in spec))
 
     @property

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from funke.plan.pytypes import as_row
 from funke.semantics.functions import OutputRecord, OutputTag, Partial
 from funke.semantics.time import MAX_WATERMARK
 from funke.semantics.window_operator import WindowResult
@@ -351,13 +352,16 @@ def encode(program: Program, records: list[OutputRecord], converted: bool, dropp
 
 
 def _as_dict(value: Any, output: Output, uid: str) -> dict[str, Any]:
+    value = as_row(value)  # a dataclass or pydantic instance
     if isinstance(value, dict):
         return value
     if isinstance(value, (tuple, list)) and len(value) == len(output.columns):
         return {c: v for (c, _), v in zip(output.columns, value, strict=True)}
     if hasattr(value, "asDict"):
         return value.asDict()
-    raise ValueError(f"{uid}: output {output.label or 'main'} needs a dict (or a tuple of {len(output.columns)} fields), got {value!r}")
+    raise ValueError(
+        f"{uid}: output {output.label or 'main'} needs a dict, a dataclass or pydantic instance, or a tuple of {len(output.columns)} fields; got {value!r}"
+    )
 
 
 def _row_of(program: Program, rec: OutputRecord) -> dict[str, Any]:
