@@ -164,10 +164,17 @@ class Watermark(Node):
                 ".with_timestamp_assigner('column') on it (e.g. WatermarkStrategy"
                 ".for_bounded_out_of_orderness(fk.seconds(5)).with_timestamp_assigner('event_time'))"
             )
+        if self.strategy.ingestion_time:
+            if inputs[0] is not None and column in inputs[0]:
+                raise PlanError(f"{self.where()}: ingestion time goes into a new column, but the stream already has '{column}': "
+                                "name another (WatermarkStrategy.for_ingestion_time('arrived_at'))")  # fmt: skip
+            return
         check_event_time_column(inputs[0], column, self.strategy.timestamp_unit, self.where())
 
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
         s = inputs[0]
+        if s is not None and self.strategy.ingestion_time:
+            return s.with_field(Field(self.strategy.timestamp_column or "", "timestamp"))
         if s is None or self.strategy.timestamp_unit is None:
             return s
         return s.with_field(Field(self.strategy.timestamp_column or "", "timestamp"))

@@ -29,6 +29,8 @@ class WatermarkStrategy:
     timestamp_column: str | None = None
     timestamp_unit: TimestampUnit | None = None
     idleness_ms: int | None = None
+    #: Event time is the time a record enters funke (``for_ingestion_time``), stamped into ``timestamp_column``.
+    ingestion_time: bool = False
 
     @classmethod
     def for_bounded_out_of_orderness(cls, max_out_of_orderness: Duration) -> WatermarkStrategy:
@@ -40,6 +42,17 @@ class WatermarkStrategy:
     @classmethod
     def for_monotonous_timestamps(cls) -> WatermarkStrategy:
         return cls(max_out_of_orderness_ms=0)
+
+    @classmethod
+    def for_ingestion_time(cls, column: str = "ingestion_time") -> WatermarkStrategy:
+        """Ingestion time: each record's event time is the moment it enters funke (on Spark: the
+        start of the micro-batch that reads it), written to a new timestamp ``column``; the
+        watermark follows it with no delay (those times never decrease).
+
+        >>> WatermarkStrategy.for_ingestion_time().describe()
+        'ingestion time into ingestion_time'
+        """
+        return cls(max_out_of_orderness_ms=0, timestamp_column=column, ingestion_time=True)
 
     # Short forms named in the foundation issue.
     bounded_out_of_orderness = for_bounded_out_of_orderness
@@ -64,6 +77,8 @@ class WatermarkStrategy:
         return max_timestamp_seen - self.max_out_of_orderness_ms - 1
 
     def describe(self) -> str:
+        if self.ingestion_time:
+            return f"ingestion time into {self.timestamp_column}"
         col = self.timestamp_column or "?"
         unit = f" ({self.timestamp_unit})" if self.timestamp_unit else ""
         return f"bounded out-of-orderness {self.max_out_of_orderness_ms} ms on {col}{unit}"

@@ -277,6 +277,15 @@ class Compiler:
         assert column is not None
         at_source = isinstance(node.input, n.Source)
         frame, later = self._watermark_input(node, up)
+        if s.ingestion_time:
+            # Spark's current_timestamp() is the micro-batch's start, the same for its every row
+            frame = frame.withColumn(column, F.current_timestamp())
+
+        def bad_time_reason() -> Column:
+            if s.ingestion_time:  # stamped here: never null, never out of range
+                return F.lit(None).cast("string")
+            return self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
+
         # The observe right after a source replaces the source's own (same rows): one observe
         # per row, not two (each splits whole-stage codegen and costs every row).
         counted = at_source and (later is not None or up.uncounted is not None or self.streaming)
@@ -284,7 +293,7 @@ class Compiler:
         if counted:
             out.metrics = [m for m in out.metrics if m.counts_rows is False]
         if not self.streaming:
-            reason = self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
+            reason = bad_time_reason()
             aggs = [F.count(F.lit(1)).alias("rows")] if counted else []
             df = self.observe(out, f"funke_wm_{_safe(node.uid)}", False, *aggs, F.count(reason).alias("dead"), frame=frame)
             out.metrics[-1].counts_rows = counted
@@ -295,7 +304,7 @@ class Compiler:
         # _bad_time() (below every valid one: it never moves the watermark), through one observe
         # that counts rows, dead letters, the largest event time and the end of input, and
         # leaves the main path right after it.
-        reason = self.dead_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
+        reason = bad_time_reason()
         finite = EOS in frame.columns
         ts = F.when(reason.isNull(), _event_time(column, s.timestamp_unit, finite)).otherwise(_bad_time())
         delay = s.max_out_of_orderness_ms + (_JOIN_SHIFT_MS if id(node) in self.join_watermarks else 0)
