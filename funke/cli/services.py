@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from funke.errors import FunkeError
+from funke.services.spark import SparkStandalone
 
 app = typer.Typer(
     help="Local PostgreSQL, Redis and Kafka on loopback: installed when missing, started, stopped.", no_args_is_help=True
@@ -73,9 +74,8 @@ def status(names: Names = None) -> None:
 cluster = typer.Typer(help="A Spark standalone cluster on loopback (master and workers from pyspark's spark-class).", no_args_is_help=True)
 
 
-def _cluster(workers: int = 2, cores: int = 1, memory: str = "1g"):  # noqa: ANN202
+def _cluster(workers: int = 2, cores: int = 1, memory: str = "1g") -> SparkStandalone:
     from funke.config import settings
-    from funke.services.spark import SparkStandalone
 
     return SparkStandalone(settings().services_root, workers=workers, cores=cores, memory=memory)
 

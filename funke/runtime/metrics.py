@@ -34,7 +34,7 @@ def watermark_epoch_s(watermark: str | None) -> float | None:
     if not watermark:
         return None
     try:
-        return datetime.fromisoformat(watermark.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(watermark).timestamp()
     except ValueError:
         return None
 

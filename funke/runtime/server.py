@@ -177,8 +177,6 @@ def job_list(handle: Any) -> list[dict[str, Any]]:
 
 def details(handle: Any) -> dict[str, Any]:
     """What the dashboard shows of the job: figures, plan graph, per-query series, savepoints."""
-    import datetime as dt
-
     from funke.runtime.metrics import watermark_epoch_s
     from funke.runtime.registry import Registry
 
@@ -198,12 +196,15 @@ def details(handle: Any) -> dict[str, Any]:
         "graph": handle.plan_graph,
         "queries": queries(handle),
         "spark_ui": spark_ui,
-        "savepoints": [
-            {"path": s.path, "taken": dt.datetime.fromtimestamp(s.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
-             "batches": s.batches, "size_bytes": s.size_bytes, "took_ms": s.took_ms}
-            for s in taken
-        ],  # fmt: skip
+        "savepoints": [_savepoint_row(s) for s in taken],
     }
+
+
+def _savepoint_row(s: Any) -> dict[str, Any]:
+    import datetime as dt
+
+    taken = dt.datetime.fromtimestamp(s.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return {"path": s.path, "taken": taken, "batches": s.batches, "size_bytes": s.size_bytes, "took_ms": s.took_ms}
 
 
 def queries(handle: Any) -> list[dict[str, Any]]:

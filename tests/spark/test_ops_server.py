@@ -63,7 +63,9 @@ def _settled(handle, closed, rolling, rows: int) -> None:
         handle._raise_if_failed()
         planned = max((int(p) for p in os.listdir(offsets) if p.isdigit()), default=-1) if os.path.isdir(offsets) else -1
         idle = not st.query.status["isTriggerActive"] and handle.checkpoints.last_committed(st.sink.uid) == planned >= 0
-        if len(closed.rows) == 6 and len(rolling.rows) == rows and st.input_rows == rows and idle:
+        # a sink gets its rows before the listener hears of the batch: wait for both queries' progress too
+        reported = all(q.input_rows == rows for q in handle.states if q.sink.uid in ("counts-out", "totals-out"))
+        if len(closed.rows) == 6 and len(rolling.rows) == rows and reported and idle:
             return
         assert time.monotonic() < deadline, f"not settled: {len(closed.rows)} windows, {len(rolling.rows)} totals, {st.query.status}"
         time.sleep(0.1)
