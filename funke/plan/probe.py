@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from funke.errors import SchemaError
+from funke.plan.pytypes import as_mapping
 from funke.plan.types import Schema, compatible, python_type_name
 
 _SAMPLES: dict[str, Any] = {
@@ -37,7 +38,8 @@ def sample_row(schema: Schema) -> dict[str, Any]:
 
 
 def check_row(out: Any, schema: Schema, where: str) -> tuple[Any, ...]:
-    """``out`` (dict or tuple) as a tuple in schema order, or a SchemaError saying what differs."""
+    """``out`` (dict, tuple, dataclass or pydantic instance) as a tuple in schema order, or a SchemaError saying what differs."""
+    out = as_mapping(out)
     if isinstance(out, Mapping):
         missing = [n for n in schema.names if n not in out]
         extra = [k for k in out if k not in schema]

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from funke.errors import SchemaError, did_you_mean
+from funke.plan.pytypes import class_fields, is_record_class
 
 _ALIASES = {
     "long": "bigint",
@@ -60,11 +61,13 @@ class Schema:
     fields: tuple[Field, ...]
 
     @classmethod
-    def of(cls, spec: Schema | str | Iterable[tuple[str, str | None]] | None) -> Schema | None:
+    def of(cls, spec: Schema | str | type | Iterable[tuple[str, str | None]] | None) -> Schema | None:
         if spec is None or isinstance(spec, Schema):
             return spec
         if isinstance(spec, str):
             return parse_ddl(spec)
+        if is_record_class(spec):
+            return cls(tuple(Field(n, t, nullable) for n, t, nullable in class_fields(spec)))  # type: ignore[arg-type]
         return cls(tuple(Field(n, normalize_type(t)) for n, t in spec))
 
     @property
