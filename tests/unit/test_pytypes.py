@@ -27,7 +27,7 @@ class Every:
     money: decimal.Decimal
     tags: list[str]
     counts: dict[str, int]
-    maybe: Optional[int]
+    maybe: Optional[int]  # noqa: UP045 (Optional is what is tested)
     pipe: float | None
 
 
@@ -56,7 +56,7 @@ class ClickTD(TypedDict):
 
 class ClickModel(pydantic.BaseModel):
     user: str
-    n: Optional[int] = None
+    n: Optional[int] = None  # noqa: UP045
 
 
 @dataclass
