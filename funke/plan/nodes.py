@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from funke.connectors.base import SinkSpec, SourceSpec
-from funke.errors import PlanError, SchemaError, did_you_mean
+from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan.expr import Col, Expr, Sql, output_field
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.semantics.watermarks import WatermarkStrategy
@@ -165,6 +165,14 @@ class Watermark(Node):
                 ".for_bounded_out_of_orderness(fk.seconds(5)).with_timestamp_assigner('event_time'))"
             )
         check_event_time_column(inputs[0], column, self.strategy.timestamp_unit, self.where())
+        if self.strategy.idleness_ms is not None:
+            # Refused rather than stored and ignored: neither Spark's per-query watermark nor the
+            # general path's carried watermark marks an input idle yet.
+            raise UnsupportedError(
+                f"{self.where()}: with_idleness({self.strategy.idleness_ms} ms) is not supported yet: "
+                "funke cannot yet stop an idle input from holding the watermark back; "
+                "remove with_idleness(...) (an idle input then holds the watermark until it sends data)"
+            )
 
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
         s = inputs[0]

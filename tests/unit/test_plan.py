@@ -211,3 +211,11 @@ def test_processing_time_windows_and_triggers_plan_on_the_general_path():
     assert place(out.node).path == GENERAL
     pt = s.key_by("k").window(TumblingProcessingTimeWindows.of(fk.seconds(10))).count()
     assert place(pt.node).path == GENERAL and "not an event-time" in place(pt.node).why
+
+
+def test_with_idleness_is_refused_not_ignored():
+    env = fk.StreamEnvironment(app="idle")
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(1)).with_timestamp_assigner("t").with_idleness(fk.seconds(30))
+    with pytest.raises(fk.UnsupportedError, match=r"with_idleness\(30000 ms\) is not supported yet"):
+        env.from_collection([], "k string, t timestamp", watermarks=wm).collect()
+        env.explain()
