@@ -32,3 +32,23 @@ def test_files_watermark_python_map_key_by_native_window_runs_streaming(spark, t
         handle.wait(timeout=0.5)
     handle.stop()
     assert window_rows(sink.rows) == {("a", 0, 10000, 2): 1, ("b", 0, 10000, 1): 1}
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_monotonous_timestamps_watermark_closes_windows_at_the_latest_event_time(env, bounded):
+    # Flink: for_monotonous_timestamps() is bounded out-of-orderness 0 (watermark = max - 1 ms).
+    # Batches of 2. Spark applies the watermark computed from batch N while running batch N+2
+    # (see test_watermark_is_emitted_after_the_batch_that_follows_it): batch 1's (b, 10001)
+    # makes it 10001 in batch 3, where (a, 9999) is late for the closed [0, 10000) and dropped.
+    mono = fk.WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("t")
+    events = [("a", 1000), ("a", 9999), ("a", 10000), ("b", 10001), ("a", 20000), ("c", 20001), ("a", 9999)]
+    rows = [{"k": k, "t": ts(t)} for k, t in events]
+    s = env.from_collection(rows, "k string, t timestamp", rows_per_batch=2, watermarks=mono)
+    sink = s.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().collect()
+    handle = env.execute(bounded=bounded).wait(timeout=180)
+    assert handle.done
+    if bounded:  # one batch: no row is late, the watermark jumps to +infinity at the end
+        assert window_rows(sink.rows) == {("a", 0, 10000, 3): 1, ("a", 10000, 20000, 1): 1, ("b", 10000, 20000, 1): 1, ("a", 20000, 30000, 1): 1, ("c", 20000, 30000, 1): 1}
+    else:
+        assert window_rows(sink.rows) == {("a", 0, 10000, 2): 1, ("a", 10000, 20000, 1): 1, ("b", 10000, 20000, 1): 1, ("a", 20000, 30000, 1): 1, ("c", 20000, 30000, 1): 1}
+        assert handle.metrics()["late_rows_dropped"] == 1
