@@ -201,6 +201,7 @@ class EventTimeSessionWindows(WindowAssigner):
 
 @dataclass(frozen=True)
 class GlobalWindows(WindowAssigner):
+    end_of_stream: bool = False
     kind: ClassVar[str] = "global"
     needs_timestamp: ClassVar[bool] = False
 
@@ -208,12 +209,26 @@ class GlobalWindows(WindowAssigner):
     def create(cls) -> GlobalWindows:
         return cls()
 
+    @classmethod
+    def create_with_end_of_stream_trigger(cls) -> GlobalWindows:
+        """Flink 1.19's global window that fires once, when the +infinity watermark ends the input.
+
+        >>> from funke.semantics.triggers import EventTimeTrigger
+        >>> isinstance(GlobalWindows.create_with_end_of_stream_trigger().default_trigger(), EventTimeTrigger)
+        True
+        """
+        return cls(end_of_stream=True)
+
     def assign_windows(self, timestamp: int, element: Any = None) -> list[GlobalWindow]:
         return [GlobalWindow()]
 
     def default_trigger(self) -> Trigger:
-        """Flink's ``NeverTrigger``: a global window fires only with a trigger you give it."""
-        return NeverTrigger()
+        """Flink's ``NeverTrigger``: a global window fires only with a trigger you give it.
+
+        With ``end_of_stream``, an event-time trigger at the global window's end (MAX_WATERMARK),
+        which only the watermark of a finished input reaches.
+        """
+        return EventTimeTrigger() if self.end_of_stream else NeverTrigger()
 
 
 

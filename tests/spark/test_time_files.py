@@ -52,3 +52,20 @@ def test_monotonous_timestamps_watermark_closes_windows_at_the_latest_event_time
     else:
         assert window_rows(sink.rows) == {("a", 0, 10000, 2): 1, ("a", 10000, 20000, 1): 1, ("b", 10000, 20000, 1): 1, ("a", 20000, 30000, 1): 1, ("c", 20000, 30000, 1): 1}
         assert handle.metrics()["late_rows_dropped"] == 1
+
+
+def test_global_window_with_end_of_stream_trigger_fires_once_at_end_of_input(spark, tmp_path):
+    # Flink 1.19: one firing per key when the +infinity watermark ends the input, in a bounded
+    # run and in a streaming run over the same finite input alike.
+    from funke.windows import GlobalWindows
+
+    events = [("a", 1000), ("b", 50_000), ("a", 900_000), ("a", 2000)]
+    rows = [{"k": k, "t": ts(t)} for k, t in events]
+    results = []
+    for bounded in (False, True):
+        env = fk.StreamEnvironment(app="eos", spark=spark, checkpoint_dir=str(tmp_path / f"ck{bounded}"))
+        s = env.from_collection(rows, "k string, t timestamp", rows_per_batch=2, watermarks=WM0)
+        sink = s.key_by("k").window(GlobalWindows.create_with_end_of_stream_trigger()).count().collect()
+        assert env.execute(bounded=bounded).wait(timeout=180).done
+        results.append(sorted((r["k"], r["count"]) for r in sink.rows))
+    assert results[0] == results[1] == [("a", 3), ("b", 1)]
