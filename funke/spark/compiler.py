@@ -356,7 +356,7 @@ class Compiler:
         else:
             fn = row_function(node.fn, node.mode, out_schema, node.where())
             result = df.mapInArrow(fn, spark_schema)
-        return self._merge(result, up)
+        return self._merge(_keep_event_time(df, result), up)
 
     def visit_Union(self, node: n.Union, *ups: Compiled) -> Compiled:
         frames = [self.plain(u, node.uid) for u in ups]
@@ -716,3 +716,16 @@ def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, 
     assert plan.split is not None
     c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.general)})
     return [(s, c.compile(s).frame) for s in plan.sinks]
+
+
+def _keep_event_time(before: DataFrame, after: DataFrame) -> DataFrame:
+    """Re-marks the event-time column a Python function passed through (Flink: map keeps a record's timestamp).
+
+    mapInPandas/mapInArrow drop Spark's watermark metadata; a window downstream would then
+    define a second watermark, which Spark refuses ("Redefining watermark is disallowed").
+    """
+    marked = {f.name: f.metadata for f in before.schema.fields if _WATERMARK_META in f.metadata}
+    kept = [c for c in after.columns if c in marked and after.schema[c].dataType == before.schema[c].dataType]
+    if not kept:
+        return after
+    return after.select(*(F.col(c).alias(c, metadata=marked[c]) if c in kept else F.col(c) for c in after.columns))

@@ -151,6 +151,11 @@ def run_bucket(
     wm = _max_or_none(control, WM)
     if final:
         wm = MAX_WATERMARK
+    elif wm is None and spark_watermark is not None and spark_watermark >= _END_OF_INPUT_MS:
+        # Only the end-of-input row reaches year 9999 (later event times are dead letters): its
+        # watermark (minus the out-of-orderness) is Flink's MAX_WATERMARK, which a global
+        # window's end-of-stream trigger waits for.
+        wm = MAX_WATERMARK
     elif wm is None and spark_watermark is not None and spark_watermark > 0:
         wm = spark_watermark - 1
     if wm is not None and wm > op.current_watermark:
@@ -162,6 +167,8 @@ def run_bucket(
     return out, (None if _empty(snap) else snap)
 
 
+# 9000-01-01 UTC: below the end-of-input row's 9999-12-31 by more than any sane out-of-orderness.
+_END_OF_INPUT_MS = 221845392000000
 _INTEGERS = frozenset({"tinyint", "smallint", "int", "bigint"})
 
 

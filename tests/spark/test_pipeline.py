@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -83,3 +84,17 @@ def test_print_sink_shows_rows(env, capsys, bounded):
     env.execute(bounded=bounded).wait(timeout=120)
     out = capsys.readouterr().out
     assert "{'k': 'b', 'v': 2}" in out and "{'k': 'a', 'v': 3}" in out and "'v': 1}" not in out
+
+
+@dataclasses.dataclass
+class Scored:
+    k: str
+    score: float
+    note: str | None = None
+
+
+def test_dataclass_schema_and_rows_returned_as_dataclasses(env):
+    s = env.from_collection([{"k": "a", "v": 1}, {"k": "b", "v": 2}], "k string, v bigint")
+    out = s.map(lambda r: Scored(r["k"], r["v"] / 4), output_schema=Scored).collect()
+    env.execute(bounded=True).wait(timeout=120)
+    assert sorted(out.rows, key=lambda r: r["k"]) == [{"k": "a", "score": 0.25, "note": None}, {"k": "b", "score": 0.5, "note": None}]

@@ -97,31 +97,3 @@ def test_bounded_equals_unbounded_equals_reference(spark, tmp_path_factory, even
         results.append(got)
     assert results[0] == results[1] == reference_counts(shuffled, assigner)
 
-
-def test_files_then_python_map_then_native_window_streams(env, tmp_path):
-    """Issue 13's bug: a Python function between the watermark and a native window dropped Spark's
-    watermark mark on the time column, and marking it again with withWatermark failed the query
-    ("Redefining watermark is disallowed")."""
-    import json
-    import time
-
-    (tmp_path / "in").mkdir()
-    with open(tmp_path / "in" / "a.json", "w") as f:
-        for i in range(20):
-            f.write(json.dumps({"k": "a" if i % 2 else "b", "v": i, "ts": f"2024-01-01T00:00:{i:02d}Z"}) + "\n")
-    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(1)).with_timestamp_assigner("ts")
-    s = env.from_source(fk.sources.files(str(tmp_path / "in"), schema="k string, v bigint, ts timestamp", format="json"), wm)
-    s = s.map(lambda r: {**r, "v": r["v"] * 10})
-    sink = s.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(5))).sum("v").collect()
-    handle = env.execute()
-    try:
-        # The watermark reaches 18 s (19 s less 1 s): the windows up to [10 s, 15 s) close.
-        deadline = time.monotonic() + 180
-        while len(sink.rows) < 6:
-            handle._raise_if_failed()
-            assert time.monotonic() < deadline, sink.rows
-            time.sleep(0.1)
-    finally:
-        handle.stop()
-    got = sorted((r["k"], r["window_start"].second, r["v"]) for r in sink.rows)
-    assert got == [("a", 0, 40), ("a", 5, 210), ("a", 10, 240), ("b", 0, 60), ("b", 5, 140), ("b", 10, 360)]

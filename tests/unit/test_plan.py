@@ -211,3 +211,4 @@ def test_processing_time_windows_and_triggers_plan_on_the_general_path():
     assert place(out.node).path == GENERAL
     pt = s.key_by("k").window(TumblingProcessingTimeWindows.of(fk.seconds(10))).count()
     assert place(pt.node).path == GENERAL and "not an event-time" in place(pt.node).why
+
