@@ -35,14 +35,14 @@ JOB = textwrap.dedent(
 
 @pytest.fixture
 def path_without_funke(tmp_path):
-    """A PATH whose ``python3`` is an interpreter without funke or pyspark (as outside a venv)."""
-    bare = "/usr/bin/python3"
-    if not os.path.exists(bare) or subprocess.run([bare, "-c", "import pyspark"], capture_output=True, check=False).returncode == 0:
-        pytest.fail(f"this test needs {bare} without pyspark installed, to stand for the python3 a venv user has on PATH")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(bare)
-    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    """A PATH whose ``python3`` has neither funke nor pyspark: a fresh venv's, as a user's shell
+    outside the venv funke is installed in would find."""
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    bare = venv / "bin" / "python3"
+    if subprocess.run([str(bare), "-c", "import pyspark"], capture_output=True, check=False).returncode == 0:
+        pytest.fail(f"{bare} imports pyspark: the test needs an interpreter without it")
+    return f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
 
 
 def test_general_path_job_from_an_unactivated_venv_runs_quietly(tmp_path, path_without_funke):
