@@ -410,7 +410,8 @@ class AcceptsPartials(AggregateFunction):
 
 
 class Emitter:
-    """An operator's outputs during one driving call (``process_element``, ``advance_watermark``, ...).
+    """An operator's outputs during one driving call (``process_element``, ``advance_watermark``, ...),
+    and its watermark.
 
     Subclasses set ``self._out = []`` and ``self._busy = False`` and drive every call through
     ``_emitting``, which hands back what the call emitted, in order, and refuses a user
@@ -419,6 +420,11 @@ class Emitter:
 
     _out: list[OutputRecord]
     _busy: bool
+    _timers: Any  # the operator's InternalTimerService
+
+    @property
+    def current_watermark(self) -> int:
+        return int(self._timers.current_watermark)
 
     def _emitting(self, action: Callable[[], None]) -> list[OutputRecord]:
         if self._busy:

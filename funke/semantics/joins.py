@@ -146,10 +146,6 @@ class IntervalJoinOperator(Emitter):
         self._opened = False
 
     @property
-    def current_watermark(self) -> int:
-        return self._timers.current_watermark
-
-    @property
     def num_late_records_dropped(self) -> int:
         return self._late_dropped
 

@@ -74,10 +74,6 @@ class KeyedProcessOperator(Emitter):
         self._opened = False
 
     @property
-    def current_watermark(self) -> int:
-        return self._timers.current_watermark
-
-    @property
     def state_backend(self) -> KeyedStateBackend:
         """The operator's keyed state (for queryable state and inspection)."""
         return self._backend

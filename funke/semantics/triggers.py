@@ -207,27 +207,12 @@ class NeverTrigger(Trigger):
 
 
 @dataclass(frozen=True)
-class EndOfStreamTrigger(Trigger):
-    """The trigger of ``GlobalWindows.create_with_end_of_stream_trigger()`` (Flink 1.19+): the
-    global window fires once, when the watermark reaches the end of input (+infinity)."""
+class EndOfStreamTrigger(EventTimeTrigger):
+    """The trigger of ``GlobalWindows.create_with_end_of_stream_trigger()`` (Flink 1.19+).
 
-    reads_elements: ClassVar[bool] = False
-
-    def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
-        ctx.register_event_time_timer(window.max_timestamp)
-        return TriggerResult.CONTINUE
-
-    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        return TriggerResult.FIRE if time == window.max_timestamp else TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        ctx.register_event_time_timer(window.max_timestamp)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        ctx.delete_event_time_timer(window.max_timestamp)
+    An event-time trigger at the global window's end, ``MAX_WATERMARK``, which only the
+    watermark of a finished input reaches: the window fires once, at the end of input.
+    """
 
 
 @dataclass(frozen=True)

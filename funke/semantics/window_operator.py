@@ -333,10 +333,6 @@ class WindowOperator(Emitter):
     # -- public driving API -------------------------------------------------------
 
     @property
-    def current_watermark(self) -> int:
-        return self._timers.current_watermark
-
-    @property
     def num_late_records_dropped(self) -> int:
         """Late elements dropped because no late-data tag was set (Flink's ``numLateRecordsDropped``)."""
         return self._late_dropped
