@@ -27,7 +27,7 @@ def cluster():
 
 
 def test_ysb_on_a_standalone_cluster(cluster, tmp_path, spark):
-    events, out = 100_000, tmp_path / "out"
+    events, out = 30_000, tmp_path / "out"
     env = {**os.environ, "FUNKE_HOME": str(tmp_path / "home"), "FUNKE_MASTER": cluster.master_url}
     cmd = [sys.executable, "-c", "from funke.cli.main import main; main()", "run", "examples.ysb:job", "--events", str(events),
            "--output", str(out), "--no-live", "--json"]  # fmt: skip
@@ -41,8 +41,9 @@ def test_ysb_on_a_standalone_cluster(cluster, tmp_path, spark):
 def test_a_worker_killed_mid_run_loses_and_repeats_nothing(cluster, tmp_path):
     steps: list[str] = []
     result = run_with_lost_worker(
-        ensure_postgres(), master=cluster.master_url, kill_worker=lambda: cluster.kill_worker(0), workdir=str(tmp_path), on_step=steps.append
-    )
+        ensure_postgres(), master=cluster.master_url, kill_worker=lambda: cluster.kill_worker(0), workdir=str(tmp_path),
+        events=3_000, rows_per_batch=500, on_step=steps.append,
+    )  # fmt: skip
     figures = summary(result)
     assert cluster.alive_workers() == 1
     assert (figures["lost"], figures["duplicated"], figures["alerts"], figures["totals_ok"]) == (0, 0, 0, True), (figures, steps)

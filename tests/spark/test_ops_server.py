@@ -82,18 +82,31 @@ def _get(url: str, token: str | None = None) -> tuple[int, bytes]:
         return e.code, e.read()
 
 
-def test_metrics_and_queryable_state_of_a_running_job(spark, tmp_path, stream, monkeypatch):
+def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path, stream, monkeypatch, chromium):
+    """One running job (a Spark job start is the slow part) for the metrics, the state, the CLI and the dashboard."""
     env, closed, rolling = _job(spark, tmp_path, stream)
     handle = env.execute()
     try:
         _settled(handle, closed, rolling, N)
+        base = handle.http_address
+        assert base.startswith("http://127.0.0.1:")
+
+        # the dashboard in a real browser: every operator in the graph, the job list, the figures
+        first = _browse(chromium, base + "/", tmp_path / "profile")
+        uids = {n["uid"] for n in handle.plan_graph}
+        assert len(uids) >= 7
+        for uid in uids:
+            assert f'data-uid="{uid}"' in first, f"operator {uid} is not in the dashboard's graph"
+        assert _figure(first, "input_rows") == f"{2 * N}"
+        assert 'class="status running"' in first
+        assert f'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td>running</td>' in first
+
         # three more entries (i = 30, 31, 32): a batch with data, whose progress carries the watermark 24 s
         r = redis.Redis.from_url(ensure_redis())
         for i in range(N, N + 3):
             r.xadd(stream, {"k": KEYS[i % 3], "v": i, "ts": f"2024-01-01T00:00:{i:02d}Z"})
         _settled(handle, closed, rolling, N + 3)
-        base = handle.http_address
-        assert base.startswith("http://127.0.0.1:")
+        assert _figure(_browse(chromium, base + "/", tmp_path / "profile"), "input_rows") == f"{2 * (N + 3)}"  # the numbers move
 
         # Prometheus text, parsed with prometheus-client's own parser
         status, body = _get(base + "/metrics")
@@ -137,6 +150,16 @@ def test_metrics_and_queryable_state_of_a_running_job(spark, tmp_path, stream, m
         assert sp.batches["counts-out"] == native["batch"]
         saved = sp.table("counts")
         assert sorted(zip(saved["k"], saved["count"])) == sorted((r["k"], r["count"]) for k in KEYS for r in handle.state("counts").get(k))
+
+        # the page's savepoint button posts here; the savepoint then shows in the page's table
+        req = urllib.request.Request(f"{base}/jobs/{handle.name}/savepoints", method="POST")
+        with urllib.request.urlopen(req, timeout=300) as response:
+            posted = json.loads(response.read())["savepoint"]
+        assert posted in _browse(chromium, base + "/", tmp_path / "profile")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "dashboard.png"
+        _browse(chromium, base + "/", tmp_path / "profile", screenshot=shot)
+        assert shot.stat().st_size > 10_000
 
         # from another process: funke state and funke list --json
         monkeypatch.setenv("FUNKE_HOME", str(env.settings.home))
@@ -217,42 +240,6 @@ def _figure(dom: str, key: str) -> str:
     m = re.search(rf'data-key="{key}"><div class="v">([^<]*)</div>', dom)
     assert m, f"no figure {key} in the page"
     return m.group(1)
-
-
-def test_dashboard_in_a_browser_shows_every_operator_and_moving_numbers(spark, tmp_path, stream, chromium):
-    env, closed, rolling = _job(spark, tmp_path, stream)
-    handle = env.execute()
-    try:
-        _settled(handle, closed, rolling, N)
-        url = handle.http_address + "/"
-        first = _browse(chromium, url, tmp_path / "profile")
-        uids = {n["uid"] for n in handle.plan_graph}
-        assert len(uids) >= 7
-        for uid in uids:
-            assert f'data-uid="{uid}"' in first, f"operator {uid} is not in the dashboard's graph"
-        assert _figure(first, "input_rows") == f"{2 * N}"
-        assert 'class="status running"' in first
-        assert f'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td>running</td>' in first  # the job list
-
-        r = redis.Redis.from_url(ensure_redis())
-        for i in range(N, N + 3):
-            r.xadd(stream, {"k": KEYS[i % 3], "v": i, "ts": f"2024-01-01T00:00:{i:02d}Z"})
-        _settled(handle, closed, rolling, N + 3)
-        second = _browse(chromium, url, tmp_path / "profile")
-        assert _figure(second, "input_rows") == f"{2 * (N + 3)}"
-
-        # the page's savepoint button posts here; the savepoint then shows in the page's table
-        req = urllib.request.Request(f"{handle.http_address}/jobs/{handle.name}/savepoints", method="POST")
-        with urllib.request.urlopen(req, timeout=300) as response:
-            taken = json.loads(response.read())["savepoint"]
-        assert taken in _browse(chromium, url, tmp_path / "profile")
-
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / "dashboard.png"
-        _browse(chromium, url, tmp_path / "profile", screenshot=shot)
-        assert shot.stat().st_size > 10_000
-    finally:
-        handle.stop()
 
 
 def test_the_state_bench_reads_state_during_ysb_and_checks_the_results(spark):
