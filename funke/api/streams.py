@@ -26,6 +26,7 @@ from funke.semantics.window_operator import WindowReduce, WindowSpec
 from funke.semantics.windows import WindowAssigner
 
 if TYPE_CHECKING:
+    from funke.api.connect import BroadcastConnectedStream, BroadcastStream, ConnectedStreams
     from funke.api.environment import StreamEnvironment
 
 
@@ -139,6 +140,30 @@ class DataStream:
             other = table(other)
         keys = (on,) if isinstance(on, str) else tuple(on)
         return self._then(n.LookupJoin((self._node,), table=other, on=keys, how=how, explicit_name=name))
+
+    def connect(self, other: DataStream | BroadcastStream) -> ConnectedStreams | BroadcastConnectedStream:
+        """Flink's ``connect``: one operator over two streams of different columns.
+
+        ``a.connect(b)`` gives ``ConnectedStreams`` (``map``, ``flat_map``, ``process``,
+        ``key_by(key_a, key_b)``); ``stream.connect(rules.broadcast(descriptor))`` gives the
+        broadcast state pattern (``process(KeyedBroadcastProcessFunction | BroadcastProcessFunction)``).
+        """
+        from funke.api.connect import BroadcastConnectedStream, BroadcastStream, ConnectedStreams
+
+        if isinstance(other, BroadcastStream):
+            return BroadcastConnectedStream(self, other)
+        if not isinstance(other, DataStream):
+            raise PlanError(f"connect() takes another stream or a broadcast stream, got {type(other).__name__}")
+        if other._env is not self._env:
+            raise PlanError("connect(): both streams must come from the same StreamEnvironment")
+        return ConnectedStreams(self, other)
+
+    def broadcast(self, *descriptors: Any) -> BroadcastStream:
+        """This stream as broadcast state (Flink's broadcast state pattern): every row reaches every
+        instance of the operator it is connected to, which keeps it in the ``MapStateDescriptor`` s given."""
+        from funke.api.connect import BroadcastStream
+
+        return BroadcastStream(self, tuple(descriptors))
 
     def co_group(self, other: DataStream) -> JoinedStreams:
         """Flink's co-group: ``a.co_group(b).where(ka).equal_to(kb).window(assigner).apply(CoGroupFunction, output_schema=...)``."""

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from funke.errors import UnsupportedError
+from funke.plan.connect import BroadcastProcess, CoProcess
 from funke.plan.joins import IntervalJoin, WindowJoin
 from funke.plan.nodes import (
     Filter,
@@ -58,10 +59,11 @@ class Placement:
     why: str
 
 
-#: What a two-input node on the general path waits for (being built: the two-input substrate).
-TWO_INPUT_SUBSTRATE = (
-    "funke's two-input general-path operator (two inputs into one transformWithStateInPandas operator, "
-    "watermark = the minimum of both inputs'), which this build does not have yet"
+#: How a two-input operator runs on the general path (explain() says it per operator).
+TWO_INPUT_GENERAL = (
+    " [funke two-input operator on transformWithStateInPandas: both inputs' rows in one operator, keys in buckets "
+    "(both keys hashed alike); watermark = the minimum of the inputs' (Spark's query watermark, the minimum over its "
+    "watermarked inputs, or each test script's); an input without event time does not hold it back]"
 )
 
 #: Why the native interval join is Flink's result, and the one place it is not (README, "Joins").
@@ -105,8 +107,17 @@ def place(node: Node) -> Placement:
         op = "co-group" if node.co_group else "join"
         return Placement(
             GENERAL,
-            f"a window {op} runs Flink's way, both inputs tagged into one window operator with the user's function; "
-            f"it needs {TWO_INPUT_SUBSTRATE}",
+            f"a window {op} runs Flink's way, both inputs tagged into one window operator with the user's function"
+            + TWO_INPUT_GENERAL,
+        )
+    if isinstance(node, CoProcess):
+        what = "keyed state shared by both inputs and timers" if node.keyed else "one function over both inputs"
+        return Placement(GENERAL, f"{type(node.function).__qualname__}: {what}" + TWO_INPUT_GENERAL)
+    if isinstance(node, BroadcastProcess):
+        return Placement(
+            GENERAL,
+            "broadcast state: every broadcast row reaches every bucket (Flink: every parallel instance) and is applied "
+            "before the micro-batch's other rows, so a rule applies to every later element" + TWO_INPUT_GENERAL,
         )
     if isinstance(node, WindowAggregate):
         return _place_window(node)
@@ -148,7 +159,7 @@ def _place_interval_join(node: IntervalJoin) -> Placement:
     if any(i.watermark is None for i in node.inputs):
         reasons.append("a stream's event time has no watermark strategy Spark can follow")
     if reasons:
-        return Placement(GENERAL, "; ".join(reasons) + f": needs {TWO_INPUT_SUBSTRATE}")
+        return Placement(GENERAL, "; ".join(reasons) + TWO_INPUT_GENERAL)
     return Placement(NATIVE, NATIVE_INTERVAL_JOIN)
 
 

@@ -49,7 +49,7 @@ def resolve_join_column(spec: str, alias: str | None, left: Schema | None, right
     raise SchemaError(f"{where}: both streams have a column '{spec}': say which, 'left.{spec}' or 'right.{spec}'")
 
 
-def _check_two_keyed(node: Node, what: str) -> None:
+def check_two_keyed(node: Node, what: str) -> None:
     left, right = node.inputs
     if left.keys is None or right.keys is None:
         raise PlanError(f"{what} joins two keyed streams: call key_by(...) on both")
@@ -92,7 +92,7 @@ class IntervalJoin(Node):
     kind: ClassVar[str] = "interval_join"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
-        _check_two_keyed(self, "interval_join()")
+        check_two_keyed(self, "interval_join()")
         _check_event_time(self, "interval_join()")
         if self.lower_ms > self.upper_ms:
             raise PlanError(
@@ -170,7 +170,7 @@ class WindowJoin(Node):
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         what = "co_group()" if self.co_group else "join()"
-        _check_two_keyed(self, what)
+        check_two_keyed(self, what)
         if self.assigner.is_event_time:
             _check_event_time(self, what)
         for f in self.output.fields:

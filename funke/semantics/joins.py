@@ -172,6 +172,10 @@ class IntervalJoinOperator(Emitter):
             return []
         return self._emitting(partial(self._timers.advance_watermark, watermark, self._on_timer))
 
+    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
+        """Processing time moves nothing here: the interval join has only event-time timers."""
+        return []
+
     def close(self) -> None:
         if self._opened:
             self.function.close()
@@ -314,6 +318,10 @@ class WindowJoinOperator:
 
     def advance_watermark(self, watermark: int) -> list[OutputRecord]:
         return self._window.advance_watermark(watermark)
+
+    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
+        """Fires processing-time windows (and processing-time triggers) due at ``time``."""
+        return self._window.advance_processing_time(time)
 
     def snapshot(self) -> dict[str, Any]:
         return self._window.snapshot()

@@ -19,15 +19,16 @@ from pyspark.sql import functions as F
 from funke.connectors.sources import GeneratorSource
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
+from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
-from funke.plan.capabilities import GENERAL, TWO_INPUT_SUBSTRATE, check_idleness, place
+from funke.plan.capabilities import GENERAL, check_idleness, place
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
-from funke.spark.operators import general_program, main_view, needs_time, side_view
+from funke.spark.operators import general_program, main_view, needs_time, side_view, two_input_program
 from funke.spark.python_fns import pandas_function, row_function
 from funke.spark.sources import CORRUPT, SCRIPT_PT, SCRIPT_WM, generator_split, source_frame, static_frame, test_stream_frames
 
@@ -94,6 +95,8 @@ _MIN_MS, _END_MS = -62_135_596_800_000, 253_402_214_400_000
 _BAD_TIME_MICROS = -(2**62)
 _ATOMIC = {"string", "integer", "long", "short", "byte", "double", "float", "boolean", "date", "timestamp"}
 _DL_SOURCE = "_funke_end_of"
+#: Spark integral types: a key of one of them is hashed as bigint, so both inputs of a join bucket alike.
+_INTEGRAL_SPARK = frozenset({"byte", "short", "integer", "long"})
 
 
 class Compiler:
@@ -495,14 +498,82 @@ class Compiler:
             F.unix_millis(F.current_timestamp()).alias(g.PT),
         )
 
-    def visit_IntervalJoin(self, node: j.IntervalJoin, left_up: Compiled, right_up: Compiled) -> Compiled:
-        p = place(node)
-        if p.path == GENERAL:
+    def _general2(self, node: n.Node, first_up: Compiled, second_up: Compiled) -> Compiled:
+        """Run a two-input ``node`` as one funke operator over key buckets (``funke.spark.general``).
+
+        Both inputs' rows enter one ``transformWithStateInPandas`` operator, tagged with their
+        side; the second input's columns travel renamed. Keys of both sides are hashed alike
+        (integral keys as bigint), so a key's rows of both inputs meet in one bucket; a
+        broadcast input's rows are copied to every bucket.
+        """
+        first, second = self.plain(first_up, node.uid), self.plain(second_up, node.uid)
+        program = two_input_program(node, self.buckets, first, second, self.side_tags.get(id(node), ()))
+        assert program.second is not None
+        if (first_up.control is None) != (second_up.control is None):
             raise UnsupportedError(
-                f"{node.where()} [{node.uid}] runs on the general path ({p.why}). Until that lands, "
-                "project the pair's columns with .select('left.a', 'right.b', ...) instead of .process(...): "
-                "Spark's own stream-stream join then computes it"
+                f"{node.where()} [{node.uid}]: one input's time comes from a test script and the other's does not; "
+                "script both inputs with TestStream, or neither"
             )
+
+        def bucket_of(frame: DataFrame, keys: tuple[str, ...]) -> Column:
+            if not keys:  # unkeyed: spread rows over the buckets by their content
+                return F.pmod(F.xxhash64(F.to_json(F.struct(*(F.col(c) for c in frame.columns)))), F.lit(self.buckets)).cast("int")
+            cols = [F.col(k).cast("bigint") if frame.schema[k].dataType.typeName() in _INTEGRAL_SPARK else F.col(k) for k in keys]
+            return F.pmod(F.xxhash64(*cols), F.lit(self.buckets)).cast("int")
+
+        def elements(frame: DataFrame, side: int, inp: n.Node, values: tuple[str, ...], prefix: str) -> DataFrame:
+            ts = inp.event_time
+            stamp = F.unix_millis(F.col(ts).cast("timestamp")) if ts is not None else F.lit(None).cast("bigint")
+            if side == 1 and program.second is not None and program.second.broadcast:
+                bucket = F.explode(F.sequence(F.lit(0), F.lit(self.buckets - 1)))
+            else:
+                bucket = bucket_of(frame, tuple(inp.keys or ()))
+            micros = program.micros if side == 0 else program.second.micros
+            return frame.select(
+                bucket.alias(g.BUCKET),
+                F.lit(side).alias(g.SIDE),
+                F.lit(None).cast("bigint").alias(g.SEQ),
+                F.lit(False).alias(g.CONTROL),
+                stamp.alias(g.TS),
+                F.lit(None).cast("bigint").alias(g.WM),
+                F.lit(None).cast("bigint").alias(g.PT),
+                *((F.unix_micros(F.col(c).cast("timestamp")) if c in micros else F.col(c)).alias(prefix + c) for c in values),
+            )
+
+        rows = elements(first, 0, node.inputs[0], program.values, "").unionByName(
+            elements(second, 1, node.inputs[1], program.second.values, g.SECOND_PREFIX), allowMissingColumns=True
+        )
+        if not self.streaming:
+            tagged = rows.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
+        else:
+            if first_up.control is not None and second_up.control is not None:
+                control = self._control_rows(first_up).withColumn(g.SIDE, F.lit(0)).unionByName(
+                    self._control_rows(second_up).withColumn(g.SIDE, F.lit(1))
+                )
+            else:
+                control = self._control_rows(first_up).withColumn(g.SIDE, F.lit(None).cast("int"))
+            merged = rows.unionByName(control, allowMissingColumns=True)
+            watermarked = first_up.control is None and any(i.watermark is not None for i in node.inputs)
+            tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
+                g.processor(program), program.output_ddl(), "Append", "EventTime" if watermarked else "None"
+            )
+        out = self._merge(tagged, first_up, second_up, stateful=first_up.control is None)
+        name = f"funke_late_{_safe(node.uid)}"
+        tagged = self.observe(out, name, False, F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped"), frame=tagged)
+        out.metrics[-1].counts_rows = False
+        out.frame = main_view(tagged, program)
+        out.tagged, out.general, out.control = tagged, program, None
+        return out
+
+    def visit_CoProcess(self, node: cn.CoProcess, first_up: Compiled, second_up: Compiled) -> Compiled:
+        return self._general2(node, first_up, second_up)
+
+    def visit_BroadcastProcess(self, node: cn.BroadcastProcess, first_up: Compiled, second_up: Compiled) -> Compiled:
+        return self._general2(node, first_up, second_up)
+
+    def visit_IntervalJoin(self, node: j.IntervalJoin, left_up: Compiled, right_up: Compiled) -> Compiled:
+        if place(node).path == GENERAL:
+            return self._general2(node, left_up, right_up)
         left, right = self.plain(left_up, node.uid), self.plain(right_up, node.uid)
         lt, rt = node.inputs[0].event_time, node.inputs[1].event_time
         assert lt is not None and rt is not None
@@ -531,7 +602,7 @@ class Compiler:
         return self._merge(out, left_up, right_up)
 
     def visit_WindowJoin(self, node: j.WindowJoin, left_up: Compiled, right_up: Compiled) -> Compiled:
-        raise UnsupportedError(f"{node.where()} [{node.uid}]: a window join or co-group needs {TWO_INPUT_SUBSTRATE}")
+        return self._general2(node, left_up, right_up)
 
     def visit_Sink(self, node: n.Sink, up: Compiled) -> Compiled:
         return self._merge(self.plain(up, node.uid), up)
@@ -593,7 +664,8 @@ def interval_join_watermarks(sinks: tuple[n.Sink, ...]) -> set[int]:
     if not shifted:
         return set()
     for node in n.walk(sinks):
-        timed = isinstance(node, (n.WindowAggregate, n.KeyedProcess, n.RollingAggregate, j.WindowJoin))
+        timed = isinstance(node, (n.WindowAggregate, n.KeyedProcess, n.RollingAggregate, j.WindowJoin, cn.CoProcess, cn.BroadcastProcess))
+        timed = timed or (isinstance(node, j.IntervalJoin) and place(node).path == GENERAL)
         if timed and any(id(w) in shifted for w in _watermarks_of(node)):
             raise UnsupportedError(
                 f"{node.where()} [{node.uid}] reads the same watermark as a native interval join, which declares it to "

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -40,11 +40,14 @@ import pandas as pd
 
 from funke.plan.pytypes import as_row
 from funke.semantics.functions import OutputRecord, OutputTag, Partial
-from funke.semantics.time import MAX_WATERMARK
+from funke.semantics.time import MAX_WATERMARK, MIN_WATERMARK
 from funke.semantics.window_operator import WindowResult
 
 #: Columns the general operator adds around the user's columns.
 BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"
+#: A two-input operator's elements and time rows say which input they come from (0 or 1); the
+#: second input's columns travel renamed with ``SECOND_PREFIX``.
+SIDE, SECOND_PREFIX = "fk_side", "fk_2_"
 TAG, OUT_SEQ, COUNT = "__tag", "__oseq", "__n"
 DROPPED = "__dropped"
 CONTROL_COLUMNS = (BUCKET, SEQ, CONTROL, TS, WM, PT)
@@ -86,6 +89,14 @@ class Program:
     preaggregate: PreAggregate | None = None
     #: funke type per input column (``values``).
     types: dict[str, str] = field(default_factory=dict)
+    #: A two-input operator's second input (``keys``/``values`` above are the first's).
+    second: SecondInput | None = None
+
+    def second_view(self) -> Program:
+        """This program as seen by the second input's rows (its keys, columns and types)."""
+        s = self.second
+        assert s is not None
+        return replace(self, keys=s.keys, values=s.values, micros=s.micros, types=s.types, preaggregate=None, second=None)
 
     def key_of(self, row: dict[str, Any]) -> Any:
         if len(self.keys) == 1:
@@ -97,6 +108,18 @@ class Program:
         for i, o in enumerate(self.outputs):
             cols += [f"`{column_name(i, name)}` {_carried_type(t)}" for name, t in o.columns]
         return ", ".join(cols)
+
+
+@dataclass(frozen=True)
+class SecondInput:
+    """The second input of a two-input operator. ``broadcast``: its rows reach every bucket
+    (Flink's broadcast stream) and are applied before the batch's other elements."""
+
+    keys: tuple[str, ...]
+    values: tuple[str, ...]
+    micros: frozenset[str]
+    types: dict[str, str]
+    broadcast: bool = False
 
 
 def column_name(output_index: int, name: str) -> str:
@@ -126,6 +149,8 @@ def run_bucket(
     Flink's (``- 1``); a control row's ``__wm`` wins over it. ``final`` (a bounded run's
     end) moves the watermark to +infinity.
     """
+    if program.second is not None:
+        return _run_two_inputs(program, snapshot, batch, spark_watermark=spark_watermark, processing_time=processing_time, final=final)
     op = program.make()
     if snapshot is not None:
         op.restore(snapshot)
@@ -148,16 +173,9 @@ def run_bucket(
         for key, value, ts in _elements(program, elements, op.current_watermark, convert):
             records += op.process_element(key, value, ts)
 
-    wm = _max_or_none(control, WM)
-    if final:
-        wm = MAX_WATERMARK
-    elif wm is None and spark_watermark is not None and spark_watermark >= _END_OF_INPUT_MS:
-        # Only the end-of-input row reaches year 9999 (later event times are dead letters): its
-        # watermark (minus the out-of-orderness) is Flink's MAX_WATERMARK, which a global
-        # window's end-of-stream trigger waits for.
-        wm = MAX_WATERMARK
-    elif wm is None and spark_watermark is not None and spark_watermark > 0:
-        wm = spark_watermark - 1
+    wm = MAX_WATERMARK if final else _max_or_none(control, WM)
+    if wm is None:
+        wm = _flink_watermark(spark_watermark)
     if wm is not None and wm > op.current_watermark:
         records += op.advance_watermark(wm)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
@@ -165,6 +183,92 @@ def run_bucket(
     out = encode(program, records, convert, dropped)
     snap = op.snapshot()
     return out, (None if _empty(snap) else snap)
+
+
+def _flink_watermark(spark_watermark: int | None) -> int | None:
+    """Spark's watermark (``max_ts - delay``; 0 or less = none yet) as Flink's (``- 1``)."""
+    if spark_watermark is None or spark_watermark <= 0:
+        return None
+    if spark_watermark >= _END_OF_INPUT_MS:
+        # Only the end-of-input row reaches year 9999 (later event times are dead letters): its
+        # watermark (minus the out-of-orderness) is Flink's MAX_WATERMARK, which a global
+        # window's end-of-stream trigger waits for.
+        return MAX_WATERMARK
+    return spark_watermark - 1
+
+
+#: A two-input operator's snapshot: the operator's own, and each input's watermark so far.
+_OPERATOR, _INPUT_WATERMARKS = "operator", "input_watermarks"
+
+
+def _run_two_inputs(
+    program: Program,
+    snapshot: dict[str, Any] | None,
+    batch: pd.DataFrame,
+    *,
+    spark_watermark: int | None,
+    processing_time: int | None,
+    final: bool,
+) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """``run_bucket`` for a two-input operator: ``process_element1``/``2`` by the rows' ``SIDE``.
+
+    A broadcast input's rows go first (Flink's batch mode reads the broadcast side first too;
+    in a stream they are concurrent with the batch's other rows). The watermark is the
+    minimum of the inputs': a test script's per input (each input's time rows say which
+    input they belong to), otherwise Spark's, which is already the minimum over the query's
+    watermarked inputs.
+    """
+    assert program.second is not None
+    op = program.make()
+    marks = [MIN_WATERMARK, MIN_WATERMARK]
+    if snapshot is not None:
+        op.restore(snapshot[_OPERATOR])
+        marks = list(snapshot[_INPUT_WATERMARKS])
+    is_control = batch[CONTROL].fillna(False).astype(bool)
+    control, elements = batch[is_control], batch[~is_control]
+    records: list[OutputRecord] = []
+    pt = _max_or_none(control, PT)
+    if pt is None and processing_time is not None and processing_time >= 0:
+        pt = processing_time
+    if pt is not None:
+        records += op.advance_processing_time(pt)
+
+    dropped_before = getattr(op, "num_late_records_dropped", 0)
+    second = program.second_view()
+    renamed = {SECOND_PREFIX + c: c for c in second.values}
+    sides = [(0, program, op.process_element1), (1, second, op.process_element2)]
+    if program.second.broadcast:
+        sides.reverse()
+    for side, view, feed in sides:
+        rows = elements[elements[SIDE] == side]
+        if not len(rows):
+            continue
+        if side == 1:  # (the first input's columns are there too, empty: the union put them in)
+            rows = rows[[TS, *renamed]].rename(columns=renamed)
+        convert = view.user_rows and bool(view.micros)
+        for key, value, ts in _one_by_one(view, rows, convert):
+            records += feed(key, value, ts)
+
+    scripted = control[control[WM].notna()] if WM in control else control.iloc[0:0]
+    if final:
+        wm: int | None = MAX_WATERMARK
+    elif len(scripted):
+        for side in (0, 1):
+            m = _max_or_none(scripted[scripted[SIDE] == side], WM)
+            if m is not None:
+                marks[side] = max(marks[side], m)
+        wm = min(marks)
+    else:
+        wm = _flink_watermark(spark_watermark)
+    if wm is not None and wm > op.current_watermark:
+        records += op.advance_watermark(wm)
+    dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
+
+    out = encode(program, records, program.user_rows, dropped)
+    snap = op.snapshot()
+    if _empty(snap) and marks == [MIN_WATERMARK, MIN_WATERMARK]:
+        return out, None
+    return out, {_OPERATOR: snap, _INPUT_WATERMARKS: marks}
 
 
 # 9000-01-01 UTC: below the end-of-input row's 9999-12-31 by more than any sane out-of-orderness.
@@ -305,11 +409,10 @@ def _max_or_none(frame: pd.DataFrame, column: str) -> int | None:
 
 
 def _empty(snap: dict[str, Any]) -> bool:
-    """Nothing worth keeping: no state, no timers, and no watermark yet (the next batch's late check needs it)."""
-    from funke.semantics.time import MIN_WATERMARK
-
-    state, timers, acc = snap.get("state"), snap.get("timers"), snap.get("acc")
-    return not state and not timers and not acc and snap.get("watermark", MIN_WATERMARK) == MIN_WATERMARK
+    """Nothing worth keeping: no state, timers, buffers or counts, and no watermark yet (the next
+    batch's late check needs it)."""
+    rest = (v for k, v in snap.items() if k != "watermark")
+    return not any(rest) and snap.get("watermark", MIN_WATERMARK) == MIN_WATERMARK
 
 
 def _to_user(row: dict[str, Any], micros: frozenset[str]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -99,6 +100,63 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         make = lambda: KeyedProcessOperator(function)  # noqa: E731
         return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets, types=types)
     raise ValueError(f"{node.where()}: no general operator for {node.kind} nodes")
+
+
+def two_input_program(node: n.Node, buckets: int, first: DataFrame, second: DataFrame, side_tags: tuple[OutputTag, ...] = ()) -> g.Program:
+    """The executable form of a two-input node (joins, connect, broadcast), given both input frames."""
+    from funke.plan import connect as c
+    from funke.plan import joins as j
+    from funke.semantics.joins import IntervalJoinOperator, WindowJoinOperator
+
+    cols1, cols2 = _columns(first), _columns(second)
+    keys1, keys2 = tuple(node.inputs[0].keys or ()), tuple(node.inputs[1].keys or ())
+    broadcast = isinstance(node, c.BroadcastProcess)
+    other = g.SecondInput(
+        keys2, tuple(x for x, _ in cols2), frozenset(x for x, t in cols2 if t in _TIMESTAMPS), dict(cols2), broadcast=broadcast
+    )
+    known = dict(cols1)
+    schema = node.schema or Schema(())
+    main = Schema(tuple(Field(f.name, f.dtype or known.get(f.name)) for f in schema.fields))  # keys typed by Spark
+    outputs = [g.Output(None, _schema_columns(main, node.where()))]
+    if getattr(node, "emits_side_outputs", False):
+        outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags]
+    window_result = False
+    make: Any
+    if isinstance(node, j.IntervalJoin):
+        function = node.function
+        lower, upper, lo_in, up_in = node.lower_ms, node.upper_ms, node.lower_inclusive, node.upper_inclusive
+        make = lambda: IntervalJoinOperator(function, lower=lower, upper=upper, lower_inclusive=lo_in, upper_inclusive=up_in)  # noqa: E731
+    elif isinstance(node, j.WindowJoin):
+        spec = WindowSpec.of(node.assigner)
+        function = node.function
+        make = lambda: WindowJoinOperator(spec, function)  # noqa: E731
+        window_result = True
+    elif isinstance(node, c.CoProcess):
+        make = _co_process_factory(node.function, node.keyed)
+    elif isinstance(node, c.BroadcastProcess):
+        make = _broadcast_factory(node.function, node.descriptors, node.keyed)
+    else:
+        raise ValueError(f"{node.where()}: no two-input general operator for {node.kind} nodes")
+    return g.Program(
+        node.uid, make, keys1, tuple(x for x, _ in cols1), tuple(outputs), frozenset(x for x, t in cols1 if t in _TIMESTAMPS),
+        user_rows=True, window_result=window_result, buckets=buckets, types=dict(cols1), second=other,
+    )
+
+
+def _co_process_factory(function: Any, keyed: bool) -> Any:
+    from funke.semantics.co_process import CoProcessOperator, KeyedCoProcessOperator
+
+    if keyed:
+        return lambda: KeyedCoProcessOperator(function)
+    return lambda: CoProcessOperator(function)
+
+
+def _broadcast_factory(function: Any, descriptors: tuple[Any, ...], keyed: bool) -> Any:
+    from funke.semantics.broadcast import BroadcastProcessOperator, KeyedBroadcastProcessOperator
+
+    if keyed:
+        return lambda: KeyedBroadcastProcessOperator(function, descriptors)
+    return lambda: BroadcastProcessOperator(function, descriptors)
 
 
 def _preaggregate(node: n.WindowAggregate) -> g.PreAggregate | None:

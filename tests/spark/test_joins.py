@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 import funke as fk
-from funke.functions import CoGroupFunction, ProcessJoinFunction
+from funke.functions import CoGroupFunction, JoinFunction, ProcessJoinFunction
 from funke.plan.capabilities import place
 from funke.semantics.time import timestamp_to_millis
+from funke.testing import TestStream, assert_rows, run
 from funke.windows import TumblingEventTimeWindows
 
 from .helpers import ts
+from .test_teststream import ms
 
 pytestmark = pytest.mark.spark
 
@@ -92,32 +94,90 @@ def test_bounded_interval_join_keeps_every_pair_and_exclusive_bounds_apply(env):
     assert sorted((r["lid"], r["rid"]) for r in out.rows) == every
 
 
-class Pairs(ProcessJoinFunction):
-    def process_element(self, left, right, ctx):
-        yield {"lid": left["id"], "rid": right["id"]}
-
-
-class Lists(CoGroupFunction):
-    def co_group(self, lefts, rights):
-        yield {"n": len(lefts) + len(rights)}
-
-
-def test_what_needs_the_two_input_general_path_is_refused_naming_it(env):
+def test_general_interval_join_runs_a_process_join_function_with_flinks_pairs(env):
+    """The same streams through .process(ProcessJoinFunction) on funke's two-input operator:
+    Flink's pairs, the pair's time = the later element's, the three late rows counted."""
     a, b = streams(env, LEFT, RIGHT, 3)
-    pj = (
-        a.key_by("k")
-        .interval_join(b.key_by("k"))
-        .between(fk.seconds(-1), fk.seconds(1))
-        .process(Pairs(), output_schema="lid string, rid string")
-    )
-    pj.collect()
+    pj = a.key_by("k").interval_join(b.key_by("k")).between(fk.milliseconds(-1_000), fk.milliseconds(500))
+    pj = pj.process(TimedPairs(), output_schema="lid string, rid string, t bigint")
     assert place(pj.node).path == "general"
-    with pytest.raises(fk.UnsupportedError, match=r"two-input general-path operator.*\.select\('left\.a'"):
-        env.execute()
-    env2 = fk.StreamEnvironment(app="test2", spark=env.spark, checkpoint_dir=env.checkpoint_dir + "-2")
-    a, b = streams(env2, LEFT, RIGHT, 3)
-    a.co_group(b).where("k").equal_to("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).apply(
-        Lists(), output_schema="n bigint"
-    ).collect()
-    with pytest.raises(fk.UnsupportedError, match="window join or co-group needs funke's two-input general-path operator"):
-        env2.execute()
+    out = pj.collect()
+    assert "two-input operator" in env.explain()
+    job = env.execute().wait(timeout=300)
+    assert job.done
+    by_id = {i: t for _, t, i in LEFT + RIGHT}
+    assert sorted((r["lid"], r["rid"]) for r in out.rows) == EXPECTED
+    assert all(r["t"] == max(by_id[r["lid"]], by_id[r["rid"]]) for r in out.rows)
+    assert job.metrics()["late_rows_dropped"] == 3  # La5, Rb2, Ra6
+
+
+class TimedPairs(ProcessJoinFunction):
+    def process_element(self, left, right, ctx):
+        yield {"lid": left["id"], "rid": right["id"], "t": ctx.get_timestamp()}
+
+
+def test_two_input_watermark_is_the_minimum_of_each_scripts_watermark(env):
+    """Left's script moves its watermark to 5 s; right's never moves it: the join's watermark stays at
+    -infinity, so L2 at 3 s is on time (it would be late by the left's watermark alone) and meets R2."""
+    left = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "L1")], timestamps=[1_000])
+        .advance_watermark_to(5_000)
+        .add_elements([("a", "L2")], timestamps=[3_000])
+    )
+    right = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "R1")], timestamps=[1_000])
+        .add_elements([("a", "R0")], timestamps=[9_000])
+        .add_elements([("a", "R2")], timestamps=[3_000])
+    )
+    a, b = env.from_source(left), env.from_source(right)
+    pj = a.key_by("k").interval_join(b.key_by("k")).between(fk.milliseconds(0), fk.milliseconds(0))
+    out = pj.process(TimedPairs(), output_schema="lid string, rid string, t bigint")
+    result = run(env, out)
+    assert_rows(result[out], [{"lid": "L1", "rid": "R1", "t": 1_000, "_step": 0}, {"lid": "L2", "rid": "R2", "t": 3_000, "_step": 2}], ignore=())
+    assert result.metrics["late_rows_dropped"] == 0
+
+
+class Ids(CoGroupFunction):
+    def co_group(self, lefts, rights):
+        yield {"ls": ",".join(x["id"] for x in lefts), "rs": ",".join(x["id"] for x in rights)}
+
+
+class Pair(JoinFunction):
+    def join(self, left, right):
+        return {"ls": left["id"], "rs": right["id"]}
+
+
+def test_window_join_and_co_group_per_tumbling_window_with_the_late_element_dropped(env):
+    """Windows of 10 s. After step 1 the watermark is min(10 s, 20 s): [0, 10 s) fires (L1 + R1);
+    L3 at 5 s then is late for it and is dropped; the end of input fires [10 s, 20 s) for a (L2 only:
+    the join has no pair there) and for b (R2 only)."""
+    left = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "L1"), ("a", "L2")], timestamps=[1_000, 12_000])
+        .advance_watermark_to(10_000)
+        .add_elements([("a", "L3")], timestamps=[5_000])
+    )
+    right = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "R1")], timestamps=[2_000])
+        .advance_watermark_to(20_000)
+        .add_elements([("b", "R2")], timestamps=[15_000])
+    )
+    a, b = env.from_source(left), env.from_source(right)
+    tumbling = TumblingEventTimeWindows.of(fk.seconds(10))
+    groups = a.co_group(b).where("k").equal_to("k").window(tumbling).apply(Ids(), output_schema="ls string, rs string")
+    pairs = a.join(b).where("k").equal_to("k").window(tumbling).apply(Pair(), output_schema="ls string, rs string")
+    result = run(env, groups, pairs)
+    assert_rows(
+        ms(result[groups]),
+        [
+            {"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L1", "rs": "R1", "_step": 1},
+            {"k": "a", "window_start": 10_000, "window_end": 20_000, "ls": "L2", "rs": "", "_step": 3},
+            {"k": "b", "window_start": 10_000, "window_end": 20_000, "ls": "", "rs": "R2", "_step": 3},
+        ],
+        ignore=(),
+    )
+    assert_rows(ms(result[pairs]), [{"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L1", "rs": "R1", "_step": 1}], ignore=())
+    assert result.metrics["late_rows_dropped"] == 2  # L3, once per query
