@@ -13,7 +13,9 @@ anyone can read without funke, and back:
 ``<table>.timers``: one row per pending timer
     ``key`` (JSON), ``domain``, ``namespace``, ``timestamp``, ``bucket``
 ``<table>.buckets``: one row per bucket
-    ``bucket``, ``partition_id``, ``watermark``, ``late_records_dropped``
+    ``bucket``, ``partition_id``, ``watermark``, ``late_records_dropped``, ``inputs`` (JSON: a
+    two-input operator's watermark per input), ``other`` (JSON: the parts of the operator with no
+    table of their own, e.g. an interval join's buffers and cleanup timers, broadcast state)
 
 ``scope`` says whose state it is: ``user`` (the function's own, under its descriptor's
 name), ``window`` (window contents, the merging window set of sessions), ``trigger`` (a
@@ -51,8 +53,14 @@ ROLLING_SCOPE, ROLLING_STATE = "rolling", "acc"
 
 STATE_COLUMNS = ("key", "scope", "state", "kind", "namespace", "value", "last_access", "bucket")
 TIMER_COLUMNS = ("key", "domain", "namespace", "timestamp", "bucket")
-BUCKET_COLUMNS = ("bucket", "partition_id", "watermark", "late_records_dropped")
+BUCKET_COLUMNS = ("bucket", "partition_id", "watermark", "late_records_dropped", "inputs", "other")
+#: Bucket columns an older savepoint's tables lack.
+_ADDED_COLUMNS = frozenset({"inputs", "other"})
 _SNAPSHOT_FIELDS = {"state", "timers", "watermark", "late_records_dropped", "acc"}
+#: A two-input operator's snapshot (``funke.spark.general``): the operator's own, and each input's watermark.
+_TWO_INPUTS = frozenset({"operator", "input_watermarks"})
+#: In ``other``: the snapshot's own field names, in order.
+_FIELDS = "snapshot_fields"
 
 
 def table_names(table: str) -> dict[str, str]:
@@ -240,13 +248,20 @@ def _unpickle(blob: Any, table: str, bucket: Any) -> dict[str, Any]:
 
 
 def decode_snapshot(snapshot: dict[str, Any], *, bucket: int, table: str = "?") -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """One bucket's snapshot as (state rows, timer rows, bucket row)."""
-    unknown = set(snapshot) - _SNAPSHOT_FIELDS
-    if unknown:
-        raise SavepointError(
-            f"state table {table!r}: bucket {bucket}'s snapshot has field(s) {sorted(unknown)} that {FORMAT} does not know; "
-            "read it with the funke version that wrote it"
-        )
+    """One bucket's snapshot as (state rows, timer rows, bucket row).
+
+    Parts without a table of their own (fields other than keyed state, timers, rolling
+    accumulators, and timers not in the keyed timer service's shape) go whole into the bucket
+    row's ``other``, as JSON: nothing is dropped.
+    """
+    inputs = None
+    if set(snapshot) == _TWO_INPUTS:
+        inputs, snapshot = snapshot["input_watermarks"], snapshot["operator"]
+    other = {k: v for k, v in snapshot.items() if k not in _SNAPSHOT_FIELDS}
+    if any("domain" not in t for t in snapshot.get("timers", ())):
+        other["timers"] = snapshot["timers"]
+    if other:
+        other[_FIELDS] = list(snapshot)  # which fields the snapshot has, so that it comes back exactly
     state = []
     for row in snapshot.get("state", ()):
         scope, name = split_state_name(row["state"])
@@ -261,9 +276,12 @@ def decode_snapshot(snapshot: dict[str, Any], *, bucket: int, table: str = "?") 
         })  # fmt: skip
     timers = [
         {"key": encode_key(t["key"]), "domain": t["domain"], "namespace": t["namespace"], "timestamp": t["timestamp"], "bucket": bucket}
-        for t in snapshot.get("timers", ())
+        for t in (() if "timers" in other else snapshot.get("timers", ()))
     ]
-    info = {"bucket": bucket, "watermark": snapshot.get("watermark"), "late_records_dropped": snapshot.get("late_records_dropped")}
+    info = {
+        "bucket": bucket, "watermark": snapshot.get("watermark"), "late_records_dropped": snapshot.get("late_records_dropped"),
+        "inputs": None if inputs is None else encode_value(list(inputs)), "other": encode_value(other) if other else None,
+    }  # fmt: skip
     return state, timers, info
 
 
@@ -288,7 +306,10 @@ def encode_tables(tables: GeneralTables, *, table: str = "?") -> dict[int, dict[
             snap.update(state=[], timers=[], watermark=int(b["watermark"]))
         if _given(b.get("late_records_dropped")):
             snap["late_records_dropped"] = int(b["late_records_dropped"])
+        if _given(b.get("other")):
+            snap.update(decode_value(b["other"]))
         snapshots[int(b["bucket"])] = snap
+    inputs = {int(b["bucket"]): decode_value(b["inputs"]) for b in tables.buckets.to_dict("records") if _given(b.get("inputs"))}
     for r in tables.state.to_dict("records"):
         snap = _bucket(snapshots, r, table, "state")
         if r["scope"] == ROLLING_SCOPE:
@@ -307,6 +328,12 @@ def encode_tables(tables: GeneralTables, *, table: str = "?") -> dict[int, dict[
         if "timers" not in snap:
             raise SavepointError(f"table {table!r}: bucket {r['bucket']} has timers but no watermark in {table}.buckets")
         snap["timers"].append({"domain": r["domain"], "key": decode_key(r["key"]), "namespace": r["namespace"], "timestamp": int(r["timestamp"])})
+    for bucket, snap in snapshots.items():
+        fields = snap.pop(_FIELDS, None)
+        if fields is not None:
+            snapshots[bucket] = {f: snap[f] for f in fields}
+    for bucket, marks in inputs.items():
+        snapshots[bucket] = {"operator": snapshots[bucket], "input_watermarks": marks}
     return snapshots
 
 
@@ -354,7 +381,7 @@ def write_tables(tables: GeneralTables, names: dict[str, str], root: Any) -> Non
 
 # -- edits (funke.savepoint.transform) -----------------------------------------------------------
 
-_NULLABLE = {"state": {"last_access"}, "timers": set(), "buckets": {"partition_id", "watermark", "late_records_dropped"}}
+_NULLABLE = {"state": {"last_access"}, "timers": set(), "buckets": {"partition_id", "watermark", "late_records_dropped", *_ADDED_COLUMNS}}
 _COLUMNS = {"state": STATE_COLUMNS, "timers": TIMER_COLUMNS, "buckets": BUCKET_COLUMNS}
 _KINDS = ("value", "list", "map", "reducing", "aggregating")
 
@@ -411,7 +438,7 @@ def _check_frame(table: str, role: str, frame: Any) -> None:
         raise SavepointError(f"the edit of table {table!r} gave {type(frame).__name__}: give a pandas DataFrame")
     want = _COLUMNS[role]
     extra = [c for c in frame.columns if c not in want]
-    missing = [c for c in want if c not in frame.columns]
+    missing = [c for c in want if c not in frame.columns and not (role == "buckets" and c in _ADDED_COLUMNS)]
     if extra or missing:
         what = "; ".join(x for x in (extra and f"has column(s) {extra} it cannot have", missing and f"lacks {missing}") if x)
         raise SavepointError(f"table {table!r} {what}: its columns are {', '.join(want)}, as read(...).table() gave them")

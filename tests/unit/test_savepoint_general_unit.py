@@ -31,6 +31,7 @@ from funke.savepoint_general import (
 )
 from funke.semantics.evictors import TimestampedValue
 from funke.semantics.functions import CountAggregate, KeyedProcessFunction, NamedAggregates, SumAggregate
+from funke.semantics.joins import IntervalJoinOperator, ProcessJoinFunction
 from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.rolling import RollingOperator
 from funke.semantics.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
@@ -56,11 +57,16 @@ class Tally(KeyedProcessFunction):
         ctx.timer_service().register_event_time_timer(ctx.timestamp() + 10_000)
 
 
-def frame(rows):
-    """Elements (timestamp, k, g, v, x) as a bucket's batch."""
+def frame(rows, program=None):
+    """Elements (timestamp, k, g, v, x) as a bucket's batch; a two-input program's alternate between its inputs."""
     columns = ("k", "g", "v", "x")
     data = {g.CONTROL: [False] * len(rows), g.TS: [r[0] for r in rows]}
-    data.update({c: [r[i + 1] for r in rows] for i, c in enumerate(columns)})
+    if program is None or program.second is None:
+        data.update({c: [r[i + 1] for r in rows] for i, c in enumerate(columns)})
+        return pd.DataFrame(data)
+    data[g.SIDE] = [i % 2 for i in range(len(rows))]
+    for prefix, side in (("", 0), (g.SECOND_PREFIX, 1)):
+        data.update({prefix + c: [r[i + 1] if j % 2 == side else None for j, r in enumerate(rows)] for i, c in enumerate(columns)})
     return pd.DataFrame(data)
 
 
@@ -77,6 +83,20 @@ SESSIONS = g.Program(
 )  # fmt: skip
 ROLLING = g.Program("rolling", lambda: RollingOperator.builtin("sum", "v"), ("k",), ("k", "v"), (g.Output(None, (("k", "string"), ("v", "double"))),), types=TYPES)
 
+
+
+class Both(ProcessJoinFunction):
+    def process_element(self, left, right, ctx):
+        yield {"k": left["k"]}
+
+
+# a two-input operator: its snapshot holds the inputs' watermarks, and buffers the tables have no place for
+JOINED = g.Program(
+    "joined", lambda: IntervalJoinOperator(Both(), lower=-1_000, upper=2_000), ("k", "g"), ("k", "g", "v", "x"),
+    (g.Output(None, (("k", "string"),)),), user_rows=True, types=TYPES,
+    second=g.SecondInput(("k", "g"), ("k", "g", "v", "x"), frozenset(), TYPES),
+)  # fmt: skip
+
 ELEMENTS = [(1000, "a", 1, 0.5, 3), (1500, "a", 1, 1.5, 3), (3000, "b", 2, 2.0, 4)]
 
 
@@ -84,7 +104,7 @@ def stored(program, batches):
     """Per bucket (its index in ``batches``), the state value BucketProcessor writes after the batch: raw rows as exported."""
     rows = []
     for bucket, batch in enumerate(batches):
-        _, snap = g.run_bucket(program, None, frame(batch), spark_watermark=1200, processing_time=5000)
+        _, snap = g.run_bucket(program, None, frame(batch, program), spark_watermark=1200, processing_time=5000)
         if snap is not None:
             rows.append({"partition_id": bucket % 2, g.BUCKET: bucket, "snapshot": pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)})
     return pd.DataFrame(rows, columns=["partition_id", g.BUCKET, "snapshot"])
@@ -111,7 +131,7 @@ def test_a_keyed_process_function_s_state_and_timers_become_rows():
         ('["a",1]', "event_time", "void", 11500, 0),
         ('["b",2]', "event_time", "void", 13000, 1),
     ]
-    assert records(tables.buckets) == [(0, 0, 1199, None), (1, 1, 1199, None)]
+    assert records(tables.buckets) == [(0, 0, 1199, None, None, None), (1, 1, 1199, None, None, None)]
     # anyone reads them with json: keys are arrays for tuple keys, the map's int keys stay ints
     assert [decode_key(k) for k in tables.state["key"]][:1] == [("a", 1)]
     assert json.loads(tables.state["value"][0]) == 2 and decode_value(tables.state["value"][2]) == {3: 2}
@@ -128,7 +148,7 @@ def test_a_window_s_contents_merging_set_and_trigger_state_become_rows():
         ('"b"', "trigger", "count", "reducing", "window:3000:4000", "1", "5000", 0),
     ]
     assert records(tables.timers) == [('"a"', "event_time", "window:1000:2500", 2499, 0), ('"b"', "event_time", "window:3000:4000", 3999, 0)]
-    assert records(tables.buckets) == [(0, 0, 1199, 0)]
+    assert records(tables.buckets) == [(0, 0, 1199, 0, None, None)]
 
 
 def test_a_rolling_aggregate_s_accumulated_records_are_value_state_named_acc():
@@ -137,10 +157,10 @@ def test_a_rolling_aggregate_s_accumulated_records_are_value_state_named_acc():
         ('"a"', "rolling", "acc", "value", "void", '{"k":"a","v":2.0}', None, 0),
         ('"b"', "rolling", "acc", "value", "void", '{"k":"b","v":2.0}', None, 0),
     ]
-    assert tables.timers.empty and records(tables.buckets) == [(0, 0, None, None)]
+    assert tables.timers.empty and records(tables.buckets) == [(0, 0, None, None, None, None)]
 
 
-@pytest.mark.parametrize("program", [PROCESS, SESSIONS, ROLLING], ids=lambda p: p.uid)
+@pytest.mark.parametrize("program", [PROCESS, SESSIONS, ROLLING, JOINED], ids=lambda p: p.uid)
 def test_the_tables_give_back_the_very_snapshots_and_the_operator_goes_on_from_them(program, tmp_path):
     raw = stored(program, [ELEMENTS[:2], ELEMENTS[2:]])
     names = table_names(program.uid)
@@ -153,7 +173,7 @@ def test_the_tables_give_back_the_very_snapshots_and_the_operator_goes_on_from_t
     original = {b: pickle.loads(s) for b, s in zip(raw[g.BUCKET], raw["snapshot"], strict=True)}
     assert snapshots == original
     assert same_types(snapshots, original)  # a tuple stays a tuple, an int an int
-    later = frame([(1800, "a", 1, 4.0, 3), (9000, "b", 2, 1.0, 5)])
+    later = frame([(1800, "a", 1, 4.0, 3), (9000, "b", 2, 1.0, 5), (2500, "a", 1, 2.0, 3)], program)
     for b, snap in original.items():
         assert_same_run(program, snap, snapshots[b], later)
 
@@ -212,9 +232,9 @@ def test_tagged_values_say_what_they_are():
 
 
 def test_what_cannot_be_decoded_is_refused_with_the_reason():
-    unknown = pd.DataFrame({g.BUCKET: [3], "snapshot": [pickle.dumps({"watermark": 0, "cep": []})]})
-    with pytest.raises(SavepointError, match=r"state table 'x': bucket 3's snapshot has field\(s\) \['cep'\] that funke-general-v1 does not know"):
-        decode_buckets(unknown, table="x")
+    unknown = decode_buckets(pd.DataFrame({g.BUCKET: [3], "snapshot": [pickle.dumps({"watermark": 0, "cep": [(1, "a")]})]}), table="x")
+    assert json.loads(unknown.buckets["other"][0])["cep"] == [{"$tuple": [1, "a"]}]  # kept whole, as JSON
+    assert encode_tables(unknown, table="x") == {3: {"watermark": 0, "cep": [(1, "a")]}}
     broken = pd.DataFrame({g.BUCKET: [1], "snapshot": [pickle.dumps({"state": []})[:-3] + b"xyz"]})
     with pytest.raises(SavepointError, match=r"state table 'x': the state of bucket 1 cannot be unpickled .*PYTHONPATH"):
         decode_buckets(broken, table="x")
