@@ -1,5 +1,7 @@
 """``funke.functions``: the user functions of Flink's DataStream API, and ``OutputTag``."""
 
+from funke.semantics.broadcast import BroadcastProcessFunction, KeyedBroadcastProcessFunction
+from funke.semantics.co_process import CoFlatMapFunction, CoMapFunction, CoProcessFunction, KeyedCoProcessFunction
 from funke.semantics.functions import (
     AggregateFunction,
     KeyedProcessFunction,
@@ -11,8 +13,14 @@ from funke.semantics.joins import CoGroupFunction, JoinFunction, ProcessJoinFunc
 
 __all__ = [
     "AggregateFunction",
+    "BroadcastProcessFunction",
+    "CoFlatMapFunction",
     "CoGroupFunction",
+    "CoMapFunction",
+    "CoProcessFunction",
     "JoinFunction",
+    "KeyedBroadcastProcessFunction",
+    "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "OutputTag",
     "ProcessJoinFunction",

@@ -45,6 +45,7 @@ __all__ = [
     "CoGroupWindowFunction",
     "IntervalJoinOperator",
     "JoinFunction",
+    "PairColumns",
     "ProcessJoinFunction",
     "Tagged",
     "WindowJoinOperator",
@@ -71,6 +72,19 @@ class ProcessJoinFunction:
 
     def close(self) -> None:
         return None
+
+
+class PairColumns(ProcessJoinFunction):
+    """An interval join's ``.select(...)`` as a join function: per pair, the named columns of either side.
+
+    ``columns`` are ``(side, column, alias)`` with side ``"left"`` or ``"right"``.
+    """
+
+    def __init__(self, columns: Iterable[tuple[str, str, str]]) -> None:
+        self.columns = tuple(columns)
+
+    def process_element(self, left: Any, right: Any, ctx: Any) -> Iterable[Any]:
+        yield {alias: (left if side == _LEFT else right)[column] for side, column, alias in self.columns}
 
 
 class JoinFunction:

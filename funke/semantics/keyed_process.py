@@ -61,9 +61,12 @@ class _OnTimerContext(_ProcessContext):
 class KeyedProcessOperator(Emitter):
     """Drives a KeyedProcessFunction with elements, watermarks and clock ticks."""
 
-    def __init__(self, function: KeyedProcessFunction, *, clock: Clock | None = None) -> None:
-        if not isinstance(function, KeyedProcessFunction):
-            raise TypeError(f"KeyedProcessOperator runs a KeyedProcessFunction subclass, got {function!r}")
+    #: The function class the operator runs (a subclass runs another kind of function the same way).
+    function_type: type = KeyedProcessFunction
+
+    def __init__(self, function: Any, *, clock: Clock | None = None) -> None:
+        if not isinstance(function, self.function_type):
+            raise TypeError(f"{type(self).__name__} runs a {self.function_type.__name__} subclass, got {function!r}")
         self.function = function
         self._clock: Clock = clock if clock is not None else ManualClock()
         self._backend = KeyedStateBackend(self._clock)
@@ -119,18 +122,24 @@ class KeyedProcessOperator(Emitter):
 
     # -- internals ---------------------------------------------------------------------
 
-    def _process_element(self, key: Any, value: Any, timestamp: int | None) -> None:
+    def _element_context(self, key: Any, timestamp: int | None) -> _ProcessContext:
+        return _ProcessContext(self, key, timestamp, timestamp)
+
+    def _timer_context(self, timer: Timer) -> _OnTimerContext:
+        return _OnTimerContext(self, timer)
+
+    def _process_element(self, key: Any, value: Any, timestamp: int | None, method: str = "process_element") -> None:
         self.open()
         self._backend.current_key = key
-        ctx = _ProcessContext(self, key, timestamp, timestamp)
-        rows = self.function.process_element(value, ctx)
-        for row in collect_rows(rows, f"{type(self.function).__name__}.process_element"):
+        ctx = self._element_context(key, timestamp)
+        rows = getattr(self.function, method)(value, ctx)
+        for row in collect_rows(rows, f"{type(self.function).__name__}.{method}"):
             self._out.append(OutputRecord(row, timestamp))
 
     def _on_timer(self, timer: Timer) -> None:
         self.open()
         self._backend.current_key = timer.key
-        ctx = _OnTimerContext(self, timer)
+        ctx = self._timer_context(timer)
         main_timestamp = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
         rows = self.function.on_timer(timer.timestamp, ctx)
         for row in collect_rows(rows, f"{type(self.function).__name__}.on_timer"):

@@ -106,7 +106,7 @@ def two_input_program(node: n.Node, buckets: int, first: DataFrame, second: Data
     """The executable form of a two-input node (joins, connect, broadcast), given both input frames."""
     from funke.plan import connect as c
     from funke.plan import joins as j
-    from funke.semantics.joins import IntervalJoinOperator, WindowJoinOperator
+    from funke.semantics.joins import IntervalJoinOperator, PairColumns, WindowJoinOperator
 
     cols1, cols2 = _columns(first), _columns(second)
     keys1, keys2 = tuple(node.inputs[0].keys or ()), tuple(node.inputs[1].keys or ())
@@ -114,16 +114,18 @@ def two_input_program(node: n.Node, buckets: int, first: DataFrame, second: Data
     other = g.SecondInput(
         keys2, tuple(x for x, _ in cols2), frozenset(x for x, t in cols2 if t in _TIMESTAMPS), dict(cols2), broadcast=broadcast
     )
-    known = dict(cols1)
+    known = dict(cols1)  # output columns typed by Spark where the plan could not: keys, projected columns
+    if isinstance(node, j.IntervalJoin):
+        known.update({c.alias: (dict(cols1) if c.side == j.LEFT else dict(cols2))[c.column] for c in node.columns})
     schema = node.schema or Schema(())
-    main = Schema(tuple(Field(f.name, f.dtype or known.get(f.name)) for f in schema.fields))  # keys typed by Spark
+    main = Schema(tuple(Field(f.name, f.dtype or known.get(f.name)) for f in schema.fields))
     outputs = [g.Output(None, _schema_columns(main, node.where()))]
     if getattr(node, "emits_side_outputs", False):
         outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags]
     window_result = False
     make: Any
     if isinstance(node, j.IntervalJoin):
-        function = node.function
+        function = node.function if node.function is not None else PairColumns((c.side, c.column, c.alias) for c in node.columns)
         lower, upper, lo_in, up_in = node.lower_ms, node.upper_ms, node.lower_inclusive, node.upper_inclusive
         make = lambda: IntervalJoinOperator(function, lower=lower, upper=upper, lower_inclusive=lo_in, upper_inclusive=up_in)  # noqa: E731
     elif isinstance(node, j.WindowJoin):

@@ -62,7 +62,7 @@ def test_projection_schema_names_and_native_placement():
     assert node.uid != j.node.uid
 
 
-def test_process_function_and_test_scripts_need_the_two_input_general_path():
+def test_process_function_and_test_scripts_run_on_the_two_input_general_path():
     _, a, b = two()
     p = (
         a.key_by("k")
@@ -73,7 +73,7 @@ def test_process_function_and_test_scripts_need_the_two_input_general_path():
     assert str(p.schema) == "v bigint"
     assert place(p.node).path == GENERAL
     assert "ProcessJoinFunction Pairs runs in Python" in place(p.node).why
-    assert "two-input general-path operator" in place(p.node).why
+    assert "two-input operator" in place(p.node).why
     env = fk.StreamEnvironment(app="unit")
     script = TestStream(schema="k string, v bigint").add_elements([("a", 1)], timestamps=[1_000])
     s1, s2 = env.from_source(script), env.from_source(script)
@@ -121,7 +121,7 @@ def test_window_join_and_co_group_build_and_place_on_the_general_path():
         .apply(J(), output_schema="v bigint")
     )
     assert str(w.schema) == "k string, window_start timestamp, window_end timestamp, v bigint"
-    assert place(w.node).path == GENERAL and "two-input general-path operator" in place(w.node).why
+    assert place(w.node).path == GENERAL and "two-input operator" in place(w.node).why
     c = (
         a.co_group(b)
         .where("k")

@@ -1,0 +1,327 @@
+"""Flink's broadcast state pattern: a stream of rules kept as map state by every operator instance.
+
+``stream.connect(rules.broadcast(descriptor))``: every rules row reaches every instance, whose
+``process_broadcast_element`` writes the broadcast state; ``process_element`` reads it only
+(Flink's ``ReadOnlyContext``: an instance must not let its copy drift from the others')::
+
+    RULES = MapStateDescriptor("rules", str, float)
+    op = KeyedBroadcastProcessOperator(OverLimit(), (RULES,))
+    op.process_broadcast_element({"limit": 10.0}, 0)       # writes the broadcast state
+    op.process_element("card-1", {"amount": 15.0}, 1_000)  # reads it: alert
+
+In the keyed form (:class:`KeyedBroadcastProcessFunction`) ``process_element`` also has keyed
+state and timers, and ``process_broadcast_element`` may visit every key's state with
+``ctx.apply_to_keyed_state(descriptor, fn)`` (Flink's ``KeyedStateFunction``).
+
+Each operator has ``process_element1`` (the non-broadcast input) and ``process_element2``
+(the broadcast one), so every two-input operator is driven alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
+from typing import Any
+
+from funke.semantics.clock import Clock, ManualClock, move_clock_to
+from funke.semantics.functions import Emitter, KeyedStateStore, OutputRecord, OutputTag, collect_rows
+from funke.semantics.keyed_process import KeyedProcessOperator, _OnTimerContext, _ProcessContext
+from funke.semantics.state import MapStateDescriptor, StateDescriptor
+from funke.semantics.time import MIN_WATERMARK
+from funke.semantics.timers import Timer
+
+__all__ = [
+    "BroadcastProcessFunction",
+    "BroadcastProcessOperator",
+    "BroadcastState",
+    "KeyedBroadcastProcessFunction",
+    "KeyedBroadcastProcessOperator",
+]
+
+
+class BroadcastProcessFunction:
+    """Flink's ``BroadcastProcessFunction`` (unkeyed input): ``process_element(value, ctx)`` reads the
+    broadcast state, ``process_broadcast_element(value, ctx)`` writes it; both yield rows."""
+
+    def open(self) -> None:
+        return None
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process_element(value, ctx) is not implemented")
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process_broadcast_element(value, ctx) is not implemented")
+
+    def close(self) -> None:
+        return None
+
+
+class KeyedBroadcastProcessFunction:
+    """Flink's ``KeyedBroadcastProcessFunction``: a keyed input with keyed state and timers, and a broadcast input.
+
+    ``open(ctx)`` gives keyed state handles; ``process_element(value, ctx)`` reads the broadcast
+    state (``ctx.get_broadcast_state(descriptor)``), keyed state, ``ctx.timer_service()``;
+    ``process_broadcast_element(value, ctx)`` writes the broadcast state and may call
+    ``ctx.apply_to_keyed_state(descriptor, fn)``; ``on_timer(timestamp, ctx)`` fires timers.
+    """
+
+    def open(self, ctx: KeyedStateStore) -> None:
+        return None
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process_element(value, ctx) is not implemented")
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process_broadcast_element(value, ctx) is not implemented")
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class BroadcastState:
+    """One broadcast map state: ``get``, ``contains``, ``keys``, ``values``, ``items``, iteration, ``len``;
+    ``put``, ``put_all``, ``remove``, ``clear`` where it is writable (``process_broadcast_element``)."""
+
+    def __init__(self, name: str, entries: dict[Any, Any], *, writable: bool) -> None:
+        self._name, self._entries, self._writable = name, entries, writable
+
+    def get(self, key: Any) -> Any:
+        return self._entries.get(key)
+
+    def contains(self, key: Any) -> bool:
+        return key in self._entries
+
+    def keys(self) -> list[Any]:
+        return list(self._entries)
+
+    def values(self) -> list[Any]:
+        return list(self._entries.values())
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return list(self._entries.items())
+
+    def is_empty(self) -> bool:
+        return not self._entries
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _check_writable(self) -> None:
+        if not self._writable:
+            raise TypeError(
+                f"broadcast state {self._name!r} is read-only in process_element and on_timer; change it in "
+                "process_broadcast_element (every instance must keep the same copy)"
+            )
+
+    def put(self, key: Any, value: Any) -> None:
+        self._check_writable()
+        self._entries[key] = value
+
+    def put_all(self, mapping: Mapping[Any, Any]) -> None:
+        self._check_writable()
+        self._entries.update(mapping)
+
+    def remove(self, key: Any) -> None:
+        self._check_writable()
+        self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        self._check_writable()
+        self._entries.clear()
+
+
+class _BroadcastStates:
+    """The operator's broadcast states, one per declared descriptor."""
+
+    def __init__(self, descriptors: Iterable[MapStateDescriptor]) -> None:
+        self.descriptors = tuple(descriptors)
+        for d in self.descriptors:
+            if not isinstance(d, MapStateDescriptor):
+                raise TypeError(f"broadcast state is map state: give MapStateDescriptors, got {d!r}")
+        self.entries: dict[str, dict[Any, Any]] = {d.name: {} for d in self.descriptors}
+
+    def get(self, descriptor: StateDescriptor, *, writable: bool) -> BroadcastState:
+        name = getattr(descriptor, "name", None)
+        if not isinstance(descriptor, MapStateDescriptor) or name not in self.entries:
+            declared = ", ".join(repr(d.name) for d in self.descriptors)
+            raise ValueError(
+                f"no broadcast state {name!r}: the broadcast stream declares {declared} "
+                "(rules.broadcast(MapStateDescriptor(...)) names each)"
+            )
+        return BroadcastState(name, self.entries[name], writable=writable)
+
+    def snapshot(self) -> dict[str, dict[Any, Any]]:
+        return {name: dict(entries) for name, entries in self.entries.items()}
+
+    def restore(self, snapshot: Mapping[str, Mapping[Any, Any]]) -> None:
+        for name, entries in snapshot.items():
+            self.entries[name] = dict(entries)
+
+
+class _Context:
+    """``ctx`` of a broadcast function: time, side outputs and the broadcast state (writable or not)."""
+
+    def __init__(self, op: Any, timestamp: int | None, *, writable: bool) -> None:
+        self._op, self._timestamp, self._writable = op, timestamp, writable
+
+    def timestamp(self) -> int | None:
+        return self._timestamp
+
+    def current_watermark(self) -> int:
+        return self._op.current_watermark
+
+    def current_processing_time(self) -> int:
+        return self._op._clock.now_ms()
+
+    def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState:
+        return self._op._broadcast.get(descriptor, writable=self._writable)
+
+    def output(self, tag: OutputTag, value: Any) -> None:
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"output() needs an OutputTag as its first argument, got {tag!r}")
+        self._op._out.append(OutputRecord(value, self._timestamp, tag))
+
+
+class _KeyedBroadcastContext(_Context):
+    """``ctx`` of ``process_broadcast_element`` in the keyed form: also ``apply_to_keyed_state``."""
+
+    def apply_to_keyed_state(self, descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:
+        """``function(key, state)`` for every key holding ``descriptor``'s state in this instance."""
+        backend = self._op.state_backend
+        for key in backend.keys("user:" + descriptor.name):
+            backend.current_key = key
+            function(key, backend.get_state(descriptor, scope="user:"))
+
+
+class _ReadOnlyBroadcast:
+    """Read access to the broadcast state, mixed into the keyed contexts of elements and timers."""
+
+    _op: Any
+
+    def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState:
+        return self._op._broadcast.get(descriptor, writable=False)
+
+    def current_watermark(self) -> int:
+        return self._op.current_watermark
+
+    def current_processing_time(self) -> int:
+        return self._op._clock.now_ms()
+
+
+class _ElementContext(_ReadOnlyBroadcast, _ProcessContext):
+    pass
+
+
+class _TimerContext(_ReadOnlyBroadcast, _OnTimerContext):
+    pass
+
+
+class KeyedBroadcastProcessOperator(KeyedProcessOperator):
+    """Drives a :class:`KeyedBroadcastProcessFunction`: the keyed process operator plus broadcast state."""
+
+    function_type = KeyedBroadcastProcessFunction
+
+    def __init__(
+        self, function: KeyedBroadcastProcessFunction, descriptors: Iterable[MapStateDescriptor], *, clock: Clock | None = None
+    ) -> None:
+        super().__init__(function, clock=clock)
+        self._broadcast = _BroadcastStates(descriptors)
+
+    def process_broadcast_element(self, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        """Feed one broadcast row; returns what it emitted (this instance's outputs, as in Flink)."""
+        return self._emitting(partial(self._process_broadcast, value, timestamp))
+
+    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self.process_element(key, value, timestamp)
+
+    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self.process_broadcast_element(value, timestamp)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**super().snapshot(), "broadcast": self._broadcast.snapshot()}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        super().restore(snapshot)
+        self._broadcast.restore(snapshot.get("broadcast", {}))
+
+    def _element_context(self, key: Any, timestamp: int | None) -> _ProcessContext:
+        return _ElementContext(self, key, timestamp, timestamp)
+
+    def _timer_context(self, timer: Timer) -> _OnTimerContext:
+        return _TimerContext(self, timer)
+
+    def _process_broadcast(self, value: Any, timestamp: int | None) -> None:
+        self.open()
+        rows = self.function.process_broadcast_element(value, _KeyedBroadcastContext(self, timestamp, writable=True))
+        for row in collect_rows(rows, f"{type(self.function).__name__}.process_broadcast_element"):
+            self._out.append(OutputRecord(row, timestamp))
+
+
+class BroadcastProcessOperator(Emitter):
+    """Drives a :class:`BroadcastProcessFunction` (unkeyed): broadcast state and the watermark, no keyed state."""
+
+    def __init__(
+        self, function: BroadcastProcessFunction, descriptors: Iterable[MapStateDescriptor], *, clock: Clock | None = None
+    ) -> None:
+        if not isinstance(function, BroadcastProcessFunction):
+            raise TypeError(f"BroadcastProcessOperator runs a BroadcastProcessFunction subclass, got {function!r}")
+        self.function = function
+        self._broadcast = _BroadcastStates(descriptors)
+        self._clock: Clock = clock if clock is not None else ManualClock()
+        self._watermark = MIN_WATERMARK
+        self._out: list[OutputRecord] = []
+        self._busy = False
+        self._opened = False
+
+    @property
+    def current_watermark(self) -> int:
+        return self._watermark
+
+    def open(self) -> None:
+        if not self._opened:
+            self._opened = True
+            self.function.open()
+
+    def close(self) -> None:
+        if self._opened:
+            self.function.close()
+
+    def process_element(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        """Feed one element (``key`` is ignored: the input is not keyed)."""
+        return self._emitting(partial(self._process, "process_element", value, timestamp, False))
+
+    def process_broadcast_element(self, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self._emitting(partial(self._process, "process_broadcast_element", value, timestamp, True))
+
+    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self.process_element(key, value, timestamp)
+
+    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self.process_broadcast_element(value, timestamp)
+
+    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
+        self._watermark = max(self._watermark, watermark)
+        return []
+
+    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
+        move_clock_to(self._clock, time)
+        return []
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"watermark": self._watermark, "broadcast": self._broadcast.snapshot()}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        self._watermark = snapshot["watermark"]
+        self._broadcast.restore(snapshot.get("broadcast", {}))
+
+    def _process(self, method: str, value: Any, timestamp: int | None, writable: bool) -> None:
+        self.open()
+        rows = getattr(self.function, method)(value, _Context(self, timestamp, writable=writable))
+        for row in collect_rows(rows, f"{type(self.function).__name__}.{method}"):
+            self._out.append(OutputRecord(row, timestamp))

@@ -1,0 +1,186 @@
+"""Connected streams on Spark: keyed co-process (shared keyed state, timers, side outputs), co-map,
+and the broadcast state pattern with a rule that changes while the job runs. Every input is a
+TestStream with its own watermark steps; expected rows are derived by hand in each test."""
+
+from __future__ import annotations
+
+import pytest
+
+import funke as fk
+from funke.functions import (
+    BroadcastProcessFunction,
+    CoMapFunction,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    OutputTag,
+)
+from funke.plan.capabilities import place
+from funke.state import MapStateDescriptor, ValueStateDescriptor
+from funke.testing import TestStream, assert_rows, run
+
+pytestmark = pytest.mark.spark
+
+UNPAID = OutputTag("unpaid", "k string, order_id string, due bigint")
+
+
+class Checkout(KeyedCoProcessFunction):
+    """Orders (input 1) wait 5 s of event time for their payment (input 2)."""
+
+    def open(self, ctx):
+        self.order = ctx.get_state(ValueStateDescriptor("order", str))
+        self.paid = ctx.get_state(ValueStateDescriptor("paid", str))
+
+    def process_element1(self, order, ctx):
+        if self.paid.value() is not None:
+            yield {"k": ctx.get_current_key(), "order_id": order["id"], "payment_id": self.paid.value()}
+            self.paid.clear()
+            return
+        self.order.update(order["id"])
+        ctx.timer_service().register_event_time_timer(ctx.timestamp() + 5_000)
+
+    def process_element2(self, payment, ctx):
+        if self.order.value() is None:
+            self.paid.update(payment["id"])
+            return
+        yield {"k": ctx.get_current_key(), "order_id": self.order.value(), "payment_id": payment["id"]}
+        self.order.clear()
+
+    def on_timer(self, timestamp, ctx):
+        if self.order.value() is not None:
+            ctx.output(UNPAID, {"k": ctx.get_current_key(), "order_id": self.order.value(), "due": timestamp})
+            self.order.clear()
+
+
+def test_keyed_co_process_shares_state_between_inputs_and_fires_timers_at_the_minimum_watermark(env):
+    """Step 0: o1 (a) and o2 (b) wait; p1 pays a in the same micro-batch (input 1's rows go first).
+    Step 1: orders' watermark 3 s, payments' 10 s: the operator's is 3 s, no timer is due. Step 2: p3
+    for c comes before its order (kept in state); orders' watermark 8 s, so the operator's is 8 s: b's
+    timer at 7 s fires and o2 goes to the side output (a's at 6 s finds nothing). Step 3: o3 finds c's
+    payment."""
+    orders = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "o1"), ("b", "o2")], timestamps=[1_000, 2_000])
+        .advance_watermark_to(3_000)
+        .advance_watermark_to(8_000)
+        .add_elements([("c", "o3")], timestamps=[8_500])
+    )
+    payments = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "p1")], timestamps=[1_500])
+        .advance_watermark_to(10_000)
+        .add_elements([("c", "p3")], timestamps=[11_000])
+    )
+    out = (
+        env.from_source(orders)
+        .connect(env.from_source(payments))
+        .key_by("k", "k")
+        .process(Checkout(), output_schema="k string, order_id string, payment_id string")
+    )
+    assert place(out.node).path == "general"
+    result = run(env, out, UNPAID)
+    assert_rows(
+        result[out],
+        [
+            {"k": "a", "order_id": "o1", "payment_id": "p1", "_step": 0},
+            {"k": "c", "order_id": "o3", "payment_id": "p3", "_step": 3},
+        ],
+        ignore=(),
+    )
+    assert_rows(result[UNPAID], [{"k": "b", "order_id": "o2", "due": 7_000, "_step": 2}], ignore=())
+
+
+class Tag(CoMapFunction):
+    def map1(self, row):
+        return {"k": row["k"], "source": "left"}
+
+    def map2(self, row):
+        return {"k": row["k"], "source": "right"}
+
+
+def test_co_map_maps_each_input_with_its_own_function(env):
+    left = TestStream(schema="k string, id string").add_elements([("a", "x"), ("b", "y")], timestamps=[1, 2])
+    right = TestStream(schema="k string, n bigint").add_elements([("c", 1)], timestamps=[3])
+    out = env.from_source(left).connect(env.from_source(right)).map(Tag(), output_schema="k string, source string")
+    assert place(out.node).path == "native"  # stateless: each input's map, then a union
+    result = run(env, out)
+    assert_rows(result[out], [{"k": "a", "source": "left"}, {"k": "b", "source": "left"}, {"k": "c", "source": "right"}])
+
+
+LIMITS = MapStateDescriptor("limits", str, float)
+ALERTS = ValueStateDescriptor("alerts", int)
+
+
+class OverLimit(KeyedBroadcastProcessFunction):
+    """Alerts on amounts over the broadcast limit; counts alerts per key since the last limit change."""
+
+    def open(self, ctx):
+        self.alerts = ctx.get_state(ALERTS)
+
+    def process_broadcast_element(self, rule, ctx):
+        ctx.get_broadcast_state(LIMITS).put("limit", rule["limit"])
+        ctx.apply_to_keyed_state(ALERTS, lambda key, state: state.clear())
+
+    def process_element(self, tx, ctx):
+        limit = ctx.get_broadcast_state(LIMITS).get("limit")
+        if limit is not None and tx["amount"] > limit:
+            n = (self.alerts.value() or 0) + 1
+            self.alerts.update(n)
+            yield {"k": ctx.get_current_key(), "amount": tx["amount"], "n": n}
+
+
+class OverLimitUnkeyed(BroadcastProcessFunction):
+    def process_broadcast_element(self, rule, ctx):
+        ctx.get_broadcast_state(LIMITS).put("limit", rule["limit"])
+
+    def process_element(self, tx, ctx):
+        limit = ctx.get_broadcast_state(LIMITS).get("limit")
+        if limit is not None and tx["amount"] > limit:
+            yield {"k": tx["k"], "amount": tx["amount"]}
+
+
+def test_a_broadcast_rule_applies_to_every_later_element_keyed_and_unkeyed(env):
+    """Limit 10 from step 0: a 15 (step 0) and b 12 (step 1) alert, a 5 does not. Step 2 brings limit 6,
+    applied before that micro-batch's transactions, and resets every key's alert count
+    (apply_to_keyed_state): a 12 and b 7 alert, each the first since the change."""
+    txs = (
+        TestStream(schema="k string, amount double")
+        .add_elements([("a", 5.0), ("a", 15.0)], timestamps=[1_000, 2_000])
+        .add_elements([("b", 12.0)], timestamps=[3_000])
+        .add_elements([("a", 12.0), ("b", 7.0)], timestamps=[4_000, 5_000])
+    )
+    rules = (
+        TestStream(schema="limit double")
+        .add_elements([(10.0,)], timestamps=[0])
+        .advance_watermark_to(1_000)
+        .add_elements([(6.0,)], timestamps=[3_000])
+    )
+    t, r = env.from_source(txs), env.from_source(rules)
+    keyed = t.key_by("k").connect(r.broadcast(LIMITS)).process(OverLimit(), output_schema="k string, amount double, n int")
+    unkeyed = t.connect(r.broadcast(LIMITS)).process(OverLimitUnkeyed(), output_schema="k string, amount double")
+    assert "broadcast state" in place(keyed.node).why
+    result = run(env, keyed, unkeyed)
+    assert_rows(
+        result[keyed],
+        [
+            {"k": "a", "amount": 15.0, "n": 1, "_step": 0},
+            {"k": "b", "amount": 12.0, "n": 1, "_step": 1},
+            {"k": "a", "amount": 12.0, "n": 1, "_step": 2},
+            {"k": "b", "amount": 7.0, "n": 1, "_step": 2},
+        ],
+        ignore=(),
+    )
+    assert_rows(
+        result[unkeyed],
+        [{"k": "a", "amount": 15.0}, {"k": "b", "amount": 12.0}, {"k": "a", "amount": 12.0}, {"k": "b", "amount": 7.0}],
+    )
+
+
+def test_connect_refuses_the_wrong_function_kind_with_what_to_do(env):
+    a = env.from_collection([{"k": "a"}], "k string")
+    b = env.from_collection([{"k": "b"}], "k string")
+    with pytest.raises(fk.PlanError, match=r"takes a CoProcessFunction.*key_by\(key1, key2\)"):
+        a.connect(b).process(Checkout(), output_schema="k string")
+    with pytest.raises(fk.PlanError, match="MapStateDescriptor"):
+        b.broadcast(ValueStateDescriptor("x", int))
+    with pytest.raises(fk.PlanError, match="takes a KeyedBroadcastProcessFunction"):
+        a.key_by("k").connect(b.broadcast(LIMITS)).process(OverLimitUnkeyed(), output_schema="k string")
