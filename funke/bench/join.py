@@ -6,7 +6,9 @@ jitter below the watermark bound, so no row is late). Pairs of one key with
 ``bid time - auction time`` in ``[LOWER, UPPER]`` are written to Parquet by Spark's file sink.
 
 * funke: ``auctions.key_by("k").interval_join(bids.key_by("k")).between(...).select(...)``
-  over two ``fk.sources.generator`` s, as a user writes it.
+  over two ``fk.sources.generator`` s, as a user writes it (Spark's join: the native path).
+* funke general: the same join with ``.process(ProcessJoinFunction)`` yielding the same
+  columns, which runs Flink's interval join operator on funke's two-input general path.
 * plain PySpark: what Spark's guide shows: two ``rate-micro-batch`` streams with the same
   column expressions, ``withWatermark`` on each, an inner join on the key with the time-range
   condition, append mode, the file sink. No funke code runs in the query.
@@ -72,6 +74,8 @@ class JoinBench:
     reference_pairs: int
     funke_runs: tuple[JoinRun, ...]
     plain_runs: tuple[JoinRun, ...]
+    #: The general path's runs (empty when not measured).
+    general_runs: tuple[JoinRun, ...] = ()
 
     @property
     def round_ratios(self) -> tuple[float, ...]:
@@ -81,8 +85,16 @@ class JoinBench:
     def ratio(self) -> float:
         return statistics.median(self.round_ratios)
 
+    @property
+    def general_ratio(self) -> float | None:
+        """The general path over plain PySpark, median of the rounds' ratios."""
+        if not self.general_runs:
+            return None
+        return statistics.median(a.events_per_s / b.events_per_s for a, b in zip(self.general_runs, self.plain_runs, strict=True))
+
     def median(self, system: str) -> JoinRun:
-        runs = sorted(self.funke_runs if system == "funke" else self.plain_runs, key=lambda r: r.events_per_s)
+        pick = {"funke": self.funke_runs, "funke general": self.general_runs}.get(system, self.plain_runs)
+        runs = sorted(pick, key=lambda r: r.events_per_s)
         return runs[len(runs) // 2]
 
 
@@ -115,7 +127,21 @@ def _checksum(spark: Any, path: str) -> tuple[int, int]:
     return int(row["n"]), int(row["s"] or 0)
 
 
-def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: Path, timeout_s: float) -> JoinRun:
+class _Pair:
+    """The general path's join function: the same columns as the native path's ``select`` (built lazily: funke imports)."""
+
+    @staticmethod
+    def make() -> Any:
+        from funke.functions import ProcessJoinFunction
+
+        class Pair(ProcessJoinFunction):
+            def process_element(self, left: Any, right: Any, ctx: Any) -> Any:
+                yield (left["k"], left["id"], right["id"], left["t"], right["t"])
+
+        return Pair()
+
+
+def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: Path, timeout_s: float, *, general: bool = False) -> JoinRun:
     import funke as fk
 
     env = fk.StreamEnvironment(app="join-bench", spark=spark, checkpoint_dir=str(workdir / "checkpoint"))
@@ -127,13 +153,16 @@ def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
         )
         for side in JITTER
     }
-    pairs = (
+    joined = (
         streams["auction"]
         .key_by("k")
         .interval_join(streams["bid"].key_by("k"))
         .between(fk.milliseconds(LOWER_MS), fk.milliseconds(UPPER_MS))
-        .select("left.k", aid="left.id", bid="right.id", at="left.t", bt="right.t")
     )
+    if general:
+        pairs = joined.process(_Pair.make(), output_schema="k bigint, aid bigint, bid bigint, at timestamp, bt timestamp")
+    else:
+        pairs = joined.select("left.k", aid="left.id", bid="right.id", at="left.t", bt="right.t")
     out = str(workdir / "out")
     pairs.sink_to(fk.sinks.files(out), uid="pairs")
     started = time.monotonic()
@@ -144,7 +173,11 @@ def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
         raise JobFailedError(f"funke's interval join did not finish within {timeout_s:.0f} s")
     wall = time.monotonic() - started
     n, s = _checksum(spark, out)
-    return JoinRun("funke", 2 * events, wall, n, s)
+    return JoinRun("funke general" if general else "funke", 2 * events, wall, n, s)
+
+
+def run_funke_general(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: Path, timeout_s: float) -> JoinRun:
+    return run_funke(spark, events, keys, rows_per_batch, workdir, timeout_s, general=True)
 
 
 def run_plain(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: Path, timeout_s: float) -> JoinRun:
@@ -206,10 +239,13 @@ def run_join_bench(
     rows_per_batch: int = 50_000,
     rounds: int = 1,
     warmup: bool = True,
+    general: bool = True,
     timeout_s: float | None = None,
     on_step: Callable[[str], None] | None = None,
 ) -> JoinBench:
-    """Both systems over the same events, ``rounds`` times each, alternating which goes first; results checked."""
+    """Every system over the same events, ``rounds`` times each, alternating the order; results checked.
+
+    ``general``: also the interval join on funke's general path (``.process``)."""
     if events <= 0 or keys <= 0 or rows_per_batch <= 0 or rounds <= 0:
         raise PlanError(
             f"events, keys, rows per batch and rounds must be positive, got {events}, {keys}, {rows_per_batch}, {rounds}"
@@ -217,6 +253,8 @@ def run_join_bench(
     step = on_step or (lambda _: None)
     timeout = timeout_s or 300 + events / 5_000
     systems: dict[str, Callable[..., JoinRun]] = {"funke": run_funke, "plain PySpark": run_plain}
+    if general:
+        systems["funke general"] = run_funke_general
     step(f"reference: the pairs of {events:,} auctions and {events:,} bids over {keys:,} keys, in numpy")
     expected = reference(events, keys)
     workdir = Path(tempfile.mkdtemp(prefix="funke-bench-join-"))
@@ -239,14 +277,20 @@ def run_join_bench(
                     mismatches.append(
                         f"{name} wrote {run.pairs:,} pairs (checksum {run.checksum}); numpy finds {expected[0]:,} ({expected[1]})"
                     )
-            a, b = (spark.read.parquet(str(workdir / f"{name}-{r}".replace(" ", "-") / "out")) for name in systems)
-            if a.exceptAll(b).limit(1).count() or b.exceptAll(a).limit(1).count():
-                mismatches.append(f"round {r + 1}: funke's pairs and plain PySpark's differ")
+            plain = spark.read.parquet(str(workdir / f"plain-PySpark-{r}" / "out"))
+            for name in systems:
+                if name == "plain PySpark":
+                    continue
+                ours = spark.read.parquet(str(workdir / f"{name}-{r}".replace(" ", "-") / "out")).select(*plain.columns)
+                if ours.exceptAll(plain).limit(1).count() or plain.exceptAll(ours).limit(1).count():
+                    mismatches.append(f"round {r + 1}: {name}'s pairs and plain PySpark's differ")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if mismatches:
         raise BenchMismatchError("the benchmark's results are wrong, so its figures are not kept:\n- " + "\n- ".join(mismatches))
-    return JoinBench(events, keys, rows_per_batch, expected[0], tuple(runs["funke"]), tuple(runs["plain PySpark"]))
+    return JoinBench(
+        events, keys, rows_per_batch, expected[0], tuple(runs["funke"]), tuple(runs["plain PySpark"]), tuple(runs.get("funke general", ()))
+    )
 
 
 def summary(result: JoinBench) -> str:
@@ -257,4 +301,11 @@ def summary(result: JoinBench) -> str:
         f"a stream, interval [{LOWER_MS}, {UPPER_MS}] ms, {result.reference_pairs:,} pairs (exact in both): funke "
         f"{f.events_per_s:,.0f} events/s ({f.wall_s:.1f} s), plain PySpark {p.events_per_s:,.0f} events/s ({p.wall_s:.1f} s), "
         f"funke/plain **{result.ratio:.2f}**{rounds}"
-    )
+    ) + _general_summary(result)
+
+
+def _general_summary(result: JoinBench) -> str:
+    if result.general_ratio is None:
+        return ""
+    g = result.median("funke general")
+    return f"; general path (.process) {g.events_per_s:,.0f} events/s ({g.wall_s:.1f} s), general/plain **{result.general_ratio:.2f}**"

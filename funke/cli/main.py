@@ -340,10 +340,11 @@ def bench_join(
     ] = 50_000,
     rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
     warmup: Annotated[bool, typer.Option(help="run each system once over a small input first, unmeasured")] = True,
+    general: Annotated[bool, typer.Option(help="also the join on funke's general path (.process(ProcessJoinFunction))")] = True,
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
-    """funke's native interval join against a hand-written PySpark stream-stream join; both checked against numpy."""
+    """funke's interval join (native and general path) against a hand-written PySpark stream-stream join; all checked against numpy."""
     import datetime as dt
 
     from funke.bench import report
@@ -354,10 +355,13 @@ def bench_join(
     canonical = ["funke", "bench", "join", "--events", str(events), "--keys", str(keys), "--batch-rows", str(batch_rows)]
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
     canonical += [] if warmup else ["--no-warmup"]
+    canonical += [] if general else ["--no-general"]
     with _reported():
         spark = session()
         setup = report.setup(spark)
-        result = run_join_bench(spark, events=events, keys=keys, rows_per_batch=batch_rows, rounds=rounds, warmup=warmup, on_step=_step)
+        result = run_join_bench(
+            spark, events=events, keys=keys, rows_per_batch=batch_rows, rounds=rounds, warmup=warmup, general=general, on_step=_step
+        )
     line = summary(result)
     console.print(line)
     if write:
