@@ -14,10 +14,8 @@ exactly what a failure-free run writes: every window count once and right, one t
 key, no alert from the keyed sequence checker.
 
 ``source``: the job reads funke's generator, a Redis Stream written before the first run,
-or JSON files written before the first run (one per micro-batch). A streaming job over a
-directory has no end: its last run is stopped once PostgreSQL holds every closed window
-and every checker row, plus a few seconds to catch anything written twice; there are no
-end-of-input totals to check.
+or JSON files written before the first run (one per micro-batch; a bounded file source, so
+every run lists the same files and the last one ends with them).
 """
 
 from __future__ import annotations
@@ -182,10 +180,7 @@ def _kill_and_finish(
         on_step(f"run {result.runs + 1}: to the end of input")
         child = _child(args, dict(os.environ))
         result.runs += 1
-        if result.source == "files":
-            if _until_complete(dsn, table, events, child, run_timeout_s):
-                return _finish(dsn, table, events, result, started)
-        elif _wait(child, run_timeout_s) == 0:
+        if _wait(child, run_timeout_s) == 0:
             return _finish(dsn, table, events, result, started)
         failed_in_a_row = _failed(result, child, failed_in_a_row, on_step)
 
@@ -197,29 +192,6 @@ def _wait(child: subprocess.Popen[bytes], timeout_s: float) -> int:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
         raise RuntimeError(f"chaos run did not end within {timeout_s:.0f} s: {_tail(child)}") from None
-
-
-def _until_complete(
-    dsn: str, table: str, events: int, child: subprocess.Popen[bytes], timeout_s: float, settle_s: float = 5.0
-) -> bool:
-    """A job without end: stop it once PostgreSQL holds every closed window and checker row,
-    after ``settle_s`` more seconds in which a row written twice would show. False: it failed."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            return False
-        probe = ChaosResult(events, source="files")
-        _check(dsn, table, events, probe)
-        if probe.lost == 0:
-            time.sleep(settle_s)
-            alive = child.poll() is None
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
-            return alive
-        time.sleep(1.0)
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
-    raise RuntimeError(f"the last chaos run did not write every closed window within {timeout_s:.0f} s: {_tail(child)}")
 
 
 def _failed(result: ChaosResult, child: subprocess.Popen[bytes], in_a_row: int, on_step: Callable[[str], None]) -> int:
@@ -270,8 +242,7 @@ def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
 
     from examples.chaos import KEYS, SEEN_EVERY, expected_counts
 
-    endless = result.source == "files"  # no end of input: no totals, the last window stays open
-    expected = expected_counts(events, closed_only=endless)
+    expected = expected_counts(events)
     with psycopg.connect(dsn) as conn:
         if conn.execute("SELECT to_regclass(%s), to_regclass(%s)", (f'"{table}"', f'"{table}_checks"')).fetchone() != (
             table,
@@ -287,7 +258,7 @@ def _check(dsn: str, table: str, events: int, result: ChaosResult) -> None:
     result.lost = sum(max(0, n - got[k]) for k, n in expected.items())
     result.duplicated = sum(max(0, n - expected[k]) for k, n in got.items())
     totals = sorted((key, n) for kind, key, n in checks if kind == "total")
-    result.totals_ok = endless or totals == sorted(
+    result.totals_ok = totals == sorted(
         (f"k{k}", events // KEYS + (1 if k < events % KEYS else 0)) for k in range(KEYS)
     )
     # the checker's own output, exactly once: every SEEN_EVERY-th number of every key

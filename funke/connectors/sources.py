@@ -16,6 +16,7 @@ from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Expr, to_expr
 from funke.plan.pytypes import as_row, is_typed_class, schema_of_class
 from funke.plan.types import Field, Schema, compatible, python_type_name
+from funke.semantics.time import Duration, to_millis
 
 #: Name of the row index a generator's expressions are written in.
 GENERATOR_INDEX = "i"
@@ -176,12 +177,19 @@ def _as_tuple(row: Any, schema: Schema, i: int) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class FileSource(SourceSpec):
-    """Parquet/JSON/CSV files in a directory. Streaming: new files as they land; batch: the listing."""
+    """Parquet/JSON/CSV files in a directory, as Flink's ``FileSource``.
+
+    Bounded by default: a streaming run reads the files present when the job starts, then
+    ends with the +infinity watermark, so every window fires and the job finishes; files that
+    land later are not read. ``monitor_ms`` (``monitor_continuously=``) makes it unbounded:
+    new files are picked up as they land, the directory listed every ``monitor_ms``.
+    """
 
     path: str
     format: str
     declared: Schema
     options: tuple[tuple[str, str], ...] = ()
+    monitor_ms: int | None = None
     kind: ClassVar[str] = "files"
 
     @property
@@ -190,16 +198,30 @@ class FileSource(SourceSpec):
 
     @property
     def bounded(self) -> bool:
-        return False
+        return self.monitor_ms is None
 
     def describe(self) -> str:
-        return f"files({self.format}: {self.path})"
+        how = "" if self.bounded else f", new files every {self.monitor_ms} ms"
+        return f"files({self.format}: {self.path}{how})"
 
 
-def files(path: str, *, schema: str | Schema, format: str = "parquet", **options: Any) -> FileSource:
+def files(
+    path: str, *, schema: str | Schema, format: str = "parquet", monitor_continuously: Duration | None = None, **options: Any
+) -> FileSource:
+    """Files in ``path`` (``format``: parquet, json or csv; ``options`` go to Spark's reader).
+
+    Bounded (Flink's default): the files present when the job starts, then the end of input.
+    ``monitor_continuously=fk.seconds(10)``: unbounded, the directory listed every 10 s for
+    new files (the micro-batch interval of the queries reading it).
+    """
     fmt = format.lower()
     if fmt not in ("parquet", "json", "csv"):
         raise PlanError(f"files(format=...) must be 'parquet', 'json' or 'csv', got {format!r}")
+    monitor = None
+    if monitor_continuously is not None:
+        monitor = to_millis(monitor_continuously, what="monitor_continuously")
+        if monitor <= 0:
+            raise PlanError(f"files(monitor_continuously=...) must be a positive interval, got {monitor} ms")
     declared = Schema.of(schema)
     assert declared is not None
-    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())))
+    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor)

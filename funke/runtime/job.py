@@ -432,6 +432,23 @@ def _sources(sinks: tuple[n.Sink, ...]) -> list[n.Source]:
     return [x for x in n.walk(sinks) if isinstance(x, n.Source)]
 
 
+def _trigger_interval(checkpoint_ms: int, sinks: list[n.Sink]) -> int:
+    """The query's micro-batch interval: the checkpoint interval, or the listing interval of the
+    monitored file sources it reads (Spark lists a file source's directory once per micro-batch)."""
+    from funke.connectors.sources import FileSource
+
+    monitored = {s.spec.monitor_ms for s in _sources(tuple(sinks)) if isinstance(s.spec, FileSource) and s.spec.monitor_ms}
+    if not monitored:
+        return checkpoint_ms
+    if len(monitored) > 1 or (checkpoint_ms and checkpoint_ms not in monitored):
+        raise PlanError(
+            f"{', '.join(s.where() for s in sinks)} reads files monitored every {' and '.join(f'{m} ms' for m in sorted(monitored))}"
+            + (f" with checkpoints every {checkpoint_ms} ms" if checkpoint_ms else "")
+            + ": a Spark query lists its file sources once per micro-batch, so these must be one interval"
+        )
+    return monitored.pop()
+
+
 def _batchable(spec: Any) -> bool:
     from funke.connectors.sources import FileSource
 
@@ -515,8 +532,9 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
         df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
     writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
     writer = writer.option("checkpointLocation", handle.checkpoints.location(st.sink.uid))
-    if handle.interval_ms:
-        writer = writer.trigger(processingTime=f"{handle.interval_ms} milliseconds")
+    interval = _trigger_interval(handle.interval_ms, st.plan.sinks)
+    if interval:
+        writer = writer.trigger(processingTime=f"{interval} milliseconds")
     spec = st.sink.spec
     if st.plan.split is not None:
         for s in st.plan.sinks:

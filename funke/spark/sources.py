@@ -92,11 +92,51 @@ def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int)
             # A malformed record or a value of the wrong type arrives whole in CORRUPT (for the dead letters).
             ddl += f", {CORRUPT} string"
             options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT, **options}
-        reader = (spark.readStream if streaming else spark.read).format(spec.format).schema(ddl)
-        return reader.options(**options).load(spec.path)
+        reader = (spark.readStream if streaming else spark.read).format(spec.format).schema(ddl).options(**options)
+        if streaming and spec.bounded:
+            return _bounded_files(spark, spec, reader, options)
+        return reader.load(spec.path)
     if isinstance(spec, RedisStreamSource):
         return redis_source.frame(spark, spec, streaming=streaming, cores=cores)
     raise UnsupportedError(f"no Spark rule for source {spec.describe()}")
+
+
+def _bounded_files(spark: SparkSession, spec: FileSource, reader: Any, options: dict[str, str]) -> DataFrame:
+    """A bounded file source in a streaming run: the files present now, read by Spark's file
+    stream source, then the end-of-input row.
+
+    The listing is fixed here: Spark reads a glob naming exactly these files, so one landing
+    later is not read. Spark takes them oldest first, ``maxFilesPerTrigger`` a micro-batch (all
+    at once without it); a one-row-a-batch companion source sends the end-of-input row with
+    the last of those micro-batches (both advance one step per micro-batch).
+    """
+    import math
+    import os
+
+    names = sorted(
+        (e for e in os.scandir(spec.path) if e.is_file() and not e.name.startswith(("_", "."))),
+        key=lambda e: (e.stat().st_mtime, e.name),
+    ) if os.path.isdir(spec.path) else []
+    per = int(options.get("maxFilesPerTrigger") or 0) or max(1, len(names))
+    batches: list[list[tuple[Any, ...]]] = [[] for _ in range(max(1, math.ceil(len(names) / per)))]
+    batches[-1].append((*([None] * len(spec.declared)), True))
+    datasources.register(spark)
+    ddl, rebuild = wire_schema(spec.declared)
+    end = (
+        spark.readStream.format("funke_collection")
+        .option("schema", f"{ddl}, `{EOS}` boolean")
+        .option("batches", datasources.encode(batches))
+        .load()
+        .select(*rebuild, F.col(EOS))
+    )
+    if not names:
+        return end
+    glob = os.path.join(spec.path, "{" + ",".join(_glob_escape(e.name) for e in names) + "}")
+    return reader.load(glob).withColumn(EOS, F.lit(False)).unionByName(end, allowMissingColumns=True)
+
+
+def _glob_escape(name: str) -> str:
+    return "".join("\\" + c if c in "\\{}[]*?,^" else c for c in name)
 
 
 def _generator(spark: SparkSession, spec: GeneratorSource, streaming: bool, cores: int) -> DataFrame:
