@@ -298,7 +298,7 @@ def summary(result: JoinBench) -> str:
     rounds = f" (median of rounds {', '.join(f'{x:.2f}' for x in result.round_ratios)})" if len(result.round_ratios) > 1 else ""
     return (
         f"{result.events:,} auctions + {result.events:,} bids, {result.keys:,} keys, {result.rows_per_batch:,} rows per micro-batch "
-        f"a stream, interval [{LOWER_MS}, {UPPER_MS}] ms, {result.reference_pairs:,} pairs (exact in both): funke "
+        f"a stream, interval [{LOWER_MS}, {UPPER_MS}] ms, {result.reference_pairs:,} pairs (exact in every run): funke "
         f"{f.events_per_s:,.0f} events/s ({f.wall_s:.1f} s), plain PySpark {p.events_per_s:,.0f} events/s ({p.wall_s:.1f} s), "
         f"funke/plain **{result.ratio:.2f}**{rounds}"
     ) + _general_summary(result)
