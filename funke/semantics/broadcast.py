@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
-from funke.semantics.clock import Clock, ManualClock, move_clock_to
-from funke.semantics.functions import Emitter, KeyedStateStore, OutputRecord, OutputTag, collect_rows
+from funke.semantics.clock import Clock
+from funke.semantics.co_process import UnkeyedContext, UnkeyedOperator
+from funke.semantics.functions import KeyedStateStore, OutputRecord, collect_rows
 from funke.semantics.keyed_process import KeyedProcessOperator, _OnTimerContext, _ProcessContext
 from funke.semantics.state import MapStateDescriptor, StateDescriptor
-from funke.semantics.time import MIN_WATERMARK
 from funke.semantics.timers import Timer
 
 __all__ = [
@@ -164,32 +164,24 @@ class _BroadcastStates:
             self.entries[name] = dict(entries)
 
 
-class _Context:
+class _Context(UnkeyedContext):
     """``ctx`` of a broadcast function: time, side outputs and the broadcast state (writable or not)."""
 
     def __init__(self, op: Any, timestamp: int | None, *, writable: bool) -> None:
-        self._op, self._timestamp, self._writable = op, timestamp, writable
-
-    def timestamp(self) -> int | None:
-        return self._timestamp
-
-    def current_watermark(self) -> int:
-        return self._op.current_watermark
-
-    def current_processing_time(self) -> int:
-        return self._op._clock.now_ms()
+        super().__init__(op, timestamp)
+        self._writable = writable
 
     def get_broadcast_state(self, descriptor: MapStateDescriptor) -> BroadcastState:
         return self._op._broadcast.get(descriptor, writable=self._writable)
 
-    def output(self, tag: OutputTag, value: Any) -> None:
-        if not isinstance(tag, OutputTag):
-            raise TypeError(f"output() needs an OutputTag as its first argument, got {tag!r}")
-        self._op._out.append(OutputRecord(value, self._timestamp, tag))
-
 
 class _KeyedBroadcastContext(_Context):
     """``ctx`` of ``process_broadcast_element`` in the keyed form: also ``apply_to_keyed_state``."""
+
+    def timer_service(self) -> Any:
+        raise TypeError(
+            "a broadcast row has no key: set timers in process_element or on_timer (Flink's broadcast side has no timer service)"
+        )
 
     def apply_to_keyed_state(self, descriptor: StateDescriptor, function: Callable[[Any, Any], None]) -> None:
         """``function(key, state)`` for every key holding ``descriptor``'s state in this instance."""
@@ -263,7 +255,7 @@ class KeyedBroadcastProcessOperator(KeyedProcessOperator):
             self._out.append(OutputRecord(row, timestamp))
 
 
-class BroadcastProcessOperator(Emitter):
+class BroadcastProcessOperator(UnkeyedOperator):
     """Drives a :class:`BroadcastProcessFunction` (unkeyed): broadcast state and the watermark, no keyed state."""
 
     def __init__(
@@ -271,26 +263,8 @@ class BroadcastProcessOperator(Emitter):
     ) -> None:
         if not isinstance(function, BroadcastProcessFunction):
             raise TypeError(f"BroadcastProcessOperator runs a BroadcastProcessFunction subclass, got {function!r}")
-        self.function = function
+        super().__init__(function, clock=clock)
         self._broadcast = _BroadcastStates(descriptors)
-        self._clock: Clock = clock if clock is not None else ManualClock()
-        self._watermark = MIN_WATERMARK
-        self._out: list[OutputRecord] = []
-        self._busy = False
-        self._opened = False
-
-    @property
-    def current_watermark(self) -> int:
-        return self._watermark
-
-    def open(self) -> None:
-        if not self._opened:
-            self._opened = True
-            self.function.open()
-
-    def close(self) -> None:
-        if self._opened:
-            self.function.close()
 
     def process_element(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         """Feed one element (``key`` is ignored: the input is not keyed)."""
@@ -305,23 +279,13 @@ class BroadcastProcessOperator(Emitter):
     def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         return self.process_broadcast_element(value, timestamp)
 
-    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
-        self._watermark = max(self._watermark, watermark)
-        return []
-
-    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
-        move_clock_to(self._clock, time)
-        return []
-
     def snapshot(self) -> dict[str, Any]:
-        return {"watermark": self._watermark, "broadcast": self._broadcast.snapshot()}
+        return {**super().snapshot(), "broadcast": self._broadcast.snapshot()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        self._watermark = snapshot["watermark"]
+        super().restore(snapshot)
         self._broadcast.restore(snapshot.get("broadcast", {}))
 
     def _process(self, method: str, value: Any, timestamp: int | None, writable: bool) -> None:
         self.open()
-        rows = getattr(self.function, method)(value, _Context(self, timestamp, writable=writable))
-        for row in collect_rows(rows, f"{type(self.function).__name__}.{method}"):
-            self._out.append(OutputRecord(row, timestamp))
+        self._emit(getattr(self.function, method)(value, _Context(self, timestamp, writable=writable)), method, timestamp)

@@ -34,6 +34,8 @@ __all__ = [
     "CoProcessOperator",
     "KeyedCoProcessFunction",
     "KeyedCoProcessOperator",
+    "UnkeyedContext",
+    "UnkeyedOperator",
 ]
 
 
@@ -122,10 +124,10 @@ class KeyedCoProcessOperator(KeyedProcessOperator):
         raise TypeError("a KeyedCoProcessOperator has two inputs: call process_element1 or process_element2")
 
 
-class _CoContext:
-    """``ctx`` of an unkeyed co-function: the element's timestamp, time, side outputs; no timers."""
+class UnkeyedContext:
+    """``ctx`` of an unkeyed two-input function: the element's timestamp, time, side outputs; no timers."""
 
-    def __init__(self, op: CoProcessOperator, timestamp: int | None) -> None:
+    def __init__(self, op: UnkeyedOperator, timestamp: int | None) -> None:
         self._op, self._timestamp = op, timestamp
 
     def timestamp(self) -> int | None:
@@ -149,18 +151,12 @@ class _CoContext:
         self._op._out.append(OutputRecord(value, self._timestamp, tag))
 
 
-class CoProcessOperator(Emitter):
-    """Runs an unkeyed :class:`CoProcessFunction`, :class:`CoMapFunction` or :class:`CoFlatMapFunction`.
+class UnkeyedOperator(Emitter):
+    """What an unkeyed two-input operator keeps: the function, its watermark and clock (no keyed
+    state, no timers). ``key`` arguments are accepted and ignored, so every two-input operator is
+    driven alike."""
 
-    It keeps no state but the watermark; ``key`` arguments are accepted and ignored, so every
-    two-input operator is driven alike.
-    """
-
-    def __init__(self, function: CoProcessFunction | CoMapFunction | CoFlatMapFunction, *, clock: Clock | None = None) -> None:
-        if not isinstance(function, (CoProcessFunction, CoMapFunction, CoFlatMapFunction)):
-            raise TypeError(
-                f"CoProcessOperator runs a CoProcessFunction, CoMapFunction or CoFlatMapFunction subclass, got {function!r}"
-            )
+    def __init__(self, function: Any, *, clock: Clock | None = None) -> None:
         self.function = function
         self._clock: Clock = clock if clock is not None else ManualClock()
         self._watermark = MIN_WATERMARK
@@ -175,18 +171,12 @@ class CoProcessOperator(Emitter):
     def open(self) -> None:
         if not self._opened:
             self._opened = True
-            if isinstance(self.function, CoProcessFunction):
+            if callable(getattr(self.function, "open", None)):
                 self.function.open()
 
     def close(self) -> None:
-        if self._opened and isinstance(self.function, CoProcessFunction):
+        if self._opened and callable(getattr(self.function, "close", None)):
             self.function.close()
-
-    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
-        return self._emitting(partial(self._process, 1, value, timestamp))
-
-    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
-        return self._emitting(partial(self._process, 2, value, timestamp))
 
     def advance_watermark(self, watermark: int) -> list[OutputRecord]:
         self._watermark = max(self._watermark, watermark)
@@ -202,17 +192,34 @@ class CoProcessOperator(Emitter):
     def restore(self, snapshot: dict[str, Any]) -> None:
         self._watermark = snapshot["watermark"]
 
+    def _emit(self, rows: Any, method: str, timestamp: int | None) -> None:
+        for row in collect_rows(rows, f"{type(self.function).__name__}.{method}"):
+            self._out.append(OutputRecord(row, timestamp))
+
+
+class CoProcessOperator(UnkeyedOperator):
+    """Runs an unkeyed :class:`CoProcessFunction`, :class:`CoMapFunction` or :class:`CoFlatMapFunction`."""
+
+    def __init__(self, function: CoProcessFunction | CoMapFunction | CoFlatMapFunction, *, clock: Clock | None = None) -> None:
+        if not isinstance(function, (CoProcessFunction, CoMapFunction, CoFlatMapFunction)):
+            raise TypeError(
+                f"CoProcessOperator runs a CoProcessFunction, CoMapFunction or CoFlatMapFunction subclass, got {function!r}"
+            )
+        super().__init__(function, clock=clock)
+
+    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self._emitting(partial(self._process, 1, value, timestamp))
+
+    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self._emitting(partial(self._process, 2, value, timestamp))
+
     def _process(self, side: int, value: Any, timestamp: int | None) -> None:
         self.open()
         f = self.function
         if isinstance(f, CoMapFunction):
-            rows: Any = [f.map1(value) if side == 1 else f.map2(value)]
-            method = f"map{side}"
+            self._emit([f.map1(value) if side == 1 else f.map2(value)], f"map{side}", timestamp)
         elif isinstance(f, CoFlatMapFunction):
-            rows = f.flat_map1(value) if side == 1 else f.flat_map2(value)
-            method = f"flat_map{side}"
+            self._emit(f.flat_map1(value) if side == 1 else f.flat_map2(value), f"flat_map{side}", timestamp)
         else:
             method = f"process_element{side}"
-            rows = getattr(f, method)(value, _CoContext(self, timestamp))
-        for row in collect_rows(rows, f"{type(f).__name__}.{method}"):
-            self._out.append(OutputRecord(row, timestamp))
+            self._emit(getattr(f, method)(value, UnkeyedContext(self, timestamp)), method, timestamp)

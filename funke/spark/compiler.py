@@ -468,7 +468,10 @@ class Compiler:
             )
         # Only an operator driven by time holds output back until the batch after the end of input.
         # (A test script's last batch moves the watermark to +infinity itself.)
-        out = self._merge(tagged, up, stateful=needs_time(node) and up.control is None)
+        return self._tagged(node, tagged, program, self._merge(tagged, up, stateful=needs_time(node) and up.control is None))
+
+    def _tagged(self, node: n.Node, tagged: DataFrame, program: g.Program, out: Compiled) -> Compiled:
+        """A general operator's result: its tagged output (late drops counted on the way) and main view."""
         name = f"funke_late_{_safe(node.uid)}"
         tagged = self.observe(out, name, False, F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped"), frame=tagged)
         out.metrics[-1].counts_rows = False
@@ -557,13 +560,7 @@ class Compiler:
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
                 g.processor(program), program.output_ddl(), "Append", "EventTime" if watermarked else "None"
             )
-        out = self._merge(tagged, first_up, second_up, stateful=first_up.control is None)
-        name = f"funke_late_{_safe(node.uid)}"
-        tagged = self.observe(out, name, False, F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped"), frame=tagged)
-        out.metrics[-1].counts_rows = False
-        out.frame = main_view(tagged, program)
-        out.tagged, out.general, out.control = tagged, program, None
-        return out
+        return self._tagged(node, tagged, program, self._merge(tagged, first_up, second_up, stateful=first_up.control is None))
 
     def visit_CoProcess(self, node: cn.CoProcess, first_up: Compiled, second_up: Compiled) -> Compiled:
         return self._general2(node, first_up, second_up)

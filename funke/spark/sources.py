@@ -120,15 +120,7 @@ def _bounded_files(spark: SparkSession, spec: FileSource, reader: Any, options: 
     per = int(options.get("maxFilesPerTrigger") or 0) or max(1, len(names))
     batches: list[list[tuple[Any, ...]]] = [[] for _ in range(max(1, math.ceil(len(names) / per)))]
     batches[-1].append((*([None] * len(spec.declared)), True))
-    datasources.register(spark)
-    ddl, rebuild = wire_schema(spec.declared)
-    end = (
-        spark.readStream.format("funke_collection")
-        .option("schema", f"{ddl}, `{EOS}` boolean")
-        .option("batches", datasources.encode(batches))
-        .load()
-        .select(*rebuild, F.col(EOS))
-    )
+    end = _collection_stream(spark, batches, spec.declared)
     if not names:
         return end
     glob = os.path.join(spec.path, "{" + ",".join(_glob_escape(e.name) for e in names) + "}")
@@ -211,7 +203,6 @@ def test_stream_frames(spark: SparkSession, spec: Any, streaming: bool) -> tuple
     if not streaming:
         rows = tuple((*r, _from_ms(t)) for st in spec.steps for r, t in zip(st.rows, st.timestamps, strict=True))
         return static_frame(spark, rows, schema), None
-    datasources.register(spark)
     width = len(schema)
     wire = Schema(schema.fields + tuple(Field(c, t) for c, t in ((SCRIPT_KIND, "int"), (SCRIPT_WM, "bigint"), (SCRIPT_PT, "bigint"), (SCRIPT_SEQ, "bigint"))))
     batches = []
@@ -223,14 +214,7 @@ def test_stream_frames(spark: SparkSession, spec: Any, streaming: bool) -> tuple
     batches.append([(*([None] * width), 1, MAX_WATERMARK, end_pt, None)])
     wired = [[(*w, eos) for w, eos in zip(wire_rows(tuple(b), wire), [False] * len(b), strict=True)] for b in batches]
     wired[-1].append((*([None] * len(wire)), True))
-    ddl, rebuild = wire_schema(wire)
-    raw = (
-        spark.readStream.format("funke_collection")
-        .option("schema", f"{ddl}, `{EOS}` boolean")
-        .option("batches", datasources.encode(wired))
-        .load()
-        .select(*rebuild, F.col(EOS))
-    )
+    raw = _collection_stream(spark, wired, wire)
     is_time = (F.col(SCRIPT_KIND) == 1) & ~F.col(EOS)
     elements = raw.where(~is_time).select(*schema.names, F.col(EOS))  # one partition: rows keep script order
     control = raw.where(is_time).select(F.col(SCRIPT_WM), F.col(SCRIPT_PT))
@@ -244,12 +228,17 @@ def _from_ms(ms: int) -> Any:
 def _collection(spark: SparkSession, spec: CollectionSource, streaming: bool) -> DataFrame:
     if not streaming:
         return static_frame(spark, spec.rows, spec.declared)
-    datasources.register(spark)
     rows = wire_rows(spec.rows, spec.declared)
     size = spec.rows_per_batch or max(1, len(rows))
     batches = [[(*r, False) for r in rows[i : i + size]] for i in range(0, len(rows), size)] or [[]]
     batches[-1].append((*([None] * len(spec.declared)), True))
-    ddl, rebuild = wire_schema(spec.declared)
+    return _collection_stream(spark, batches, spec.declared)
+
+
+def _collection_stream(spark: SparkSession, batches: list[list[tuple[Any, ...]]], schema: Schema) -> DataFrame:
+    """A stream of wired rows (``schema``'s columns, then the end flag), one list per micro-batch."""
+    datasources.register(spark)
+    ddl, rebuild = wire_schema(schema)
     df = (
         spark.readStream.format("funke_collection")
         .option("schema", f"{ddl}, `{EOS}` boolean")

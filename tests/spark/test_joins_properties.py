@@ -56,7 +56,7 @@ def schedule(left, right, per_batch):
 side_rows = st.lists(st.tuples(st.sampled_from("ab"), st.integers(BASE, BASE + 25)), min_size=2, max_size=9)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.tuples(side_rows, side_rows), per_batch=st.sampled_from([2, 3]), lower=st.integers(-6, 4), width=st.integers(0, 6))
 def test_native_and_general_interval_join_semantics_and_reference_agree(spark, tmp_path_factory, rows, per_batch, lower, width):
     compare(spark, tmp_path_factory, rows, per_batch, lower, width)
