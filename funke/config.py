@@ -23,6 +23,11 @@ class FunkeSettings(BaseSettings):
     http: bool = Field(True, description="serve a streaming job's metrics, state and dashboard over HTTP (FUNKE_HTTP)")
     http_host: str = Field("127.0.0.1", description="address the job's HTTP server binds; any but loopback needs a bearer token (FUNKE_HTTP_HOST)")
     http_port: int = Field(0, description="port of the job's HTTP server; 0 picks a free one, shown by funke list (FUNKE_HTTP_PORT)")
+    operator_metrics: bool = Field(
+        False,
+        description="count rows out of every operator, native ones too (an observe after each: it splits Spark's generated code; "
+        "sources, sinks and funke's operators are always counted) (FUNKE_OPERATOR_METRICS)",
+    )
     services_home: Path | None = Field(
         None, description="where `funke services` keeps Kafka's jars, data and the servers' logs; default: <home>/services (FUNKE_SERVICES_HOME)"
     )

@@ -143,6 +143,8 @@ class Job:
     exactly_once: bool = True
     partitions: int = 2
     timeout_s: float = 600.0
+    #: funke counts rows out of every operator (settings.operator_metrics), native ones too.
+    operator_metrics: bool = False
 
     @property
     def mode(self) -> str:
@@ -233,6 +235,7 @@ def run_ysb(
     on_step: Callable[[str], None] | None = None,
     check: bool = True,
     campaigns: int | None = None,
+    operator_metrics: bool = False,
 ) -> YsbBench:
     """Run YSB on funke and on plain PySpark over the same ``events`` events; compare, then measure.
 
@@ -241,6 +244,7 @@ def run_ysb(
     system this many times, alternating which goes first; figures are the median. ``check``: raise
     BenchMismatchError when a system's windows differ from the reference (else only record it).
     ``campaigns``: another campaign count than the variant's (small tests of the cardinality variant).
+    ``operator_metrics``: funke counts rows out of every operator (what that costs).
     """
     check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds)
     check_sizes(events=events, rows_per_batch=rows_per_batch, rounds=rounds)
@@ -257,6 +261,7 @@ def run_ysb(
         exactly_once=exactly_once == "on",
         partitions=max(1, spark.sparkContext.defaultParallelism),
         timeout_s=timeout_s or 300 + events / 20_000,
+        operator_metrics=operator_metrics,
     )
     check_heap(spark, job.campaigns)
     workdir = Path(tempfile.mkdtemp(prefix="funke-bench-"))
@@ -424,8 +429,12 @@ def check_run(run: Run, reference: Mapping[WindowKey, int], n: int) -> list[str]
 # -- funke's runs ------------------------------------------------------------------------
 
 
-def _environment(spark: Any, checkpoint: str | None = None, interval: Any = None) -> fk.StreamEnvironment:
-    return fk.StreamEnvironment(app="ysb-bench", spark=spark, checkpoint_dir=checkpoint, checkpoint_interval=interval)
+def _environment(spark: Any, checkpoint: str | None = None, interval: Any = None, *, operator_metrics: bool = False) -> fk.StreamEnvironment:
+    from funke.config import settings
+
+    return fk.StreamEnvironment(
+        app="ysb-bench", spark=spark, checkpoint_dir=checkpoint, checkpoint_interval=interval, settings_=settings(operator_metrics=operator_metrics)
+    )
 
 
 def _finish(handle: Any, timeout_s: float) -> None:
@@ -452,7 +461,7 @@ def funke_streaming(
     watermark each micro-batch ran with. ``on_finished`` runs when the job has ended,
     before its output is read.
     """
-    env = _environment(spark, checkpoint, fk.seconds(1) if job.trigger else None)
+    env = _environment(spark, checkpoint, fk.seconds(1) if job.trigger else None, operator_metrics=job.operator_metrics)
     source = dataclasses.replace(
         plain.ysb_events(job.events, job.campaigns), rows_per_batch=job.rows_per_batch, batch_seconds=job.batch_seconds
     )
@@ -485,7 +494,7 @@ def funke_streaming(
 
 def funke_bounded(spark: Any, job: Job, workdir: str, *, on_finished: Callable[[], None] = lambda: None) -> Run:
     """``examples/ysb.py``'s pipeline run bounded (one Spark batch job), writing Parquet."""
-    env = _environment(spark)
+    env = _environment(spark, operator_metrics=job.operator_metrics)
     counts = ysb.pipeline(env, plain.ysb_events(job.events, job.campaigns), campaign_table=ysb.campaigns(job.campaigns))
     counts.sink_to(fk.sinks.files(f"{workdir}/out", overwrite=True), uid="campaign-counts")
     started = time.monotonic()

@@ -187,6 +187,9 @@ def bench_ysb(
     ] = "on",
     rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
     warmup: Annotated[bool, typer.Option(help="run each system once over up to 1 M events first, unmeasured")] = True,
+    operator_metrics: Annotated[
+        bool, typer.Option("--operator-metrics", help="funke counts rows out of every operator, native ones too (what that costs)")
+    ] = False,
     write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page the row goes to")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -206,6 +209,7 @@ def bench_ysb(
     canonical += ["--latency-seconds", f"{latency_seconds:g}", "--rate", f"{rate:g}"] if latency_seconds else []
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
     canonical += [] if warmup else ["--no-warmup"]
+    canonical += ["--operator-metrics"] if operator_metrics else []
     with _reported():
         spark = session(variant)
         setup = report.setup(spark)
@@ -222,6 +226,7 @@ def bench_ysb(
             warmup=warmup,
             rounds=rounds,
             on_step=_step,
+            operator_metrics=operator_metrics,
         )
     console.print(report.table(result, setup))
     if write:

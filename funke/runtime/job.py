@@ -88,6 +88,11 @@ class QueryState:
             if m.counts_rows:
                 rows += int(d.get("rows") or 0)
                 self.observed_rows[m.name] = self.observed_rows.get(m.name, 0) + int(d.get("rows") or 0)
+            if m.operator is not None:
+                for field, direction in (("rows_in", "in"), ("rows_out", "out")):
+                    if field in d:
+                        key = f"{direction}:{m.operator}"
+                        self.observed_rows[key] = self.observed_rows.get(key, 0) + int(d[field] or 0)
             self.late_rows_dropped += int(d.get("dropped") or 0)
             self.dead_letters += int(d.get("dead") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
@@ -376,7 +381,9 @@ def start_job(
             sink.spec.check(name)
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
     cores = session_cores(spark, env.settings, given=env.spark is not None)
-    plans = compile_job(spark, env.sinks, mode=mode, cores=cores, job=name, dead_letters=env.dead_letter_sink(name))
+    plans = compile_job(
+        spark, env.sinks, mode=mode, cores=cores, job=name, dead_letters=env.dead_letter_sink(name), operator_metrics=env.settings.operator_metrics
+    )
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
     handle.cores = cores

@@ -54,18 +54,42 @@ class JobCollector:
         return watermark_epoch_s(st.watermark)
 
     def _operator_rows(self, job: str, per_query: list[tuple[str, Any]]) -> CounterMetricFamily:
-        """Rows through each operator funke observes: a source (``in``, where it is read or its
-        watermark assigned) and a sink (``out``); the nodes between run inside Spark's generated code."""
+        """Rows into and out of each operator funke observes, by uid.
+
+        Always: a source (``in``, where it is read or its watermark assigned), funke's own
+        operators (``in`` and ``out``: their main output) and a sink (``out``). With
+        ``operator_metrics`` on, every native operator's ``out`` too, and then its ``in`` is
+        the sum of its inputs' ``out`` (a source's rows read count as its out).
+        """
         from funke.spark.compiler import _safe
 
-        uids = {_safe(str(node["uid"])): str(node["uid"]) for node in getattr(self.handle, "plan_graph", [])}
-        c = CounterMetricFamily("funke_operator_rows", "Rows through a source (in) or a sink (out), by operator uid", labels=["job", "query", "operator", "direction"])
+        graph = getattr(self.handle, "plan_graph", [])
+        uids = {_safe(str(node["uid"])): str(node["uid"]) for node in graph}
+        inputs = {str(node["uid"]): [str(i) for i in node["inputs"]] for node in graph}  # type: ignore[union-attr]
+        kinds = {str(node["uid"]): str(node["kind"]) for node in graph}
+        c = CounterMetricFamily(
+            "funke_operator_rows", "Rows into (in) and out of (out) an operator, by operator uid", labels=["job", "query", "operator", "direction"]
+        )
         for query, st in per_query:
-            for name, rows in sorted(st.observed_rows.items()):
+            rows: dict[tuple[str, str], int] = {}
+            for name, n in st.observed_rows.items():
+                direction, sep, safe = name.partition(":")
+                if sep and direction in ("in", "out"):
+                    rows[(uids.get(safe, safe), direction)] = n
+                    continue
                 for prefix, direction in (("funke_src_", "in"), ("funke_wm_", "in"), ("funke_out_", "out")):
                     if name.startswith(prefix):
-                        safe = name[len(prefix):]
-                        c.add_metric([job, query, uids.get(safe, safe), direction], rows)
+                        safe = name[len(prefix) :]
+                        rows[(uids.get(safe, safe), direction)] = n
+            out = {uid: n for (uid, d), n in rows.items() if d == "out"}
+            for (uid, d), n in rows.items():  # what a source reads (or its watermark passes on) is what it gives
+                if d == "in" and kinds.get(uid) in ("Source", "Watermark"):
+                    out.setdefault(uid, n)
+            for uid, ups in inputs.items():
+                if (uid, "in") not in rows and (uid, "out") in rows and ups and all(u in out for u in ups):
+                    rows[(uid, "in")] = sum(out[u] for u in ups)
+            for (uid, direction), n in sorted(rows.items()):
+                c.add_metric([job, query, uid, direction], n)
         return c
 
     def collect(self) -> Iterator[Metric]:

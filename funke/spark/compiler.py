@@ -53,6 +53,8 @@ class SourceMetric:
     finite: bool
     observation: Any = None
     counts_rows: bool = True
+    #: The operator (its uid made safe) whose ``rows_in`` / ``rows_out`` this metric counts.
+    operator: str | None = None
 
 
 @dataclass
@@ -126,6 +128,8 @@ class Compiler:
         self._plain_metrics: list[SourceMetric] = []
         #: Watermark nodes feeding a native interval join: declared to Spark 2 ms further behind.
         self.join_watermarks: set[int] = set()
+        #: Count rows out of every native operator too (settings.operator_metrics).
+        self.operator_metrics = False
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -146,6 +150,8 @@ class Compiler:
             result = visit(node, *inputs)
             # metrics observed by plain() belong to this node's frame, not to the (maybe shared) input
             result.metrics = result.metrics + [m for m in self._plain_metrics if m not in result.metrics]
+            if self.operator_metrics and result.tagged is None and not isinstance(node, (n.Source, n.Watermark, n.Sink)):
+                result.frame = self._count(result, node, "rows_out", result.frame)
             node.validate(tuple(spark_schema_to_funke(i.frame) for i in inputs))
         except AnalysisException as e:
             raise _plan_error(node, e, inputs) from None
@@ -457,6 +463,8 @@ class Compiler:
             F.lit(None).cast("bigint").alias(g.PT),
             *(F.unix_micros(F.col(c).cast("timestamp")).alias(c) if c in program.micros else F.col(c) for c in program.values),
         )
+        counter = Compiled(elements)
+        elements = self._count(counter, node, "rows_in", elements)
         if not self.streaming:
             tagged = elements.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
@@ -468,13 +476,23 @@ class Compiler:
             )
         # Only an operator driven by time holds output back until the batch after the end of input.
         # (A test script's last batch moves the watermark to +infinity itself.)
-        return self._tagged(node, tagged, program, self._merge(tagged, up, stateful=needs_time(node) and up.control is None))
+        out = self._merge(tagged, up, stateful=needs_time(node) and up.control is None)
+        out.metrics += counter.metrics
+        return self._tagged(node, tagged, program, out)
+
+    def _count(self, c: Compiled, node: n.Node, field: str, frame: DataFrame) -> DataFrame:
+        """``frame`` observed counting its rows (the end-of-input row aside) as ``node``'s ``field``."""
+        rows = F.count(F.when(~F.col(EOS), 1)) if EOS in frame.columns else F.count(F.lit(1))
+        observed = self.observe(c, f"funke_op_{field[5:]}_{_safe(node.uid)}", False, rows.alias(field), frame=frame)
+        c.metrics[-1].counts_rows, c.metrics[-1].operator = False, _safe(node.uid)
+        return observed
 
     def _tagged(self, node: n.Node, tagged: DataFrame, program: g.Program, out: Compiled) -> Compiled:
-        """A general operator's result: its tagged output (late drops counted on the way) and main view."""
+        """A general operator's result: its tagged output (late drops and main-output rows counted on the way) and main view."""
         name = f"funke_late_{_safe(node.uid)}"
-        tagged = self.observe(out, name, False, F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped"), frame=tagged)
-        out.metrics[-1].counts_rows = False
+        dropped = F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped")
+        tagged = self.observe(out, name, False, dropped, F.count(F.when(F.col(g.TAG) == "", 1)).alias("rows_out"), frame=tagged)
+        out.metrics[-1].counts_rows, out.metrics[-1].operator = False, _safe(node.uid)
         out.frame = main_view(tagged, program)
         out.tagged, out.general, out.control = tagged, program, None
         return out
@@ -546,6 +564,8 @@ class Compiler:
         rows = elements(first, 0, node.inputs[0], program.values, "").unionByName(
             elements(second, 1, node.inputs[1], program.second.values, g.SECOND_PREFIX), allowMissingColumns=True
         )
+        counter = Compiled(rows)
+        rows = self._count(counter, node, "rows_in", rows)
         if not self.streaming:
             tagged = rows.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
@@ -560,7 +580,9 @@ class Compiler:
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
                 g.processor(program), program.output_ddl(), "Append", "EventTime" if watermarked else "None"
             )
-        return self._tagged(node, tagged, program, self._merge(tagged, first_up, second_up, stateful=first_up.control is None))
+        out = self._merge(tagged, first_up, second_up, stateful=first_up.control is None)
+        out.metrics += counter.metrics
+        return self._tagged(node, tagged, program, out)
 
     def visit_CoProcess(self, node: cn.CoProcess, first_up: Compiled, second_up: Compiled) -> Compiled:
         return self._general2(node, first_up, second_up)
@@ -718,12 +740,22 @@ class QueryPlan:
     lazy: bool = False
 
 
-def compile_job(spark: SparkSession, sinks: tuple[n.Sink, ...], *, mode: str, cores: int, job: str = "funke", dead_letters: Any = None) -> list[QueryPlan]:
+def compile_job(
+    spark: SparkSession,
+    sinks: tuple[n.Sink, ...],
+    *,
+    mode: str,
+    cores: int,
+    job: str = "funke",
+    dead_letters: Any = None,
+    operator_metrics: bool = False,
+) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go)."""
     if mode == "streaming":
         check_idleness(sinks)
     c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
+    c.operator_metrics = operator_metrics
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
     compiled = [(s, c.compile(s)) for s in sinks]

@@ -84,7 +84,7 @@ def _get(url: str, token: str | None = None) -> tuple[int, bytes]:
 
 def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path, stream, monkeypatch, chromium):
     """One running job (a Spark job start is the slow part) for the metrics, the state, the CLI and the dashboard."""
-    env, closed, rolling = _job(spark, tmp_path, stream)
+    env, closed, rolling = _job(spark, tmp_path, stream, operator_metrics=True)
     handle = env.execute()
     try:
         _settled(handle, closed, rolling, N)
@@ -120,6 +120,11 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         assert by_operator[("counts-out", source_uid, "in")] == N + 3
         assert by_operator[("counts-out", "counts-out", "out")] == 6  # the closed windows
         assert by_operator[("totals-out", "totals-out", "out")] == N + 3
+        # every operator between: the native window (operator_metrics on) and funke's rolling sum
+        assert (by_operator[("counts-out", "counts", "in")], by_operator[("counts-out", "counts", "out")]) == (N + 3, 6)
+        assert (by_operator[("totals-out", "totals", "in")], by_operator[("totals-out", "totals", "out")]) == (N + 3, N + 3)
+        key_by = next(n["uid"] for n in handle.plan_graph if n["kind"] == "KeyBy" and "counts-out" in n["queries"])
+        assert by_operator[("counts-out", key_by, "in")] == by_operator[("counts-out", key_by, "out")] == N + 3
         counts = {s.labels["query"]: s.value for s in families["funke_batch_duration_seconds"].samples if s.name.endswith("_count")}
         assert counts == {st.sink.uid: st.batches for st in handle.states}
         wm = {s.labels["query"]: s.value for s in families["funke_watermark_seconds"].samples}
