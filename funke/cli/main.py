@@ -105,6 +105,9 @@ def _start(target: str, options: dict[str, object], *, bounded: bool, fresh: boo
         Registry(env.settings.home).note_launch(handle.name, target, options)
         for note in handle.restore_notes:
             err.print(f"[yellow]restore:[/yellow] {note}")
+        address = getattr(handle, "http_address", None)
+        if address:
+            err.print(f"dashboard, metrics and state: {address}/  (funke list shows it; Ctrl-C stops the job)")
         metrics = follow(handle, console) if live else handle.wait().metrics()
     if json_summary:
         console.print_json(json.dumps(metrics))
