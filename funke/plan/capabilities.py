@@ -81,22 +81,38 @@ def check_idleness(sinks: Iterable[Node]) -> None:
     """Refuse ``with_idleness`` where funke cannot honour it, instead of ignoring it.
 
     Idleness matters where several watermarked inputs meet: an idle one stops holding the
-    combined watermark back. A Spark query has one watermark, the minimum over its inputs,
-    and no notion of an idle input, so a query with several watermarked inputs cannot let
-    one go idle. With one input, idleness changes nothing in Flink either.
+    combined watermark back. funke's two-input operators on the general path compute their
+    watermark themselves (Flink's rule, idle inputs skipped: ``funke.runtime.watermarks``).
+    Spark's own operators (windows, process functions, the native interval join) follow the
+    query's one watermark, the minimum over its inputs, which knows no idle input: idleness
+    there is refused. With one input, idleness changes nothing in Flink either.
     """
     from funke.plan.nodes import walk
 
+    own_clock = (CoProcess, BroadcastProcess, WindowJoin)
     for sink in sinks:
-        marks = {m.uid: m for m in walk([sink]) if isinstance(m, Watermark)}
-        idle = [m for m in marks.values() if m.strategy.idleness_ms is not None]
-        if len(marks) > 1 and idle:
-            raise UnsupportedError(
-                f"{idle[0].where()}: with_idleness({idle[0].strategy.idleness_ms} ms) on one of {len(marks)} watermarked inputs "
-                f"of {sink.where()}: funke cannot yet let an idle input stop holding back a watermark that several inputs share "
-                "(a Spark query keeps one watermark, the minimum over its inputs, and has no idle inputs); remove with_idleness, "
-                "or assign one watermark strategy after the inputs are joined (union first, then assign_timestamps_and_watermarks)"
-            )
+        live: dict[int, set[str]] = {}  # per node: the watermarks its rows still carry
+        idle: dict[str, Watermark] = {}
+        for node in walk([sink]):
+            if isinstance(node, Watermark):
+                live[id(node)] = {node.uid}
+                if node.strategy.idleness_ms is not None:
+                    idle[node.uid] = node
+                continue
+            met = set().union(*(live[id(i)] for i in node.inputs)) if node.inputs else set()
+            if isinstance(node, own_clock) or (isinstance(node, IntervalJoin) and place(node).path == GENERAL):
+                live[id(node)] = set()  # funke computes this operator's watermark, idle inputs skipped
+                continue
+            live[id(node)] = met
+            idle_here = [idle[u] for u in sorted(met) if u in idle]
+            if len(met) > 1 and idle_here:
+                raise UnsupportedError(
+                    f"{idle_here[0].where()}: with_idleness({idle_here[0].strategy.idleness_ms} ms) on one of {len(met)} watermarked "
+                    f"inputs of {node.where()}, which follows Spark's query watermark (the minimum over its inputs; Spark has no "
+                    "idle inputs); funke honours idleness in its two-input operators (connect, broadcast, joins on the general "
+                    "path). Remove with_idleness, or assign one watermark strategy after the inputs are joined (union first, "
+                    "then assign_timestamps_and_watermarks)"
+                )
 
 
 def place(node: Node) -> Placement:
@@ -135,7 +151,8 @@ def place(node: Node) -> Placement:
         if node.strategy.idleness_ms is not None:
             idle = (
                 f"; idleness {node.strategy.idleness_ms} ms: no effect with this one input, as in Flink (an idle sole input"
-                " does not move the watermark; idleness matters where several inputs meet)"
+                " does not move the watermark; idleness matters where several inputs meet: funke's two-input operators skip"
+                " an input idle that long, computing their watermark on the driver)"
             )
         return Placement(
             NATIVE,

@@ -26,6 +26,7 @@ from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
 from funke.runtime.registry import Registry
+from funke.runtime.watermarks import Clock
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,13 @@ class QueryState:
     observed_rows: dict[str, int] = field(default_factory=dict)
     #: The last batch's phase durations (ms): Spark's ``durationMs`` (walCommit, commitOffsets, ...).
     durations: dict[str, int] = field(default_factory=dict)
+    #: Watermarks funke computes for the query's operators (``funke.runtime.watermarks``).
+    clocks: list[Clock] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.clocks = [Clock(c.path, c.inputs) for c in self.plan.compiled.clocks]
+        for clock in self.clocks:
+            clock.write()  # the first micro-batch reads -infinity
 
     def refresh_collect(self, spark: Any) -> None:
         """Spark Connect: copy the memory sink's rows into the collect sink."""
@@ -79,6 +87,10 @@ class QueryState:
 
     def update(self, p: Any) -> None:
         observed = p.observedMetrics or {}
+        if self.clocks:
+            folded = {name: _observed(row) for name, row in observed.items()}
+            for clock in self.clocks:
+                clock.update(folded)
         rows = 0
         for m in self.compiled.metrics:
             row = observed.get(m.name)
@@ -405,9 +417,8 @@ def start_job(
 
 
 def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
-    from funke.runtime.server import OpsServer
-
     from funke.plan.explain import plan_graph
+    from funke.runtime.server import OpsServer
 
     handle.plan_text = env.explain(bounded=False)
     handle.plan_graph = plan_graph(env.sinks)

@@ -7,7 +7,10 @@ errors are rewritten to name the node, so mistakes surface here, before a query 
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +28,7 @@ from funke.plan import nodes as n
 from funke.plan.capabilities import GENERAL, check_idleness, place
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.spark import datasources
 from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
@@ -75,6 +79,8 @@ class Compiled:
     #: A source's frame before the observe that counts its rows: a watermark right after the
     #: source counts them in its own observe instead (one observe per row, not two).
     uncounted: DataFrame | None = None
+    #: Operators upstream whose watermark funke computes on the driver (``general.ClockSpec``).
+    clocks: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -161,7 +167,8 @@ class Compiler:
     def _merge(self, node_frame: DataFrame, *inputs: Compiled, stateful: bool = False) -> Compiled:
         metrics = [m for i in inputs for m in i.metrics]
         controls = [i.control for i in inputs if i.control is not None]
-        return Compiled(node_frame, metrics, stateful or any(i.stateful for i in inputs), control=controls[0] if controls else None)
+        clocks = [c for i in inputs for c in i.clocks]
+        return Compiled(node_frame, metrics, stateful or any(i.stateful for i in inputs), control=controls[0] if controls else None, clocks=clocks)
 
     def plain(self, c: Compiled, uid: str) -> DataFrame:
         """The input without the end-of-input row (counting rows and noting the end on the way)."""
@@ -529,6 +536,7 @@ class Compiler:
         """
         first, second = self.plain(first_up, node.uid), self.plain(second_up, node.uid)
         program = two_input_program(node, self.buckets, first, second, self.side_tags.get(id(node), ()))
+        clock = self._clock(node) if first_up.control is None else None
         assert program.second is not None
         if (first_up.control is None) != (second_up.control is None):
             raise UnsupportedError(
@@ -573,6 +581,8 @@ class Compiler:
                 control = self._control_rows(first_up).withColumn(g.SIDE, F.lit(0)).unionByName(
                     self._control_rows(second_up).withColumn(g.SIDE, F.lit(1))
                 )
+            elif clock is not None:
+                control = self._clock_rows(clock)
             else:
                 control = self._control_rows(first_up).withColumn(g.SIDE, F.lit(None).cast("int"))
             merged = rows.unionByName(control, allowMissingColumns=True)
@@ -582,7 +592,34 @@ class Compiler:
             )
         out = self._merge(tagged, first_up, second_up, stateful=first_up.control is None)
         out.metrics += counter.metrics
+        if clock is not None:
+            out.clocks.append(clock)
         return self._tagged(node, tagged, program, out)
+
+    def _clock(self, node: n.Node) -> g.ClockSpec | None:
+        """funke's own watermark for a two-input operator with an idle-able input (Spark's cannot skip idle inputs)."""
+        marks = {id(w): w for w in _watermarks_of(node)}.values()
+        if not self.streaming or not any(w.strategy.idleness_ms is not None for w in marks):
+            return None
+        inputs = []
+        for w in marks:
+            done = self._done[id(w)]
+            name = next(m.name for m in done.metrics if m.name.startswith(f"funke_wm_{_safe(w.uid)}"))
+            inputs.append((name, w.strategy.max_out_of_orderness_ms, w.strategy.idleness_ms))
+        path = os.path.join(tempfile.gettempdir(), f"funke-clock-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
+        return g.ClockSpec(path, tuple(inputs))
+
+    def _clock_rows(self, clock: g.ClockSpec) -> DataFrame:
+        """One row per bucket per micro-batch with the watermark funke computed (``funke_clock``)."""
+        datasources.register(self.spark)
+        rows = self.spark.readStream.format("funke_clock").option("path", clock.path).option("buckets", self.buckets).load()
+        return rows.select(
+            F.col("fk_b").alias(g.BUCKET),
+            F.lit(True).alias(g.CONTROL),
+            F.col("fk_wm").alias(g.WM),
+            F.unix_millis(F.current_timestamp()).alias(g.PT),
+            F.lit(None).cast("int").alias(g.SIDE),
+        )
 
     def visit_CoProcess(self, node: cn.CoProcess, first_up: Compiled, second_up: Compiled) -> Compiled:
         return self._general2(node, first_up, second_up)

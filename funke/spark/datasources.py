@@ -16,7 +16,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition, SimpleDataSourceStreamReader
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+    SimpleDataSourceStreamReader,
+)
 
 EOS = "__funke_eos"
 
@@ -197,12 +203,64 @@ class BatchSizer:
         self._last = rows
 
 
+class ClockDataSource(DataSource):
+    """funke's heartbeat with a watermark funke computed: one row per bucket per micro-batch.
+
+    The watermark comes from a JSON file (``path``) that the driver rewrites after each
+    micro-batch (``funke.runtime.watermarks``); the offset keeps it, so a replayed micro-batch
+    gets the very rows it had. Read on the driver side (a simple reader).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "funke_clock"
+
+    def schema(self) -> str:
+        return "fk_b int, fk_wm bigint"
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from pyspark.errors import PySparkNotImplementedError
+
+        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
+
+    def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
+        return _Clock(self.options["path"], int(self.options["buckets"]))
+
+
+class _Clock(SimpleDataSourceStreamReader):
+    """Offsets ``{"batch": n, "wm": watermark or None}``; each micro-batch one row per bucket."""
+
+    def __init__(self, path: str, buckets: int):
+        self.path, self.buckets = path, buckets
+
+    def initialOffset(self) -> dict:
+        return {"batch": 0, "wm": None}
+
+    def read(self, start: dict) -> tuple[Iterator[tuple[int, int | None]], dict]:
+        import json
+
+        try:
+            with open(self.path) as f:
+                wm = json.load(f).get("watermark")
+        except (OSError, ValueError):
+            wm = start.get("wm")  # not written yet (or being replaced): the last one
+        end = {"batch": start["batch"] + 1, "wm": wm}
+        return self.readBetweenOffsets(start, end), end
+
+    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int | None]]:
+        return iter([(b, end["wm"]) for b in range(self.buckets)])
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
 def register(spark: Any) -> None:
     """Register funke's data sources with a session (idempotent)."""
     if getattr(spark, "_funke_sources_registered", False):
         return
     spark.dataSource.register(CollectionDataSource)
     spark.dataSource.register(TicksDataSource)
+    spark.dataSource.register(ClockDataSource)
     try:
         spark._funke_sources_registered = True
     except AttributeError:  # Spark Connect sessions may refuse attributes

@@ -122,6 +122,18 @@ class SecondInput:
     broadcast: bool = False
 
 
+@dataclass(frozen=True)
+class ClockSpec:
+    """A general operator whose watermark funke computes on the driver (Flink's rule, idleness
+    included) and sends in its control rows through ``funke_clock`` reading ``path``.
+
+    ``inputs``: per watermarked input, its observe (``funke_wm_<uid>``), bound and idleness (ms).
+    """
+
+    path: str
+    inputs: tuple[tuple[str, int, int | None], ...]
+
+
 def column_name(output_index: int, name: str) -> str:
     """The operator's output column for ``name`` of output ``output_index`` (0 = main)."""
     return name if output_index == 0 else f"__o{output_index}_{name}"
@@ -250,8 +262,12 @@ def _run_two_inputs(
             records += feed(key, value, ts)
 
     scripted = control[control[WM].notna()] if WM in control else control.iloc[0:0]
+    combined = scripted[scripted[SIDE].isna()] if len(scripted) else scripted  # funke's clock: the operator's own
     if final:
         wm: int | None = MAX_WATERMARK
+    elif len(combined):
+        wm = _max_or_none(combined, WM)
+        wm = MAX_WATERMARK if wm is not None and wm >= _END_OF_INPUT_MS else wm
     elif len(scripted):
         for side in (0, 1):
             m = _max_or_none(scripted[scripted[SIDE] == side], WM)

@@ -4,6 +4,8 @@ TestStream with its own watermark steps; expected rows are derived by hand in ea
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import funke as fk
@@ -184,3 +186,44 @@ def test_connect_refuses_the_wrong_function_kind_with_what_to_do(env):
         b.broadcast(ValueStateDescriptor("x", int))
     with pytest.raises(fk.PlanError, match="takes a KeyedBroadcastProcessFunction"):
         a.key_by("k").connect(b.broadcast(LIMITS)).process(OverLimitUnkeyed(), output_schema="k string")
+
+
+class Timers(KeyedCoProcessFunction):
+    """An event-time timer at each element's time, on either input; each firing is a row."""
+
+    def process_element1(self, row, ctx):
+        ctx.timer_service().register_event_time_timer(ctx.timestamp())
+
+    def process_element2(self, row, ctx):
+        ctx.timer_service().register_event_time_timer(ctx.timestamp())
+
+    def on_timer(self, timestamp, ctx):
+        yield {"k": ctx.get_current_key(), "t": timestamp}
+
+
+def test_an_idle_input_stops_holding_the_two_input_watermark_back(spark, tmp_path):
+    """Input b sends one row at 0.5 s and then nothing (its directory is monitored: it never ends).
+    Flink's two-input watermark is the minimum of both inputs', so b would hold it at 0.499 s and
+    no timer of a would fire; with_idleness(500 ms) on b lets it go once b has been quiet that long,
+    and funke's watermark then follows a's alone: every timer fires, b's at 0.5 s too."""
+    from .helpers import ts
+
+    src = tmp_path / "b"
+    spark.createDataFrame([("b", ts(500))], "k string, t timestamp").coalesce(1).write.json(str(src))
+    env = fk.StreamEnvironment(app="idle", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+    bound0 = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("t")
+    a = env.from_collection(
+        [{"k": "a", "t": ts(1_000 * i)} for i in range(1, 9)], "k string, t timestamp", rows_per_batch=1, watermarks=bound0
+    )
+    quiet = fk.sources.files(str(src), schema="k string, t timestamp", format="json", monitor_continuously=fk.milliseconds(200))
+    b = env.from_source(quiet, watermarks=bound0.with_idleness(fk.milliseconds(500)))
+    fired = a.connect(b).key_by("k", "k").process(Timers(), output_schema="k string, t bigint").collect()
+    assert "skip an input idle that long" in env.explain()
+    handle = env.execute()
+    try:
+        deadline = time.monotonic() + 240
+        while len(fired.rows) < 9 and time.monotonic() < deadline:
+            handle.wait(timeout=0.5)
+    finally:
+        handle.stop()
+    assert sorted((r["k"], r["t"]) for r in fired.rows) == [("a", 1_000 * i) for i in range(1, 9)] + [("b", 500)]

@@ -1,0 +1,77 @@
+"""Watermarks funke computes on the driver, for operators whose watermark Spark cannot give.
+
+Spark keeps one watermark per query, the minimum over its watermarked inputs, and has no idle
+inputs. Flink's two-input operator takes the minimum over its inputs' watermarks, except an
+input marked idle (``with_idleness(d)``: no row for ``d`` of processing time), which stops
+holding it back until it sends rows again. funke computes that here, after each micro-batch,
+from what the query's watermark observes report (each input's maximum event time and rows),
+and writes it where the operator's ``funke_clock`` control source reads it for the next
+micro-batch (``funke.spark.general.ClockSpec``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from funke.semantics.time import MIN_WATERMARK
+
+
+def _millis(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, str):
+        return int(datetime.fromisoformat(value).timestamp() * 1000)
+    return int(value)
+
+
+@dataclass
+class Clock:
+    """One operator's watermark: Flink's minimum over its non-idle inputs, never moving back.
+
+    An input holds the watermark at -infinity until its first row (Flink's rule too), unless it
+    is idle by then.
+    """
+
+    path: str
+    inputs: tuple[tuple[str, int, int | None], ...]  # (observe name, bound ms, idleness ms)
+    started: float = field(default_factory=time.monotonic)
+    watermark: int = MIN_WATERMARK
+    _max: dict[str, int] = field(default_factory=dict)
+    _active: dict[str, float] = field(default_factory=dict)
+
+    def update(self, observed: dict[str, dict[str, Any]], now: float | None = None) -> int:
+        """Fold one micro-batch's observed metrics in; write and return the watermark."""
+        now = time.monotonic() if now is None else now
+        for name, _, _ in self.inputs:
+            d = observed.get(name)
+            if d is None:
+                continue
+            top = _millis(d.get("max_event_time"))
+            if top is not None:
+                self._max[name] = max(top, self._max.get(name, top))
+            if int(d.get("rows") or 0) > 0:
+                self._active[name] = now
+        marks = []
+        for name, bound, idleness in self.inputs:
+            quiet_ms = (now - self._active.get(name, self.started)) * 1000
+            if idleness is not None and quiet_ms >= idleness:
+                continue  # idle: does not hold the watermark back
+            top = self._max.get(name)
+            marks.append(MIN_WATERMARK if top is None else top - bound - 1)
+        if marks:
+            self.watermark = max(self.watermark, min(marks))
+        self.write()
+        return self.watermark
+
+    def write(self) -> None:
+        part = f"{self.path}.part"
+        with open(part, "w") as f:
+            json.dump({"watermark": None if self.watermark == MIN_WATERMARK else self.watermark}, f)
+        os.replace(part, self.path)

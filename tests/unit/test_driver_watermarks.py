@@ -1,0 +1,30 @@
+"""funke's driver-side watermark of a two-input operator (Flink's rule, idleness included), step by step."""
+
+from __future__ import annotations
+
+import json
+
+from funke.runtime.watermarks import Clock
+from funke.semantics.time import MIN_WATERMARK
+
+
+def test_minimum_over_inputs_minus_infinity_until_each_has_data_and_idle_inputs_skipped(tmp_path):
+    path = tmp_path / "clock.json"
+    clock = Clock(str(path), (("a", 1_000, None), ("b", 0, 500)), started=0.0)
+    # a has data, b none yet and not quiet for 500 ms: b holds the watermark at -infinity
+    assert clock.update({"a": {"max_event_time": 10_000, "rows": 3}}, now=0.1) == MIN_WATERMARK
+    assert json.loads(path.read_text()) == {"watermark": None}
+    # b's first row: the minimum of a's 10000 - 1000 - 1 and b's 4000 - 0 - 1
+    assert clock.update({"b": {"max_event_time": 4_000, "rows": 1}}, now=0.2) == 3_999
+    # b quiet for 500 ms: idle, a alone decides
+    assert clock.update({"a": {"max_event_time": 12_000, "rows": 1}}, now=0.8) == 10_999
+    # b sends again, with an older time: it holds again, but the watermark never moves back
+    assert clock.update({"b": {"max_event_time": 5_000, "rows": 1}}, now=0.9) == 10_999
+    assert clock.update({"b": {"max_event_time": 20_000, "rows": 1}, "a": {"max_event_time": 15_000, "rows": 1}}, now=1.0) == 13_999
+    assert json.loads(path.read_text()) == {"watermark": 13_999}
+
+
+def test_all_inputs_idle_keeps_the_watermark(tmp_path):
+    clock = Clock(str(tmp_path / "c.json"), (("a", 0, 100), ("b", 0, 100)), started=0.0)
+    assert clock.update({"a": {"max_event_time": 5_000, "rows": 1}, "b": {"max_event_time": 6_000, "rows": 1}}, now=0.0) == 4_999
+    assert clock.update({}, now=10.0) == 4_999
