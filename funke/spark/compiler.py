@@ -12,7 +12,7 @@ import re
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -537,6 +537,8 @@ class Compiler:
         first, second = self.plain(first_up, node.uid), self.plain(second_up, node.uid)
         program = two_input_program(node, self.buckets, first, second, self.side_tags.get(id(node), ()))
         clock = self._clock(node) if first_up.control is None else None
+        if clock is not None:
+            program = replace(program, clock=True)
         assert program.second is not None
         if (first_up.control is None) != (second_up.control is None):
             raise UnsupportedError(

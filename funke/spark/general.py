@@ -91,6 +91,8 @@ class Program:
     types: dict[str, str] = field(default_factory=dict)
     #: A two-input operator's second input (``keys``/``values`` above are the first's).
     second: SecondInput | None = None
+    #: The watermark comes only from funke's clock (``ClockSpec``), never from Spark's.
+    clock: bool = False
 
     def second_view(self) -> Program:
         """This program as seen by the second input's rows (its keys, columns and types)."""
@@ -265,7 +267,7 @@ def _run_two_inputs(
     combined = scripted[scripted[SIDE].isna()] if len(scripted) else scripted  # funke's clock: the operator's own
     if final:
         wm: int | None = MAX_WATERMARK
-    elif len(combined):
+    elif len(combined) or program.clock:  # funke's clock: no row with a watermark yet means -infinity
         wm = _max_or_none(combined, WM)
         wm = MAX_WATERMARK if wm is not None and wm >= _END_OF_INPUT_MS else wm
     elif len(scripted):

@@ -20,7 +20,9 @@ def test_minimum_over_inputs_minus_infinity_until_each_has_data_and_idle_inputs_
     assert clock.update({"a": {"max_event_time": 12_000, "rows": 1}}, now=0.8) == 10_999
     # b sends again, with an older time: it holds again, but the watermark never moves back
     assert clock.update({"b": {"max_event_time": 5_000, "rows": 1}}, now=0.9) == 10_999
-    assert clock.update({"b": {"max_event_time": 20_000, "rows": 1}, "a": {"max_event_time": 15_000, "rows": 1}}, now=1.0) == 13_999
+    assert (
+        clock.update({"b": {"max_event_time": 20_000, "rows": 1}, "a": {"max_event_time": 15_000, "rows": 1}}, now=1.0) == 13_999
+    )
     assert json.loads(path.read_text()) == {"watermark": 13_999}
 
 
@@ -28,3 +30,44 @@ def test_all_inputs_idle_keeps_the_watermark(tmp_path):
     clock = Clock(str(tmp_path / "c.json"), (("a", 0, 100), ("b", 0, 100)), started=0.0)
     assert clock.update({"a": {"max_event_time": 5_000, "rows": 1}, "b": {"max_event_time": 6_000, "rows": 1}}, now=0.0) == 4_999
     assert clock.update({}, now=10.0) == 4_999
+
+
+def test_an_operator_on_funke_s_clock_ignores_spark_s_watermark():
+    """Spark's query watermark skips an input that has not sent a row; funke's clock holds at -infinity."""
+    import dataclasses
+
+    import pandas as pd
+
+    from funke.semantics.joins import IntervalJoinOperator, ProcessJoinFunction
+    from funke.spark import general as g
+
+    class Both(ProcessJoinFunction):
+        def process_element(self, left, right, ctx):
+            yield {"k": left["k"]}
+
+    types = {"k": "string"}
+    program = g.Program(
+        "joined", lambda: IntervalJoinOperator(Both(), lower=0, upper=0), ("k",), ("k",), (g.Output(None, (("k", "string"),)),),
+        user_rows=True, types=types, second=g.SecondInput(("k",), ("k",), frozenset(), types), clock=True,
+    )  # fmt: skip
+
+    def batch(wm):
+        return pd.DataFrame(
+            {
+                g.CONTROL: [False, True],
+                g.SIDE: [0, None],
+                g.TS: [1_000, None],
+                g.WM: [None, wm],
+                "k": ["a", None],
+                g.SECOND_PREFIX + "k": [None, None],
+            }
+        )
+
+    _, snap = g.run_bucket(program, None, batch(None), spark_watermark=9_000, processing_time=0)
+    assert snap["operator"]["watermark"] == MIN_WATERMARK  # Spark says 8999; the clock says nothing yet
+    _, snap = g.run_bucket(program, snap, batch(3_000), spark_watermark=9_000, processing_time=0)
+    assert snap["operator"]["watermark"] == 3_000
+    _, spark_led = g.run_bucket(
+        dataclasses.replace(program, clock=False), None, batch(None), spark_watermark=9_000, processing_time=0
+    )
+    assert spark_led["operator"]["watermark"] == 8_999
