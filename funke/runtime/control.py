@@ -166,7 +166,7 @@ def serve(handle: Any, home: str | Path, stop_event: threading.Event) -> threadi
     """Answer savepoint and stop requests for ``handle``'s job until ``stop_event`` is set."""
     folder = requests_dir(home, handle.name)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("*.json"):  # requests to an earlier run of the job
+    for stale in [*folder.glob("*.json"), *folder.glob("*.part")]:  # requests to an earlier run of the job
         stale.unlink(missing_ok=True)
 
     def loop() -> None:
@@ -180,7 +180,10 @@ def serve(handle: Any, home: str | Path, stop_event: threading.Event) -> threadi
                 # Held until the answer is written: wait() does not return (and the process end)
                 # while a stop-with-savepoint is still taking its savepoint.
                 with handle.request_lock:
-                    (folder / f"{ask['id']}.done.json").write_text(json.dumps(_answer(handle, ask)))
+                    # written whole, then renamed: the asker polls for the name and must never read half of it
+                    part = folder / f"{ask['id']}.done.part"
+                    part.write_text(json.dumps(_answer(handle, ask)))
+                    part.rename(folder / f"{ask['id']}.done.json")
 
     t = threading.Thread(target=loop, name=f"funke-requests-{handle.name}", daemon=True)
     t.start()

@@ -56,7 +56,7 @@ def schedule(left, right, per_batch):
 side_rows = st.lists(st.tuples(st.sampled_from("ab"), st.integers(BASE, BASE + 25)), min_size=2, max_size=9)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=st.tuples(side_rows, side_rows), per_batch=st.sampled_from([2, 3]), lower=st.integers(-6, 4), width=st.integers(0, 6))
 def test_native_and_general_interval_join_semantics_and_reference_agree(spark, tmp_path_factory, rows, per_batch, lower, width):
     compare(spark, tmp_path_factory, rows, per_batch, lower, width)
@@ -69,13 +69,14 @@ def test_the_edge_flink_loses_and_spark_keeps(spark, tmp_path_factory):
     # R5 at 1001 is late for both.
     left = [("a", 1_000), ("b", 1_006), ("b", 1_006), ("b", 1_006), ("b", 1_006), ("b", 1_006)]
     right = [("b", 1_006), ("b", 1_006), ("b", 1_006), ("b", 1_006), ("a", 1_002), ("a", 1_001)]
-    flink, on_time, native = compare(spark, tmp_path_factory, (left, right), 2, 0, 2)
+    flink, on_time, native = compare(spark, tmp_path_factory, (left, right), 2, 0, 2, general=False)
     assert {(lv, rv) for lv, rv, _ in set(on_time) - set(flink)} == {("L0", "R4")}
     assert ("L0", "R4") in native and ("L0", "R5") not in native
 
 
-def compare(spark, tmp_path_factory, rows, per_batch, lower, width):
-    """Run all three; check they agree up to the edge; return (Flink's pairs, on-time pairs, Spark's pairs)."""
+def compare(spark, tmp_path_factory, rows, per_batch, lower, width, general=True):
+    """Run them all (the general path unless ``general=False``); check they agree up to the edge; return
+    (Flink's pairs, on-time pairs, Spark's pairs)."""
     upper = lower + width
     n = min(len(rows[0]), len(rows[1]))  # equal lengths: both sides' batches line up, and both end together
     left = [(k, t, f"L{i}") for i, (k, t) in enumerate(rows[0][:n])]
@@ -107,7 +108,8 @@ def compare(spark, tmp_path_factory, rows, per_batch, lower, width):
         return out.rows
 
     # the general path runs Flink's operator under the same schedule: exactly Flink's pairs and times
-    assert sorted((r["lid"], r["rid"], r["t"]) for r in run(general=True)) == flink
+    if general:
+        assert sorted((r["lid"], r["rid"], r["t"]) for r in run(general=True)) == flink
     native = sorted((r["lid"], r["rid"]) for r in run(general=False))
 
     on_time = interval_join_reference(script, lower, upper, cleanup=False)
