@@ -10,6 +10,14 @@ from funke.api import DataStream, KeyedStream, StreamEnvironment, WindowedStream
 from funke.connectors.tables import spark_table, table
 from funke.errors import EnvironmentSetupError, FunkeError, JobFailedError, PlanError, SchemaError, UnsupportedError
 from funke.plan.expr import col, expr, fn, lit
+from funke.semantics.generators import (
+    AscendingTimestampsWatermarks,
+    BoundedOutOfOrdernessWatermarks,
+    Watermark,
+    WatermarkGenerator,
+    WatermarkGeneratorSupplier,
+    WatermarkOutput,
+)
 from funke.semantics.time import hours, milliseconds, minutes, seconds
 from funke.semantics.watermarks import WatermarkStrategy
 
@@ -20,6 +28,8 @@ from funke import testing  # noqa: E402  (uses the names above)
 __version__ = "0.1.0"
 
 __all__ = [
+    "AscendingTimestampsWatermarks",
+    "BoundedOutOfOrdernessWatermarks",
     "DataStream",
     "EnvironmentSetupError",
     "FunkeError",
@@ -30,6 +40,10 @@ __all__ = [
     "SchemaError",
     "StreamEnvironment",
     "UnsupportedError",
+    "Watermark",
+    "WatermarkGenerator",
+    "WatermarkGeneratorSupplier",
+    "WatermarkOutput",
     "WatermarkStrategy",
     "WindowedStream",
     "col",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from funke.errors import UnsupportedError
 from funke.plan.connect import BroadcastProcess, CoProcess
+from funke.plan.generators import GENERATED_TIME, GENERATOR_RUN
 from funke.plan.joins import IntervalJoin, WindowJoin
 from funke.plan.nodes import (
     Filter,
@@ -146,6 +147,8 @@ def place(node: Node) -> Placement:
     if isinstance(node, PythonFunction):
         form = "pandas batches" if node.vectorized else "rows of Arrow batches"
         return Placement(NATIVE, f"Spark mapInArrow over {form}; no per-row pickling")
+    if isinstance(node, Watermark) and node.strategy.generator is not None:
+        return Placement(GENERAL, GENERATOR_RUN)
     if isinstance(node, Watermark):
         idle = ""
         if node.strategy.idleness_ms is not None:
@@ -175,6 +178,8 @@ def _place_interval_join(node: IntervalJoin) -> Placement:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if any(i.watermark is None for i in node.inputs):
         reasons.append("a stream's event time has no watermark strategy Spark can follow")
+    if node.generated_time:
+        reasons.append(GENERATED_TIME)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + TWO_INPUT_GENERAL)
     return Placement(NATIVE, NATIVE_INTERVAL_JOIN)
@@ -199,6 +204,8 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("asked for with on_path('general')")
     if node.scripted_time:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
+    if node.generated_time:
+        reasons.append(GENERATED_TIME)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)
     return Placement(

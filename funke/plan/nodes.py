@@ -87,6 +87,11 @@ class Node:
         """Watermark and processing time come from a test script (``funke.testing.TestStream``)."""
         return any(i.scripted_time for i in self.inputs)
 
+    @cached_property
+    def generated_time(self) -> bool:
+        """The watermark comes from a user ``WatermarkGenerator`` (``WatermarkStrategy.for_generator``)."""
+        return any(i.generated_time for i in self.inputs)
+
     # -- per-kind hooks ---------------------------------------------------------------
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
         return inputs[0] if inputs else None
@@ -186,6 +191,10 @@ class Watermark(Node):
     @cached_property
     def watermark(self) -> WatermarkStrategy | None:
         return self.strategy
+
+    @cached_property
+    def generated_time(self) -> bool:
+        return self.strategy.generator is not None
 
     def label(self) -> str:
         return f"watermark {self.strategy.describe()}"

@@ -8,7 +8,7 @@ when ``W >= window.max_timestamp``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from funke.semantics.time import MIN_WATERMARK, Duration, to_millis
 
@@ -31,6 +31,8 @@ class WatermarkStrategy:
     idleness_ms: int | None = None
     #: Event time is the time a record enters funke (``for_ingestion_time``), stamped into ``timestamp_column``.
     ingestion_time: bool = False
+    #: ``for_generator``: what makes the user's ``WatermarkGenerator`` (``funke.semantics.generators``).
+    generator: Any = None
 
     @classmethod
     def for_bounded_out_of_orderness(cls, max_out_of_orderness: Duration) -> WatermarkStrategy:
@@ -53,6 +55,31 @@ class WatermarkStrategy:
         'ingestion time into ingestion_time'
         """
         return cls(max_out_of_orderness_ms=0, timestamp_column=column, ingestion_time=True)
+
+    @classmethod
+    def for_generator(cls, supplier: Any) -> WatermarkStrategy:
+        """The watermark comes from a user ``WatermarkGenerator`` that ``supplier`` makes (a
+        ``WatermarkGeneratorSupplier``, a class, or a callable without arguments); name the
+        event-time column with ``with_timestamp_assigner``.
+
+        The generator sees every record of the stream in order (``on_event(event, event_timestamp,
+        output)``, the event a dict of its columns, the timestamp in epoch ms) and is asked once per
+        micro-batch, after the batch's records, where Flink asks every ``auto_watermark_interval``
+        (``on_periodic_emit(output)``). ``output.emit_watermark(Watermark(ts))`` moves the watermark;
+        a lower one is ignored (the watermark never moves back). The end of a finite stream moves it
+        to +infinity. funke runs one generator per stream (Flink: one per source split, the
+        minimum over the splits), on Spark as one stateful operator that sees the whole stream,
+        and the operators downstream run on funke's general path, which follows the generator's
+        watermark in the same micro-batch (Spark's own windows only know Spark's watermark). A
+        bounded run ignores watermarks, as Flink's batch mode does: every window fires once at the end.
+
+        >>> from funke.semantics.generators import AscendingTimestampsWatermarks
+        >>> WatermarkStrategy.for_generator(AscendingTimestampsWatermarks).with_timestamp_assigner("ts").describe()
+        'WatermarkGenerator AscendingTimestampsWatermarks on ts'
+        """
+        from funke.semantics.generators import check_supplier
+
+        return cls(generator=check_supplier(supplier))
 
     # Short forms named in the foundation issue.
     bounded_out_of_orderness = for_bounded_out_of_orderness
@@ -77,6 +104,9 @@ class WatermarkStrategy:
         return max_timestamp_seen - self.max_out_of_orderness_ms - 1
 
     def describe(self) -> str:
+        if self.generator is not None:
+            name = getattr(self.generator, "__qualname__", None) or type(self.generator).__qualname__
+            return f"WatermarkGenerator {name} on {self.timestamp_column or '?'}" + (f" ({self.timestamp_unit})" if self.timestamp_unit else "")
         if self.ingestion_time:
             return f"ingestion time into {self.timestamp_column}"
         col = self.timestamp_column or "?"

@@ -26,10 +26,12 @@ from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
 from funke.plan.capabilities import GENERAL, check_idleness, place
+from funke.plan.generators import check_generators
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import datasources
 from funke.spark import general as g
+from funke.spark import generated
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, side_view, two_input_program
@@ -324,7 +326,11 @@ class Compiler:
         finite = EOS in frame.columns
         ts = F.when(reason.isNull(), _event_time(column, s.timestamp_unit, finite)).otherwise(_bad_time())
         delay = s.max_out_of_orderness_ms + (_JOIN_SHIFT_MS if id(node) in self.join_watermarks else 0)
-        df = frame.withColumn(column, ts).withWatermark(column, f"{delay} milliseconds")
+        df = frame.withColumn(column, ts)
+        if s.generator is None:
+            df = df.withWatermark(column, f"{delay} milliseconds")
+        else:  # the user's generator, not Spark, says the watermark: operators downstream read its rows
+            out.control = generated.control_frame(self.spark, df, column, F.col(column) > _bad_time(), F.col(EOS) if finite else None, s.generator)
         # observe() is also a barrier: Spark pushes filters that do not read the event-time
         # column below the watermark, where they would drop the end-of-input row unseen.
         usable = F.col(column) > _bad_time()
@@ -350,7 +356,7 @@ class Compiler:
         the filters downstream (as it does in a job without the observe).
         """
         src = node.input
-        if isinstance(src, n.Source) and isinstance(src.spec, GeneratorSource) and not src.scripted_time:
+        if isinstance(src, n.Source) and isinstance(src.spec, GeneratorSource) and not src.scripted_time and node.strategy.generator is None:
             column = node.strategy.timestamp_column
             if column in src.spec.schema.names:
                 return generator_split(self.spark, src.spec, streaming=self.streaming, cores=self.cores, early=[column])
@@ -791,6 +797,7 @@ def compile_job(
 ) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go)."""
+    check_generators(sinks)
     if mode == "streaming":
         check_idleness(sinks)
     c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
