@@ -21,6 +21,12 @@ class SourceSpec:
         """True when the source ends (a collection, a finite generator, a file listing in batch)."""
         raise NotImplementedError
 
+    @property
+    def batchable(self) -> bool:
+        """True when a bounded run (``execute(bounded=True)``) can read it: a source that ends, or
+        one that reads what is there when the job starts (files, Kafka up to its latest offsets)."""
+        return self.bounded
+
     def describe(self) -> str:
         return self.kind
 

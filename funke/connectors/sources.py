@@ -200,6 +200,10 @@ class FileSource(SourceSpec):
     def bounded(self) -> bool:
         return self.monitor_ms is None
 
+    @property
+    def batchable(self) -> bool:
+        return True  # a bounded run reads the files present when it starts
+
     def describe(self) -> str:
         how = "" if self.bounded else f", new files every {self.monitor_ms} ms"
         return f"files({self.format}: {self.path}{how})"

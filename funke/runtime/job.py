@@ -468,9 +468,7 @@ def _trigger_interval(checkpoint_ms: int, sinks: list[n.Sink]) -> int:
 
 
 def _batchable(spec: Any) -> bool:
-    from funke.connectors.sources import FileSource
-
-    return spec.bounded or isinstance(spec, FileSource)
+    return getattr(spec, "batchable", spec.bounded)
 
 
 def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:

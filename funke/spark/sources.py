@@ -14,18 +14,18 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from funke.connectors.kafka import KafkaSource
 from funke.connectors.redis_streams import RedisStreamSource
 from funke.connectors.sources import GENERATOR_INDEX, CollectionSource, FileSource, GeneratorSource
 from funke.errors import UnsupportedError
 from funke.plan.types import Field, Schema
-from funke.spark import datasources, redis_source
+from funke.spark import datasources, kafka_source, redis_source
 from funke.spark.datasources import EOS
+from funke.spark.kafka_source import CORRUPT, POSITION, REASON  # noqa: F401  (the dead-letter columns a source frame may carry)
 from funke.spark.exprs import to_column
 
 #: The most rows an adaptive micro-batch of the generator holds.
 ADAPTIVE_MAX_ROWS = 64_000_000
-#: The column a JSON/CSV file source puts a record in when it cannot parse it.
-CORRUPT = "_funke_corrupt_record"
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -98,6 +98,8 @@ def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int)
         return reader.load(spec.path)
     if isinstance(spec, RedisStreamSource):
         return redis_source.frame(spark, spec, streaming=streaming, cores=cores)
+    if isinstance(spec, KafkaSource):
+        return kafka_source.frame(spark, spec, streaming=streaming, cores=cores)
     raise UnsupportedError(f"no Spark rule for source {spec.describe()}")
 
 

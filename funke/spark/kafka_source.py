@@ -1,0 +1,147 @@
+"""``funke_kafka``: Kafka topics as a Spark Python data source, and the parse of their values.
+
+The readers only adapt :mod:`funke.connectors.kafka` to Spark's API; they hand Spark each
+record's bytes and metadata (``key, value, topic, partition, offset, timestamp``, the
+columns of Spark's own Kafka connector). Spark then parses the values on the JVM: JSON with
+``from_json``, CSV with ``from_csv``, both in PERMISSIVE mode so that a record that does not
+parse or fit the schema arrives whole in the corrupt-record column and goes to the dead
+letters, with its topic, partition and offset as the position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+
+from funke.connectors import kafka as kc
+from funke.spark.datasources import EOS, decode, encode
+
+NAME = "funke_kafka"
+#: Columns a source frame may carry for its dead letters: the raw record, why it is bad, where it was.
+CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_position"
+
+
+class KafkaDataSource(DataSource):
+    """Options: ``config`` (an encoded ReaderConfig) and, for a bounded run, ``ranges``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> str:
+        config: kc.ReaderConfig = decode(self.options["config"])
+        return kc.RAW_DDL + (f", `{config.eos_column}` boolean" if config.eos_column else "")
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return KafkaStreamReader(decode(self.options["config"]))
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return KafkaBatchReader(decode(self.options["config"]), decode(self.options["ranges"]))
+
+
+class KafkaStreamReader(DataSourceStreamReader):
+    """Offsets are per-partition next offsets; ``partitions(start, end)`` is exactly ``[start, end)``."""
+
+    def __init__(self, config: kc.ReaderConfig):
+        self.config = config
+        self.initial: dict | None = None
+
+    def initialOffset(self) -> dict:
+        # Fixed once per query run: "latest" or a time must not move on while no batch has run.
+        if self.initial is None:
+            self.initial = kc.initial_offset(self.config.spec)
+        return self.initial
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.config.spec.max_rows_per_batch)
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        max_rows = None if isinstance(limit, ReadAllAvailable) else getattr(limit, "max_rows", self.config.spec.max_rows_per_batch)
+        return kc.latest_offset(self.config.spec, start, max_rows)
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        return [InputPartition(p) for p in kc.plan_partitions(self.config, start, end)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return kc.read_partition(self.config, partition.value)
+
+
+class KafkaBatchReader(DataSourceReader):
+    """The offset ranges fixed on the driver before the job started."""
+
+    def __init__(self, config: kc.ReaderConfig, ranges: list[tuple[Any, ...]]):
+        self.config, self.ranges = config, ranges
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(r) for r in self.ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:  # Spark's placeholder when there is nothing to read
+            return iter(())
+        return kc.read_partition(self.config, partition.value)
+
+
+def register(spark: SparkSession) -> None:
+    """Register ``funke_kafka`` with a session (idempotent)."""
+    if getattr(spark, "_funke_kafka_registered", False):
+        return
+    spark.dataSource.register(KafkaDataSource)
+    try:
+        spark._funke_kafka_registered = True  # type: ignore[attr-defined]
+    except AttributeError:  # Spark Connect sessions may refuse attributes
+        pass
+
+
+def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int) -> DataFrame:
+    """The records as Spark's Kafka connector gives them (``key, value, topic, partition, offset,
+    timestamp``), after checking the broker and topics (``SourceError`` before any query starts)."""
+    kc.check(spec)
+    register(spark)
+    eos = EOS if streaming and spec.events is not None else None
+    config = kc.ReaderConfig(spec, max(1, cores), eos)
+    if streaming:
+        return spark.readStream.format(NAME).option("config", encode(config)).load()
+    ranges = kc.bounded_ranges(spec, max(1, cores))
+    return spark.read.format(NAME).option("config", encode(config)).option("ranges", encode(ranges)).load()
+
+
+def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int) -> DataFrame:
+    """The source's rows: the values parsed to the declared schema, the metadata columns asked
+    for, and the dead-letter columns (raw record, reason, position); the end flag when finite."""
+    raw = raw_frame(spark, spec, streaming=streaming, cores=cores)
+    finite = EOS in raw.columns
+    meta = [F.col(m).alias(f"kafka_{m}") for m in spec.metadata]
+    position = F.concat(F.col("topic"), F.lit("/"), F.col("partition").cast("string"), F.lit("@"), F.col("offset").cast("string"))
+    no_value = F.col("value").isNull()
+    if finite:
+        no_value = no_value & ~F.col(EOS)
+    if spec.format == "raw":
+        parsed = [F.col("key"), F.col("value")]
+        corrupt = F.lit(None).cast("string")
+    else:
+        ddl = f"{spec.declared.ddl()}, `{CORRUPT}` string"
+        text = F.col("value").cast("string")
+        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+        record = F.from_json(text, ddl, options) if spec.format == "json" else F.from_csv(text, ddl, options)
+        raw = raw.withColumn("_funke_parsed", record)
+        parsed = [F.col(f"_funke_parsed.`{f.name}`").alias(f.name) for f in spec.declared]
+        corrupt = F.col(f"_funke_parsed.`{CORRUPT}`")
+        if spec.format == "json":  # a JSON value that is not an object parses to no struct at all
+            corrupt = F.when(F.col("_funke_parsed").isNull() & ~no_value & F.col("value").isNotNull(), text).otherwise(corrupt)
+    reason = (
+        F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)"))
+        .when(corrupt.isNotNull(), F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema"))
+    )
+    dead = [
+        F.when(no_value, F.lit("")).otherwise(corrupt).alias(CORRUPT),
+        reason.alias(REASON),
+        position.alias(POSITION),
+    ]
+    ends = [F.col(EOS)] if finite else []
+    return raw.select(*parsed, *meta, *dead, *ends)
