@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import funke as fk
+from funke.functions import JoinFunction
 from funke.semantics.time import timestamp_to_millis
 from funke.testing import run
 from funke.windows import TumblingEventTimeWindows
@@ -101,3 +102,37 @@ def test_an_element_behind_the_generator_s_watermark_is_late(spark, tmp_path):
         ("m", 20_000, 25_000, 1, 2),
     ]
     assert sorted((timestamp_to_millis(r["t"]), r["_step"]) for r in result[tag]) == [(2_000, 2), (4_000, 1)]
+
+
+class Pair(JoinFunction):
+    def join(self, left, right):
+        return {"l": left["id"], "r": right["id"]}
+
+
+def test_a_window_join_follows_the_minimum_of_both_inputs_generators(spark, tmp_path):
+    """Left's generator says 12 s after batch 0, right's nothing until its marker at 10 s in batch 1:
+    [0, 10 s) fires at step 1 (Flink's minimum, -infinity until both have one), [10 s, 20 s) at the end."""
+    left = [
+        ("a", 1_000, False, "L1"), ("m", 12_000, True, "Lm"),
+        ("a", 5_000, False, "L2"), ("a", 15_000, False, "L3"),
+        ("a", 18_000, False, "L4"), ("z", 30_000, False, "Lz"),
+    ]  # fmt: skip
+    right = [
+        ("a", 2_000, False, "R1"), ("a", 11_000, False, "R2"),
+        ("m", 10_000, True, "Rm"), ("a", 16_000, False, "R3"),
+        ("a", 19_000, False, "R4"), ("y", 31_000, False, "Ry"),
+    ]  # fmt: skip
+    env = fk.StreamEnvironment(app="gen-join", spark=spark, checkpoint_dir=str(tmp_path / "j"))
+    strategy = fk.WatermarkStrategy.for_generator(Punctuated).with_timestamp_assigner("t", unit="ms")
+
+    def stream(rows):
+        data = [{"k": k, "t": t, "marker": m, "id": i} for k, t, m, i in rows]
+        return env.from_collection(data, "k string, t bigint, marker boolean, id string", rows_per_batch=2, watermarks=strategy)
+
+    pairs = (
+        stream(left).join(stream(right)).where("k").equal_to("k")
+        .window(TumblingEventTimeWindows.of(fk.seconds(10))).apply(Pair(), output_schema="l string, r string")
+    )  # fmt: skip
+    got = sorted((r["l"], r["r"], r["_step"]) for r in run(env, pairs)[pairs])
+    late = [(x, y, 2) for x in ("L3", "L4") for y in ("R2", "R3", "R4")] + [("Lm", "Rm", 2)]
+    assert got == sorted([("L1", "R1", 1), ("L2", "R1", 1), *late])
