@@ -292,6 +292,34 @@ def redis_job(
     return env
 
 
+def kafka_job(
+    events: int | None = None,
+    topic: str = "ysb-events",
+    bootstrap: str = "127.0.0.1:9092",
+    redis: str = "redis://127.0.0.1:6379/0",
+    prefix: str = "ysb:counts:",
+    batch_rows: int = 500_000,
+) -> fk.StreamEnvironment:
+    """YSB as published: Kafka → funke → Redis.
+
+    Ad events are JSON records of a Kafka topic (``funke ysb produce --to kafka`` writes
+    them, and the campaigns to Redis), the ad → campaign table is read from Redis when the
+    job starts, and the window counts go exactly once to Redis hashes ``<prefix><campaign>``
+    (field = window start in epoch ms, value = count), as in the original benchmark.
+    ``events=N`` ends the job after N records; ``--bounded`` reads what the topic holds at
+    the start (at most N). ``batch_rows`` caps the records of a micro-batch.
+
+    ``funke run examples.ysb:kafka_job --events 1000000 --opt topic=ysb-events``
+    """
+    env = fk.StreamEnvironment(app="ysb-kafka")
+    schema = globals()["events"](1).schema
+    source = fk.sources.kafka(topic, schema=schema, bootstrap=bootstrap, events=events, max_rows_per_batch=batch_rows)
+    counts = pipeline(env, source, campaign_table=redis_campaigns(redis))
+    out = fk.sinks.redis(redis, key="campaign_id", field="window_start", value="count", prefix=prefix)
+    counts.sink_to(out, uid="campaign-counts")
+    return env
+
+
 def expected_view_count(n: int) -> int:
     """Views among the first ``n`` events, computed independently (hashes evaluated by Spark SQL in batch)."""
     from pyspark.sql import SparkSession

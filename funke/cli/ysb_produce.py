@@ -1,25 +1,35 @@
-"""``funke ysb produce``: the YSB generator's events written into a Redis Stream at a given rate.
+"""``funke ysb produce``: the YSB generator's events written into a Redis Stream or a Kafka topic at a given rate.
 
 Event ``i`` is the one ``examples.ysb.events`` generates in Spark (the benchmark's settings:
 ``funke.bench.reference.EVENTS_PER_SECOND`` and ``MAX_DISORDER_MS``), computed here with
 numpy and the reference's re-implementation of Spark's ``xxhash64``. Each entry's fields are
 the YSB columns as text, ``event_time`` as integer milliseconds.
 
-No end marker is written: the stream holds events only, and a reader declares where it
-ends (``fk.sources.redis_stream(..., events=N)``), so one stream serves bounded runs over
-any prefix and unbounded runs alike.
+To Kafka (``--to kafka``), event ``i`` is one record in partition ``i % P``, no key, its value
+the same fields as one JSON object (``event_time`` a number); the record's timestamp is the
+time it was produced. The producer batches (``linger.ms``) and compresses (lz4 by default)
+as a throughput-minded Kafka producer does, and is idempotent but not transactional, so the
+topic holds no commit markers: offsets ``0 .. n-1`` of the partitions are exactly the events.
+
+No end marker is written: the stream or topic holds events only, and a reader declares where
+it ends (``fk.sources.redis_stream(..., events=N)``, ``fk.sources.kafka(..., events=N)``), so
+one stream serves bounded runs over any prefix and unbounded runs alike.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from funke.errors import FunkeError, SourceError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 ysb = typer.Typer(help="The Yahoo! Streaming Benchmark's input in Redis.", no_args_is_help=True)
 
@@ -27,33 +37,69 @@ ysb = typer.Typer(help="The Yahoo! Streaming Benchmark's input in Redis.", no_ar
 FIELDS = ("user_id", "page_id", "ad_id", "ad_type", "event_type", "event_time", "ip_address")
 
 
-def ysb_events(lo: int, hi: int) -> dict[str, list[bytes]]:
-    """Events ``lo .. hi-1`` as each field's values (UTF-8 text), equal to ``ysb.events`` in Spark."""
+@functools.cache
+def _names(prefix: str, n: int, width: int = 0) -> pa.Array:
+    """``prefix`` + the numbers ``0 .. n-1`` (zero-padded to ``width``) as an Arrow table to ``take`` from."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    digits = pc.utf8_lpad(pc.cast(pa.array(range(n), pa.int64()), pa.string()), width, "0")
+    return pc.binary_join_element_wise(prefix, digits, "")
+
+
+def ysb_columns(lo: int, hi: int) -> dict[str, pa.Array]:
+    """Events ``lo .. hi-1`` as Arrow string columns, equal to ``ysb.events`` in Spark (numpy and Arrow kernels, no Python per event)."""
     from fractions import Fraction
 
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     import examples.ysb as y
     from funke.bench.reference import EVENTS_PER_SECOND, MAX_DISORDER_MS, xxhash64
 
     i = np.arange(lo, hi, dtype=np.int64)
 
-    def h(salt: int, modulo: int) -> list[int]:
-        return np.mod(xxhash64(i, salt), modulo).tolist()
+    def h(salt: int, modulo: int) -> np.ndarray:
+        return np.mod(xxhash64(i, salt), modulo)
 
     step = Fraction(1000, EVENTS_PER_SECOND)  # the generator's (i * 1000) div events_per_second
-    event_time = y.START_MS + (i * step.numerator) // step.denominator - np.mod(xxhash64(i, 6), MAX_DISORDER_MS + 1)
-    ad_types = [t.encode() for t in y.AD_TYPES]
-    event_types = [t.encode() for t in y.EVENT_TYPES]
+    event_time = y.START_MS + (i * step.numerator) // step.denominator - h(6, MAX_DISORDER_MS + 1)
+    ads = y.CAMPAIGNS * y.ADS_PER_CAMPAIGN
+    octet = _names("", 256)
     return {
-        "user_id": [b"user-%d" % v for v in h(1, 1_000_000)],
-        "page_id": [b"page-%d" % v for v in h(2, 100_000)],
-        "ad_id": [b"ad-%04d" % v for v in h(3, y.CAMPAIGNS * y.ADS_PER_CAMPAIGN)],
-        "ad_type": [ad_types[v] for v in h(4, len(y.AD_TYPES))],
-        "event_type": [event_types[v] for v in h(5, len(y.EVENT_TYPES))],
-        "event_time": [b"%d" % v for v in event_time.tolist()],
-        "ip_address": [b"%d.%d.%d.%d" % q for q in zip(h(7, 256), h(8, 256), h(9, 256), h(10, 256))],
+        "user_id": _names("user-", 1_000_000).take(h(1, 1_000_000)),
+        "page_id": _names("page-", 100_000).take(h(2, 100_000)),
+        "ad_id": _names("ad-", ads, y.id_widths()[0]).take(h(3, ads)),
+        "ad_type": pa.array(y.AD_TYPES).take(h(4, len(y.AD_TYPES))),
+        "event_type": pa.array(y.EVENT_TYPES).take(h(5, len(y.EVENT_TYPES))),
+        "event_time": pc.cast(pa.array(event_time), pa.string()),
+        "ip_address": pc.binary_join_element_wise(*(octet.take(h(salt, 256)) for salt in (7, 8, 9, 10)), "."),
     }
+
+
+def ysb_events(lo: int, hi: int) -> dict[str, list[bytes]]:
+    """Events ``lo .. hi-1`` as each field's values (UTF-8 text), equal to ``ysb.events`` in Spark."""
+    import pyarrow as pa
+
+    return {name: column.cast(pa.binary()).to_pylist() for name, column in ysb_columns(lo, hi).items()}
+
+
+def json_values(lo: int, hi: int) -> list[bytes]:
+    """Events ``lo .. hi-1`` as JSON objects, the fields of :func:`ysb_events` in order, ``event_time`` a number.
+
+    >>> import json; json.loads(json_values(0, 1)[0])["event_time"]
+    1704067198349
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts: list[object] = []
+    for k, (name, column) in enumerate(ysb_columns(lo, hi).items()):
+        quote = "" if name == "event_time" else '"'
+        parts += [("{" if k == 0 else ",") + f'"{name}":{quote}', column, quote]
+    parts[-1] = f"{parts[-1]}}}"
+    return pc.binary_join_element_wise(*parts, "").cast(pa.binary()).to_pylist()
 
 
 def xadd_commands(stream: str, lo: int, hi: int) -> bytes:
@@ -69,9 +115,12 @@ def xadd_commands(stream: str, lo: int, hi: int) -> bytes:
 
 @dataclass(frozen=True)
 class Produced:
+    #: The Redis Stream's key or the Kafka topic.
     stream: str
     events: int
     seconds: float
+    #: The Kafka topic's partitions (0 for a Redis Stream).
+    partitions: int = 0
 
     @property
     def rate(self) -> float:
@@ -127,22 +176,145 @@ def produce(
         return Produced(stream, events, clock() - start)
 
 
+COMPRESSIONS = ("lz4", "none", "zstd", "snappy", "gzip")
+#: Most events built (numpy, Arrow) and handed to the producer at once when unpaced.
+KAFKA_CHUNK = 50_000
+
+
+def producer_config(bootstrap: str, compression: str = "lz4") -> dict[str, object]:
+    """librdkafka settings for writing many small records fast: batches of up to 1 MiB sent after at
+    most 20 ms, ``compression``, idempotent; delivery reports only for records that failed."""
+    from funke.connectors.kafka_client import client_config
+
+    return client_config(bootstrap, {
+        "linger.ms": 20, "batch.size": 1 << 20, "compression.type": compression, "enable.idempotence": True,
+        "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1 << 20,
+        "delivery.report.only.error": True,
+    })  # fmt: skip
+
+
+def prepare_topic(bootstrap: str, topic: str, partitions: int, *, reset: bool = False) -> int:
+    """Create ``topic`` with ``partitions`` unless it exists (``reset``: delete it first); its partitions."""
+    from funke.connectors.kafka_client import admin, ensure_topic, topic_partitions
+
+    where = "ysb produce"
+    client = admin(bootstrap, None, where, SourceError)
+    if reset and topic_partitions(client, topic, bootstrap, where, SourceError) is not None:
+        client.delete_topics([topic])[topic].result(30)
+        deadline = time.monotonic() + 60
+        while topic_partitions(client, topic, bootstrap, where, SourceError) is not None:
+            if time.monotonic() > deadline:
+                raise SourceError(f"Kafka at {bootstrap}: topic '{topic}' was deleted but still listed after 60 s")
+            time.sleep(0.1)
+    ensure_topic(client, topic, bootstrap, where, SourceError, partitions=partitions)
+    # Deleted a moment ago, a topic may be created again before the broker forgot the old one.
+    deadline = time.monotonic() + 60
+    while (found := topic_partitions(client, topic, bootstrap, where, SourceError)) is None:
+        if time.monotonic() > deadline:
+            raise SourceError(f"Kafka at {bootstrap}: topic '{topic}' not listed 60 s after its creation")
+        time.sleep(0.1)
+    return found
+
+
+def produce_kafka(
+    bootstrap: str,
+    topic: str,
+    *,
+    events: int,
+    rate: float | None,
+    partitions: int = 2,
+    reset: bool = False,
+    compression: str = "lz4",
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Produced:
+    """Write events ``0 .. events-1`` to ``topic`` (event ``i`` to partition ``i % P``), paced as :func:`produce`.
+
+    The topic is created with ``partitions`` when missing (``reset``: deleted first, so it holds
+    exactly these events); an existing topic keeps its own partition count. Returns once the
+    broker has acknowledged every record; ``SourceError`` if any failed.
+    """
+    from confluent_kafka import KafkaException, Producer
+
+    if events < 0:
+        raise FunkeError(f"ysb produce: --events must be >= 0, got {events}")
+    if rate is not None and rate <= 0:
+        raise FunkeError(f"ysb produce: --rate must be positive (or 0 for unpaced), got {rate}")
+    if partitions <= 0:
+        raise FunkeError(f"ysb produce: --partitions must be positive, got {partitions}")
+    if compression not in COMPRESSIONS:
+        raise FunkeError(f"ysb produce: --compression must be one of {', '.join(COMPRESSIONS)}, got {compression!r}")
+    count = prepare_topic(bootstrap, topic, partitions, reset=reset)
+    failed: list[str] = []
+
+    def report(err: object, msg: object) -> None:  # called for failed records only
+        if err is not None and len(failed) < 5:
+            failed.append(str(err))
+
+    producer = Producer({**producer_config(bootstrap, compression), "on_delivery": report})
+    chunk = KAFKA_CHUNK if rate is None else max(1, min(KAFKA_CHUNK, int(rate / 20)))
+    send, poll = producer.produce, producer.poll
+    start = clock()
+    try:
+        for lo in range(0, events, chunk):
+            if rate is not None:
+                wait = start + lo / rate - clock()
+                if wait > 0:
+                    sleep(wait)
+            values = json_values(lo, min(events, lo + chunk))
+            for k in range(min(count, len(values))):
+                partition = (lo + k) % count
+                for value in values[k::count]:
+                    while True:
+                        try:
+                            send(topic, value, partition=partition)
+                            break
+                        except BufferError:  # the local queue is full: let librdkafka send some
+                            poll(0.01)
+            poll(0)
+            if failed:
+                break
+        left = producer.flush(120)
+    except KafkaException as e:
+        raise SourceError(f"Kafka at {bootstrap}: producing to '{topic}' failed: {e}") from None
+    if failed or left:
+        why = "; ".join(failed) or f"{left:,} records not acknowledged after 120 s"
+        raise SourceError(f"Kafka at {bootstrap}: producing to '{topic}' failed: {why}")
+    return Produced(topic, events, clock() - start, count)
+
+
 @ysb.command("produce")
 def produce_command(
-    rate: Annotated[float, typer.Option(help="events per second; 0 writes as fast as Redis takes them")] = 100_000,
+    rate: Annotated[float, typer.Option(help="events per second; 0 writes as fast as Redis or Kafka takes them")] = 100_000,
     events: Annotated[int, typer.Option(help="events to write: YSB events 0 .. N-1")] = 1_000_000,
-    stream: Annotated[str, typer.Option(help="the stream's key")] = "ysb:events",
-    redis: Annotated[str, typer.Option("--redis", help="Redis URL")] = "redis://127.0.0.1:6379/0",
-    reset: Annotated[bool, typer.Option("--reset", help="delete the stream before writing")] = False,
+    to: Annotated[str, typer.Option("--to", help="where the events go: redis (a Stream) or kafka (a topic)")] = "redis",
+    stream: Annotated[str, typer.Option(help="the Redis Stream's key (--to redis)")] = "ysb:events",
+    topic: Annotated[str, typer.Option(help="the Kafka topic (--to kafka), created when missing")] = "ysb-events",
+    partitions: Annotated[int, typer.Option(help="partitions of a topic it creates (--to kafka); event i goes to i % P")] = 2,
+    bootstrap: Annotated[str, typer.Option(help="Kafka bootstrap servers (--to kafka)")] = "127.0.0.1:9092",
+    compression: Annotated[str, typer.Option(help=f"Kafka record batch compression: {', '.join(COMPRESSIONS)}")] = "lz4",
+    redis: Annotated[
+        str, typer.Option("--redis", help="Redis URL (the campaigns go there in either case)")
+    ] = "redis://127.0.0.1:6379/0",
+    reset: Annotated[bool, typer.Option("--reset", help="delete the stream or topic before writing")] = False,
 ) -> None:
-    """Write the YSB campaigns and the generator's events into Redis (read by examples.ysb:redis_job)."""
+    """Write the YSB campaigns to Redis and the generator's events to a Redis Stream or a Kafka topic
+    (read by examples.ysb:redis_job and examples.ysb:kafka_job)."""
     from examples.ysb import CAMPAIGNS_KEY, store_campaigns
 
+    if to not in ("redis", "kafka"):
+        raise typer.BadParameter(f"{to!r}: choose redis or kafka", param_hint="--to")
     try:
         store_campaigns(redis)
         typer.echo(f"stored the ad -> campaign map under '{CAMPAIGNS_KEY}'")
-        done = produce(redis, stream, events=events, rate=rate or None, reset=reset)
+        if to == "kafka":
+            done = produce_kafka(
+                bootstrap, topic, events=events, rate=rate or None, partitions=partitions, reset=reset, compression=compression
+            )
+        else:
+            done = produce(redis, stream, events=events, rate=rate or None, reset=reset)
     except FunkeError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(f"wrote {done.events:,} events to '{done.stream}' in {done.seconds:.2f} s ({done.rate:,.0f} events/s)")
+    where = f"topic '{done.stream}' ({done.partitions} partitions) at {bootstrap}" if to == "kafka" else f"'{done.stream}'"
+    typer.echo(f"wrote {done.events:,} events to {where} in {done.seconds:.2f} s ({done.rate:,.0f} events/s)")
