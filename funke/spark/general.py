@@ -554,6 +554,8 @@ def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
 
     def run(batch: pd.DataFrame) -> pd.DataFrame:
         out, _ = run_bucket(program, None, batch, spark_watermark=None, processing_time=None, final=True)
-        return out
+        # A bucket without output: pandas makes its empty columns float64, which Arrow turns into a
+        # ChunkedArray (not an Array) for a string column, and Spark fails; empty object columns convert.
+        return out if len(out) else out.astype(object)
 
     return run

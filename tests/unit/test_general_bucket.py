@@ -80,3 +80,16 @@ def test_preaggregation_equals_one_by_one(batches, kind, trig, lateness):
     pre = run(program(assigner, trigger, lateness, pre=True), schedule)
     assert sorted(pre, key=repr) == sorted(plain, key=repr)
     assert sum(1 for r in plain if r[1] == g.DROPPED) == sum(1 for r in pre if r[1] == g.DROPPED)
+
+
+def test_a_bounded_bucket_without_output_converts_to_arrow():
+    """A bounded run's bucket that emits nothing (a window join's key without pairs) used to fail in
+    Spark: pandas makes empty columns float64, and Arrow turns float64 into a string column as a
+    ChunkedArray, which Spark's serializer cannot put in a record batch."""
+    import pyarrow as pa
+
+    prog = program(TumblingEventTimeWindows.of(seconds(10)), None, 0, False)
+    no_rows = pd.DataFrame({g.CONTROL: pd.Series([], dtype=bool), g.TS: pd.Series([], dtype="int64"), "k": [], "v": []})
+    out = g.batch_function(prog)(no_rows)
+    assert len(out) == 0
+    assert isinstance(pa.Array.from_pandas(out["k"], type=pa.string()), pa.Array)
