@@ -14,14 +14,19 @@ A failure-free run writes exactly ``expected_counts(events)`` and ``KEYS`` total
 the same tables: nothing lost, nothing written twice.
 
 The events come from funke's generator (``source="generator"``), from a Redis Stream that
-``write_stream`` filled (``source="redis"``: the stream ends at its ``events``-th entry), or
-from JSON files that ``write_files`` wrote, one file per micro-batch (``source="files"``:
-bounded, as Flink's FileSource, so it ends after the files present at the start).
+``write_stream`` filled (``source="redis"``: the stream ends at its ``events``-th entry), from
+JSON files that ``write_files`` wrote, one file per micro-batch (``source="files"``:
+bounded, as Flink's FileSource, so it ends after the files present at the start), or from a
+Kafka topic that ``write_topic`` filled (``source="kafka"``: ``events=N`` ends it).
 
-``FUNKE_CHAOS_KILL=during:<sink>:<batch>`` or ``after:<sink>:<batch>`` makes the
-PostgreSQL sink SIGKILL its own process group in the middle of the transaction of the
-first batch with rows from ``<batch>`` on, or right after it commits (before Spark records
-the batch as done).
+The two outputs go to PostgreSQL tables (``sink="postgres"``) or to Kafka topics of the same
+names through the transactional sink (``sink="kafka"``; read them ``read_committed``).
+
+``FUNKE_CHAOS_KILL=during:<sink>:<batch>`` or ``after:<sink>:<batch>`` makes the sink SIGKILL
+its own process group in the middle of the transaction of the first batch with rows from
+``<batch>`` on (PostgreSQL: rows copied, before COMMIT; Kafka: records produced and flushed
+to the broker, before ``commit_transaction``), or right after it commits (before Spark
+records the batch as done).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import funke as fk
+from funke.connectors.kafka_sink import KafkaSink
 from funke.connectors.postgres import PostgresSink
 from funke.functions import KeyedProcessFunction
 from funke.state import MapStateDescriptor, ValueStateDescriptor
@@ -47,16 +53,29 @@ KILL = "FUNKE_CHAOS_KILL"
 
 
 SCHEMA = "key string, seq bigint, event_time bigint"
-SOURCES = ("generator", "redis", "files")
+SOURCES = ("generator", "redis", "files", "kafka")
+SINKS = ("postgres", "kafka")
+#: Partitions of the Kafka input topic: event i goes to partition i % KAFKA_PARTITIONS (a key's events stay in order).
+KAFKA_PARTITIONS = 2
 
 
 def source(
-    events: int, rows_per_batch: int, kind: str = "generator", *, redis: str = "", stream: str = "", files: str = ""
+    events: int,
+    rows_per_batch: int,
+    kind: str = "generator",
+    *,
+    redis: str = "",
+    stream: str = "",
+    files: str = "",
+    bootstrap: str = "",
+    topic: str = "",
 ) -> Any:
     if kind == "redis":
         return fk.sources.redis_stream(stream, schema=SCHEMA, url=redis, max_rows_per_batch=rows_per_batch, events=events)
     if kind == "files":
         return fk.sources.files(files, schema=SCHEMA, format="json", maxFilesPerTrigger=1)
+    if kind == "kafka":
+        return fk.sources.kafka(topic, schema=SCHEMA, bootstrap=bootstrap, events=events, max_rows_per_batch=rows_per_batch)
     if kind != "generator":
         raise ValueError(f"chaos source must be one of {', '.join(SOURCES)}, got {kind!r}")
     return fk.sources.generator(
@@ -100,6 +119,34 @@ def write_files(directory: str, events: int, rows_per_file: int) -> int:
         path.write_text("".join(json.dumps(event(i)) + "\n" for i in range(start, min(events, start + rows_per_file))))
         os.utime(path, (base + n, base + n))
     return -(-events // rows_per_file)
+
+
+def write_topic(bootstrap: str, topic: str, events: int, partitions: int = KAFKA_PARTITIONS) -> None:
+    """The events into a new Kafka topic as JSON, event ``i`` to partition ``i % partitions`` (keyed by its key):
+    a micro-batch takes as many offsets from each partition, so it holds consecutive events."""
+    import json
+
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until its future is done
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(60)
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    failed: list[str] = []
+    for i in range(events):
+        e = event(i)
+        while True:
+            try:
+                producer.produce(topic, json.dumps(e), e["key"], partition=i % partitions,
+                                 on_delivery=lambda err, _: err is not None and failed.append(err.str()))  # fmt: skip
+                break
+            except BufferError:
+                producer.poll(0.1)
+    left = producer.flush(120)
+    if left or failed:
+        raise RuntimeError(
+            f"writing the chaos events to topic {topic} at {bootstrap}: {left} not acknowledged, failed: {failed[:3]}"
+        )
 
 
 class SequenceChecker(KeyedProcessFunction):
@@ -154,6 +201,24 @@ class ChaosPostgresSink(PostgresSink):
             _die()
 
 
+@dataclass(eq=False)
+class ChaosKafkaSink(KafkaSink):
+    """The transactional Kafka sink, able to kill its own process in or right after a batch's transaction."""
+
+    def write_table(self, data: Any, *, job: str, batch_id: int, query_id: str | None) -> bool:
+        self._batch = batch_id
+        written = super().write_table(data, job=job, batch_id=batch_id, query_id=query_id)
+        if data.num_rows and _kill_requested("after", self.name, batch_id):
+            _die()
+        return written
+
+    def _produce(self, producer: Any, values: list[str], keys: list[str] | None) -> None:
+        super()._produce(producer, values, keys)
+        if _kill_requested("during", self.name, getattr(self, "_batch", -1)):
+            producer.flush(30)  # the records are on the broker, in a transaction that never commits
+            _die()
+
+
 def _kill_requested(when: str, sink: str, batch: int) -> bool:
     """True for the first batch with rows at or after the one ``FUNKE_CHAOS_KILL`` names."""
     asked = os.environ.get(KILL, "").rsplit(":", 1)
@@ -176,15 +241,30 @@ def job(
     redis: str = "redis://127.0.0.1:6379/0",
     stream: str = "",
     files: str = "",
+    sink_kind: str = "postgres",
+    bootstrap: str = "127.0.0.1:9092",
 ) -> fk.StreamEnvironment:
+    """``source_kind="kafka"`` reads topic ``<table>_in``; ``sink_kind="kafka"`` writes topics ``<table>`` and
+    ``<table>_checks`` (which must exist), else tables of those names in PostgreSQL at ``dsn``."""
+    if sink_kind not in SINKS:
+        raise ValueError(f"chaos sink must be one of {', '.join(SINKS)}, got {sink_kind!r}")
     env = fk.StreamEnvironment(app="chaos", spark=spark, checkpoint_dir=checkpoint_dir)
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("event_time", unit="ms")
-    events_in = source(events, rows_per_batch, source_kind, redis=redis, stream=stream or f"chaos:{table}", files=files)
+    events_in = source(
+        events, rows_per_batch, source_kind, redis=redis, stream=stream or f"chaos:{table}", files=files,
+        bootstrap=bootstrap, topic=f"{table}_in",
+    )  # fmt: skip
     keyed = env.from_source(events_in, wm, uid="events").key_by("key")
+
+    def sink(name: str) -> Any:
+        if sink_kind == "kafka":
+            return ChaosKafkaSink(name, bootstrap, key=("key",))
+        return ChaosPostgresSink(name, dsn)
+
     counts = keyed.window(TumblingEventTimeWindows.of(fk.seconds(WINDOW_MS // 1000))).count()
-    counts.sink_to(ChaosPostgresSink(table, dsn), uid="counts")
+    counts.sink_to(sink(table), uid="counts")
     checks = keyed.process(SequenceChecker(), output_schema="kind string, key string, n bigint, detail string")
-    checks.sink_to(ChaosPostgresSink(f"{table}_checks", dsn), uid="checks")
+    checks.sink_to(sink(f"{table}_checks"), uid="checks")
     return env
 
 

@@ -415,32 +415,39 @@ def bench_chaos(
     rows_per_batch: Annotated[int, typer.Option(help="events per micro-batch")] = 500,
     dsn: Annotated[str, typer.Option(help="PostgreSQL the job writes to")] = "host=127.0.0.1 port=5432 dbname=test user=postgres",
     seed: Annotated[int, typer.Option(help="seed of the kill moments")] = 0,
-    source: Annotated[str, typer.Option(help="generator, redis (a Redis Stream written first) or files (JSON files written first)")] = "generator",
+    source: Annotated[str, typer.Option(help="generator, redis (a Redis Stream written first), files (JSON files written first) or kafka (a topic written first)")] = "generator",
+    sink: Annotated[str, typer.Option(help="postgres (tables) or kafka (topics, transactional; checked read_committed)")] = "postgres",
     redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",  # services.REDIS_URL
+    bootstrap: Annotated[str, typer.Option(help="the Kafka broker of --source/--sink kafka")] = "127.0.0.1:9092",  # services.KAFKA_BOOTSTRAP
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
-    """Kill the self-checking job (examples/chaos.py) again and again; PostgreSQL must hold the failure-free result."""
+    """Kill the self-checking job (examples/chaos.py) again and again; its sink must hold the failure-free result."""
     import datetime as dt
     import tempfile
 
-    from examples.chaos import SOURCES
+    from examples.chaos import SINKS, SOURCES
     from funke.bench.chaos import run_chaos, summary
 
     if source not in SOURCES:
         raise typer.BadParameter(f"choose one of {', '.join(SOURCES)}", param_hint="--source")
-    _local_services({"postgres": dsn, **({"redis": redis} if source == "redis" else {})})
+    if sink not in SINKS:
+        raise typer.BadParameter(f"choose one of {', '.join(SINKS)}", param_hint="--sink")
+    wanted = {"postgres": dsn} if sink == "postgres" else {}
+    wanted |= {"redis": redis} if source == "redis" else {}
+    wanted |= {"kafka": bootstrap} if "kafka" in (source, sink) else {}
+    _local_services(wanted)
     with tempfile.TemporaryDirectory(prefix="funke-chaos-") as workdir:
         result = run_chaos(
             dsn, kills=kills, events=events, rows_per_batch=rows_per_batch, workdir=workdir, seed=seed, source=source, redis=redis,
-            on_step=lambda s: err.print(f"[dim]{s}[/dim]"),
+            sink=sink, bootstrap=bootstrap, on_step=lambda s: err.print(f"[dim]{s}[/dim]"),
         )
     figures = summary(result)
     console.print_json(json.dumps(figures))
     if write:
         command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else f"funke bench chaos --kills {kills}"
         line = (
-            f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} `{command}` (source: {source}): {figures['kills']} kills "
+            f"- {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} `{command}` (source: {source}, sink: {sink}): {figures['kills']} kills "
             f"({', '.join(f'{k} {v}' for k, v in figures['kills_by_mode'].items())}), {figures['runs']} runs, "
             f"{figures['records']:,} records, lost {figures['lost']}, duplicated {figures['duplicated']}, "
             f"alerts {figures['alerts']}, totals {'right' if figures['totals_ok'] else 'WRONG'}{' (no end: none)' if source == 'files' else ''}, "

@@ -1,13 +1,13 @@
 """Exactly-once under failures: the self-checking job killed mid-run (each way once over the generator, once
-over each replayable source), PostgreSQL holds the failure-free result. Longer runs with more kills:
-``funke bench chaos``."""
+over each replayable source), PostgreSQL holds the failure-free result; Kafka to Kafka killed inside a
+transaction, the output topics read read_committed hold it. Longer runs with more kills: ``funke bench chaos``."""
 
 from __future__ import annotations
 
 import pytest
 
 from funke.bench.chaos import run_chaos, summary
-from tests.servers import ensure_postgres, ensure_redis
+from tests.servers import ensure_kafka, ensure_postgres, ensure_redis
 
 pytestmark = pytest.mark.spark
 
@@ -63,4 +63,28 @@ def test_file_source_killed_mid_directory_replays_exactly(tmp_path):
     )
     figures = summary(result)
     assert (figures["source"], figures["kills"]) == ("files", 1), (figures, steps)
+    assert (figures["lost"], figures["duplicated"], figures["alerts"], figures["totals_ok"]) == (0, 0, 0, True), (figures, steps)
+
+
+def test_kafka_to_kafka_killed_inside_a_transaction_read_committed_holds_the_exact_result(tmp_path):
+    """Kafka in (two partitions), Kafka out (the transactional sink): killed with a batch's records flushed to
+    the broker in a transaction not yet committed; a read_committed read of both output topics holds exactly
+    the failure-free result."""
+    bootstrap = ensure_kafka()
+    steps: list[str] = []
+    result = run_chaos(
+        "",
+        kills=1,
+        events=6_000,
+        rows_per_batch=800,
+        workdir=str(tmp_path),
+        seed=3,
+        source="kafka",
+        sink="kafka",
+        bootstrap=bootstrap,
+        modes=("during",),
+        on_step=steps.append,
+    )
+    figures = summary(result)
+    assert (figures["source"], figures["sink"], figures["kills_by_mode"]["during"]) == ("kafka", "kafka", 1), (figures, steps)
     assert (figures["lost"], figures["duplicated"], figures["alerts"], figures["totals_ok"]) == (0, 0, 0, True), (figures, steps)
