@@ -10,7 +10,7 @@ from funke.functions import CoGroupFunction, JoinFunction, ProcessJoinFunction
 from funke.plan.capabilities import place
 from funke.semantics.time import timestamp_to_millis
 from funke.testing import TestStream, assert_rows, run
-from funke.windows import TumblingEventTimeWindows
+from funke.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 from .helpers import ts
 from .test_teststream import ms
@@ -152,10 +152,7 @@ class Pair(JoinFunction):
         return {"ls": left["id"], "rs": right["id"]}
 
 
-def test_window_join_and_co_group_per_tumbling_window_with_the_late_element_dropped(env):
-    """Windows of 10 s. After step 1 the watermark is min(10 s, 20 s): [0, 10 s) fires (L1 + R1);
-    L3 at 5 s then is late for it and is dropped; the end of input fires [10 s, 20 s) for a (L2 only:
-    the join has no pair there) and for b (R2 only)."""
+def _tumbling_join_and_co_group(env):
     left = (
         TestStream(schema="k string, id string")
         .add_elements([("a", "L1"), ("a", "L2")], timestamps=[1_000, 12_000])
@@ -172,6 +169,15 @@ def test_window_join_and_co_group_per_tumbling_window_with_the_late_element_drop
     tumbling = TumblingEventTimeWindows.of(fk.seconds(10))
     groups = a.co_group(b).where("k").equal_to("k").window(tumbling).apply(Ids(), output_schema="ls string, rs string")
     pairs = a.join(b).where("k").equal_to("k").window(tumbling).apply(Pair(), output_schema="ls string, rs string")
+    return groups, pairs
+
+
+def test_window_join_and_co_group_per_tumbling_window_with_the_late_element_dropped(env, spark, tmp_path):
+    """Windows of 10 s. After step 1 the watermark is min(10 s, 20 s): [0, 10 s) fires (L1 + R1);
+    L3 at 5 s then is late for it and is dropped; the end of input fires [10 s, 20 s) for a (L2 only:
+    the join has no pair there) and for b (R2 only). Bounded, nothing is late (Flink's batch mode):
+    L3 joins [0, 10 s), the rest is the same."""
+    groups, pairs = _tumbling_join_and_co_group(env)
     result = run(env, groups, pairs)
     assert_rows(
         ms(result[groups]),
@@ -182,5 +188,115 @@ def test_window_join_and_co_group_per_tumbling_window_with_the_late_element_drop
         ],
         ignore=(),
     )
-    assert_rows(ms(result[pairs]), [{"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L1", "rs": "R1", "_step": 1}], ignore=())
+    assert_rows(
+        ms(result[pairs]), [{"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L1", "rs": "R1", "_step": 1}], ignore=()
+    )
     assert result.metrics["late_rows_dropped"] == 2  # L3, once per query
+
+    bounded_env = fk.StreamEnvironment(app="tumbling-bounded", spark=spark, checkpoint_dir=str(tmp_path / "bounded"))
+    groups, pairs = _tumbling_join_and_co_group(bounded_env)
+    bounded = run(bounded_env, groups, pairs, bounded=True)
+    assert_rows(
+        ms(bounded[groups]),
+        [
+            {"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L1,L3", "rs": "R1"},
+            {"k": "a", "window_start": 10_000, "window_end": 20_000, "ls": "L2", "rs": ""},
+            {"k": "b", "window_start": 10_000, "window_end": 20_000, "ls": "", "rs": "R2"},
+        ],
+    )
+    assert_rows(
+        ms(bounded[pairs]),
+        [
+            {"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L1", "rs": "R1"},
+            {"k": "a", "window_start": 0, "window_end": 10_000, "ls": "L3", "rs": "R1"},
+        ],
+    )
+    assert bounded.metrics["late_rows_dropped"] == 0
+
+
+def _pairs(rows, step=True):
+    return sorted(
+        (r["k"], r["window_start"], r["window_end"], r["ls"], r["rs"]) + ((r["_step"],) if step else ()) for r in ms(rows)
+    )
+
+
+def _sliding_join(env):
+    left = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "L1"), ("a", "L2")], timestamps=[1_000, 7_000])
+        .advance_watermark_to(10_000)
+        .advance_watermark_to(10_000)
+        .add_elements([("a", "L3")], timestamps=[3_000])
+    )
+    right = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "R1")], timestamps=[4_000])
+        .add_elements([("a", "R2")], timestamps=[8_000])
+        .advance_watermark_to(12_000)
+    )
+    a, b = env.from_source(left), env.from_source(right)
+    sliding = SlidingEventTimeWindows.of(fk.seconds(10), fk.seconds(5))
+    return a.join(b).where("k").equal_to("k").window(sliding).apply(Pair(), output_schema="ls string, rs string")
+
+
+def test_window_join_per_sliding_window_with_the_late_element_dropped(env, spark, tmp_path):
+    """Windows of 10 s every 5 s. The watermark: -infinity until step 2 (right has none before), then
+    min(10 s, 12 s) = 10 s: [-5 s, 5 s) (L1, R1) and [0, 10 s) (L1, L2 x R1, R2) fire at step 2. L3 at
+    3 s comes at step 3, late for both its windows, and is dropped. Right's input ends at step 3, left's
+    at step 4, where [5 s, 15 s) (L2, R2) fires. Bounded, L3 joins R1 in both its windows and R2 in [0, 10 s)."""
+    pairs = _sliding_join(env)
+    result = run(env, pairs)
+    fired = [
+        ("a", -5_000, 5_000, "L1", "R1", 2),
+        *[("a", 0, 10_000, lid, rid, 2) for lid in ("L1", "L2") for rid in ("R1", "R2")],
+        ("a", 5_000, 15_000, "L2", "R2", 4),
+    ]
+    assert _pairs(result[pairs]) == sorted(fired)
+    assert result.metrics["late_rows_dropped"] == 1  # L3, once (all its windows are late)
+
+    bounded_env = fk.StreamEnvironment(app="sliding-bounded", spark=spark, checkpoint_dir=str(tmp_path / "bounded"))
+    pairs = _sliding_join(bounded_env)
+    bounded = run(bounded_env, pairs, bounded=True)
+    with_late = [f[:5] for f in fired] + [
+        ("a", -5_000, 5_000, "L3", "R1"),
+        ("a", 0, 10_000, "L3", "R1"),
+        ("a", 0, 10_000, "L3", "R2"),
+    ]
+    assert _pairs(bounded[pairs], step=False) == sorted(with_late)
+
+
+def _session_join(env):
+    left = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "L1")], timestamps=[1_000])
+        .add_elements([("a", "L2")], timestamps=[9_000])
+        .advance_watermark_to(20_000)
+        .add_elements([("a", "L3"), ("b", "Lb")], timestamps=[2_000, 14_000])
+    )
+    right = (
+        TestStream(schema="k string, id string")
+        .add_elements([("a", "R1"), ("b", "Rb")], timestamps=[4_000, 18_000])
+        .advance_watermark_to(30_000)
+    )
+    a, b = env.from_source(left), env.from_source(right)
+    sessions = EventTimeSessionWindows.with_gap(fk.seconds(5))
+    return a.join(b).where("k").equal_to("k").window(sessions).apply(Pair(), output_schema="ls string, rs string")
+
+
+def test_window_join_per_session_window_merges_both_inputs_and_keeps_a_late_element_that_merges(env, spark, tmp_path):
+    """Sessions with a 5 s gap, over both inputs' elements of a key. a: L1 [1 s, 6 s) and R1 [4 s, 9 s)
+    merge, L2 [9 s, 14 s) touches them: one session [1 s, 14 s), which fires at step 2 (watermark
+    min(20 s, right's end) = 20 s). At step 3, a's L3 at 2 s has only its own session [2 s, 7 s), late:
+    dropped. b's Lb at 14 s alone would be late too ([14 s, 19 s)), but it merges first with Rb's open
+    session [18 s, 23 s) into [14 s, 23 s), which is not late (Flink merges, then checks): kept, fired
+    at the end (step 4). Bounded, L3 is in a's one session too."""
+    pairs = _session_join(env)
+    result = run(env, pairs)
+    fired = [("a", 1_000, 14_000, "L1", "R1", 2), ("a", 1_000, 14_000, "L2", "R1", 2), ("b", 14_000, 23_000, "Lb", "Rb", 4)]
+    assert _pairs(result[pairs]) == sorted(fired)
+    assert result.metrics["late_rows_dropped"] == 1  # L3
+
+    bounded_env = fk.StreamEnvironment(app="session-bounded", spark=spark, checkpoint_dir=str(tmp_path / "bounded"))
+    pairs = _session_join(bounded_env)
+    bounded = run(bounded_env, pairs, bounded=True)
+    assert _pairs(bounded[pairs], step=False) == sorted([f[:5] for f in fired] + [("a", 1_000, 14_000, "L3", "R1")])
