@@ -56,6 +56,28 @@ ended (the machine is shared).
 |---|---|---|---|---|---|---|
 """
 
+KAFKA_SECTION = "## `funke bench ysb --source kafka` runs"
+KAFKA_INTRO = """\
+Rows appended by `funke bench ysb --source kafka` (`funke/bench/ysb_kafka.py`). The harness
+writes the events to a fresh Kafka topic first (`funke ysb produce --to kafka`'s producer:
+event `i` to partition `i % P`, JSON, lz4), then one flush record at the end of the last
+partition. Both systems read that topic in one process, on one SparkSession, `--batch-rows`
+records per micro-batch, each warmed up first over a 500 k-event topic: funke runs
+`examples.ysb:kafka_job`'s pipeline (`fk.sources.kafka(..., events=N)`: funke's Python data
+source over confluent-kafka, Arrow batches of raw records, JSON parsed by Spark's
+`from_json`); plain PySpark runs `funke/bench/plain_kafka.py`, the minimal Python data
+source a PySpark user writes over confluent-kafka (one task per partition, a tuple per
+record, `from_json` too), since Spark's own Kafka connector is not served for pyspark
+4.3.0. Both write Parquet through Spark's file sink with the listed campaign table
+(`kafka_job` itself reads the campaigns from Redis and writes Redis), and both results are
+checked against the numpy reference. Figures as in the section above: steady events/s
+over micro-batch time after the first two micro-batches, and events per CPU second (this
+process, the JVM and its Python workers; the broker's CPU is not counted).
+
+| date (UTC) | command | versions | machine | funke | plain PySpark | funke / plain |
+|---|---|---|---|---|---|---|
+"""
+
 CHECKPOINT_SECTION = "## `funke bench checkpoint` runs"
 _CHECKPOINT_INTRO = """\
 Rows appended by `funke bench checkpoint` (`funke/bench/checkpoint.py`): what exactly-once
@@ -189,7 +211,8 @@ def table(result: YsbBench, s: Setup) -> Table:
         if result.campaigns == VARIANTS[result.variant].campaigns
         else f"{result.variant}, {result.campaigns:,} campaigns"
     )
-    t = Table(title=f"YSB ({variant}, {mode}): {result.events:,} events, same input, same run{rounds}")
+    origin = " from Kafka" if result.source == "kafka" else ""
+    t = Table(title=f"YSB ({variant}, {mode}): {result.events:,} events{origin}, same input, same run{rounds}")
     t.add_column("")
     t.add_column("funke", justify="right")
     t.add_column("plain PySpark", justify="right")

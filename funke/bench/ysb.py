@@ -170,6 +170,8 @@ class YsbBench:
     campaigns: int = ysb.CAMPAIGNS
     #: Filesystem the streaming checkpoints were on (``ext4``, ``tmpfs``); "" when bounded.
     checkpoint_fs: str = ""
+    #: Where both systems read the events: ``generator`` (Spark generates them) or ``kafka`` (a topic).
+    source: str = "generator"
 
     @property
     def rounds(self) -> int:
@@ -452,17 +454,17 @@ def _sink(job: Job, path: str) -> Any:
 
 
 def funke_streaming(
-    spark: Any, job: Job, workdir: str, checkpoint: str, *, on_finished: Callable[[], None] = lambda: None
+    spark: Any, job: Job, workdir: str, checkpoint: str, *, on_finished: Callable[[], None] = lambda: None, source: Any = None
 ) -> Run:
     """``examples/ysb.py``'s pipeline as a streaming job writing Parquet, as ``funke run examples.ysb:job --output`` does.
 
     With ``job.trigger``, the data Artisans trigger on a 1-second processing-time trigger
     (``examples.ysb:trigger_job``), its output split into early and final rows by the
     watermark each micro-batch ran with. ``on_finished`` runs when the job has ended,
-    before its output is read.
+    before its output is read. ``source``: another source of the same events than the generator (Kafka).
     """
     env = _environment(spark, checkpoint, fk.seconds(1) if job.trigger else None, operator_metrics=job.operator_metrics)
-    source = dataclasses.replace(
+    source = source or dataclasses.replace(
         plain.ysb_events(job.events, job.campaigns), rows_per_batch=job.rows_per_batch, batch_seconds=job.batch_seconds
     )
     trigger = ysb.DataArtisansTrigger() if job.trigger else None

@@ -17,6 +17,7 @@ from rich.table import Table
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
 from funke.cli.services import cluster as cluster_app
+from funke.cli import bench_kafka
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 
@@ -193,6 +194,11 @@ def bench_ysb(
     operator_metrics: Annotated[
         bool, typer.Option("--operator-metrics", help="funke counts rows out of every operator, native ones too (what that costs)")
     ] = False,
+    source: Annotated[
+        str, typer.Option(help="generator (Spark generates the events) or kafka (written to a fresh topic first, read by both)")
+    ] = "generator",
+    partitions: Annotated[int, typer.Option(help="partitions of the topic (--source kafka)")] = 2,
+    bootstrap: Annotated[str, typer.Option(help="Kafka bootstrap servers (--source kafka)")] = "127.0.0.1:9092",
     write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page the row goes to")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -200,11 +206,22 @@ def bench_ysb(
     from funke.bench import report
     from funke.bench.ysb import check_options, run_ysb, session
 
+    if source not in ("generator", "kafka"):
+        raise typer.BadParameter(f"{source!r}: choose generator or kafka", param_hint="--source")
     try:
         check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds)
+        if source == "kafka":
+            from funke.bench.ysb_kafka import check_options as check_kafka
+
+            check_kafka(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds,
+                        batch_seconds=batch_seconds)  # fmt: skip
     except FunkeError as e:
         raise typer.BadParameter(str(e)) from None
     _check_doc(write, doc)
+    if source == "kafka":
+        bench_kafka.ysb(events=events, batch_rows=batch_rows, partitions=partitions, bootstrap=bootstrap, rounds=rounds,
+                        warmup=warmup, write=write, doc=doc)  # fmt: skip
+        return
     canonical = ["funke", "bench", "ysb", "--events", str(events), "--variant", variant, *(["--bounded"] if bounded else [])]
     canonical += ["--batch-rows", str(batch_rows)] if not bounded else []
     canonical += ["--batch-seconds", f"{batch_seconds:g}"] if batch_seconds and not bounded else []
@@ -461,6 +478,7 @@ def bench_chaos(
 
 
 register_jobs(app)
+bench_kafka.register(bench)
 
 
 def main() -> None:
