@@ -73,7 +73,7 @@ class KafkaSource(SourceSpec):
     max_rows_per_batch: int
     metadata: tuple[str, ...]
     isolation: str
-    create: int | None
+    create: int | None  # partitions of a missing topic to create; None: a missing topic is an error
     on_broker_loss: str
     broker_timeout_s: float
     options: tuple[tuple[str, str], ...]
@@ -113,7 +113,9 @@ class KafkaSource(SourceSpec):
         )
 
     def client_config(self, **extra: Any) -> dict[str, Any]:
-        return {"bootstrap.servers": self.bootstrap, **dict(self.options), **extra}
+        from funke.connectors.kafka_client import client_config
+
+        return client_config(self.bootstrap, {**dict(self.options), **extra})
 
 
 def kafka(
@@ -127,7 +129,8 @@ def kafka(
     max_rows_per_batch: int = 500_000,
     metadata: Sequence[str] = (),
     isolation: str = "read_committed",
-    create: int | None = None,
+    create: bool = False,
+    partitions: int = 1,
     on_broker_loss: str = "fail",
     broker_timeout: float = 60.0,
     **options: Any,
@@ -141,10 +144,15 @@ def kafka(
     ``execute(bounded=True)`` reads up to the latest offsets at the start (at most ``N``).
     ``metadata``: any of key, topic, partition, offset, timestamp, as columns
     ``kafka_<name>``; ``kafka_timestamp`` (the record's timestamp) can be the event time.
-    ``create=P`` creates a missing topic with ``P`` partitions; without it a missing topic
-    is an error. ``on_broker_loss``: ``"fail"`` (the job fails once the broker has not
-    answered for ``broker_timeout`` seconds; restart it on its checkpoint when Kafka is
-    back) or ``"wait"`` (it waits for the broker as long as it takes). ``options`` go to
+    ``create=True`` creates a missing topic with ``partitions`` partitions; without it a
+    missing topic is an error. ``on_broker_loss``: ``"fail"`` (the job fails with a
+    ``SourceError`` naming the address once the broker has not answered for
+    ``broker_timeout`` seconds, whether the driver was asking for offsets or a task was
+    reading; restarted on its checkpoint once Kafka is back, it goes on after its last
+    committed batch, exactly once into funke's exactly-once sinks) or ``"wait"`` (the
+    driver and the readers wait for the broker as long as it takes and the job goes on by
+    itself; a Kafka sink's batch in flight still gives up after the sink's ``timeout``, so
+    give that sink a timeout longer than the outages to ride out). ``options`` go to
     librdkafka (e.g. ``**{"security.protocol": "SSL"}``).
     """
     names = (topics,) if isinstance(topics, str) else tuple(topics)
@@ -176,13 +184,13 @@ def kafka(
         raise PlanError(f"kafka(isolation=...) must be 'read_committed' or 'read_uncommitted', got {isolation!r}")
     if on_broker_loss not in ON_BROKER_LOSS:
         raise PlanError(f"kafka(on_broker_loss=...) must be 'fail' or 'wait', got {on_broker_loss!r}")
-    if create is not None and create <= 0:
-        raise PlanError(f"kafka(create=...) is the number of partitions of a topic to create, got {create}")
+    if partitions <= 0:
+        raise PlanError(f"kafka(partitions=...) is the number of partitions of a topic to create, got {partitions}")
     _check_starting(starting, names)
     require_kafka()
     return KafkaSource(
         names, declared, bootstrap, fmt, starting if not isinstance(starting, Mapping) else tuple(sorted(_key_starting(starting, names).items())),
-        events, max_rows_per_batch, tuple(metadata), isolation, create, on_broker_loss, float(broker_timeout),
+        events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
         tuple(sorted((k, str(v)) for k, v in options.items())),
     )
 
@@ -295,34 +303,47 @@ class Cluster:
     def _timeout(self) -> float:
         return 10.0 if self.spec.on_broker_loss == "wait" else max(1.0, self.spec.broker_timeout_s)
 
-    def _retry(self, what: str, call: Any) -> Any:
-        """``call()``; a broker that does not answer fails the job, or is waited for (``on_broker_loss``)."""
+    def _retry(self, what: str, call: Any, transient: tuple[str, ...] = ()) -> Any:
+        """``call()``; a broker that does not answer fails the job after ``broker_timeout`` seconds, or is
+        waited for as long as it takes (``on_broker_loss``). ``transient``: names of further errors that
+        mean the same here."""
         import time
 
         from confluent_kafka import KafkaException
 
-        deadline = time.monotonic() + self.spec.broker_timeout_s
+        started = time.monotonic()
         while True:
             try:
                 return call()
             except KafkaException as e:
                 err = e.args[0] if e.args else e
-                retriable = getattr(err, "retriable", lambda: False)() or "timed out" in str(err).lower() or "transport" in str(err).lower()
-                if not retriable or (self.spec.on_broker_loss == "fail" and time.monotonic() >= deadline):
-                    raise SourceError(f"Kafka at {self.address}: {what} failed ({err})") from None
+                waited = time.monotonic() - started
+                if not (broker_unreachable(err) or getattr(err, "name", lambda: "")() in transient):
+                    raise SourceError(f"Kafka at {self.address}: {what} failed ({_text(err)})") from None
+                if self.spec.on_broker_loss == "fail" and waited >= self.spec.broker_timeout_s:
+                    raise SourceError(broker_lost(self.spec, what, waited, _text(err))) from None
                 time.sleep(0.5)
 
     def partitions(self) -> list[str]:
         """Every partition of the topics, as ``"topic/partition"``; ``SourceError`` for a missing topic."""
-        meta = self._retry("listing topics", lambda: self.consumer.list_topics(timeout=self._timeout()))
+        from confluent_kafka import KafkaError, KafkaException
+
+        def listing() -> Any:
+            meta = self.consumer.list_topics(timeout=self._timeout())
+            for topic in self.spec.topics:  # a broker just back may list a topic before it has its leaders
+                t = meta.topics.get(topic)
+                if t is not None and t.error is not None and t.error.code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    raise KafkaException(t.error)
+            return meta
+
+        meta = self._retry("listing topics", listing)
         keys = []
         for topic in self.spec.topics:
             t = meta.topics.get(topic)
             if t is None or t.error is not None:
-                raise SourceError(
-                    f"Kafka at {self.address} has no topic '{topic}': create it (kafka-topics.sh --create), "
-                    "or pass create=PARTITIONS to fk.sources.kafka to have funke create it"
-                )
+                from funke.connectors.kafka_client import missing_topic
+
+                raise SourceError(f"kafka source: {missing_topic(topic, self.address)}")
             keys.extend(f"{topic}/{p}" for p in sorted(t.partitions))
         return keys
 
@@ -335,7 +356,10 @@ class Cluster:
             topic, part = _order(key)
             tp = TopicPartition(topic, part)
             out[key] = self._retry(
-                f"reading the offsets of {key}", lambda tp=tp: self.consumer.get_watermark_offsets(tp, timeout=self._timeout(), cached=False)
+                f"reading the offsets of {key}",
+                lambda tp=tp: self.consumer.get_watermark_offsets(tp, timeout=self._timeout(), cached=False),
+                # a broker shutting down still lists the topic but no longer knows the partition it just listed
+                transient=("_UNKNOWN_PARTITION",),
             )
         return out
 
@@ -350,6 +374,32 @@ class Cluster:
         found = self._retry("finding offsets for a time", lambda: self.consumer.offsets_for_times(asked, timeout=self._timeout()))
         ends = self.bounds(keys)
         return {k: (tp.offset if tp.offset >= 0 else ends[k][1]) for k, tp in zip(keys, found)}
+
+
+#: librdkafka's errors for a broker it cannot reach or that has not answered (yet), besides those it marks retriable.
+_UNREACHABLE = ("_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_RESOLVE", "_WAIT_COORD")
+
+
+def broker_unreachable(err: Any) -> bool:
+    """True for an error that means "the broker did not answer" (down, restarting, a leader not elected yet)."""
+    name = getattr(err, "name", lambda: "")()
+    if name in _UNREACHABLE or getattr(err, "retriable", lambda: False)():
+        return True
+    text = str(err).lower()
+    return "timed out" in text or "transport" in text or "broker connections are down" in text
+
+
+def broker_lost(spec: KafkaSource, what: str, waited: float, cause: str) -> str:
+    """The message of a job that gives up on its broker (``on_broker_loss="fail"``)."""
+    return (
+        f"Kafka at {spec.bootstrap} did not answer for {waited:.0f} s ({what}: {cause}); with on_broker_loss='fail' "
+        f"and broker_timeout={spec.broker_timeout_s:g} the job stops here: restart it on its checkpoint once the broker "
+        "is back (it goes on after its last committed batch), or use on_broker_loss='wait'"
+    )
+
+
+def _text(err: Any) -> str:
+    return err.str() if hasattr(err, "str") else str(err)
 
 
 def initial_offset(spec: KafkaSource) -> dict[str, Any]:
@@ -453,6 +503,8 @@ def read_partition(config: ReaderConfig, part: tuple[Any, ...]) -> Iterator[pa.R
     consumer = Consumer(spec.client_config(**{
         "group.id": "funke-reader", "enable.auto.commit": False, "isolation.level": spec.isolation,
         "enable.partition.eof": True, "fetch.max.bytes": 64 << 20, "max.partition.fetch.bytes": 16 << 20,
+        # An offset the broker no longer has is an error, never a silent jump to the end (or start).
+        "auto.offset.reset": "error",
     }))
     import time
 
@@ -468,9 +520,14 @@ def read_partition(config: ReaderConfig, part: tuple[Any, ...]) -> Iterator[pa.R
                     if err.code() == KafkaError._PARTITION_EOF:
                         pos = max(pos, m.offset())
                         continue
-                    if not err.retriable():
+                    if err.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+                        raise SourceError(
+                            f"Kafka at {spec.bootstrap}: offsets {pos}..{hi - 1} of {key} are no longer there ({err.str()}): "
+                            "deleted by retention, or the topic was recreated; the records this batch read before cannot be read again"
+                        )
+                    if not broker_unreachable(err):
                         raise SourceError(f"Kafka at {spec.bootstrap}: reading {key} failed ({err.str()})")
-                    continue
+                    continue  # the broker is away: the wait below decides (on_broker_loss)
                 off = m.offset()
                 if off >= hi:
                     pos = hi
@@ -499,8 +556,7 @@ def read_partition(config: ReaderConfig, part: tuple[Any, ...]) -> Iterator[pa.R
                 waited = time.monotonic() - quiet_since
                 if spec.on_broker_loss == "fail" and waited > spec.broker_timeout_s:
                     raise SourceError(
-                        f"Kafka at {spec.bootstrap}: no record of {key} at offsets {pos}..{hi - 1} came for "
-                        f"{waited:.0f} s (broker down, or the records deleted by retention?)"
+                        broker_lost(spec, f"reading {key} at offsets {pos}..{hi - 1}", waited, "no record came, or retention deleted them")
                     )
     finally:
         consumer.close()
@@ -519,36 +575,13 @@ def require_kafka() -> None:
 
 def check(spec: KafkaSource) -> None:
     """Before the job starts: the broker answers and the topics exist (created when ``create`` is set)."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from funke.connectors import kafka_client as kcl
 
-    admin = AdminClient(spec.client_config(**{"socket.connection.setup.timeout.ms": 5000}))
-    try:
-        meta = admin.list_topics(timeout=5)
-    except KafkaException as e:
-        raise SourceError(f"cannot reach Kafka at {spec.bootstrap} ({e.args[0].str() if e.args else e}): is the broker up? (funke services up kafka)") from None
-    missing = [t for t in spec.topics if t not in meta.topics]
-    if not missing:
-        return
-    if spec.create is None:
-        raise SourceError(
-            f"Kafka at {spec.bootstrap} has no topic {', '.join(map(repr, missing))}: create it, "
-            "or pass create=PARTITIONS to fk.sources.kafka to have funke create it"
-        )
-    futures = admin.create_topics([NewTopic(t, spec.create, 1) for t in missing])
-    for topic, f in futures.items():
-        try:
-            f.result()
-        except KafkaException as e:
-            if "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise SourceError(f"Kafka at {spec.bootstrap}: creating topic '{topic}' failed ({e})") from None
-    # The new topic's partitions have leaders once its metadata lists them.
-    import time
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        meta = admin.list_topics(timeout=5)
-        if all(t in meta.topics and meta.topics[t].error is None and meta.topics[t].partitions for t in missing):
-            return
-        time.sleep(0.1)
-    raise SourceError(f"Kafka at {spec.bootstrap}: topic(s) {missing} created but not ready after 30 s")
+    where = f"kafka source ({', '.join(spec.topics)})"
+    extra = {k: v for k, v in spec.options}
+    client = kcl.admin(spec.bootstrap, extra, where, SourceError)
+    for topic in spec.topics:
+        if spec.create is not None:
+            kcl.ensure_topic(client, topic, spec.bootstrap, where, SourceError, partitions=spec.create)
+        elif kcl.topic_partitions(client, topic, spec.bootstrap, where, SourceError) is None:
+            raise SourceError(f"{where}: {kcl.missing_topic(topic, spec.bootstrap)}")
