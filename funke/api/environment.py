@@ -12,7 +12,7 @@ from funke.api.streams import DataStream
 from funke.config import FunkeSettings, settings
 from funke.connectors.base import SinkSpec, SourceSpec
 from funke.connectors.sources import collection
-from funke.errors import PlanError
+from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.plan.explain import explain as explain_plan
 from funke.plan.types import Schema
@@ -70,6 +70,7 @@ class StreamEnvironment:
         self.checkpoint_dir = checkpoint_dir
         self.runtime_mode = runtime_mode
         self.dead_letters = dead_letters
+        self.latency_mode = "micro-batch"
         self._sinks: list[n.Sink] = []
 
     # -- sources ------------------------------------------------------------------
@@ -99,6 +100,30 @@ class StreamEnvironment:
         from funke.connectors.sinks import files
 
         return files(str(Path(self.settings.home) / "jobs" / job / "dead-letters"), overwrite=True)
+
+    def set_latency_mode(self, mode: str) -> StreamEnvironment:
+        """``"micro-batch"`` (the default and, today, the only mode) or ``"realtime"``.
+
+        Spark 4.3's real-time trigger runs a query continuously instead of in micro-batches,
+        but only over Spark's JVM Kafka source (``spark-sql-kafka-0-10``), and Maven Central
+        serves no such connector for pyspark 4.3.0; funke's Kafka source is a Python data
+        source, which that trigger does not take. So ``"realtime"`` is refused, saying why,
+        rather than accepted and silently run in micro-batches.
+
+        >>> StreamEnvironment().set_latency_mode("micro-batch").latency_mode
+        'micro-batch'
+        """
+        if mode not in ("micro-batch", "realtime"):
+            raise PlanError(f"set_latency_mode() takes 'micro-batch' or 'realtime', got {mode!r}")
+        if mode == "realtime":
+            raise UnsupportedError(
+                "set_latency_mode('realtime'): Spark's real-time trigger reads only through Spark's JVM Kafka connector "
+                "(spark-sql-kafka-0-10), which Maven Central does not serve for pyspark 4.3.0, and funke's Kafka source "
+                "is a Python data source, which that trigger does not take; jobs run in micro-batches (the latency "
+                "floor is a micro-batch: see docs/benchmarks.md, Kafka to Kafka latency)"
+            )
+        self.latency_mode = mode
+        return self
 
     # -- plan ---------------------------------------------------------------------
     def _add_sink(self, sink: n.Sink) -> None:

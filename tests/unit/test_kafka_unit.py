@@ -1,0 +1,55 @@
+"""The Kafka source's offset arithmetic and the latency mode, without a broker or Spark."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import funke as fk
+from funke.connectors.kafka import fill
+
+
+def one_at_a_time(levels: dict[str, int], caps: dict[str, int], budget: int) -> dict[str, int]:
+    """The rule itself: each offset to the partition read least so far (ties: the first) that has more."""
+    out = dict(levels)
+    for _ in range(budget):
+        open_ = [k for k in out if out[k] < caps[k]]
+        if not open_:
+            break
+        k = min(open_, key=lambda k: (out[k], list(out).index(k)))
+        out[k] += 1
+    return out
+
+
+@st.composite
+def partitions(draw):
+    n = draw(st.integers(1, 5))
+    levels = {f"t/{i}": draw(st.integers(0, 30)) for i in range(n)}
+    caps = {k: v + draw(st.integers(0, 40)) for k, v in levels.items()}
+    return levels, caps
+
+
+@given(partitions(), st.integers(0, 120))
+def test_fill_spends_the_budget_as_the_one_at_a_time_rule(parts, budget):
+    levels, caps = parts
+    assert fill(levels, caps, budget) == one_at_a_time(levels, caps, budget)
+
+
+@given(partitions(), st.lists(st.integers(0, 40), min_size=1, max_size=5))
+def test_batches_of_any_size_end_where_one_batch_of_their_total_does(parts, sizes):
+    """Why streaming with events=N reads the same records as a bounded run: the cut into micro-batches does not matter."""
+    levels, caps = parts
+    step = dict(levels)
+    for size in sizes:
+        step = fill(step, caps, size)
+    assert step == fill(levels, caps, sum(sizes))
+
+
+def test_realtime_latency_mode_is_refused_with_the_reason():
+    env = fk.StreamEnvironment()
+    with pytest.raises(fk.UnsupportedError, match="JVM Kafka connector .*not serve for pyspark 4.3.0"):
+        env.set_latency_mode("realtime")
+    with pytest.raises(fk.PlanError, match="takes 'micro-batch' or 'realtime'"):
+        env.set_latency_mode("continuous")
+    assert env.latency_mode == "micro-batch"
