@@ -36,9 +36,11 @@ transaction, write Spark's offset and commit logs.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
+import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -145,8 +147,9 @@ def _produce(bootstrap: str, topic: str, partitions: int, rate: float, seconds: 
     np.savez(out, firsts=np.array(firsts, np.int64), stamps=np.array(stamps, np.int64), total=total, elapsed=elapsed, left=left)
 
 
-def _consume(bootstrap: str, topic: str, windows: bool, out: str, ready: Any, stop: Any, received: Any) -> None:
-    """Read ``topic`` read_committed from the start until ``stop``; save each record's fields and arrival time (µs)."""
+def _consume(bootstrap: str, topic: str, windows: bool, out: str) -> None:
+    """Read ``topic`` read_committed from the start until the file ``<out>.stop`` appears; save each record's
+    fields and arrival time (µs) to ``out``. ``<out>.count`` holds how many records came so far."""
     import numpy as np
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
@@ -156,13 +159,14 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str, ready: Any, st
     })  # fmt: skip
     parts = consumer.list_topics(topic, timeout=30).topics[topic].partitions
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
-    ready.set()
+    _note(f"{out}.count", 0)
     a: list[int] = []
     b: list[int] = []
     kinds: list[str] = []
     counts: list[int] = []
     arrived: list[int] = []
-    while not stop.is_set():
+    stop = Path(f"{out}.stop")
+    while not stop.exists():
         msgs = consumer.consume(10_000, timeout=0.05)
         now = time.time_ns() // 1000
         for m in msgs:
@@ -179,10 +183,33 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str, ready: Any, st
                 b.append(int(d["produced_us"]))
             arrived.append(now)
         if msgs:
-            received.value = len(arrived)
+            _note(f"{out}.count", len(arrived))
     consumer.close()
     np.savez(out, a=np.array(a, np.int64), b=np.array(b, np.int64), kinds=np.array(kinds, dtype=str),
              counts=np.array(counts, np.int64), arrived=np.array(arrived, np.int64))  # fmt: skip
+
+
+def _note(path: str, value: int) -> None:
+    """Write ``value`` to ``path`` whole (a reader never sees half of it)."""
+    Path(f"{path}.tmp").write_text(str(value))
+    os.replace(f"{path}.tmp", path)
+
+
+def _count(path: str) -> int | None:
+    try:
+        return int(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _spawn(role: str, *args: Any) -> subprocess.Popen:
+    """Run ``_produce`` or ``_consume`` in a fresh interpreter (``python -m funke.bench.latency_kafka ROLE ARGS``)."""
+    return subprocess.Popen([sys.executable, "-m", __name__, role, json.dumps(args)])
+
+
+def main(argv: list[str] | None = None) -> None:
+    role, args = (argv or sys.argv[1:])[:2]
+    {"produce": _produce, "consume": _consume}[role](*json.loads(args))
 
 
 def _iso_ms(text: str) -> int:
@@ -225,16 +252,24 @@ def job_environment(
     return env
 
 
-def _wait_for(what: str, ok: Callable[[], bool], timeout_s: float, *, handle: Any = None) -> None:
+def _wait_for(what: str, ok: Callable[[], bool], timeout_s: float, *checks: Callable[[], None]) -> None:
+    """Poll ``ok`` until it holds; each of ``checks`` raises when something it watches has failed."""
     deadline = time.monotonic() + timeout_s
     while not ok():
-        if handle is not None:
-            failed = [s for s in handle.states if s.query is not None and not s.query.isActive and s.query.exception()]
-            if failed:
-                raise JobFailedError(f"the latency job failed while waiting for {what}: {failed[0].query.exception()}")
+        for check in checks:
+            check()
         if time.monotonic() > deadline:
             raise JobFailedError(f"latency bench: {what} did not happen within {timeout_s:.0f} s")
         time.sleep(0.05)
+
+
+def _job_alive(handle: Any) -> Callable[[], None]:
+    def check() -> None:
+        failed = [s for s in handle.states if s.query is not None and not s.query.isActive and s.query.exception()]
+        if failed:
+            raise JobFailedError(f"the latency job failed: {failed[0].query.exception()}")
+
+    return check
 
 
 def measure(
@@ -255,28 +290,28 @@ def measure(
     tag = uuid.uuid4().hex[:8]
     source_topic, out_topic = f"funke-latency-in-{tag}", f"funke-latency-out-{tag}"
     _topics(bootstrap, [source_topic, out_topic], partitions)
-    ctx = mp.get_context("spawn")
-    ready, stop, received = ctx.Event(), ctx.Event(), ctx.Value("q", 0)
     consumed_file, produced_file = str(workdir / f"{tag}-consumed.npz"), str(workdir / f"{tag}-produced.npz")
-    consumer = ctx.Process(
-        target=_consume, args=(bootstrap, out_topic, job == "window", consumed_file, ready, stop, received), daemon=True
-    )
-    producer = ctx.Process(
-        target=_produce, args=(bootstrap, source_topic, partitions, rate, warmup_s + seconds, produced_file), daemon=True
-    )
+    consumer = _spawn("consume", bootstrap, out_topic, job == "window", consumed_file)
+    producer: subprocess.Popen | None = None
     handle = None
     progress = ProgressLog(spark)
+
+    def alive(process: subprocess.Popen, name: str) -> Callable[[], None]:
+        def check() -> None:
+            if process.poll() not in (None, 0):
+                raise JobFailedError(f"latency bench: the {name} failed (exit code {process.returncode})")
+
+        return check
+
     try:
-        consumer.start()
-        _wait_for("the consumer to start", ready.is_set, 120)
+        _wait_for("the consumer to start", lambda: _count(f"{consumed_file}.count") is not None, 120, alive(consumer, "consumer"))
         env = job_environment(spark, job, bootstrap, source_topic, out_topic, str(workdir / f"{tag}-checkpoint"))
         handle = env.execute()
-        _wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, handle=handle)
+        _wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, _job_alive(handle))
         on_step(f"{job}: producing {rate:,.0f} records/s for {warmup_s + seconds:.0f} s ({warmup_s:.0f} s warm-up)")
-        producer.start()
-        producer.join(warmup_s + seconds + 300)
-        if producer.exitcode != 0:
-            raise JobFailedError(f"latency bench: the producer failed (exit code {producer.exitcode})")
+        producer = _spawn("produce", bootstrap, source_topic, partitions, rate, warmup_s + seconds, produced_file)
+        _wait_for("the producer to finish", lambda: producer.poll() is not None, warmup_s + seconds + 300, _job_alive(handle))
+        alive(producer, "producer")()
         produced = np.load(produced_file)
         firsts, stamps, total = produced["firsts"], produced["stamps"], int(produced["total"])
         ids = np.arange(total)
@@ -288,14 +323,21 @@ def measure(
             closing = int(produced_us.max() // 1000) - DELAY_MS - WINDOW_MS  # one window of margin before the last watermark
             expected_count = sum(1 for (_kind, start) in windows if start + WINDOW_MS <= closing)
         on_step(f"{job}: waiting for the {expected_count:,} expected output records")
-        _wait_for("every expected output record", lambda: received.value >= expected_count, 120 + seconds, handle=handle)
+
+        def arrived() -> bool:
+            return (_count(f"{consumed_file}.count") or 0) >= expected_count
+
+        _wait_for("every expected output record", arrived, 120 + seconds, _job_alive(handle), alive(consumer, "consumer"))
     finally:
         if handle is not None:
             handle.stop()
-        stop.set()
-        consumer.join(120)
-        if producer.is_alive():
+        Path(f"{consumed_file}.stop").touch()
+        if producer is not None and producer.poll() is None:  # the run failed before the producer was done
             producer.kill()
+        try:
+            consumer.wait(120)  # it saves what it read once it sees the stop file
+        except subprocess.TimeoutExpired:
+            consumer.kill()
         progress_of = [
             progress.of(s.query.id) for s in (handle.states if handle else []) if s.query is not None and s.sink.uid == "out"
         ]
@@ -432,3 +474,7 @@ def summary(r: LatencyResult) -> dict[str, Any]:
         "p50_ms": ms(r.p50_ms), "p99_ms": ms(r.p99_ms), "max_ms": ms(r.max_ms), "batches": len(r.batch_ms),
         "batch_ms_p50": r.batch_ms_p50, "phases_ms_p50": {k: ms(v) for k, v in r.phases.items()},
     }  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
