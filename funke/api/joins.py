@@ -9,8 +9,12 @@ Interval join, Flink's ``IntervalJoin``: pairs of one key whose right time lies 
                 .select("left.auction", "left.seller", "right.bidder", price="right.amount")
     )
 
-``.select`` (columns of the pair) runs on Spark's own stream-stream join; ``.process(
-ProcessJoinFunction, output_schema=...)`` needs funke's two-input operator.
+Both ``.select`` (columns of the pair) and ``.process(ProcessJoinFunction, output_schema=...)``
+run Flink's interval join operator on funke's two-input general path, which gives Flink's pairs
+exactly. ``.on_path("native").select(...)`` runs Spark's own stream-stream join instead (JVM
+only, faster), whose pairs are Flink's but for one edge: an element arriving exactly at the
+watermark still meets a partner at the far edge of its interval, which Flink's cleanup timer has
+just removed (Flink loses that pair, Spark emits it).
 
 Window join and co-group, Flink's ``JoinedStreams`` / ``CoGroupedStreams``::
 
@@ -67,6 +71,29 @@ class IntervalJoined:
         self._left, self._right = left, right
         self._lower, self._upper = lower_ms, upper_ms
         self._lower_inclusive = self._upper_inclusive = True
+        self._path: str | None = None
+
+    def on_path(self, path: str) -> IntervalJoined:
+        """``"native"``: Spark's own stream-stream join, where it can run (``.select``, watermarks on
+        both sides, no test script, no idle inputs): faster, and Flink's pairs but for one edge
+        (``explain()`` and the README's "Joins" say which). ``"auto"`` (the default): Flink's pairs
+        exactly, on funke's two-input operator.
+
+        >>> import funke as fk
+        >>> env = fk.StreamEnvironment(app="doc")
+        >>> wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(1)).with_timestamp_assigner("t")
+        >>> a = env.from_collection([], "k string, t timestamp", watermarks=wm)
+        >>> b = env.from_collection([], "k string, t timestamp", watermarks=wm)
+        >>> pairs = (a.key_by("k").interval_join(b.key_by("k")).between(fk.seconds(-1), fk.seconds(1))
+        ...           .on_path("native").select("left.k", lt="left.t", rt="right.t"))
+        >>> from funke.plan.capabilities import place
+        >>> place(pairs.node).path
+        'native'
+        """
+        if path not in ("auto", "native"):
+            raise PlanError(f"interval_join().on_path() takes 'auto' or 'native', got {path!r}")
+        self._path = None if path == "auto" else path
+        return self
 
     def lower_bound_exclusive(self) -> IntervalJoined:
         self._lower_inclusive = False
@@ -83,13 +110,15 @@ class IntervalJoined:
             upper_ms=self._upper,
             lower_inclusive=self._lower_inclusive,
             upper_inclusive=self._upper_inclusive,
+            path_hint=self._path,
             **kw,
         )
 
     def select(self, *columns: str, name: str | None = None, uid: str | None = None, **renamed: str) -> DataStream:
         """The pair's columns: ``"left.x"``, ``"right.y"``, a name only one side has, or ``alias="right.y"``.
 
-        Runs on Spark's own stream-stream join (``explain()`` says what that means for late data).
+        Flink's pairs exactly, on funke's two-input operator; after ``on_path("native")`` on Spark's
+        own stream-stream join (``explain()`` says what that means).
         """
         from funke.api.streams import DataStream
 

@@ -1,14 +1,14 @@
-"""``funke bench join``: funke's native interval join against a hand-written PySpark stream-stream join.
+"""``funke bench join``: funke's interval join (native and general path) against a hand-written PySpark stream-stream join.
 
 The same events for both systems: two generated streams of ``events`` rows each ("auctions"
 and "bids"), row ``i`` a pure function of ``i`` (key ``i % keys``, time ``BASE + i`` ms minus a
 jitter below the watermark bound, so no row is late). Pairs of one key with
 ``bid time - auction time`` in ``[LOWER, UPPER]`` are written to Parquet by Spark's file sink.
 
-* funke: ``auctions.key_by("k").interval_join(bids.key_by("k")).between(...).select(...)``
-  over two ``fk.sources.generator`` s, as a user writes it (Spark's join: the native path).
-* funke general: the same join with ``.process(ProcessJoinFunction)`` yielding the same
-  columns, which runs Flink's interval join operator on funke's two-input general path.
+* funke (native): ``auctions.key_by("k").interval_join(bids.key_by("k")).between(...)
+  .on_path("native").select(...)`` over two ``fk.sources.generator`` s (Spark's join).
+* funke general: the same join without ``on_path`` (the default), which runs Flink's interval
+  join operator on funke's two-input general path, its watermark on funke's clock.
 * plain PySpark: what Spark's guide shows: two ``rate-micro-batch`` streams with the same
   column expressions, ``withWatermark`` on each, an inner join on the key with the time-range
   condition, append mode, the file sink. No funke code runs in the query.
@@ -127,20 +127,6 @@ def _checksum(spark: Any, path: str) -> tuple[int, int]:
     return int(row["n"]), int(row["s"] or 0)
 
 
-class _Pair:
-    """The general path's join function: the same columns as the native path's ``select`` (built lazily: funke imports)."""
-
-    @staticmethod
-    def make() -> Any:
-        from funke.functions import ProcessJoinFunction
-
-        class Pair(ProcessJoinFunction):
-            def process_element(self, left: Any, right: Any, ctx: Any) -> Any:
-                yield (left["k"], left["id"], right["id"], left["t"], right["t"])
-
-        return Pair()
-
-
 def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: Path, timeout_s: float, *, general: bool = False) -> JoinRun:
     import funke as fk
 
@@ -159,10 +145,9 @@ def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
         .interval_join(streams["bid"].key_by("k"))
         .between(fk.milliseconds(LOWER_MS), fk.milliseconds(UPPER_MS))
     )
-    if general:
-        pairs = joined.process(_Pair.make(), output_schema="k bigint, aid bigint, bid bigint, at timestamp, bt timestamp")
-    else:
-        pairs = joined.select("left.k", aid="left.id", bid="right.id", at="left.t", bt="right.t")
+    if not general:
+        joined = joined.on_path("native")
+    pairs = joined.select("left.k", aid="left.id", bid="right.id", at="left.t", bt="right.t")
     out = str(workdir / "out")
     pairs.sink_to(fk.sinks.files(out), uid="pairs")
     started = time.monotonic()
@@ -245,7 +230,7 @@ def run_join_bench(
 ) -> JoinBench:
     """Every system over the same events, ``rounds`` times each, alternating the order; results checked.
 
-    ``general``: also the interval join on funke's general path (``.process``)."""
+    ``general``: also the interval join on funke's general path (the default, without ``on_path("native")``)."""
     if events <= 0 or keys <= 0 or rows_per_batch <= 0 or rounds <= 0:
         raise PlanError(
             f"events, keys, rows per batch and rounds must be positive, got {events}, {keys}, {rows_per_batch}, {rounds}"
@@ -298,7 +283,7 @@ def summary(result: JoinBench) -> str:
     rounds = f" (median of rounds {', '.join(f'{x:.2f}' for x in result.round_ratios)})" if len(result.round_ratios) > 1 else ""
     return (
         f"{result.events:,} auctions + {result.events:,} bids, {result.keys:,} keys, {result.rows_per_batch:,} rows per micro-batch "
-        f"a stream, interval [{LOWER_MS}, {UPPER_MS}] ms, {result.reference_pairs:,} pairs (exact in every run): funke "
+        f"a stream, interval [{LOWER_MS}, {UPPER_MS}] ms, {result.reference_pairs:,} pairs (exact in every run): funke native "
         f"{f.events_per_s:,.0f} events/s ({f.wall_s:.1f} s), plain PySpark {p.events_per_s:,.0f} events/s ({p.wall_s:.1f} s), "
         f"funke/plain **{result.ratio:.2f}**{rounds}"
     ) + _general_summary(result)
@@ -308,4 +293,4 @@ def _general_summary(result: JoinBench) -> str:
     if result.general_ratio is None:
         return ""
     g = result.median("funke general")
-    return f"; general path (.process) {g.events_per_s:,.0f} events/s ({g.wall_s:.1f} s), general/plain **{result.general_ratio:.2f}**"
+    return f"; general path (the default) {g.events_per_s:,.0f} events/s ({g.wall_s:.1f} s), general/plain **{result.general_ratio:.2f}**"

@@ -50,7 +50,9 @@ NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding"})
 #: How the general path sees time (explain() says it per operator).
 GENERAL_TIME = (
     " [funke operator on transformWithStateInPandas, keys in buckets; time arrives as data each micro-batch: "
-    "the batch's elements, then the watermark (Spark's, or a test script's), processing time = the batch's time]"
+    "the batch's elements, then the watermark (Spark's query watermark where it is this operator's; funke's own, "
+    "computed on the driver with Flink's rule from the operator's watermarked inputs, where the query also reads others "
+    "or idle inputs meet here; or a test script's or WatermarkGenerator's), processing time = the batch's time]"
 )
 
 
@@ -63,57 +65,93 @@ class Placement:
 #: How a two-input operator runs on the general path (explain() says it per operator).
 TWO_INPUT_GENERAL = (
     " [funke two-input operator on transformWithStateInPandas: both inputs' rows in one operator, keys in buckets "
-    "(both keys hashed alike); watermark = the minimum of the inputs' (Spark's query watermark, the minimum over its "
-    "watermarked inputs, or each test script's); an input without event time does not hold it back]"
+    "(both keys hashed alike); watermark = Flink's rule, computed by funke on the driver after each micro-batch and "
+    "applied after the next one's rows: the minimum over the watermarked inputs (each max event time - bound - 1), "
+    "-infinity until each has sent a row, an input quiet for its with_idleness skipped (a test script's per input "
+    "under TestStream); an input without event time does not hold it back]"
 )
 
-#: Why the native interval join is Flink's result, and the one place it is not (README, "Joins").
+#: What the native interval join is, and the one place its pairs are not Flink's (README, "Joins").
 NATIVE_INTERVAL_JOIN = (
-    "Spark stream-stream inner join on the key with a time-range condition, append mode. Each side's watermark is "
-    "declared to Spark 2 ms further behind than the strategy's bound, so that Spark drops exactly the rows Flink "
-    "calls late (time < Flink's watermark = max - bound - 1, as of the batch before); every other pair of the key "
-    "within the interval is emitted, as Flink emits it. One difference: an element whose time equals Flink's "
-    "watermark when it arrives still meets a partner at the far edge of its interval here, where Flink's cleanup "
-    "timer has just removed that partner. The pair's time (Flink: max of both) is not carried as event time"
+    "asked for with on_path('native'): Spark stream-stream inner join on the key with a time-range condition, append "
+    "mode. Each side's watermark is declared to Spark 2 ms further behind than the strategy's bound, so that Spark drops "
+    "exactly the rows Flink calls late (time < Flink's watermark = max - bound - 1, as of the batch before); every other "
+    "pair of the key within the interval is emitted, as Flink emits it, with one exception: an element whose time equals "
+    "Flink's watermark when it arrives still meets a partner at the far edge of its interval here, where Flink's cleanup "
+    "timer has just removed that partner (Flink loses the pair, Spark keeps it). The pair's time (Flink: max of both) is "
+    "not carried as event time"
 )
+
+#: Why an interval join runs on the general path unless on_path('native') asks for Spark's join.
+INTERVAL_JOIN_DEFAULT = (
+    "Flink's pairs exactly: Spark's own stream-stream join would also emit a pair Flink loses (an element arriving "
+    "exactly at the watermark meets a partner at the far edge of its interval, which Flink's cleanup timer has just "
+    "removed), and no condition on the pair can tell which side arrived when; on_path('native') runs Spark's join "
+    "(JVM only, faster) with that one difference"
+)
+
+#: Operators that compute their own watermark from their inputs' (funke's clock or a test script's).
+OWN_CLOCK = (CoProcess, BroadcastProcess, WindowJoin)
+
+
+def watermarks_meeting(node: Node) -> list[Watermark]:
+    """The watermark strategies whose Spark watermark the rows entering ``node`` carry (one each),
+    up to operators that compute their own watermark (funke's two-input operators)."""
+    seen: dict[int, Watermark] = {}
+
+    def visit(x: Node) -> None:
+        if isinstance(x, Watermark):
+            seen.setdefault(id(x), x)
+        elif not (isinstance(x, OWN_CLOCK) or (isinstance(x, IntervalJoin) and place(x).path == GENERAL)):
+            for i in x.inputs:
+                visit(i)
+
+    for i in node.inputs:
+        visit(i)
+    return list(seen.values())
+
+
+def idle_inputs(node: Node) -> list[Watermark]:
+    """The inputs with ``with_idleness`` among several watermarked ones meeting at ``node`` (where
+    idleness matters: an idle input stops holding their minimum back); [] otherwise."""
+    met = watermarks_meeting(node)
+    return [w for w in met if w.strategy.idleness_ms is not None] if len(met) > 1 else []
+
+
+def _idleness_reason(node: Node) -> str | None:
+    idle = idle_inputs(node)
+    if not idle:
+        return None
+    w = idle[0]
+    return (
+        f"with_idleness({w.strategy.idleness_ms} ms) on {w.where()}, one of {len(watermarks_meeting(node))} watermarked inputs "
+        "meeting here: Spark's query watermark has no idle inputs, so funke computes this operator's watermark on the driver "
+        "(Flink's rule: the minimum over the inputs, -infinity until each has sent a row, an input quiet that long skipped)"
+    )
 
 
 def check_idleness(sinks: Iterable[Node]) -> None:
     """Refuse ``with_idleness`` where funke cannot honour it, instead of ignoring it.
 
-    Idleness matters where several watermarked inputs meet: an idle one stops holding the
-    combined watermark back. funke's two-input operators on the general path compute their
-    watermark themselves (Flink's rule, idle inputs skipped: ``funke.runtime.watermarks``).
-    Spark's own operators (windows, process functions, the native interval join) follow the
-    query's one watermark, the minimum over its inputs, which knows no idle input: idleness
-    there is refused. With one input, idleness changes nothing in Flink either.
+    Idleness matters where several watermarked inputs meet: an idle one stops holding their
+    minimum back. Operators where they meet and that read the watermark run on the general path
+    with a watermark funke computes (Flink's rule, idle inputs skipped: ``funke.runtime.watermarks``):
+    ``place`` sends a window over such inputs and the interval join there. What Spark's own
+    operators still see is Spark's query watermark, which has no idle inputs: a native operator
+    reading it where an idle input meets others is refused (the planner never makes one today).
     """
     from funke.plan.nodes import walk
 
-    own_clock = (CoProcess, BroadcastProcess, WindowJoin)
-    for sink in sinks:
-        live: dict[int, set[str]] = {}  # per node: the watermarks its rows still carry
-        idle: dict[str, Watermark] = {}
-        for node in walk([sink]):
-            if isinstance(node, Watermark):
-                live[id(node)] = {node.uid}
-                if node.strategy.idleness_ms is not None:
-                    idle[node.uid] = node
-                continue
-            met = set().union(*(live[id(i)] for i in node.inputs)) if node.inputs else set()
-            if isinstance(node, own_clock) or (isinstance(node, IntervalJoin) and place(node).path == GENERAL):
-                live[id(node)] = set()  # funke computes this operator's watermark, idle inputs skipped
-                continue
-            live[id(node)] = met
-            idle_here = [idle[u] for u in sorted(met) if u in idle]
-            if len(met) > 1 and idle_here:
-                raise UnsupportedError(
-                    f"{idle_here[0].where()}: with_idleness({idle_here[0].strategy.idleness_ms} ms) on one of {len(met)} watermarked "
-                    f"inputs of {node.where()}, which follows Spark's query watermark (the minimum over its inputs; Spark has no "
-                    "idle inputs); funke honours idleness in its two-input operators (connect, broadcast, joins on the general "
-                    "path). Remove with_idleness, or assign one watermark strategy after the inputs are joined (union first, "
-                    "then assign_timestamps_and_watermarks)"
-                )
+    for node in walk(list(sinks)):
+        if not isinstance(node, (WindowAggregate, IntervalJoin)) or place(node).path != NATIVE:
+            continue
+        idle = idle_inputs(node)
+        if idle:
+            raise UnsupportedError(
+                f"{idle[0].where()}: with_idleness({idle[0].strategy.idleness_ms} ms) on one of the watermarked inputs of "
+                f"{node.where()}, which runs on Spark's own operator and follows Spark's query watermark (no idle inputs); "
+                "remove with_idleness, or let funke run it (on_path('general'))"
+            )
 
 
 def place(node: Node) -> Placement:
@@ -180,8 +218,14 @@ def _place_interval_join(node: IntervalJoin) -> Placement:
         reasons.append("a stream's event time has no watermark strategy Spark can follow")
     if node.generated_time:
         reasons.append(GENERATED_TIME)
+    idle = _idleness_reason(node)
+    if idle:
+        reasons.append(idle)
     if reasons:
-        return Placement(GENERAL, "; ".join(reasons) + TWO_INPUT_GENERAL)
+        asked = "on_path('native') asked for Spark's join, but " if node.path_hint == NATIVE else ""
+        return Placement(GENERAL, asked + "; ".join(reasons) + TWO_INPUT_GENERAL)
+    if node.path_hint != NATIVE:
+        return Placement(GENERAL, INTERVAL_JOIN_DEFAULT + TWO_INPUT_GENERAL)
     return Placement(NATIVE, NATIVE_INTERVAL_JOIN)
 
 
@@ -206,6 +250,9 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if node.generated_time:
         reasons.append(GENERATED_TIME)
+    idle = _idleness_reason(node)
+    if idle:
+        reasons.append(idle)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)
     return Placement(

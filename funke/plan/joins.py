@@ -89,6 +89,8 @@ class IntervalJoin(Node):
     function: Any = field(default=None, kw_only=True)
     output: Schema | None = field(default=None, kw_only=True)
     columns: tuple[JoinColumn, ...] = field(default=(), kw_only=True)
+    #: "native": run Spark's stream-stream join where it can (``on_path``); None: Flink's pairs exactly.
+    path_hint: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "interval_join"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
@@ -103,6 +105,11 @@ class IntervalJoin(Node):
                 "interval_join(): finish it with .process(ProcessJoinFunction, output_schema=...) or .select(columns)"
             )
         if self.function is not None:
+            if self.path_hint == "native":
+                raise PlanError(
+                    "interval_join().on_path('native') runs Spark's join, which only projects the pair's columns: "
+                    "finish it with .select(...), or drop on_path('native') to run the ProcessJoinFunction"
+                )
             if self.output is None:
                 raise PlanError("interval_join().process(...) needs output_schema=... naming the columns the function yields")
             for f in self.output.fields:

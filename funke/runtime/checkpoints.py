@@ -73,6 +73,26 @@ class Checkpoints:
         except (OSError, ValueError):
             return None
 
+    def last_source_offsets(self, uid: str) -> list[Any]:
+        """The sources' offsets of the last micro-batch planned for the query writing sink ``uid``
+        (its offset log's last entry), parsed from JSON where they are JSON; [] before the first."""
+        import json
+
+        batches = [int(n) for n in self._list(f"{uid}/offsets") if n.isdigit()]
+        if not batches:
+            return []
+        try:
+            lines = self._read(f"{uid}/offsets/{max(batches)}").splitlines()
+        except OSError:
+            return []
+        out: list[Any] = []
+        for line in lines[2:]:  # version, metadata, then one line per source
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                out.append(None)
+        return out
+
     def has_query(self, uid: str) -> bool:
         """True when the query writing sink ``uid`` has a checkpoint here (it ran before)."""
         return uid in self._list()

@@ -63,7 +63,7 @@ class QueryState:
     clocks: list[Clock] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.clocks = [Clock(c.path, c.inputs) for c in self.plan.compiled.clocks]
+        self.clocks = [Clock(c.path, c.inputs, c.uid) for c in self.plan.compiled.clocks]
         for clock in self.clocks:
             clock.write()  # the first micro-batch reads -infinity
 
@@ -505,6 +505,11 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
                 if st.ended_in(checkpoints.last_committed(st.sink.uid)):
                     st.finished = True  # ... and the batch after them committed too
                     continue
+                if st.clocks:  # funke's watermarks go on from where the last planned batch left them
+                    kept = {o.get("id"): o for o in checkpoints.last_source_offsets(st.sink.uid) if isinstance(o, dict)}
+                    for clock in st.clocks:
+                        if clock.uid in kept:
+                            clock.restore(kept[clock.uid])
                 _start_query(handle, st)
     except BaseException:
         handle.stop()

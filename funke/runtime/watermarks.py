@@ -7,6 +7,11 @@ holding it back until it sends rows again. funke computes that here, after each 
 from what the query's watermark observes report (each input's maximum event time and rows),
 and writes it where the operator's ``funke_clock`` control source reads it for the next
 micro-batch (``funke.spark.general.ClockSpec``).
+
+The file also counts the micro-batches folded in (``folds``, under this run's ``run`` id): the
+source waits for the previous micro-batch's fold before it hands a watermark to the next one, so
+the watermark computed after batch *n* reaches the operator with batch *n + 1*'s rows, as Spark's
+own watermark does, whatever the listener's delay.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,8 +47,12 @@ class Clock:
 
     path: str
     inputs: tuple[tuple[str, int, int | None], ...]  # (observe name, bound ms, idleness ms)
+    #: The operator's uid: its clock source's offsets carry it, so a restart finds them.
+    uid: str = ""
     started: float = field(default_factory=time.monotonic)
     watermark: int = MIN_WATERMARK
+    run: str = field(default_factory=lambda: uuid.uuid4().hex)
+    folds: int = 0
     _max: dict[str, int] = field(default_factory=dict)
     _active: dict[str, float] = field(default_factory=dict)
 
@@ -67,11 +77,22 @@ class Clock:
             marks.append(MIN_WATERMARK if top is None else top - bound - 1)
         if marks:
             self.watermark = max(self.watermark, min(marks))
+        self.folds += 1
         self.write()
         return self.watermark
+
+    def restore(self, offset: dict[str, Any]) -> None:
+        """Go on from the state a clock source's offset kept (a restart from a checkpoint): each
+        input's maximum event time and the watermark, which never moves back."""
+        for name, top in (offset.get("max") or {}).items():
+            self._max[name] = max(int(top), self._max.get(name, int(top)))
+        if offset.get("wm") is not None:
+            self.watermark = max(self.watermark, int(offset["wm"]))
+        self.write()
 
     def write(self) -> None:
         part = f"{self.path}.part"
         with open(part, "w") as f:
-            json.dump({"watermark": None if self.watermark == MIN_WATERMARK else self.watermark}, f)
+            wm = None if self.watermark == MIN_WATERMARK else self.watermark
+            json.dump({"watermark": wm, "run": self.run, "folds": self.folds, "max": self._max, "id": self.uid}, f)
         os.replace(part, self.path)

@@ -25,7 +25,7 @@ from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
-from funke.plan.capabilities import GENERAL, check_idleness, place
+from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, watermarks_meeting
 from funke.plan.generators import check_generators
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -138,6 +138,8 @@ class Compiler:
         self.join_watermarks: set[int] = set()
         #: Count rows out of every native operator too (settings.operator_metrics).
         self.operator_metrics = False
+        #: Per node, the watermark nodes (by id) of the query that reads it (``query_watermarks``).
+        self.query_watermarks: dict[int, set[int]] = {}
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -335,7 +337,7 @@ class Compiler:
         # column below the watermark, where they would drop the end-of-input row unseen.
         usable = F.col(column) > _bad_time()
         good = usable & ~F.col(EOS) if finite else usable
-        aggs = [F.count(F.when(good, 1)).alias("rows"), F.max(F.when(usable, F.col(column))).alias("max_event_time")]
+        aggs = [F.count(F.when(good, 1)).alias("rows"), F.max(F.when(usable, F.unix_millis(F.col(column)))).alias("max_event_time")]
         aggs.append(F.count(F.when(F.col(column) == _bad_time(), 1)).alias("dead"))
         if finite:
             aggs.append(F.max(F.col(EOS).cast("int")).alias("eos"))
@@ -478,10 +480,16 @@ class Compiler:
         )
         counter = Compiled(elements)
         elements = self._count(counter, node, "rows_in", elements)
+        clock = None
         if not self.streaming:
             tagged = elements.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
-            control = self._control_rows(up) if needs_time(node) or up.control is not None else None
+            clock = self._clock(node, one_input=True) if up.control is None and needs_time(node) else None
+            if clock is not None:
+                program = replace(program, clock=True)
+                control = self._clock_rows(clock).drop(g.SIDE)
+            else:
+                control = self._control_rows(up) if needs_time(node) or up.control is not None else None
             merged = elements if control is None else elements.unionByName(control, allowMissingColumns=True)
             time_mode = "EventTime" if (up.control is None and node.input.watermark is not None) else "None"
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
@@ -491,6 +499,8 @@ class Compiler:
         # (A test script's last batch moves the watermark to +infinity itself.)
         out = self._merge(tagged, up, stateful=needs_time(node) and up.control is None)
         out.metrics += counter.metrics
+        if clock is not None:
+            out.clocks.append(clock)
         return self._tagged(node, tagged, program, out)
 
     def _count(self, c: Compiled, node: n.Node, field: str, frame: DataFrame) -> DataFrame:
@@ -604,10 +614,25 @@ class Compiler:
             out.clocks.append(clock)
         return self._tagged(node, tagged, program, out)
 
-    def _clock(self, node: n.Node) -> g.ClockSpec | None:
-        """funke's own watermark for a two-input operator with an idle-able input (Spark's cannot skip idle inputs)."""
-        marks = {id(w): w for w in _watermarks_of(node)}.values()
-        if not self.streaming or not any(w.strategy.idleness_ms is not None for w in marks):
+    def _clock(self, node: n.Node, one_input: bool = False) -> g.ClockSpec | None:
+        """funke's own watermark for a general operator (Flink's rule: the minimum over its watermarked
+        inputs, -infinity until each has sent a row, idle inputs skipped), where Spark's query
+        watermark is not that: Spark's is the minimum over every watermarked input of the query
+        (holding at 0 one that has sent nothing), so other operators' inputs hold it back, and it
+        knows no idle inputs. Every two-input operator takes funke's; a one-input operator where
+        idle inputs meet or where the query reads watermarked inputs it does not."""
+        if not self.streaming:
+            return None
+        if one_input:
+            mine = {id(w): w for w in watermarks_meeting(node)}
+            others = self.query_watermarks.get(id(node), set()) - set(mine)
+            if not mine or not (idle_inputs(node) or others):
+                return None
+            marks = mine.values()
+        else:
+            marks = {id(w): w for w in _watermarks_of(node)}.values()
+        marks = [w for w in marks if w.strategy.generator is None]
+        if not marks:
             return None
         inputs = []
         for w in marks:
@@ -615,7 +640,7 @@ class Compiler:
             name = next(m.name for m in done.metrics if m.name.startswith(f"funke_wm_{_safe(w.uid)}"))
             inputs.append((name, w.strategy.max_out_of_orderness_ms, w.strategy.idleness_ms))
         path = os.path.join(tempfile.gettempdir(), f"funke-clock-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
-        return g.ClockSpec(path, tuple(inputs))
+        return g.ClockSpec(path, tuple(inputs), _safe(node.uid))
 
     def _clock_rows(self, clock: g.ClockSpec) -> DataFrame:
         """One row per bucket per micro-batch with the watermark funke computed (``funke_clock``)."""
@@ -804,6 +829,7 @@ def compile_job(
     c.operator_metrics = operator_metrics
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
+        c.query_watermarks = query_watermarks(sinks)
     compiled = [(s, c.compile(s)) for s in sinks]
     dead = c.dead_letter_frame(job)
     extra = []
@@ -835,6 +861,18 @@ def compile_job(
         grouped.update(id(s) for s in group)
     plans += [QueryPlan([s], x) for s, x in compiled if id(s) not in grouped]
     return plans + extra
+
+
+def query_watermarks(sinks: tuple[n.Sink, ...]) -> dict[int, set[int]]:
+    """Per node, the watermark nodes (ids) upstream of the sinks that read it: what the Spark query
+    computing it takes its one watermark from (sinks sharing a stateful operator share a query)."""
+    out: dict[int, set[int]] = {}
+    for s in sinks:
+        nodes = list(n.walk([s]))
+        marks = {id(x) for x in nodes if isinstance(x, n.Watermark)}
+        for x in nodes:
+            out.setdefault(id(x), set()).update(marks)
+    return out
 
 
 def side_tags_read(sinks: tuple[n.Sink, ...]) -> dict[int, tuple[Any, ...]]:

@@ -228,7 +228,15 @@ class ClockDataSource(DataSource):
 
 
 class _Clock(SimpleDataSourceStreamReader):
-    """Offsets ``{"batch": n, "wm": watermark or None}``; each micro-batch one row per bucket."""
+    """Offsets ``{"batch": n, "wm": watermark or None, "run": .., "folds": k, "max": .., "id": uid}``
+    (``max``: each input's maximum event time, for a restart); each micro-batch one row per bucket.
+
+    A micro-batch's read waits (up to ``CLOCK_WAIT_S``) until the driver has folded in the
+    micro-batch before it (``folds`` above the last read's, same run), so the watermark it
+    carries is computed from every earlier micro-batch: Spark's own schedule, whatever the
+    listener's delay. A run that does not match (the first read, or the first after a restart,
+    whose driver counts afresh) takes the file as it is.
+    """
 
     def __init__(self, path: str, buckets: int):
         self.path, self.buckets = path, buckets
@@ -236,15 +244,26 @@ class _Clock(SimpleDataSourceStreamReader):
     def initialOffset(self) -> dict:
         return {"batch": 0, "wm": None}
 
-    def read(self, start: dict) -> tuple[Iterator[tuple[int, int | None]], dict]:
+    def _state(self) -> dict | None:
         import json
 
         try:
             with open(self.path) as f:
-                wm = json.load(f).get("watermark")
+                return json.load(f)
         except (OSError, ValueError):
-            wm = start.get("wm")  # not written yet (or being replaced): the last one
-        end = {"batch": start["batch"] + 1, "wm": wm}
+            return None  # not written yet (or being replaced)
+
+    def read(self, start: dict) -> tuple[Iterator[tuple[int, int | None]], dict]:
+        state = self._state()
+        if state is not None and start.get("run") == state.get("run") and start.get("folds") is not None:
+            deadline = time.monotonic() + CLOCK_WAIT_S
+            while state is not None and state.get("folds", 0) <= start["folds"] and time.monotonic() < deadline:
+                time.sleep(0.002)
+                state = self._state() or state
+        if state is None:
+            end = {"batch": start["batch"] + 1, "wm": start.get("wm")}
+        else:
+            end = {"batch": start["batch"] + 1, "wm": state.get("watermark"), **{k: state.get(k) for k in ("run", "folds", "max", "id")}}
         return self.readBetweenOffsets(start, end), end
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int | None]]:
@@ -252,6 +271,11 @@ class _Clock(SimpleDataSourceStreamReader):
 
     def commit(self, end: dict) -> None:
         pass
+
+
+#: How long a micro-batch waits for the driver's fold of the one before (a stalled listener
+#: must not stall the job: past this, the watermark is the one last written).
+CLOCK_WAIT_S = 30.0
 
 
 def register(spark: Any) -> None:

@@ -134,6 +134,7 @@ class ClockSpec:
 
     path: str
     inputs: tuple[tuple[str, int, int | None], ...]
+    uid: str = ""
 
 
 def column_name(output_index: int, name: str) -> str:
@@ -188,7 +189,9 @@ def run_bucket(
             records += op.process_element(key, value, ts)
 
     wm = MAX_WATERMARK if final else _max_or_none(control, WM)
-    if wm is None:
+    if program.clock and wm is not None and wm >= _END_OF_INPUT_MS:
+        wm = MAX_WATERMARK
+    if wm is None and not program.clock:  # funke's clock: no row with a watermark yet means -infinity
         wm = _flink_watermark(spark_watermark)
     if wm is not None and wm > op.current_watermark:
         records += op.advance_watermark(wm)
@@ -229,8 +232,9 @@ def _run_two_inputs(
     A broadcast input's rows go first (Flink's batch mode reads the broadcast side first too;
     in a stream they are concurrent with the batch's other rows). The watermark is the
     minimum of the inputs': a test script's per input (each input's time rows say which
-    input they belong to), otherwise Spark's, which is already the minimum over the query's
-    watermarked inputs.
+    input they belong to), otherwise funke's clock's (``program.clock``: Flink's rule, computed
+    on the driver); Spark's query watermark only where neither is there (a bucket function
+    called by hand).
     """
     assert program.second is not None
     op = program.make()

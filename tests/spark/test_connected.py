@@ -11,14 +11,17 @@ import pytest
 import funke as fk
 from funke.functions import (
     BroadcastProcessFunction,
+    CoGroupFunction,
     CoMapFunction,
     KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     OutputTag,
 )
 from funke.plan.capabilities import place
+from funke.semantics.time import timestamp_to_millis
 from funke.state import MapStateDescriptor, ValueStateDescriptor
 from funke.testing import TestStream, assert_rows, run
+from funke.windows import TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
 
@@ -227,3 +230,139 @@ def test_an_idle_input_stops_holding_the_two_input_watermark_back(spark, tmp_pat
     finally:
         handle.stop()
     assert sorted((r["k"], r["t"]) for r in fired.rows) == [("a", 1_000 * i) for i in range(1, 9)] + [("b", 500)]
+
+
+class Sizes(CoGroupFunction):
+    def co_group(self, lefts, rights):
+        yield {"n_a": len(lefts), "n_b": len(rights)}
+
+
+def _add_file(directory, name, rows):
+    """A JSON-lines file appears whole in ``directory`` (written beside it, then renamed in)."""
+    import json
+    import os
+
+    part = directory.parent / f".{name}.part"
+    part.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.replace(part, directory / name)
+
+
+def test_a_two_input_watermark_is_the_minimum_of_its_own_inputs_minus_infinity_until_each_has_sent(spark, tmp_path):
+    """Flink: a two-input operator's watermark is the minimum of its inputs', -infinity until each has
+    one. Input a sends x at 1 s, 2 s, ... 8 s (bound 0); b sends nothing yet: no timer and no co-group
+    window fires. Then b sends x at 5 s: the watermark is min(8000 - 1, 5000 - 1) = 4999, so the timers
+    at 1, 2, 3 and 4 s fire (not the one at 5 s), and the co-group windows [0, 2 s) (a: 1 element) and
+    [2 s, 4 s) (a: 2), no other.
+
+    The timers' query also holds a third watermarked stream c, unioned after the operator, that never
+    sends: Spark's query watermark (the minimum over every watermarked input of the query, 0 for one
+    without rows) stays at 0 there, and the timers used to wait for it forever; Flink's operator does
+    not read c."""
+    dirs = {name: tmp_path / name for name in "abc"}
+    for d in dirs.values():
+        d.mkdir()
+    _add_file(dirs["a"], "a.json", [{"k": "x", "t": 1_000 * i} for i in range(1, 9)])
+    env = fk.StreamEnvironment(app="min-wm", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+    bound0 = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("t", unit="ms")
+    a, b, c = (
+        env.from_source(
+            fk.sources.files(str(d), schema="k string, t bigint", format="json", monitor_continuously=fk.milliseconds(200)),
+            watermarks=bound0,
+        )
+        for d in dirs.values()
+    )
+    timers = a.connect(b).key_by("k", "k").process(Timers(), output_schema="k string, t bigint")
+    fired = timers.union(c.select(fk.col("k"), fk.col("t").cast("bigint").alias("t"))).collect()
+    windows = (
+        a.co_group(b).where("k").equal_to("k").window(TumblingEventTimeWindows.of(fk.seconds(2)))
+        .apply(Sizes(), output_schema="n_a int, n_b int").collect()
+    )  # fmt: skip
+    assert "-infinity until each has sent a row" in env.explain()
+    handle = env.execute()
+    queries = [s for s in handle.states if not s.plan.lazy]
+
+    def until(condition, what):
+        deadline = time.monotonic() + 300
+        while not condition():
+            handle.wait(timeout=0.2)
+            assert time.monotonic() < deadline, f"waited 300 s for {what}"
+
+    def two_more_batches():
+        batches = [s.batches for s in queries]
+        until(lambda: all(s.batches >= n + 2 for s, n in zip(queries, batches, strict=True)), "two more micro-batches")
+
+    try:
+        until(lambda: all(s.input_rows >= 8 for s in queries), "a's rows")
+        two_more_batches()  # the watermark computed from them has reached the operators
+        assert fired.rows == [] and windows.rows == []
+        _add_file(dirs["b"], "b.json", [{"k": "x", "t": 5_000}])
+        until(lambda: len(fired.rows) >= 4 and len(windows.rows) >= 2, "the firings at 4999")
+        two_more_batches()
+    finally:
+        handle.stop()
+    assert sorted((r["k"], r["t"]) for r in fired.rows) == [("x", 1_000), ("x", 2_000), ("x", 3_000), ("x", 4_000)]
+    got = sorted(
+        (r["k"], timestamp_to_millis(r["window_start"]), timestamp_to_millis(r["window_end"]), r["n_a"], r["n_b"]) for r in windows.rows
+    )
+    assert got == [("x", 0, 2_000, 1, 0), ("x", 2_000, 4_000, 2, 0)]
+
+
+def test_a_restarted_job_goes_on_from_the_two_input_watermark_it_had(spark, tmp_path):
+    """Co-group windows of 2 s. Run 1: a sends x at 1, 3 and 7 s, b x at 5 s: the watermark is
+    min(6999, 4999) = 4999, [0, 2 s) and [2 s, 4 s) fire; the job stops. b then sends x at 9 s and the
+    job restarts from its checkpoint: the operator's watermark goes on from each input's maximum kept
+    in its clock's offsets, min(6999, 8999) = 6999, so [4 s, 6 s) (b's 5 s) fires, as in a run never
+    stopped; a, which sends nothing after the restart, does not hold it at -infinity."""
+    dirs = {name: tmp_path / name for name in "ab"}
+    for d in dirs.values():
+        d.mkdir()
+    _add_file(dirs["a"], "a.json", [{"k": "x", "t": t} for t in (1_000, 3_000, 7_000)])
+    _add_file(dirs["b"], "b1.json", [{"k": "x", "t": 5_000}])
+    bound0 = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("t", unit="ms")
+
+    def start():
+        env = fk.StreamEnvironment(app="restart-wm", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+        a, b = (
+            env.from_source(
+                fk.sources.files(str(d), schema="k string, t bigint", format="json", monitor_continuously=fk.milliseconds(200)),
+                watermarks=bound0,
+            )
+            for d in dirs.values()
+        )
+        windows = (
+            a.co_group(b).where("k").equal_to("k").window(TumblingEventTimeWindows.of(fk.seconds(2)))
+            .apply(Sizes(), output_schema="n_a int, n_b int").collect()
+        )  # fmt: skip
+        return env.execute(name="restart-wm"), windows
+
+    def rows(windows):
+        return sorted(
+            (r["k"], timestamp_to_millis(r["window_start"]), timestamp_to_millis(r["window_end"]), r["n_a"], r["n_b"])
+            for r in windows.rows
+        )
+
+    def settle(handle, condition):
+        queries = [s for s in handle.states if not s.plan.lazy]
+        deadline = time.monotonic() + 300
+        while not condition():
+            handle.wait(timeout=0.2)
+            assert time.monotonic() < deadline, "waited 300 s"
+        batches = [s.batches for s in queries]
+        while not all(s.batches >= n + 2 for s, n in zip(queries, batches, strict=True)):
+            handle.wait(timeout=0.2)
+            assert time.monotonic() < deadline, "waited 300 s"
+
+    handle, windows = start()
+    try:
+        settle(handle, lambda: len(windows.rows) >= 2)
+    finally:
+        handle.stop()
+    assert rows(windows) == [("x", 0, 2_000, 1, 0), ("x", 2_000, 4_000, 1, 0)]
+    _add_file(dirs["b"], "b2.json", [{"k": "x", "t": 9_000}])
+    handle, windows = start()
+    try:
+        assert handle.metrics()["resumed"] is True
+        settle(handle, lambda: len(windows.rows) >= 1)
+    finally:
+        handle.stop()
+    assert rows(windows) == [("x", 4_000, 6_000, 0, 1)]

@@ -65,20 +65,25 @@ def streams(env, left, right, per_batch):
     return a, b
 
 
-def test_native_interval_join_drops_what_flink_calls_late_and_keeps_every_other_pair(env):
+def test_interval_join_drops_what_flink_calls_late_and_keeps_every_other_pair_natively_and_by_default(env):
+    """The same pairs from Spark's join (on_path('native')) and from the default path (funke's operator)."""
     a, b = streams(env, LEFT, RIGHT, 3)
     joined = a.key_by("k").interval_join(b.key_by("k")).between(fk.milliseconds(-1_000), fk.milliseconds(500))
-    pairs = joined.select("left.k", lid="left.id", rid="right.id", lt="left.t", rt="right.t")
-    assert place(pairs.node).path == "native"
-    out = pairs.collect()
+    native = joined.on_path("native").select("left.k", lid="left.id", rid="right.id", lt="left.t", rt="right.t")
+    assert place(native.node).path == "native"
+    a2, b2 = streams(env, LEFT, RIGHT, 3)
+    default = a2.key_by("k").interval_join(b2.key_by("k")).between(fk.milliseconds(-1_000), fk.milliseconds(500))
+    default = default.select("left.k", lid="left.id", rid="right.id", lt="left.t", rt="right.t")
+    assert place(default.node).path == "general"
+    outs = [native.collect(), default.collect()]
     job = env.execute().wait(timeout=300)
     assert job.done
-    got = sorted((r["lid"], r["rid"]) for r in out.rows)
-    assert got == EXPECTED
     by_id = {i: t for _, t, i in LEFT + RIGHT}
-    assert all(
-        timestamp_to_millis(r["lt"]) == by_id[r["lid"]] and timestamp_to_millis(r["rt"]) == by_id[r["rid"]] for r in out.rows
-    )
+    for out in outs:
+        assert sorted((r["lid"], r["rid"]) for r in out.rows) == EXPECTED
+        assert all(
+            timestamp_to_millis(r["lt"]) == by_id[r["lid"]] and timestamp_to_millis(r["rt"]) == by_id[r["rid"]] for r in out.rows
+        )
 
 
 def test_bounded_interval_join_keeps_every_pair_and_exclusive_bounds_apply(env):

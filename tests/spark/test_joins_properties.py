@@ -1,6 +1,7 @@
-"""Random out-of-order streams through the interval join on Spark's native path and on funke's general
-path, funke/semantics' operator and a pair-by-pair computation of Flink's result: they agree, the
-native path up to the one documented edge.
+"""Random out-of-order streams through the interval join on Spark's native path (on_path('native')) and
+on funke's general path (the default), funke/semantics' operator and a pair-by-pair computation of
+Flink's result: they agree, the native path up to the one documented edge (why the default is the
+general path).
 
 The schedule is the native path's (tests/spark/test_paths_agree.py): micro-batch ``n``'s elements of
 both sides, then Flink's watermark ``min over sides (max event time of batches 0..n-1) - bound - 1``.
@@ -72,6 +73,36 @@ def test_the_edge_flink_loses_and_spark_keeps(spark, tmp_path_factory):
     flink, on_time, native = compare(spark, tmp_path_factory, (left, right), 2, 0, 2, general=False)
     assert {(lv, rv) for lv, rv, _ in set(on_time) - set(flink)} == {("L0", "R4")}
     assert ("L0", "R4") in native and ("L0", "R5") not in native
+    # the default path (no on_path) loses it too, as Flink does: exactly Flink's pairs
+    default = run_join(spark, tmp_path_factory, left_rows(left), right_rows(right), 2, 0, 2, how="default")
+    assert sorted((r["lid"], r["rid"]) for r in default) == sorted((lv, rv) for lv, rv, _ in flink)
+
+
+def left_rows(rows):
+    return [(k, t, f"L{i}") for i, (k, t) in enumerate(rows)]
+
+
+def right_rows(rows):
+    return [(k, t, f"R{i}") for i, (k, t) in enumerate(rows)]
+
+
+def run_join(spark, tmp_path_factory, left, right, per_batch, lower, upper, how) -> list[dict]:
+    """One streaming job over both sides: ``how`` = "process" (Ids on the general path), "native"
+    (on_path('native').select) or "default" (.select, the general path)."""
+    env = fk.StreamEnvironment(app="join-props", spark=spark, checkpoint_dir=str(tmp_path_factory.mktemp("ck")))
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.milliseconds(BOUND)).with_timestamp_assigner("t")
+    schema = "k string, t timestamp, id string"
+    a = env.from_collection([{"k": k, "t": ts(t), "id": i} for k, t, i in left], schema, rows_per_batch=per_batch, watermarks=wm)
+    b = env.from_collection([{"k": k, "t": ts(t), "id": i} for k, t, i in right], schema, rows_per_batch=per_batch, watermarks=wm)
+    joined = a.key_by("k").interval_join(b.key_by("k")).between(fk.milliseconds(lower), fk.milliseconds(upper))
+    if how == "process":
+        out = joined.process(Ids(), output_schema="lid string, rid string, t bigint").collect()
+    elif how == "native":
+        out = joined.on_path("native").select(lid="left.id", rid="right.id").collect()
+    else:
+        out = joined.select(lid="left.id", rid="right.id").collect()
+    assert env.execute().wait(timeout=300).done
+    return out.rows
 
 
 def compare(spark, tmp_path_factory, rows, per_batch, lower, width, general=True):
@@ -79,8 +110,7 @@ def compare(spark, tmp_path_factory, rows, per_batch, lower, width, general=True
     (Flink's pairs, on-time pairs, Spark's pairs)."""
     upper = lower + width
     n = min(len(rows[0]), len(rows[1]))  # equal lengths: both sides' batches line up, and both end together
-    left = [(k, t, f"L{i}") for i, (k, t) in enumerate(rows[0][:n])]
-    right = [(k, t, f"R{i}") for i, (k, t) in enumerate(rows[1][:n])]
+    left, right = left_rows(rows[0][:n]), right_rows(rows[1][:n])
     script = schedule(left, right, per_batch)
 
     op = IntervalJoinOperator(Ids(), lower=lower, upper=upper)
@@ -94,18 +124,7 @@ def compare(spark, tmp_path_factory, rows, per_batch, lower, width, general=True
     assert sorted(r.value for r in got) == flink
 
     def run(general: bool) -> list[dict]:
-        env = fk.StreamEnvironment(app="join-props", spark=spark, checkpoint_dir=str(tmp_path_factory.mktemp("ck")))
-        wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.milliseconds(BOUND)).with_timestamp_assigner("t")
-        schema = "k string, t timestamp, id string"
-        a = env.from_collection([{"k": k, "t": ts(t), "id": i} for k, t, i in left], schema, rows_per_batch=per_batch, watermarks=wm)
-        b = env.from_collection([{"k": k, "t": ts(t), "id": i} for k, t, i in right], schema, rows_per_batch=per_batch, watermarks=wm)
-        joined = a.key_by("k").interval_join(b.key_by("k")).between(fk.milliseconds(lower), fk.milliseconds(upper))
-        if general:
-            out = joined.process(Ids(), output_schema="lid string, rid string, t bigint").collect()
-        else:
-            out = joined.select(lid="left.id", rid="right.id").collect()
-        assert env.execute().wait(timeout=300).done
-        return out.rows
+        return run_join(spark, tmp_path_factory, left, right, per_batch, lower, upper, "process" if general else "native")
 
     # the general path runs Flink's operator under the same schedule: exactly Flink's pairs and times
     if general:

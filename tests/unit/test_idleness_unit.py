@@ -1,13 +1,13 @@
 """with_idleness is never accepted and then ignored: where it changes nothing (one input) explain()
-says so, and where funke cannot honour it (several watermarked inputs of one query) it is refused."""
+says so; where several watermarked inputs meet with idleness (a window over a union, an interval join) the
+operator runs on the general path, on a watermark funke computes with Flink's rule."""
 
 from __future__ import annotations
 
-import pytest
 
 import funke as fk
-from funke.errors import UnsupportedError
-from funke.plan.capabilities import check_idleness
+from funke.plan.capabilities import check_idleness, place
+from funke.windows import TumblingEventTimeWindows
 
 SCHEMA = "k string, ts timestamp"
 
@@ -24,15 +24,35 @@ def test_one_input_with_idleness_is_explained():
     assert "idleness 30000 ms: no effect with this one input, as in Flink" in env.explain()
 
 
-def test_two_watermarked_inputs_with_idleness_are_refused_before_anything_runs():
+def test_a_window_over_a_union_with_an_idle_input_runs_on_funke_s_clock():
     env = fk.StreamEnvironment(app="idle")
     a = env.from_collection([], SCHEMA, watermarks=_wm(True))
     b = env.from_collection([("x", None)], SCHEMA, watermarks=_wm(False))
-    a.union(b).print()
-    with pytest.raises(UnsupportedError) as e:
-        check_idleness(env.sinks)
-    assert "with_idleness(30000 ms) on one of 2 watermarked inputs" in str(e.value)
-    assert "union first, then assign_timestamps_and_watermarks" in str(e.value)
+    counts = a.union(b).key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count()
+    counts.print()
+    check_idleness(env.sinks)
+    where = place(counts.node)
+    assert where.path == "general"
+    assert "with_idleness(30000 ms) on watermark, one of 2 watermarked inputs meeting here" in where.why
+    assert "funke computes this operator's watermark on the driver" in env.explain()
+    # without idleness the same window is Spark's own
+    plain = b.union(env.from_collection([], SCHEMA, watermarks=_wm(False))).key_by("k")
+    assert place(plain.window(TumblingEventTimeWindows.of(fk.seconds(10))).count().node).path == "native"
+
+
+def test_an_interval_join_with_an_idle_input_runs_on_the_general_path_even_when_native_is_asked_for():
+    env = fk.StreamEnvironment(app="idle")
+    a = env.from_collection([], SCHEMA, watermarks=_wm(True)).key_by("k")
+    b = env.from_collection([], SCHEMA, watermarks=_wm(False)).key_by("k")
+    joined = a.interval_join(b).between(fk.seconds(-1), fk.seconds(1)).on_path("native").select("left.k", rt="right.ts")
+    joined.print()
+    check_idleness(env.sinks)
+    where = place(joined.node)
+    assert where.path == "general"
+    assert where.why.startswith("on_path('native') asked for Spark's join, but with_idleness(30000 ms)")
+    both = env.from_collection([], SCHEMA, watermarks=_wm(False)).key_by("k")
+    native = both.interval_join(b).between(fk.seconds(-1), fk.seconds(1)).on_path("native").select("left.k")
+    assert place(native.node).path == "native"
 
 
 def test_two_inputs_without_idleness_pass():

@@ -38,7 +38,7 @@ class C(CoGroupFunction):
         yield {"n": len(lefts)}
 
 
-def test_projection_schema_names_and_native_placement():
+def test_projection_schema_names_and_placement_general_by_default_native_when_asked():
     _, a, b = two()
     j = (
         a.key_by("k")
@@ -47,8 +47,16 @@ def test_projection_schema_names_and_native_placement():
         .select("left.k", "v", "w", rts="right.ts")
     )
     assert str(j.schema) == "k string, v bigint, w double, rts timestamp"
-    assert place(j.node).path == NATIVE
-    assert "2 ms further behind" in place(j.node).why
+    assert place(j.node).path == GENERAL
+    assert place(j.node).why.startswith("Flink's pairs exactly: Spark's own stream-stream join would also emit a pair Flink loses")
+    assert "on_path('native') runs Spark's join" in place(j.node).why
+    native = a.key_by("k").interval_join(b.key_by("k")).between(fk.seconds(-1), fk.seconds(2)).on_path("native").select("v")
+    assert place(native.node).path == NATIVE
+    assert "2 ms further behind" in place(native.node).why and "Flink loses the pair, Spark keeps it" in place(native.node).why
+    with pytest.raises(fk.PlanError, match=r"on_path\('native'\) runs Spark's join, which only projects"):
+        a.key_by("k").interval_join(b.key_by("k")).between(0, 1).on_path("native").process(Pairs(), output_schema="v bigint")
+    with pytest.raises(fk.PlanError, match="takes 'auto' or 'native'"):
+        a.key_by("k").interval_join(b.key_by("k")).between(0, 1).on_path("spark")
     assert (j.node.lower, j.node.upper) == (-1_000, 2_000)
     ex = (
         a.key_by("k")
@@ -144,7 +152,7 @@ def test_a_window_cannot_share_the_watermark_of_a_native_interval_join():
     from funke.spark.compiler import interval_join_watermarks
 
     env, a, b = two()
-    j = a.key_by("k").interval_join(b.key_by("k")).between(0, 1).select("v")
+    j = a.key_by("k").interval_join(b.key_by("k")).between(0, 1).on_path("native").select("v")
     j.collect()
     assert len(interval_join_watermarks(tuple(env._sinks))) == 2
     a.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().collect()
