@@ -472,7 +472,7 @@ def summary(r: LatencyResult) -> dict[str, Any]:
         "partitions": r.partitions, "produced": r.produced, "expected": r.expected, "received": r.received,
         "duplicates": r.duplicates, "missing": r.missing, "wrong_windows": len(r.wrong), "samples": len(r.samples_ms),
         "p50_ms": ms(r.p50_ms), "p99_ms": ms(r.p99_ms), "max_ms": ms(r.max_ms), "batches": len(r.batch_ms),
-        "batch_ms_p50": r.batch_ms_p50, "phases_ms_p50": {k: ms(v) for k, v in r.phases.items()},
+        "batch_ms_p50": r.batch_ms_p50, "batch_ms_max": max(r.batch_ms, default=None), "phases_ms_p50": {k: ms(v) for k, v in r.phases.items()},
     }  # fmt: skip
 
 

@@ -125,7 +125,8 @@ def register(bench: typer.Typer) -> None:
                     f"produced, latency p50 / p99 / max **{f['p50_ms']} / {f['p99_ms']} / {f['max_ms']} ms** over {f['samples']:,} "
                     f"{'window results' if f['job'] == 'window' else 'records'} (after {f['warmup_s']:g} s warm-up); "
                     f"{f['received']:,} received of {f['expected']:,} expected, {f['missing']} missing, {f['duplicates']} "
-                    f"duplicated{'' if r.exact else ' — NOT EXACT'}; {f['batches']} micro-batches, p50 {f['batch_ms_p50']} ms "
+                    f"duplicated{'' if r.exact else ' — NOT EXACT'}; {f['batches']} micro-batches, p50 {f['batch_ms_p50']} ms, "
+                    f"max {f['batch_ms_max']} ms "
                     f"(phases p50 ms: {phases})"
                 )
             with doc.open("a") as out:
