@@ -260,29 +260,42 @@ def _relocate_schema_paths(dest: Path, src: Path) -> None:
 
 def _operators(checkpoint: Path, layout: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Spark's stateful operators of one query, named after funke's when it is unambiguous."""
+
+    def listing(sub: str) -> list[str]:
+        d = checkpoint / sub
+        return [p.name for p in d.iterdir()] if d.is_dir() else []
+
+    return operators_of(checkpoint.name, layout, listing, lambda sub: (checkpoint / sub).read_text())
+
+
+def operators_of(query: str, layout: list[dict[str, Any]], listing: Any, read_text: Any) -> list[dict[str, Any]]:
+    """:func:`_operators` over any filesystem: ``listing(sub)`` names the entries of a folder of the
+    query's checkpoint ([] when missing), ``read_text(sub)`` reads a file (a local path or Hadoop's)."""
     ops = []
-    for d in sorted((checkpoint / "state").glob("*"), key=lambda p: int(p.name) if p.name.isdigit() else -1):
-        if not d.name.isdigit():
-            continue
-        info = _operator_metadata(d)
-        ops.append({"operator_id": int(d.name), "spark_operator": info.get("operatorName", "?"), "state_variables": info.get("variables", [])})
+    for name in sorted((n for n in listing("state") if n.isdigit()), key=int):
+        info = _operator_metadata(f"state/{name}", listing, read_text)
+        ops.append({"operator_id": int(name), "spark_operator": info.get("operatorName", "?"), "state_variables": info.get("variables", [])})
     # Named after funke's operator only when the query has one: Spark numbers several in its
     # own order, which funke does not rely on.
     single = layout[0] if len(layout) == 1 and len(ops) == 1 else None
     for op in ops:
         op["uid"] = single["uid"] if single else None
-        op["table"] = single["uid"] if single else f"{checkpoint.name}-op{op['operator_id']}"
+        op["table"] = single["uid"] if single else f"{query}-op{op['operator_id']}"
     return ops
 
 
-def _operator_metadata(op_dir: Path) -> dict[str, Any]:
-    for meta in sorted(op_dir.glob("_metadata/v2/*")) + [op_dir / "_metadata" / "metadata"]:
-        if meta.is_file() and not meta.name.startswith("."):
-            lines = meta.read_text().splitlines()
-            data = json.loads(lines[1]) if len(lines) > 1 else {}
-            props = json.loads(data.get("operatorPropertiesJson") or "{}")
-            variables = [v["stateName"] for v in props.get("stateVariables", [])]
-            return {"operatorName": data.get("operatorInfo", {}).get("operatorName"), "variables": variables}
+def _operator_metadata(op_dir: str, listing: Any, read_text: Any) -> dict[str, Any]:
+    v2 = [f"{op_dir}/_metadata/v2/{n}" for n in sorted(listing(f"{op_dir}/_metadata/v2")) if not n.startswith(".")]
+    v1 = [f"{op_dir}/_metadata/metadata"] if "metadata" in listing(f"{op_dir}/_metadata") else []
+    for meta in v2 + v1:
+        try:
+            lines = read_text(meta).splitlines()
+        except (OSError, IsADirectoryError):
+            continue
+        data = json.loads(lines[1]) if len(lines) > 1 else {}
+        props = json.loads(data.get("operatorPropertiesJson") or "{}")
+        variables = [v["stateName"] for v in props.get("stateVariables", [])]
+        return {"operatorName": data.get("operatorInfo", {}).get("operatorName"), "variables": variables}
     return {}
 
 

@@ -323,6 +323,7 @@ def bench_state(
     events: Annotated[int, typer.Option(help="events per run")] = 5_000_000,
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 500_000,
     reads: Annotated[int, typer.Option(help="state reads (all keys, then one key) while the job runs")] = 5,
+    campaigns: Annotated[int, typer.Option(help="YSB campaigns: the keys of the window state read")] = 100,
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -332,17 +333,22 @@ def bench_state(
     from funke.bench.savepoint import run_state_bench
     from funke.bench.ysb import session
 
+    from funke.bench.report import setup
+
     _check_doc(write, doc)
     with _reported():
-        r = run_state_bench(campaigns=100, events=events, rows_per_batch=batch_rows, reads=reads, spark=session("base"), on_step=_step)
+        spark = session("base")
+        on = setup(spark)  # versions, and the machine's load before the run
+        r = run_state_bench(campaigns=campaigns, events=events, rows_per_batch=batch_rows, reads=reads, spark=spark, on_step=_step)
     console.print_json(json.dumps(r, default=str))
     if write:
-        command = _command(["funke", "bench", "state", "--events", str(events), "--batch-rows", str(batch_rows), "--reads", str(reads)])
+        command = _command(["funke", "bench", "state", "--campaigns", str(campaigns), "--events", str(events), "--batch-rows", str(batch_rows), "--reads", str(reads)])
         line = (
             f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`: {r['reads']} reads of {r['keys']} keys and one key's "
             f"{r['rows_per_key']} window(s), median {r['read_ms_median']:,} ms, max {r['read_ms_max']:,} ms; {r['batches_during']} "
             f"micro-batch(es) ran meanwhile, the longest {r['batch_ms_during_max']:,} ms against a median of "
-            f"{r['batch_ms_median_otherwise']:,} ms otherwise (stall {r['stall_ms']:,} ms); results {'exact' if r['results_exact'] else 'WRONG'}"
+            f"{r['batch_ms_median_otherwise']:,} ms otherwise (stall {r['stall_ms']:,} ms); results {'exact' if r['results_exact'] else 'WRONG'}. "
+            f"{on.versions}; {on.machine}"
         )
         text = doc.read_text()
         with doc.open("a") as f:

@@ -18,7 +18,7 @@ _MEDIA = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".
 
 def page(job: str) -> str:
     template = resources.files("funke.runtime").joinpath("static/dashboard.html").read_text()
-    return template.replace("{{job_html}}", html.escape(job)).replace("{{job_json}}", json.dumps(job))
+    return template.replace("{{job_html}}", html.escape(job)).replace("{{job_json}}", json.dumps(job).replace("<", "\\u003c"))
 
 
 def asset(name: str) -> tuple[bytes, str]:

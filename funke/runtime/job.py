@@ -15,6 +15,7 @@ import shutil
 import threading
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from funke.errors import JobFailedError, PlanError
 from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
+from funke.runtime.metrics import RECENT_BATCHES, DurationHistogram
 from funke.runtime.registry import Registry
 from funke.runtime.watermarks import Clock
 
@@ -49,8 +51,13 @@ class QueryState:
     watermark: str | None = None
     last_batch_id: int = -1
     end_batch: dict[str, int] = field(default_factory=dict)
-    batch_ms: list[int] = field(default_factory=list)
-    batch_rows: list[int] = field(default_factory=list)
+    #: The last RECENT_BATCHES micro-batches' durations and rows (charts, percentiles); every
+    #: batch's duration goes into ``batch_seconds`` and the checkpoint writes' into ``checkpoint_seconds``.
+    batch_ms: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
+    batch_rows: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
+    batch_at: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))  # wall clock at each batch's end
+    batch_seconds: DurationHistogram = field(default_factory=DurationHistogram)
+    checkpoint_seconds: DurationHistogram = field(default_factory=DurationHistogram)
     finished: bool = False
     memory_table: str | None = None  # Spark Connect: the memory sink a collect sink reads
     #: Spark's stateful operators of the query, as of the last batch: "<name>#<i>" -> (rows, bytes).
@@ -125,10 +132,16 @@ class QueryState:
             for i, s in enumerate(p.stateOperators or [])
         }
         self.durations = {k: int(v) for k, v in (p.durationMs or {}).items()}
-        self.batch_ms.append(int((p.durationMs or {}).get("triggerExecution", 0)))
-        self.batch_rows.append(rows)
+        self.record_batch(self.durations.get("triggerExecution", 0), rows)
+        self.checkpoint_seconds.observe((self.durations.get("walCommit", 0) + self.durations.get("commitOffsets", 0)) / 1000)
         if self.ended_in(self.last_batch_id):
             self.finished = True
+
+    def record_batch(self, ms: int, rows: int) -> None:
+        self.batch_ms.append(ms)
+        self.batch_rows.append(rows)
+        self.batch_at.append(time.time())
+        self.batch_seconds.observe(ms / 1000)
 
     def ended_in(self, last_batch: int) -> bool:
         """True when every finite source's end row has been read and, by ``last_batch``, acted on."""
@@ -695,8 +708,7 @@ def _run_batch(handle: JobHandle) -> None:
                     st.dead_letters += int(observed.get("dead") or 0)
             st.input_rows, st.batches = got, 1
             st.output_rows = int(out_obs.get.get("rows") or 0)
-            st.batch_ms.append(int((time.monotonic() - t0) * 1000))
-            st.batch_rows.append(got)
+            st.record_batch(int((time.monotonic() - t0) * 1000), got)
             st.finished = True
     except BaseException as e:  # reported by wait()
         handle._error = e

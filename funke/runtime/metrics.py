@@ -27,6 +27,40 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 
 #: Micro-batch duration buckets (seconds): Spark's floor is ~0.15 s, a busy batch several seconds.
 BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+#: Checkpoint writes (offset and commit log) take milliseconds on a local disk, seconds on object stores.
+CHECKPOINT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+#: Micro-batches a query keeps one by one (charts, percentiles): a job runs for months.
+RECENT_BATCHES = 1000
+
+
+class DurationHistogram:
+    """Durations (seconds) counted into fixed buckets as they are observed, Prometheus's way:
+    the same few numbers however long the job runs.
+
+    >>> h = DurationHistogram((1.0, 5.0))
+    >>> for s in (0.5, 2.0, 9.0): h.observe(s)
+    >>> h.cumulative(), h.count, h.sum
+    ([('1.0', 1), ('5.0', 2), ('+Inf', 3)], 3, 11.5)
+    """
+
+    def __init__(self, buckets: tuple[float, ...] = BATCH_BUCKETS) -> None:
+        self.bounds = buckets
+        self.counts = [0] * (len(buckets) + 1)  # the last: above every bound
+        self.count = 0
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        i = next((i for i, b in enumerate(self.bounds) if seconds <= b), len(self.bounds))
+        self.counts[i] += 1
+        self.count += 1
+        self.sum += seconds
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        out, running = [], 0
+        for bound, n in zip([*map(str, self.bounds), "+Inf"], self.counts, strict=True):
+            running += n
+            out.append((bound, running))
+        return out
 
 
 def watermark_epoch_s(watermark: str | None) -> float | None:
@@ -124,26 +158,27 @@ class JobCollector:
 
         hist = HistogramMetricFamily("funke_batch_duration_seconds", "Micro-batch duration (Spark's triggerExecution)", labels=["job", "query"])
         for uid, st in per_query:
-            seconds = [ms / 1000 for ms in st.batch_ms]
-            buckets = [(str(b), sum(1 for s in seconds if s <= b)) for b in BATCH_BUCKETS] + [("+Inf", len(seconds))]
-            hist.add_metric([job, uid], buckets, sum(seconds))
+            hist.add_metric([job, uid], st.batch_seconds.cumulative(), st.batch_seconds.sum)
         yield hist
 
         rows = GaugeMetricFamily("funke_state_rows", "Rows in Spark's state store per stateful operator", labels=["job", "query", "operator"])
         size = GaugeMetricFamily("funke_state_bytes", "State store memory per stateful operator", labels=["job", "query", "operator"])
+        layouts = getattr(h, "layouts", {})
         for uid, st in per_query:
+            # named by funke's uid where the query has one stateful operator (as savepoints name it), else Spark's name
+            layout = layouts.get(uid, [])
+            single = layout[0]["uid"] if len(layout) == 1 and len(st.state) == 1 else None
             for op, (n, b) in st.state.items():
-                rows.add_metric([job, uid, op], n)
-                size.add_metric([job, uid, op], b)
+                rows.add_metric([job, uid, single or op], n)
+                size.add_metric([job, uid, single or op], b)
         yield rows
         yield size
 
-        commit = GaugeMetricFamily(
-            "funke_checkpoint_duration_seconds", "Last micro-batch's checkpoint writes: offset log (walCommit) plus commit log", labels=["job", "query"]
+        commit = HistogramMetricFamily(
+            "funke_checkpoint_duration_seconds", "Checkpoint writes per micro-batch: offset log (walCommit) plus commit log", labels=["job", "query"]
         )
         for uid, st in per_query:
-            if st.durations:
-                commit.add_metric([job, uid], (st.durations.get("walCommit", 0) + st.durations.get("commitOffsets", 0)) / 1000)
+            commit.add_metric([job, uid], st.checkpoint_seconds.cumulative(), st.checkpoint_seconds.sum)
         yield commit
 
         taken = h.savepoint_durations()

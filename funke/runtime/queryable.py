@@ -9,6 +9,10 @@ it, never a batch in flight.
 Native aggregations give one row per key and window (key columns, then the aggregate
 buffer); general-path operators (windows, process functions, rolling aggregates) give the
 rows of the savepoint's open format (key and value as JSON text, ``funke.savepoint_general``).
+
+The checkpoint root may be a local path, a ``file://`` URI or any Hadoop filesystem URI
+(``hdfs://``, ``s3a://``): its folders are listed through ``Checkpoints`` (Hadoop's
+filesystem for URIs) and the state is read by Spark's state data source at that URI.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funke.errors import PlanError
+from funke.errors import FunkeError, PlanError
 
 
 class StateView:
@@ -28,19 +32,29 @@ class StateView:
         self.uid = uid
 
     def _locate(self) -> tuple[str, dict[str, Any], list[str]]:
-        from funke.savepoint import _operators
+        from funke.savepoint import operators_of
 
         h = self.handle
         if h.checkpoints is None:
             raise PlanError(f"job '{h.name}': queryable state is read from a streaming run's checkpoint (a bounded run has none)")
-        root = Path(h.checkpoints._local())
+        ck = h.checkpoints  # a local path or any Hadoop filesystem URI: listed and read through Checkpoints
         names: list[str] = []
         for query, layout in h.layouts.items():
             keys = {e["uid"]: [k for k, _ in e["keys"]] for e in layout}
-            if not (root / query / "state").is_dir():
+            try:
+                ops = operators_of(query, layout, lambda sub, q=query: ck._list(f"{q}/{sub}"), lambda sub, q=query: ck._read(f"{q}/{sub}"))
+            except FunkeError:
+                raise
+            except Exception as e:  # noqa: BLE001 (a filesystem Hadoop cannot reach: say which and why)
+                reason = e.java_exception.toString() if hasattr(e, "java_exception") else str(e)  # Hadoop's reason, without py4j's trace
+                raise PlanError(
+                    f"job '{h.name}': cannot read the checkpoint at {ck.location(query)} for queryable state: {reason}; "
+                    "give a root on a filesystem whose Hadoop client is on Spark's classpath"
+                ) from e
+            if not ops:
                 names += [e["uid"] for e in layout]
                 continue
-            for op in _operators(root / query, layout):
+            for op in ops:
                 names.append(op["table"])
                 if self.uid in (op["uid"], op["table"]):
                     return query, op, keys.get(op["uid"] or "", [])
@@ -53,8 +67,9 @@ class StateView:
         from funke.savepoint import is_general, load_state
 
         query, op, key_columns = self._locate()
-        checkpoint = Path(self.handle.checkpoints._local()) / query
-        batch = self.handle.checkpoints.last_committed(query)
+        ck = self.handle.checkpoints
+        checkpoint = ck.location(query) if ck.uri else str(Path(ck._local()) / query)
+        batch = ck.last_committed(query)
         if batch < 0:
             raise PlanError(f"job '{self.handle.name}': operator {self.uid!r} has committed no micro-batch yet: its state is not readable yet")
         state = load_state(self.handle.spark, checkpoint, batch, op)

@@ -207,7 +207,18 @@ def _savepoint_row(s: Any) -> dict[str, Any]:
     return {"path": s.path, "taken": taken, "batches": s.batches, "size_bytes": s.size_bytes, "took_ms": s.took_ms}
 
 
+#: A node's live rows/s is over the last minute, as Flink's MeterView.
+RATE_WINDOW_S = 60.0
+
+
+def rows_per_s(st: Any, now: float) -> float:
+    """Rows the query read in the micro-batches that ended in the last RATE_WINDOW_S, per second."""
+    recent = sum(rows for at, rows in zip(st.batch_at, st.batch_rows, strict=False) if now - at <= RATE_WINDOW_S)
+    return round(recent / RATE_WINDOW_S, 2)
+
+
 def queries(handle: Any) -> list[dict[str, Any]]:
+    now = time.time()
     return [
         {
             "uid": st.sink.uid,
@@ -215,8 +226,9 @@ def queries(handle: Any) -> list[dict[str, Any]]:
             "input_rows": st.input_rows,
             "output_rows": st.output_rows,
             "watermark": st.watermark,
-            "batch_ms": st.batch_ms[-120:],
-            "batch_rows": st.batch_rows[-120:],
+            "batch_ms": list(st.batch_ms)[-120:],
+            "batch_rows": list(st.batch_rows)[-120:],
+            "rows_per_s": rows_per_s(st, now),
             "state": {op: {"rows": r, "bytes": b} for op, (r, b) in st.state.items()},
         }
         for st in handle.states

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -23,10 +24,12 @@ from funke.config import settings
 from funke.savepoint import read
 from funke.windows import TumblingEventTimeWindows
 from tests.servers import ensure_redis
+from tests.spark.helpers import RunningTotal
 
 pytestmark = pytest.mark.spark
 KEYS = ("k0", "k1", "k2")
 N = 30  # entry i: key k(i % 3), v = i, event time i s: windows [0,10) and [10,20) close, [20,30) stays open
+BOLD = "<b>kept</b>"  # an operator uid that is markup: the dashboard shows it as text
 
 
 @pytest.fixture
@@ -41,33 +44,44 @@ def stream():
     r.delete(key)
 
 
-def _job(spark, tmp_path, stream, **http):
-    env = fk.StreamEnvironment(app=f"ops-{uuid.uuid4().hex[:6]}", spark=spark, checkpoint_dir=str(tmp_path / "ckpt"), settings_=settings(**http))
+def _job(spark, tmp_path, stream, *, more: bool = False, checkpoint: str | None = None, **http):
+    """The native window ("counts") and funke's rolling sum ("totals"); with ``more`` also a general-path
+    window with a late side output ("gcounts") and a keyed process function's value state ("running-total")."""
+    env = fk.StreamEnvironment(app=f"ops-{uuid.uuid4().hex[:6]}", spark=spark, checkpoint_dir=checkpoint or str(tmp_path / "ckpt"), settings_=settings(**http))
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(5)).with_timestamp_assigner("ts")
     events = env.from_source(fk.sources.redis_stream(stream, schema="k string, v bigint, ts timestamp"), wm)
     windows = events.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().uid("counts")
-    closed = windows.sink_to(fk.sinks.collect(), uid="counts-out")
+    sinks = {"counts-out": windows.sink_to(fk.sinks.collect(), uid="counts-out")}
     totals = events.key_by("k").sum("v").uid("totals")
-    rolling = totals.sink_to(fk.sinks.collect(), uid="totals-out")
-    return env, closed, rolling
+    sinks["totals-out"] = totals.sink_to(fk.sinks.collect(), uid="totals-out")
+    if more:
+        late = fk.OutputTag("late")
+        general = events.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).side_output_late_data(late).count().uid("gcounts")
+        sinks["gcounts-out"] = general.sink_to(fk.sinks.collect(), uid="gcounts-out")
+        sinks["late-out"] = general.get_side_output(late).sink_to(fk.sinks.collect(), uid="late-out")
+        kept = events.filter(fk.col("v") >= 0, uid=BOLD)
+        running = kept.key_by("k").process(RunningTotal(), output_schema="key string, n bigint", uid="running-total")
+        sinks["running-out"] = running.sink_to(fk.sinks.collect(), uid="running-out")
+    return env, sinks
 
 
-def _settled(handle, closed, rolling, rows: int) -> None:
-    """Wait until both queries have read ``rows`` entries, the window query has emitted the two closed
-    windows per key, and it is idle with every planned batch committed (Spark reports no progress for
-    a batch without data, so the checkpoint and the query's status tell)."""
-    deadline = time.monotonic() + 120
+def _settled(handle, sinks, rows: int, expect: dict[str, int]) -> None:
+    """Wait until every query has read ``rows`` entries, each sink in ``expect`` holds its number of rows,
+    and the window query is idle with every planned batch committed (Spark reports no progress for a
+    batch without data, so the checkpoint and the query's status tell)."""
+    deadline = time.monotonic() + 240
     st = next(st for st in handle.states if st.sink.uid == "counts-out")
-    offsets = handle.checkpoints.root + "/counts-out/offsets"
+    offsets = handle.checkpoints._local() + "/counts-out/offsets"
     while True:
         handle._raise_if_failed()
         planned = max((int(p) for p in os.listdir(offsets) if p.isdigit()), default=-1) if os.path.isdir(offsets) else -1
         idle = not st.query.status["isTriggerActive"] and handle.checkpoints.last_committed(st.sink.uid) == planned >= 0
-        # a sink gets its rows before the listener hears of the batch: wait for both queries' progress too
-        reported = all(q.input_rows == rows for q in handle.states if q.sink.uid in ("counts-out", "totals-out"))
-        if len(closed.rows) == 6 and len(rolling.rows) == rows and reported and idle:
+        # a sink gets its rows before the listener hears of the batch: wait for every query's progress too
+        read = {q.sink.uid: q.input_rows for q in handle.states if not q.plan.lazy}
+        got = {uid: len(sinks[uid].rows) for uid in expect}
+        if got == expect and set(read.values()) == {rows} and idle:
             return
-        assert time.monotonic() < deadline, f"not settled: {len(closed.rows)} windows, {len(rolling.rows)} totals, {st.query.status}"
+        assert time.monotonic() < deadline, f"not settled: {got} of {expect}, read {read} of {rows}, {st.query.status}"
         time.sleep(0.1)
 
 
@@ -84,54 +98,46 @@ def _get(url: str, token: str | None = None) -> tuple[int, bytes]:
 
 def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path, stream, monkeypatch, chromium):
     """One running job (a Spark job start is the slow part) for the metrics, the state, the CLI and the dashboard."""
-    env, closed, rolling = _job(spark, tmp_path, stream, operator_metrics=True)
+    from pyspark import SparkContext
+
+    env, sinks = _job(spark, tmp_path, stream, operator_metrics=True, more=True)
+    closed = {"counts-out": 6, "totals-out": N, "gcounts-out": 6}  # two closed windows per key, a total per entry
     handle = env.execute()
     try:
-        _settled(handle, closed, rolling, N)
+        _settled(handle, sinks, N, closed)
         base = handle.http_address
         assert base.startswith("http://127.0.0.1:")
 
-        # the dashboard in a real browser: every operator in the graph, the job list, the figures
-        first = _browse(chromium, base + "/", tmp_path / "profile")
-        uids = {n["uid"] for n in handle.plan_graph}
-        assert len(uids) >= 7
-        for uid in uids:
-            assert f'data-uid="{uid}"' in first, f"operator {uid} is not in the dashboard's graph"
-        assert _figure(first, "input_rows") == f"{2 * N}"
-        assert 'class="status running"' in first
-        assert f'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td>running</td>' in first
-
-        # three more entries (i = 30, 31, 32): a batch with data, whose progress carries the watermark 24 s
+        # three more entries (i = 30, 31, 32), one late (event time 1 s, after the watermark passed 20 s) and
+        # one without an event time: a batch with data, a late row and a dead letter
         r = redis.Redis.from_url(ensure_redis())
         for i in range(N, N + 3):
             r.xadd(stream, {"k": KEYS[i % 3], "v": i, "ts": f"2024-01-01T00:00:{i:02d}Z"})
-        _settled(handle, closed, rolling, N + 3)
-        assert _figure(_browse(chromium, base + "/", tmp_path / "profile"), "input_rows") == f"{2 * (N + 3)}"  # the numbers move
+        r.xadd(stream, {"k": "k2", "v": 100, "ts": "2024-01-01T00:00:01Z"})
+        r.xadd(stream, {"k": "k1", "v": 200})  # no event time
+        _settled(handle, sinks, N + 4, {**closed, "totals-out": N + 4, "late-out": 1})  # the dead letter is not read on
+        assert [(x["k"], x["v"]) for x in sinks["late-out"].rows] == [("k2", 100)]
 
-        # Prometheus text, parsed with prometheus-client's own parser
-        status, body = _get(base + "/metrics")
-        assert status == 200
-        families = {f.name: f for f in text_string_to_metric_families(body.decode())}
-        rows_in = {s.labels["query"]: s.value for s in families["funke_input_rows"].samples if s.name == "funke_input_rows_total"}
-        assert rows_in == {"counts-out": N + 3, "totals-out": N + 3, "dead-letters": 0}  # the dead-letter query has not started
-        by_operator = {(s.labels["query"], s.labels["operator"], s.labels["direction"]): s.value
-                       for s in families["funke_operator_rows"].samples if s.name == "funke_operator_rows_total"}  # fmt: skip
-        source_uid = next(n["uid"] for n in handle.plan_graph if n["kind"] == "Watermark")
-        assert by_operator[("counts-out", source_uid, "in")] == N + 3
-        assert by_operator[("counts-out", "counts-out", "out")] == 6  # the closed windows
-        assert by_operator[("totals-out", "totals-out", "out")] == N + 3
-        # every operator between: the native window (operator_metrics on) and funke's rolling sum
-        assert (by_operator[("counts-out", "counts", "in")], by_operator[("counts-out", "counts", "out")]) == (N + 3, 6)
-        assert (by_operator[("totals-out", "totals", "in")], by_operator[("totals-out", "totals", "out")]) == (N + 3, N + 3)
-        key_by = next(n["uid"] for n in handle.plan_graph if n["kind"] == "KeyBy" and "counts-out" in n["queries"])
-        assert by_operator[("counts-out", key_by, "in")] == by_operator[("counts-out", key_by, "out")] == N + 3
-        counts = {s.labels["query"]: s.value for s in families["funke_batch_duration_seconds"].samples if s.name.endswith("_count")}
-        assert counts == {st.sink.uid: st.batches for st in handle.states}
-        wm = {s.labels["query"]: s.value for s in families["funke_watermark_seconds"].samples}
-        assert wm["counts-out"] == 1704067200 + 32 - 5  # 00:00:27Z: the max event time less 5 s, in the last batch
-        assert wm["totals-out"] in (1704067200 + 29 - 5, 1704067200 + 32 - 5)  # its heartbeat batches go on: either
-        assert next(iter(families["funke_job_running"].samples)).value == 1
-        assert sum(s.value for s in families["funke_state_rows"].samples if s.labels["query"] == "counts-out") == 6  # [20,30), [30,40) per key
+        # the dashboard in a real browser, while the last minute saw rows: every operator in the graph (the
+        # uid that is markup as text), non-zero rows/s, the job list, the figures, and Spark's UI link. The
+        # suite's session runs without Spark's UI (spark.ui.enabled is fixed when a SparkContext starts, and
+        # a second session costs a minute), so SparkContext says where its UI would be: the page's data
+        # endpoint carries what Spark says and the page links it.
+        monkeypatch.setattr(SparkContext, "uiWebUrl", property(lambda self: "http://127.0.0.1:4040"))
+        status, body = _get(f"{base}/jobs/{handle.name}")
+        assert json.loads(body)["spark_ui"] == "http://127.0.0.1:4040"
+        dom = _browse(chromium, base + "/", tmp_path / "profile")
+        uids = {n["uid"] for n in handle.plan_graph}
+        assert len(uids) >= 12 and BOLD in uids
+        for uid in uids - {BOLD}:
+            assert f'data-uid="{uid}"' in dom, f"operator {uid} is not in the dashboard's graph"
+        assert '<div class="uid">&lt;b&gt;kept&lt;/b&gt;</div>' in dom and "<b>kept</b>" not in dom.replace('data-uid="<b>kept</b>"', "")
+        rates = dict(re.findall(r'data-uid="([^"]+)"[^>]*>.*?<div class="rate">([^<]*) rows/s</div>', dom))
+        assert float(rates["counts"].replace(",", "")) > 0, rates
+        assert '<a href="http://127.0.0.1:4040" id="spark-ui">Spark UI</a>' in dom or re.search(r'<a id="spark-ui" href="http://127.0.0.1:4040">', dom), dom[:3000]
+        assert int(_figure(dom, "input_rows").replace(",", "")) >= 4 * (N + 4)
+        assert 'class="status running"' in dom
+        assert f'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td>running</td>' in dom
 
         # queryable state, native window aggregation: k0's open windows [20, 30) (i = 21, 24, 27) and [30, 40) (i = 30)
         status, body = _get(f"{base}/jobs/{handle.name}/state/counts?key=k0")
@@ -150,11 +156,85 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         # Flink's rolling sum: the key's first element with the running sum (timestamps carried as epoch µs)
         assert json.loads(k1["value"]) == {"k": "k1", "v": sum(range(1, N + 3, 3)), "ts": 1704067201000000}
 
+        # general-path window: k0's open windows [20, 30) and [30, 40), their counts 3 and 1
+        gwin = handle.state("gcounts")
+        assert sorted(gwin.keys()) == list(KEYS)
+        k0_windows = gwin.get("k0")
+        assert k0_windows and {r["key"] for r in k0_windows} == {'"k0"'}
+        # a keyed process function's value state "n": k1's entries 1, 4, ..., 31 (the dead letter never reaches it)
+        running = handle.state("running-total")
+        assert sorted(running.keys()) == list(KEYS)
+        (n1,) = running.get("k1")
+        assert (n1["scope"], n1["state"], n1["kind"], json.loads(n1["value"])) == ("user", "n", "value", 11)
+
         # read-committed: equal to a savepoint's table of the same batch
         sp = read(handle.savepoint(str(tmp_path / "sps")).path)
         assert sp.batches["counts-out"] == native["batch"]
         saved = sp.table("counts")
         assert sorted(zip(saved["k"], saved["count"])) == sorted((r["k"], r["count"]) for k in KEYS for r in handle.state("counts").get(k))
+
+        # from another process: funke state for the general-path window and the process function's value
+        # state, each equal to the savepoint's table of the same batch (a savepoint is taken again when a
+        # batch without data committed in between)
+        monkeypatch.setenv("FUNKE_HOME", str(env.settings.home))
+        cli = [sys.executable, "-c", "from funke.cli.main import main; main()"]
+        for uid, query, key in (("gcounts", "gcounts-out", "k0"), ("running-total", "running-out", "k1")):
+            for _ in range(10):
+                got = subprocess.run([*cli, "state", handle.name, uid, key, "--json"], capture_output=True, text=True, timeout=300, check=False)
+                assert got.returncode == 0, got.stderr
+                answer = json.loads(got.stdout)
+                at = read(handle.savepoint(str(tmp_path / "sps")).path)
+                if at.batches[query] == answer["batch"]:
+                    break
+            else:
+                pytest.fail(f"{query} committed a batch between every read and savepoint")
+            table = at.table(uid)
+            saved = json.loads(table[table["key"] == json.dumps(key)].to_json(orient="records", date_format="iso", date_unit="ms"))
+            assert answer["rows"] and _rows(answer["rows"]) == _rows(saved), (answer["rows"], saved)
+
+        # Prometheus text after the savepoints, parsed with prometheus-client's own parser: every family the issue lists
+        status, body = _get(base + "/metrics")
+        assert status == 200
+        families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+        rows_in = {s.labels["query"]: s.value for s in families["funke_input_rows"].samples if s.name == "funke_input_rows_total"}
+        assert rows_in == {q: N + 4 for q in ("counts-out", "totals-out", "gcounts-out", "running-out")} | {"dead-letters": rows_in["dead-letters"]}
+        by_operator = {(s.labels["query"], s.labels["operator"], s.labels["direction"]): s.value
+                       for s in families["funke_operator_rows"].samples if s.name == "funke_operator_rows_total"}  # fmt: skip
+        source_uid = next(n["uid"] for n in handle.plan_graph if n["kind"] == "Watermark")
+        assert by_operator[("counts-out", source_uid, "in")] == N + 4
+        assert by_operator[("counts-out", "counts-out", "out")] == 6  # the closed windows
+        assert by_operator[("totals-out", "totals-out", "out")] == N + 4
+        # every operator between: the native window (operator_metrics on), funke's rolling sum, general window, process function
+        assert (by_operator[("counts-out", "counts", "in")], by_operator[("counts-out", "counts", "out")]) == (N + 4, 6)
+        assert (by_operator[("totals-out", "totals", "in")], by_operator[("totals-out", "totals", "out")]) == (N + 4, N + 4)
+        assert (by_operator[("gcounts-out", "gcounts", "in")], by_operator[("gcounts-out", "gcounts", "out")]) == (N + 4, 6)
+        assert (by_operator[("running-out", BOLD, "out")], by_operator[("running-out", "running-total", "in")]) == (N + 4, N + 4)
+        key_by = next(n["uid"] for n in handle.plan_graph if n["kind"] == "KeyBy" and "counts-out" in n["queries"])
+        assert by_operator[("counts-out", key_by, "in")] == by_operator[("counts-out", key_by, "out")] == N + 4
+        batches = {st.sink.uid: st.batches for st in handle.states}
+        for family in ("funke_batch_duration_seconds", "funke_checkpoint_duration_seconds"):
+            hist = _histograms(families[family])
+            assert set(hist) == set(batches), family
+            for query, (buckets, count, total) in hist.items():
+                assert count == batches[query] > 0 and buckets[-1] == ("+Inf", count) and total > 0, (family, query)
+                assert [n for _, n in buckets] == sorted(n for _, n in buckets) and len(buckets) > 5
+        (savepoints,) = _histograms(families["funke_savepoint_duration_seconds"]).values()
+        assert savepoints[1] >= 3 and savepoints[2] > 0  # the savepoints taken above
+        wm = {s.labels["query"]: s.value for s in families["funke_watermark_seconds"].samples}
+        assert wm["counts-out"] == 1704067200 + 32 - 5  # 00:00:27Z: the max event time less 5 s, in the last batch
+        assert wm["totals-out"] in (1704067200 + 29 - 5, 1704067200 + 32 - 5)  # its heartbeat batches go on: either
+        lag = {s.labels["query"]: s.value for s in families["funke_watermark_lag_seconds"].samples}
+        assert time.time() - wm["counts-out"] - 60 < lag["counts-out"] <= time.time() - wm["counts-out"]
+        late = {s.labels["query"]: s.value for s in families["funke_late_rows_dropped"].samples if s.name.endswith("_total")}
+        assert late["counts-out"] == 1  # Spark's window drops the late entry; funke's sends it to its side output
+        dead = {s.labels["query"]: s.value for s in families["funke_dead_letters"].samples if s.name.endswith("_total")}
+        assert all(dead[q] == 1 for q in ("counts-out", "totals-out", "gcounts-out", "running-out")), dead  # each query reads the source
+        assert next(iter(families["funke_job_running"].samples)).value == 1
+        state_rows = {(s.labels["query"], s.labels["operator"]): s.value for s in families["funke_state_rows"].samples}
+        state_bytes = {(s.labels["query"], s.labels["operator"]): s.value for s in families["funke_state_bytes"].samples}
+        assert state_rows[("counts-out", "counts")] == 6  # [20,30), [30,40) per key
+        assert set(state_bytes) == set(state_rows) and state_bytes[("counts-out", "counts")] > 0
+        assert {("totals-out", "totals"), ("gcounts-out", "gcounts"), ("running-out", "running-total")} <= set(state_rows)
 
         # the page's savepoint button posts here; the savepoint then shows in the page's table
         req = urllib.request.Request(f"{base}/jobs/{handle.name}/savepoints", method="POST")
@@ -167,8 +247,6 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         assert shot.stat().st_size > 10_000
 
         # from another process: funke state and funke list --json
-        monkeypatch.setenv("FUNKE_HOME", str(env.settings.home))
-        cli = [sys.executable, "-c", "from funke.cli.main import main; main()"]
         got = subprocess.run([*cli, "state", handle.name, "counts", "k0", "--json"], capture_output=True, text=True, timeout=300, check=False)
         assert got.returncode == 0, got.stderr
         assert json.loads(got.stdout)["rows"] == native["rows"]
@@ -181,11 +259,34 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
     assert _refused(base)  # the server ends with the job
 
 
-def test_off_loopback_every_request_needs_the_token(spark, tmp_path, stream):
-    env, closed, rolling = _job(spark, tmp_path, stream, http_host="0.0.0.0")
+def _rows(rows: list[dict]) -> list[tuple]:
+    """State rows compared by what they hold (the bucket a row sits in is Spark's partitioning)."""
+    return sorted((r["key"], r["scope"], r["state"], r["kind"], str(r["namespace"]), r["value"]) for r in rows)
+
+
+def _histograms(family) -> dict[str, tuple[list[tuple[str, float]], float, float]]:
+    """A parsed histogram family: query (or job) -> (cumulative buckets, count, sum)."""
+    out: dict[str, tuple[list, float, float]] = {}
+    for s in family.samples:
+        label = s.labels.get("query", s.labels["job"])
+        buckets, count, total = out.get(label, ([], 0.0, 0.0))
+        if s.name.endswith("_bucket"):
+            buckets.append((s.labels["le"], s.value))
+        elif s.name.endswith("_count"):
+            count = s.value
+        elif s.name.endswith("_sum"):
+            total = s.value
+        out[label] = (buckets, count, total)
+    return out
+
+
+def test_off_loopback_every_request_needs_the_token(spark, tmp_path, stream, monkeypatch):
+    """Also: queryable state of a job whose checkpoint root is a ``file://`` URI, read as a local path and
+    through Hadoop's filesystem (the route ``hdfs://`` and ``s3a://`` roots take)."""
+    env, sinks = _job(spark, tmp_path, stream, checkpoint=f"file://{tmp_path}/ckpt", http_host="0.0.0.0")
     handle = env.execute()
     try:
-        _settled(handle, closed, rolling, N)
+        _settled(handle, sinks, N, {"counts-out": 6, "totals-out": N})
         port = handle.http_address.rsplit(":", 1)[1]
         base = f"http://127.0.0.1:{port}"
         token_file = env.settings.home / "jobs" / handle.name / "http.token"
@@ -196,6 +297,15 @@ def test_off_loopback_every_request_needs_the_token(spark, tmp_path, stream):
             assert _get(base + path, token="not-" + token) == (401, b"")
         status, body = _get(f"{base}/jobs/{handle.name}/state/counts?key=k0", token=token)
         assert status == 200 and json.loads(body)["rows"][0]["count"] == 3
+        local = (handle.state("totals").get("k1"), handle.state("counts").keys())
+        assert json.loads(local[0][0]["value"])["v"] == sum(range(1, N, 3)) and sorted(local[1]) == list(KEYS)
+        monkeypatch.setattr(handle.checkpoints, "uri", True)  # as an hdfs:// root: listed and read by Hadoop
+        assert (handle.state("totals").get("k1"), handle.state("counts").keys()) == local
+        # a filesystem Hadoop has no client for: the reason, not "no micro-batch yet"
+        monkeypatch.setattr(handle.checkpoints, "root", "nosuchfs://somewhere/ckpt")
+        with pytest.raises(fk.errors.PlanError, match=r"cannot read the checkpoint at nosuchfs://somewhere/ckpt/\S+ for queryable state: .*nosuchfs"):
+            handle.state("counts").keys()
+        monkeypatch.undo()
     finally:
         handle.stop()
 

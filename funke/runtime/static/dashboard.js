@@ -6,8 +6,21 @@ const charts = {};
 let graphDrawn = false;
 const lagSeries = { t: [], lag: [] };
 
+// Every text from the job (uids, paths, job names, savepoint paths) goes in as a text node or an
+// attribute value, never as markup: a uid may hold "<b>".
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("data-")) node.dataset[k.slice(5).replace(/-(.)/g, (_, c) => c.toUpperCase())] = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : String(c));
+  return node;
+}
+
 function figure(key, label, value) {
-  return `<div class="figure" data-key="${key}"><div class="v">${fmt(value)}</div><div class="k">${label}</div></div>`;
+  return el("div", { class: "figure", "data-key": key }, el("div", { class: "v" }, fmt(value)), el("div", { class: "k" }, label));
 }
 
 function drawGraph(graph) {
@@ -22,19 +35,16 @@ function drawGraph(graph) {
     const div = document.createElement("div");
     div.className = "column";
     for (const n of col) {
-      const el = document.createElement("div");
-      el.className = `node ${n.path}`;
-      el.id = `node-${n.uid}`;
-      el.dataset.uid = n.uid;
-      el.title = n.why;
-      el.innerHTML = `<div class="label"></div><div class="uid">${n.uid}</div><div class="path">${n.path}</div><div class="rate">– rows/s</div>`;
-      el.querySelector(".label").textContent = n.label;
-      div.appendChild(el);
+      const node = el("div", { class: "node", id: `node-${n.uid}`, "data-uid": n.uid, title: n.why || "" },
+        el("div", { class: "label" }, n.label), el("div", { class: "uid" }, n.uid),
+        el("div", { class: "path" }, n.path), el("div", { class: "rate" }, "– rows/s"));
+      node.classList.add(String(n.path).replace(/[^A-Za-z0-9_-]/g, "_"));
+      div.appendChild(node);
     }
     box.appendChild(div);
   }
   const svg = $("edges"), origin = box.getBoundingClientRect();
-  svg.innerHTML = "";
+  svg.replaceChildren();
   for (const n of graph) for (const i of n.inputs) {
     const a = $(`node-${i}`).getBoundingClientRect(), b = $(`node-${n.uid}`).getBoundingClientRect();
     const line = document.createElementNS("http://www.w3.org/2000/svg", "line");
@@ -63,14 +73,13 @@ function chart(id, title, xs, ys, { time = false, x = "micro-batch" } = {}) {
 }
 
 function rates(queries) {
-  // Each query's rows/s in its last micro-batch; a node shows the sum over the queries it runs in.
+  // Each query's rows/s over the last minute (the server's rows_per_s); a node shows the sum over the queries it runs in.
   const r = {};
-  for (const q of queries) {
-    const n = q.batch_ms.length;
-    r[q.uid] = n && q.batch_ms[n - 1] > 0 ? Math.round(q.batch_rows[n - 1] / (q.batch_ms[n - 1] / 1000)) : 0;
-  }
+  for (const q of queries) r[q.uid] = q.rows_per_s || 0;
   return r;
 }
+
+const rate = (x) => x.toLocaleString("en", { maximumFractionDigits: x < 10 ? 2 : 0 });
 
 async function poll() {
   try {
@@ -88,17 +97,17 @@ function render(job) {
   const m = job.metrics;
   $("status").textContent = job.running ? "running" : "ended";
   $("status").className = `status ${job.running ? "running" : "ended"}`;
-  $("figures").innerHTML = [
+  $("figures").replaceChildren(
     figure("input_rows", "rows in", m.input_rows), figure("output_rows", "rows out", m.output_rows),
     figure("batches", "micro-batches", m.batches), figure("rows_per_s", "rows/s (overall)", m.rows_per_s),
     figure("watermark", "watermark", m.watermark), figure("late_rows_dropped", "late rows", m.late_rows_dropped),
     figure("dead_letters", "dead letters", m.dead_letters), figure("batch_ms_p50", "batch p50 ms", m.batch_ms_p50),
-  ].join("");
+  );
   if (!graphDrawn) drawGraph(job.graph);
   const r = rates(job.queries);
   for (const n of job.graph) {
     const el = $(`node-${n.uid}`);
-    if (el) el.querySelector(".rate").textContent = `${fmt(n.queries.reduce((s, q) => s + (r[q] || 0), 0))} rows/s`;
+    if (el) el.querySelector(".rate").textContent = `${rate(n.queries.reduce((s, q) => s + (r[q] || 0), 0))} rows/s`;
   }
   const main = job.queries.reduce((a, b) => (b.batch_ms.length > a.batch_ms.length ? b : a), job.queries[0]);
   if (main && main.batch_ms.length) {
@@ -111,13 +120,16 @@ function render(job) {
     if (lagSeries.t.length > 300) { lagSeries.t.shift(); lagSeries.lag.shift(); }
     chart("chart-lag", "lag s", lagSeries.t, lagSeries.lag, { time: true });
   }
-  $("jobs").querySelector("tbody").innerHTML = job.jobs.map((j) => {
-    const link = j.http ? `<a href="${j.http}/">${j.http}</a>` : "–";
-    return `<tr data-job="${j.name}"${j.name === JOB ? ' class="this"' : ""}><td>${j.name}</td><td>${j.status}</td><td>${link}</td></tr>`;
-  }).join("");
-  if (job.spark_ui) { $("spark-ui").href = job.spark_ui; $("spark-ui").hidden = false; }
-  const rows = job.savepoints.map((s) => `<tr><td>${s.path}</td><td>${s.taken}</td><td>${Object.entries(s.batches).map(([k, v]) => `${k}: ${v}`).join(", ")}</td><td>${(s.size_bytes / 1e6).toFixed(1)} MB</td><td>${s.took_ms} ms</td></tr>`);
-  $("savepoints").querySelector("tbody").innerHTML = rows.join("");
+  $("jobs").querySelector("tbody").replaceChildren(...job.jobs.map((j) => {
+    const link = j.http && /^https?:\/\//.test(j.http) ? el("a", { href: `${j.http}/` }, j.http) : "–";
+    const row = el("tr", { "data-job": j.name }, el("td", {}, j.name), el("td", {}, j.status), el("td", {}, link));
+    if (j.name === JOB) row.className = "this";
+    return row;
+  }));
+  if (job.spark_ui && /^https?:\/\//.test(job.spark_ui)) { $("spark-ui").href = job.spark_ui; $("spark-ui").hidden = false; }
+  $("savepoints").querySelector("tbody").replaceChildren(...job.savepoints.map((s) => el("tr", {},
+    el("td", {}, s.path), el("td", {}, s.taken), el("td", {}, Object.entries(s.batches).map(([k, v]) => `${k}: ${v}`).join(", ")),
+    el("td", {}, `${(s.size_bytes / 1e6).toFixed(1)} MB`), el("td", {}, `${s.took_ms} ms`))));
 }
 
 $("take-savepoint").addEventListener("click", async () => {
