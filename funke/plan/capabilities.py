@@ -203,6 +203,8 @@ def place(node: Node) -> Placement:
         return Placement(NATIVE, "Spark expressions (whole-stage codegen)")
     if isinstance(node, LookupJoin):
         return Placement(NATIVE, "broadcast hash join with a static table")
+    if isinstance(node, Source) and hasattr(node.spec, "engine"):
+        return Placement(NATIVE, node.spec.engine())
     if isinstance(node, (Source, Sink, Union, KeyBy)):
         return Placement(NATIVE, "Spark")
     return Placement(GENERAL, f"no native rule for {node.kind}")

@@ -36,7 +36,7 @@ from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, side_view, two_input_program
 from funke.spark.python_fns import pandas_function, row_function
-from funke.spark.sources import CORRUPT, SCRIPT_PT, SCRIPT_WM, generator_split, source_frame, static_frame, test_stream_frames
+from funke.spark.sources import CORRUPT, POSITION, REASON, SCRIPT_PT, SCRIPT_WM, generator_split, source_frame, static_frame, test_stream_frames
 
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
@@ -277,12 +277,17 @@ class Compiler:
             df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
         source_columns = df.columns
         if CORRUPT in source_columns:
-            columns = [c for c in df.columns if c not in (CORRUPT, EOS)]
+            extra = (CORRUPT, REASON, POSITION, EOS)
+            columns = [c for c in df.columns if c not in extra]
             # (also reading the parsed columns: Spark refuses a scan that reads only the corrupt-record column)
             raw = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*columns)))
-            reason = F.when(F.col(CORRUPT).isNotNull(), F.lit(f"{node.spec.describe()}: malformed record or a value of the wrong type"))
-            df, dead = self.dead_letters(node, df, reason, raw=raw, position=F.input_file_name())
-            df = df.drop(CORRUPT)
+            if REASON in source_columns:
+                reason = F.col(REASON)
+            else:
+                reason = F.when(F.col(CORRUPT).isNotNull(), F.lit(f"{node.spec.describe()}: malformed record or a value of the wrong type"))
+            position = F.col(POSITION) if POSITION in source_columns else F.input_file_name()
+            df, dead = self.dead_letters(node, df, reason, raw=raw, position=position)
+            df = df.drop(*(c for c in extra[:3] if c in source_columns))
         out = Compiled(df, control=control)
         if CORRUPT in source_columns:
             out.metrics.append(dead)
