@@ -217,10 +217,17 @@ def _cmdline(pid: int) -> str:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (what ``random-uuid`` prints)."""
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (what ``random-uuid`` prints).
+
+    Never one starting with ``-``: the storage tool's argument parser would read ``-t -K...`` as a missing
+    value (Kafka's own ``Uuid.randomUuid`` draws again for the same reason).
+    """
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 def _ensure_java(say: Say) -> None:
