@@ -371,7 +371,7 @@ def bench_join(
     ] = 50_000,
     rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
     warmup: Annotated[bool, typer.Option(help="run each system once over a small input first, unmeasured")] = True,
-    general: Annotated[bool, typer.Option(help="also the join on funke's general path (.process(ProcessJoinFunction))")] = True,
+    general: Annotated[bool, typer.Option(help="also the join on funke's general path (the default: no on_path('native'))")] = True,
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:

@@ -36,6 +36,7 @@ from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, side_view, two_input_program
 from funke.spark.python_fns import pandas_function, row_function
+from funke.spark.session import is_connect
 from funke.spark.sources import CORRUPT, POSITION, REASON, SCRIPT_PT, SCRIPT_WM, generator_split, source_frame, static_frame, test_stream_frames
 
 #: Event time of the end-of-input row: far enough that every window closes.
@@ -638,6 +639,10 @@ class Compiler:
             marks = {id(w): w for w in _watermarks_of(node)}.values()
         marks = [w for w in marks if w.strategy.generator is None]
         if not marks:
+            return None
+        if is_connect(self.spark) and all(w.strategy.idleness_ms is None for w in marks):
+            # The clock's file is written by this client and read by the server's Python data
+            # source: shared only when both run on one host. Without idleness, Spark's watermark.
             return None
         inputs = []
         for w in marks:
