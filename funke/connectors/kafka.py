@@ -284,11 +284,14 @@ class Cluster:
     def __init__(self, spec: KafkaSource):
         self.spec = spec
         self.address = spec.bootstrap
+        self.consumer = self._consumer()
+
+    def _consumer(self) -> Any:
         from confluent_kafka import Consumer
 
-        self.consumer = Consumer(spec.client_config(**{
-            "group.id": "funke-offsets", "enable.auto.commit": False, "isolation.level": spec.isolation,
-            "socket.connection.setup.timeout.ms": max(1000, int(spec.broker_timeout_s * 1000)),
+        return Consumer(self.spec.client_config(**{
+            "group.id": "funke-offsets", "enable.auto.commit": False, "isolation.level": self.spec.isolation,
+            "socket.connection.setup.timeout.ms": max(1000, int(self.spec.broker_timeout_s * 1000)),
         }))
 
     def close(self) -> None:
@@ -322,6 +325,10 @@ class Cluster:
                     raise SourceError(f"Kafka at {self.address}: {what} failed ({_text(err)})") from None
                 if self.spec.on_broker_loss == "fail" and waited >= self.spec.broker_timeout_s:
                     raise SourceError(broker_lost(self.spec, what, waited, _text(err))) from None
+                # A fresh client: one that saw the broker go may keep its stale metadata ("unknown partition")
+                # after the broker is back, and never refresh it for a topic it is not assigned.
+                self.consumer.close()
+                self.consumer = self._consumer()
                 time.sleep(0.5)
 
     def partitions(self) -> list[str]:
@@ -377,7 +384,11 @@ class Cluster:
 
 
 #: librdkafka's errors for a broker it cannot reach or that has not answered (yet), besides those it marks retriable.
-_UNREACHABLE = ("_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_RESOLVE", "_WAIT_COORD")
+_UNREACHABLE = (
+    "_TRANSPORT", "_ALL_BROKERS_DOWN", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_RESOLVE", "_WAIT_COORD",
+    # a broker shutting down or starting up: its partitions have no leader for a moment
+    "LEADER_NOT_AVAILABLE", "NOT_LEADER_FOR_PARTITION", "BROKER_NOT_AVAILABLE",
+)  # fmt: skip
 
 
 def broker_unreachable(err: Any) -> bool:
