@@ -142,8 +142,15 @@ def test_two_input_watermark_is_the_minimum_of_each_scripts_watermark(env):
     projected = pj.select(lid="left.id", rid="right.id", rt="right.event_time")  # scripted time: the general path too
     assert place(projected.node).path == "general"
     result = run(env, out, projected)
-    assert_rows(result[out], [{"lid": "L1", "rid": "R1", "t": 1_000, "_step": 0}, {"lid": "L2", "rid": "R2", "t": 3_000, "_step": 2}], ignore=())
-    assert [(r["lid"], r["rid"], timestamp_to_millis(r["rt"]), r["_step"]) for r in result[projected]] == [("L1", "R1", 1_000, 0), ("L2", "R2", 3_000, 2)]
+    assert_rows(
+        result[out],
+        [{"lid": "L1", "rid": "R1", "t": 1_000, "_step": 0}, {"lid": "L2", "rid": "R2", "t": 3_000, "_step": 2}],
+        ignore=(),
+    )
+    assert [(r["lid"], r["rid"], timestamp_to_millis(r["rt"]), r["_step"]) for r in result[projected]] == [
+        ("L1", "R1", 1_000, 0),
+        ("L2", "R2", 3_000, 2),
+    ]
     assert result.metrics["late_rows_dropped"] == 0
 
 
