@@ -108,7 +108,7 @@ def run_once(spark: Any, system: str, topic: EventTopic, job: bench.Job, workdir
         if system == SYSTEM:
             source = fk.sources.kafka(
                 topic.name, schema=ysb.events(1).schema, bootstrap=topic.bootstrap, events=topic.events,
-                max_rows_per_batch=job.rows_per_batch,
+                max_rows_per_batch=job.rows_per_batch, partition_watermarks=False,  # Spark's, as the plain job's
             )  # fmt: skip
             run = bench.funke_streaming(spark, job, str(workdir), str(checkpoint), on_finished=memory.stop, source=source)
         else:

@@ -27,6 +27,12 @@ class SourceSpec:
         one that reads what is there when the job starts (files, Kafka up to its latest offsets)."""
         return self.bounded
 
+    @property
+    def split_watermarks(self) -> bool:
+        """True when a watermark strategy given with this source is Flink's per-split one: each
+        split (a Kafka partition) has its own watermark and the source's is their minimum."""
+        return False
+
     def describe(self) -> str:
         return self.kind
 

@@ -77,6 +77,8 @@ class KafkaSource(SourceSpec):
     on_broker_loss: str
     broker_timeout_s: float
     options: tuple[tuple[str, str], ...]
+    #: Flink's per-partition watermarks (True), or Spark's one over all partitions (False).
+    partition_watermarks: bool = True
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -93,6 +95,10 @@ class KafkaSource(SourceSpec):
     @property
     def bounded(self) -> bool:
         return self.events is not None
+
+    @property
+    def split_watermarks(self) -> bool:
+        return self.partition_watermarks
 
     @property
     def batchable(self) -> bool:
@@ -133,6 +139,7 @@ def kafka(
     partitions: int = 1,
     on_broker_loss: str = "fail",
     broker_timeout: float = 60.0,
+    partition_watermarks: bool = True,
     **options: Any,
 ) -> KafkaSource:
     """Rows from Kafka topics, replayable after a restart from Spark's offset log.
@@ -152,7 +159,21 @@ def kafka(
     committed batch, exactly once into funke's exactly-once sinks) or ``"wait"`` (the
     driver and the readers wait for the broker as long as it takes and the job goes on by
     itself; a Kafka sink's batch in flight still gives up after the sink's ``timeout``, so
-    give that sink a timeout longer than the outages to ride out). ``options`` go to
+    give that sink a timeout longer than the outages to ride out).
+
+    Watermarks, given with the source (``env.from_source(kafka(...), strategy)``), are Flink's
+    per partition (``partition_watermarks=True``): each partition has its own (its largest
+    event time minus the bound), the source's is the minimum over the partitions, a partition
+    that has sent nothing yet holds it at -infinity, and with ``strategy.with_idleness(d)`` a
+    partition quiet for ``d`` stops holding it back until it sends again. Spark's watermark is
+    one per query from the largest event time over all partitions, so funke computes this one
+    on the driver after each micro-batch, and the event-time operators downstream (windows,
+    joins, timers) run on funke's general path. The partitions are those of the topics when
+    the job starts; one added later counts from its first record. ``partition_watermarks=False``
+    takes Spark's watermark instead (Spark's own window operators, faster; a partition behind
+    the others by more than the bound has its records dropped as late). A
+    ``WatermarkGenerator`` (``for_generator``) sees the records of all partitions in read order.
+    ``options`` go to
     librdkafka (e.g. ``**{"security.protocol": "SSL"}``).
     """
     names = (topics,) if isinstance(topics, str) else tuple(topics)
@@ -191,7 +212,7 @@ def kafka(
     return KafkaSource(
         names, declared, bootstrap, fmt, starting if not isinstance(starting, Mapping) else tuple(sorted(_key_starting(starting, names).items())),
         events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
-        tuple(sorted((k, str(v)) for k, v in options.items())),
+        tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks),
     )
 
 

@@ -90,6 +90,28 @@ INTERVAL_JOIN_DEFAULT = (
     "(JVM only, faster) with that one difference"
 )
 
+#: Why an event-time operator downstream of a per-partition watermark runs on the general path.
+SPLIT_TIME = (
+    "the source's watermark is per partition (Flink's rule: the minimum over its partitions' watermarks, -infinity until "
+    "each has sent a record, a partition quiet for with_idleness skipped), which Spark's query watermark (from the largest "
+    "event time over all partitions) is not, so funke computes it on the driver; kafka(partition_watermarks=False) takes "
+    "Spark's watermark and Spark's own operators"
+)
+
+
+def split_watermark(w: Node) -> bool:
+    """A watermark strategy given with a source whose splits (Kafka partitions) each have their own
+    watermark, the source's being their minimum (Flink's per-split watermarks)."""
+    if not isinstance(w, Watermark) or not isinstance(w.input, Source) or w.input.scripted_time:
+        return False
+    return bool(getattr(w.input.spec, "split_watermarks", False)) and w.strategy.generator is None and not w.strategy.ingestion_time
+
+
+def _split_reason(node: Node) -> str | None:
+    split = [w for w in watermarks_meeting(node) if split_watermark(w)]
+    return f"{split[0].where()}: {SPLIT_TIME}" if split else None
+
+
 #: Operators that compute their own watermark from their inputs' (funke's clock or a test script's).
 OWN_CLOCK = (CoProcess, BroadcastProcess, WindowJoin)
 
@@ -187,6 +209,14 @@ def place(node: Node) -> Placement:
         return Placement(NATIVE, f"Spark mapInArrow over {form}; no per-row pickling")
     if isinstance(node, Watermark) and node.strategy.generator is not None:
         return Placement(GENERAL, GENERATOR_RUN)
+    if isinstance(node, Watermark) and split_watermark(node):
+        idle = f"; a partition quiet for {node.strategy.idleness_ms} ms is skipped until it sends again" if node.strategy.idleness_ms is not None else ""
+        return Placement(
+            NATIVE,
+            "Spark withWatermark for Spark's own operators; per partition for funke's (Flink's per-split watermarks: each "
+            "partition's largest event time - bound - 1, the source's the minimum over them, -infinity until each partition "
+            "has sent a record), computed on the driver from each micro-batch's per-partition maxima" + idle,
+        )
     if isinstance(node, Watermark):
         idle = ""
         if node.strategy.idleness_ms is not None:
@@ -220,9 +250,9 @@ def _place_interval_join(node: IntervalJoin) -> Placement:
         reasons.append("a stream's event time has no watermark strategy Spark can follow")
     if node.generated_time:
         reasons.append(GENERATED_TIME)
-    idle = _idleness_reason(node)
-    if idle:
-        reasons.append(idle)
+    for reason in (_idleness_reason(node), _split_reason(node)):
+        if reason:
+            reasons.append(reason)
     if reasons:
         asked = "on_path('native') asked for Spark's join, but " if node.path_hint == NATIVE else ""
         return Placement(GENERAL, asked + "; ".join(reasons) + TWO_INPUT_GENERAL)
@@ -252,9 +282,9 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if node.generated_time:
         reasons.append(GENERATED_TIME)
-    idle = _idleness_reason(node)
-    if idle:
-        reasons.append(idle)
+    for reason in (_idleness_reason(node), _split_reason(node)):
+        if reason:
+            reasons.append(reason)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)
     return Placement(

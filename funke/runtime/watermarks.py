@@ -37,12 +37,27 @@ def _millis(value: Any) -> int | None:
     return int(value)
 
 
+#: An input's name ends with ``#<i>`` for its ``i``-th split (a Kafka partition: observed as
+#: ``max_event_time_<i>``, ``rows_<i>``), and with ``UNLISTED`` for the splits added after the
+#: start, which hold nothing back until they send a record.
+UNLISTED = "#x"
+
+
 @dataclass
 class Clock:
     """One operator's watermark: Flink's minimum over its non-idle inputs, never moving back.
 
     An input holds the watermark at -infinity until its first row (Flink's rule too), unless it
-    is idle by then.
+    is idle by then. A source with per-split watermarks comes as one input per split: the
+    minimum over them all is the minimum over the sources' minima, and a source is idle when
+    each of its splits is (Flink's rule).
+
+    >>> c = Clock("/dev/null", (("wm#0", 1_000, None), ("wm#1", 1_000, None), ("wm#x", 1_000, None)))
+    >>> c.write = lambda: None
+    >>> c.update({"wm": {"max_event_time_0": 50_000, "rows_0": 3, "rows_1": 0, "rows_x": 0}}) == MIN_WATERMARK
+    True
+    >>> c.update({"wm": {"max_event_time_1": 9_000, "rows_1": 1, "rows_0": 0, "rows_x": 0}})
+    7999
     """
 
     path: str
@@ -60,13 +75,15 @@ class Clock:
         """Fold one micro-batch's observed metrics in; write and return the watermark."""
         now = time.monotonic() if now is None else now
         for name, _, _ in self.inputs:
-            d = observed.get(name)
+            observe, _, split = name.partition("#")
+            d = observed.get(observe)
             if d is None:
                 continue
-            top = _millis(d.get("max_event_time"))
+            suffix = f"_{split}" if split else ""
+            top = _millis(d.get(f"max_event_time{suffix}"))
             if top is not None:
                 self._max[name] = max(top, self._max.get(name, top))
-            if int(d.get("rows") or 0) > 0:
+            if int(d.get(f"rows{suffix}") or 0) > 0:
                 self._active[name] = now
         marks = []
         for name, bound, idleness in self.inputs:
@@ -74,6 +91,8 @@ class Clock:
             if idleness is not None and quiet_ms >= idleness:
                 continue  # idle: does not hold the watermark back
             top = self._max.get(name)
+            if top is None and name.endswith(UNLISTED):
+                continue  # no partition added since the start has sent a record
             marks.append(MIN_WATERMARK if top is None else top - bound - 1)
         if marks:
             self.watermark = max(self.watermark, min(marks))

@@ -25,19 +25,28 @@ from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
-from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, watermarks_meeting
+from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, split_watermark, watermarks_meeting
 from funke.plan.generators import check_generators
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
-from funke.spark import datasources
+from funke.spark import datasources, generated, kafka_source
 from funke.spark import general as g
-from funke.spark import generated
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, side_view, two_input_program
 from funke.spark.python_fns import pandas_function, row_function
 from funke.spark.session import is_connect
-from funke.spark.sources import CORRUPT, POSITION, REASON, SCRIPT_PT, SCRIPT_WM, generator_split, source_frame, static_frame, test_stream_frames
+from funke.spark.sources import (
+    CORRUPT,
+    POSITION,
+    REASON,
+    SCRIPT_PT,
+    SCRIPT_WM,
+    generator_split,
+    source_frame,
+    static_frame,
+    test_stream_frames,
+)
 
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
@@ -141,6 +150,9 @@ class Compiler:
         self.operator_metrics = False
         #: Per node, the watermark nodes (by id) of the query that reads it (``query_watermarks``).
         self.query_watermarks: dict[int, set[int]] = {}
+        #: Sources (by id) whose watermark is per split (Kafka partitions), and then their splits.
+        self.split_sources: set[int] = set()
+        self.splits: dict[int, list[str]] = {}
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -274,11 +286,14 @@ class Compiler:
         control = None
         if node.scripted_time:
             df, control = test_stream_frames(self.spark, node.spec, self.streaming)
+        elif id(node) in self.split_sources:  # each row's partition goes on to the watermark's observe
+            df = kafka_source.frame(self.spark, node.spec, streaming=True, cores=self.cores, split=True)
+            self.splits[id(node)] = kafka_source.partition_keys(node.spec)
         else:
             df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
         source_columns = df.columns
         if CORRUPT in source_columns:
-            extra = (CORRUPT, REASON, POSITION, EOS)
+            extra = (CORRUPT, REASON, POSITION, EOS, kafka_source.SPLIT)
             columns = [c for c in df.columns if c not in extra]
             # (also reading the parsed columns: Spark refuses a scan that reads only the corrupt-record column)
             raw = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*columns)))
@@ -347,7 +362,17 @@ class Compiler:
         aggs.append(F.count(F.when(F.col(column) == _bad_time(), 1)).alias("dead"))
         if finite:
             aggs.append(F.max(F.col(EOS).cast("int")).alias("eos"))
+        splits = self.splits.get(id(node.input))
+        if splits is not None:  # per split: the largest event time and the rows (funke.runtime.watermarks.Clock)
+            split = F.col(kafka_source.SPLIT)
+            for i, part in [(str(i), split == key) for i, key in enumerate(splits)] + [("x", ~split.isin(splits))]:
+                if finite:  # the end-of-input row (of no partition) ends every partition
+                    part = F.coalesce(part, F.lit(False)) | F.col(EOS)
+                aggs.append(F.max(F.when(usable & part, F.unix_millis(F.col(column)))).alias(f"max_event_time_{i}"))
+                aggs.append(F.count(F.when(good & part, 1)).alias(f"rows_{i}"))
         df = self.observe(out, f"funke_wm_{_safe(node.uid)}", finite, *aggs, frame=df)
+        if splits is not None:
+            df = df.drop(kafka_source.SPLIT)
         out.metrics[-1].counts_rows = at_source
         if finite:
             df = df.where((F.col(column) > _bad_time()) & (F.col(column) < F.to_timestamp(F.lit(END_OF_TIME)))).drop(EOS)
@@ -632,7 +657,7 @@ class Compiler:
         if one_input:
             mine = {id(w): w for w in watermarks_meeting(node)}
             others = self.query_watermarks.get(id(node), set()) - set(mine)
-            if not mine or not (idle_inputs(node) or others):
+            if not mine or not (idle_inputs(node) or others or any(split_watermark(w) for w in mine.values())):
                 return None
             marks = mine.values()
         else:
@@ -640,7 +665,7 @@ class Compiler:
         marks = [w for w in marks if w.strategy.generator is None]
         if not marks:
             return None
-        if is_connect(self.spark) and all(w.strategy.idleness_ms is None for w in marks):
+        if is_connect(self.spark) and all(w.strategy.idleness_ms is None and not split_watermark(w) for w in marks):
             # The clock's file is written by this client and read by the server's Python data
             # source: shared only when both run on one host. Without idleness, Spark's watermark.
             return None
@@ -648,7 +673,9 @@ class Compiler:
         for w in marks:
             done = self._done[id(w)]
             name = next(m.name for m in done.metrics if m.name.startswith(f"funke_wm_{_safe(w.uid)}"))
-            inputs.append((name, w.strategy.max_out_of_orderness_ms, w.strategy.idleness_ms))
+            splits = self.splits.get(id(w.input))
+            parts = [f"{name}#{i}" for i in range(len(splits))] + [f"{name}#x"] if splits is not None else [name]
+            inputs.extend((part, w.strategy.max_out_of_orderness_ms, w.strategy.idleness_ms) for part in parts)
         path = os.path.join(tempfile.gettempdir(), f"funke-clock-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
         return g.ClockSpec(path, tuple(inputs), _safe(node.uid))
 
@@ -840,6 +867,7 @@ def compile_job(
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
         c.query_watermarks = query_watermarks(sinks)
+        c.split_sources = {id(w.input) for w in n.walk(sinks) if split_watermark(w)}
     compiled = [(s, c.compile(s)) for s in sinks]
     dead = c.dead_letter_frame(job)
     extra = []

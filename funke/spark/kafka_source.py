@@ -111,9 +111,20 @@ def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cor
     return spark.read.format(NAME).option("config", encode(config)).option("ranges", encode(ranges)).load()
 
 
-def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int) -> DataFrame:
+#: The column that names each row's partition (``topic/partition``) where the watermark is per partition.
+SPLIT = "_funke_split"
+
+
+def partition_keys(spec: kc.KafkaSource) -> list[str]:
+    """The topics' partitions now, as ``topic/partition`` (``SourceError`` if the broker or a topic is missing)."""
+    with kc.Cluster(spec) as cluster:
+        return cluster.partitions()
+
+
+def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, split: bool = False) -> DataFrame:
     """The source's rows: the values parsed to the declared schema, the metadata columns asked
-    for, and the dead-letter columns (raw record, reason, position); the end flag when finite."""
+    for, and the dead-letter columns (raw record, reason, position); the end flag when finite;
+    with ``split``, each row's partition as ``topic/partition`` in ``SPLIT``."""
     raw = raw_frame(spark, spec, streaming=streaming, cores=cores)
     finite = EOS in raw.columns
     meta = [F.col(m).alias(f"kafka_{m}") for m in spec.metadata]
@@ -144,4 +155,5 @@ def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: 
         position.alias(POSITION),
     ]
     ends = [F.col(EOS)] if finite else []
-    return raw.select(*parsed, *meta, *dead, *ends)
+    splits = [F.concat(F.col("topic"), F.lit("/"), F.col("partition").cast("string")).alias(SPLIT)] if split else []
+    return raw.select(*parsed, *meta, *dead, *ends, *splits)

@@ -53,3 +53,25 @@ def test_realtime_latency_mode_is_refused_with_the_reason():
     with pytest.raises(fk.PlanError, match="takes 'micro-batch' or 'realtime'"):
         env.set_latency_mode("continuous")
     assert env.latency_mode == "micro-batch"
+
+
+def _windowed(partition_watermarks: bool, strategy=None):
+    from funke.windows import TumblingEventTimeWindows
+
+    env = fk.StreamEnvironment(app="kafka-plan")
+    src = fk.sources.kafka("t", schema="k string, ts timestamp", partition_watermarks=partition_watermarks)
+    strategy = strategy or fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(1)).with_timestamp_assigner("ts")
+    return env.from_source(src, strategy).key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count()
+
+
+def test_a_window_over_per_partition_watermarks_runs_on_the_general_path_and_says_why():
+    from funke.plan.capabilities import place
+
+    where = place(_windowed(True).node)
+    assert where.path == "general" and "per partition" in where.why and "partition_watermarks=False" in where.why
+    assert place(_windowed(False).node).path == "native"
+    # a generator sees all partitions in read order; ingestion time is the batch's: neither is per partition
+    generated = fk.WatermarkStrategy.for_generator(fk.AscendingTimestampsWatermarks).with_timestamp_assigner("ts")
+    assert "per partition" not in place(_windowed(True, generated).node).why
+    ingested = fk.WatermarkStrategy.for_ingestion_time("arrived")
+    assert place(_windowed(True, ingested).node).path == "native"
