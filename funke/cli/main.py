@@ -407,17 +407,45 @@ def bench_join(
 def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,
     sessions: Annotated[bool, typer.Option("--sessions", help="also the 100 000-user session-window job")] = False,
+    map_rows: Annotated[int, typer.Option(help="rows of the Python row-function job (funke map vs a plain PySpark Arrow UDF); 0: skip it")] = 5_000_000,
+    jobs: Annotated[bool, typer.Option(help="the YSB (and session) jobs; --no-jobs runs only the row function")] = True,
+    write: Annotated[bool, typer.Option(help="append the row-function figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
-    """The general path (YSB with the data Artisans trigger) against the native YSB, in one run."""
+    """The general path (YSB with the data Artisans trigger) against the native YSB, and a Python row function
+    against plain PySpark's, in one run."""
+    import datetime as dt
+
     from rich.table import Table
 
+    from funke.bench import report
     from funke.bench.general import run_general
+    from funke.bench.rowmap import map_summary, run_map_bench
+    from funke.bench.ysb import session
 
-    rows = run_general(events, sessions=sessions, on_step=lambda step: err.print(f"[dim]{step}[/dim]"))
-    table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load")
-    for r in rows:
-        table.add_row(r["job"], f"{r['steady_rows_per_s'] or 0:,}", f"{r['batch_ms_p50']} / {r['batch_ms_p99']}", str(r["ratio_to_native"]), str(r["load"]))
-    console.print(table)
+    _check_doc(write and map_rows > 0, doc)
+    if jobs:
+        rows = run_general(events, sessions=sessions, on_step=lambda step: err.print(f"[dim]{step}[/dim]"))
+        table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load")
+        for r in rows:
+            table.add_row(r["job"], f"{r['steady_rows_per_s'] or 0:,}", f"{r['batch_ms_p50']} / {r['batch_ms_p99']}", str(r["ratio_to_native"]), str(r["load"]))
+        console.print(table)
+    if map_rows <= 0:
+        return
+    with _reported():
+        spark = session()
+        setup = report.setup(spark)
+        _step(f"row function: {map_rows:,} rows, funke map and a plain PySpark Arrow UDF")
+        line = map_summary(run_map_bench(spark, map_rows))
+    console.print(line)
+    if write:
+        canonical = ["funke", "bench", "general", "--no-jobs", "--map-rows", str(map_rows)]
+        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+        heading = "## A Python row function (`funke bench general --map-rows`)"
+        text = doc.read_text()
+        with doc.open("a") as f:
+            f.write((f"\n{heading}\n\n" if heading not in text else "") + entry + "\n")
+        console.print(f"appended to {doc}")
 
 
 def _local_services(wanted: dict[str, str]) -> None:

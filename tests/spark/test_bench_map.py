@@ -1,0 +1,22 @@
+"""``funke bench general --map-rows``'s harness at a tiny size: both systems run the same function
+over the same rows, and their outputs are compared (a difference fails the bench)."""
+
+from __future__ import annotations
+
+import pytest
+
+from funke.bench import rowmap
+
+pytestmark = pytest.mark.spark
+
+
+def test_funke_map_and_the_plain_udf_give_the_same_rows_and_a_summary(spark, monkeypatch):
+    runs = rowmap.run_map_bench(spark, 3_000)
+    assert [r.system for r in runs] == ["funke map", "plain PySpark Arrow UDF"]
+    want = (3_000, sum(range(1, 3_001)), sum(i * 0.5 * 2 for i in range(3_000)))
+    assert all(r.checksum[:3] == want for r in runs)
+    assert "funke/plain **" in rowmap.map_summary(runs)
+    # a side whose output differs fails the bench
+    monkeypatch.setattr(rowmap, "run_plain", lambda spark, rows, path: rowmap.MapRun("plain PySpark Arrow UDF", rows, 1.0, (rows, 0, 0.0, 0)))
+    with pytest.raises(AssertionError, match="differ"):
+        rowmap.run_map_bench(spark, 100)
