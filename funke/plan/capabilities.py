@@ -240,19 +240,23 @@ def place(node: Node) -> Placement:
     return Placement(GENERAL, f"no native rule for {node.kind}")
 
 
+def _time_reasons(node: Node) -> list[str]:
+    """Why Spark's query watermark is not this operator's: where its time comes from instead."""
+    reasons = []
+    if node.scripted_time:
+        reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
+    if node.generated_time:
+        reasons.append(GENERATED_TIME)
+    return reasons + [r for r in (_idleness_reason(node), _split_reason(node)) if r]
+
+
 def _place_interval_join(node: IntervalJoin) -> Placement:
     reasons = []
     if node.function is not None:
         reasons.append(f"the ProcessJoinFunction {type(node.function).__qualname__} runs in Python")
-    if node.scripted_time:
-        reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if any(i.watermark is None for i in node.inputs):
         reasons.append("a stream's event time has no watermark strategy Spark can follow")
-    if node.generated_time:
-        reasons.append(GENERATED_TIME)
-    for reason in (_idleness_reason(node), _split_reason(node)):
-        if reason:
-            reasons.append(reason)
+    reasons += _time_reasons(node)
     if reasons:
         asked = "on_path('native') asked for Spark's join, but " if node.path_hint == NATIVE else ""
         return Placement(GENERAL, asked + "; ".join(reasons) + TWO_INPUT_GENERAL)
@@ -278,13 +282,7 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("a user window function or evictor runs in Python")
     if node.path_hint == GENERAL:
         reasons.append("asked for with on_path('general')")
-    if node.scripted_time:
-        reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
-    if node.generated_time:
-        reasons.append(GENERATED_TIME)
-    for reason in (_idleness_reason(node), _split_reason(node)):
-        if reason:
-            reasons.append(reason)
+    reasons += _time_reasons(node)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)
     return Placement(
