@@ -130,6 +130,46 @@ class Setup:
         )
 
 
+def add_to_section(doc: Path, heading: str, lines: list[str], intro: str = "") -> None:
+    r"""Put ``lines`` at the end of ``doc``'s section ``## heading`` (before the next ``## `` heading),
+    making the section, with ``intro`` under its heading, at the end of the page when it is not there.
+
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "b.md"
+    >>> _ = page.write_text("# B\n\n## One\n\n- a\n\n## Two\n\n- x\n")
+    >>> add_to_section(page, "One", ["- b"]); add_to_section(page, "Three", ["- z"], intro="What.")
+    >>> print(page.read_text())
+    # B
+    <BLANKLINE>
+    ## One
+    <BLANKLINE>
+    - a
+    - b
+    <BLANKLINE>
+    ## Two
+    <BLANKLINE>
+    - x
+    <BLANKLINE>
+    ## Three
+    <BLANKLINE>
+    What.
+    <BLANKLINE>
+    - z
+    <BLANKLINE>
+    """
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    page = text.splitlines()
+    title = f"## {heading}"
+    if title not in page:
+        head = ["", title, ""] + ([*intro.splitlines(), ""] if intro else [])
+        doc.write_text("\n".join([*page, *head, *lines]) + "\n")
+        return
+    end = next((i for i in range(page.index(title) + 1, len(page)) if page[i].startswith("## ")), len(page))
+    while end > 0 and not page[end - 1].strip():
+        end -= 1
+    doc.write_text("\n".join([*page[:end], *lines, *page[end:]]) + "\n")
+
+
 def setup(spark: Any) -> Setup:
     """What this process runs on: read from the JVM and /proc, not assumed."""
     import importlib.metadata as md

@@ -133,8 +133,7 @@ def register(bench: typer.Typer) -> None:
         if write:
             canonical = ["funke", "bench", "latency", "--source", "kafka", "--rate", f"{rate:g}", "--seconds", f"{seconds:g}"]
             command = _command(canonical)
-            text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-            lines = [] if LATENCY_SECTION in text else ["", LATENCY_SECTION, "", *LATENCY_INTRO.splitlines(), ""]
+            lines = []
             when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
             for f, r in zip(figures, results, strict=True):
                 phases = ", ".join(f"{k} {v:g}" for k, v in f["phases_ms_p50"].items())
@@ -147,8 +146,7 @@ def register(bench: typer.Typer) -> None:
                     f"max {f['batch_ms_max']} ms "
                     f"(phases p50 ms: {phases})"
                 )
-            with doc.open("a") as out:
-                out.write("\n".join(lines) + "\n")
+            report.add_to_section(doc, LATENCY_SECTION.removeprefix("## "), lines, intro=LATENCY_INTRO)
             console.print(f"appended to {doc}")
         if not all(r.exact for r in results):
             raise typer.Exit(1)

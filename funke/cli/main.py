@@ -292,6 +292,7 @@ def bench_savepoint(
     """A savepoint taken while YSB runs at full speed: its time, size, state rows, and the stall it causes."""
     import datetime as dt
 
+    from funke.bench import report
     from funke.bench.savepoint import run_savepoint_bench
     from funke.bench.ysb import check_heap, session
 
@@ -310,9 +311,7 @@ def bench_savepoint(
             f"{r['batch_ms_median_otherwise']:,} ms otherwise (stall {r['stall_ms']:,} ms); results {'exact' if r['results_exact'] else 'WRONG'}"
             for r in rows
         ]
-        text = doc.read_text()
-        with doc.open("a") as f:
-            f.write(("\n## Savepoints during YSB (`funke bench savepoint`)\n\n" if "## Savepoints during YSB" not in text else "") + "\n".join(lines) + "\n")
+        report.add_to_section(doc, "Savepoints during YSB (`funke bench savepoint`)", lines)
         console.print(f"appended to {doc}")
     if not all(r["results_exact"] for r in rows):
         raise typer.Exit(1)
@@ -333,6 +332,7 @@ def bench_state(
     from funke.bench.savepoint import run_state_bench
     from funke.bench.ysb import session
 
+    from funke.bench import report
     from funke.bench.report import setup
 
     _check_doc(write, doc)
@@ -350,9 +350,7 @@ def bench_state(
             f"{r['batch_ms_median_otherwise']:,} ms otherwise (stall {r['stall_ms']:,} ms); results {'exact' if r['results_exact'] else 'WRONG'}. "
             f"{on.versions}; {on.machine}"
         )
-        text = doc.read_text()
-        with doc.open("a") as f:
-            f.write(("\n## Queryable state during YSB (`funke bench state`)\n\n" if "## Queryable state during YSB" not in text else "") + line + "\n")
+        report.add_to_section(doc, "Queryable state during YSB (`funke bench state`)", [line])
         console.print(f"appended to {doc}")
     if not r["results_exact"]:
         raise typer.Exit(1)
@@ -397,9 +395,7 @@ def bench_join(
     console.print(line)
     if write:
         entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
-        text = doc.read_text()
-        with doc.open("a") as f:
-            f.write(("\n## Interval join (`funke bench join`)\n\n" if "## Interval join (`funke bench join`)" not in text else "") + entry + "\n")
+        report.add_to_section(doc, "Interval join (`funke bench join`)", [entry])
         console.print(f"appended to {doc}")
 
 
@@ -441,10 +437,7 @@ def bench_general(
     if write:
         canonical = ["funke", "bench", "general", "--no-jobs", "--map-rows", str(map_rows)]
         entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
-        heading = "## A Python row function (`funke bench general --map-rows`)"
-        text = doc.read_text()
-        with doc.open("a") as f:
-            f.write((f"\n{heading}\n\n" if heading not in text else "") + entry + "\n")
+        report.add_to_section(doc, "A Python row function (`funke bench general --map-rows`)", [entry])
         console.print(f"appended to {doc}")
 
 
@@ -478,6 +471,7 @@ def bench_chaos(
     import tempfile
 
     from examples.chaos import SINKS, SOURCES
+    from funke.bench import report
     from funke.bench.chaos import run_chaos, summary
 
     if source not in SOURCES:
@@ -504,8 +498,7 @@ def bench_chaos(
             f"alerts {figures['alerts']}, totals {'right' if figures['totals_ok'] else 'WRONG'}{' (no end: none)' if source == 'files' else ''}, "
             f"{figures['wall_s']} s"
         )
-        with doc.open("a") as f:
-            f.write(("\n## Chaos (exactly-once under kills)\n\n" if "## Chaos" not in doc.read_text() else "") + line + "\n")
+        report.add_to_section(doc, "Chaos (exactly-once under kills)", [line])
         console.print(f"appended to {doc}")
     if not result.exact:
         raise typer.Exit(1)

@@ -29,8 +29,11 @@ elements dropped. The compiler splits the frame.
 
 from __future__ import annotations
 
+import gc
+import os
 import pickle
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -521,6 +524,20 @@ def _row_of(program: Program, rec: OutputRecord) -> dict[str, Any]:
 # -- Spark adapters ---------------------------------------------------------------------------
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused while a bucket runs (its state is unpickled, changed and
+    pickled whole: many new objects, few cycles), then run as usual; FUNKE_GC=1 keeps it on (to measure)."""
+    if os.environ.get("FUNKE_GC") == "1" or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def processor(program: Program) -> Any:
     """A ``StatefulProcessor`` running ``program`` per bucket (state: one pickled snapshot)."""
     from pyspark.sql.streaming import StatefulProcessor
@@ -530,6 +547,12 @@ def processor(program: Program) -> Any:
             self._state = handle.getValueState("operator", "snapshot binary")
 
         def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
+            with _no_cycle_collection():
+                out = self._run(rows, timerValues)
+            if len(out):
+                yield out
+
+        def _run(self, rows: Iterator[pd.DataFrame], timerValues: Any) -> pd.DataFrame:
             frames = list(rows)
             batch = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             snapshot = pickle.loads(self._state.get()[0]) if self._state.exists() else None
@@ -544,8 +567,7 @@ def processor(program: Program) -> Any:
                 self._state.clear()
             else:
                 self._state.update((pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL),))
-            if len(out):
-                yield out
+            return out
 
         def close(self) -> None:
             pass
@@ -557,7 +579,8 @@ def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """For a bounded run (``applyInPandas`` per bucket): every element, then watermark +infinity."""
 
     def run(batch: pd.DataFrame) -> pd.DataFrame:
-        out, _ = run_bucket(program, None, batch, spark_watermark=None, processing_time=None, final=True)
+        with _no_cycle_collection():
+            out, _ = run_bucket(program, None, batch, spark_watermark=None, processing_time=None, final=True)
         # A bucket without output: pandas makes its empty columns float64, which Arrow turns into a
         # ChunkedArray (not an Array) for a string column, and Spark fails; empty object columns convert.
         return out if len(out) else out.astype(object)
