@@ -404,12 +404,16 @@ def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,
     sessions: Annotated[bool, typer.Option("--sessions", help="also the 100 000-user session-window job")] = False,
     map_rows: Annotated[int, typer.Option(help="rows of the Python row-function job (funke map vs a plain PySpark Arrow UDF); 0: skip it")] = 5_000_000,
-    jobs: Annotated[bool, typer.Option(help="the YSB (and session) jobs; --no-jobs runs only the row function")] = True,
-    write: Annotated[bool, typer.Option(help="append the row-function figures to --doc")] = True,
+    process_events: Annotated[
+        int, typer.Option(help="events of the KeyedProcessFunction job (funke vs plain transformWithStateInPandas); 0: skip it")
+    ] = 0,
+    keys: Annotated[int, typer.Option(help="keys of the KeyedProcessFunction job")] = 100_000,
+    jobs: Annotated[bool, typer.Option(help="the YSB (and session) jobs; --no-jobs runs only the row function and process function")] = True,
+    write: Annotated[bool, typer.Option(help="append the row-function and process-function figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
-    """The general path (YSB with the data Artisans trigger) against the native YSB, and a Python row function
-    against plain PySpark's, in one run."""
+    """The general path (YSB with the data Artisans trigger) against the native YSB, a Python row function against
+    plain PySpark's, and a KeyedProcessFunction against plain transformWithStateInPandas, in one run; outputs checked."""
     import datetime as dt
 
     from rich.table import Table
@@ -419,37 +423,38 @@ def bench_general(
     from funke.bench.rowmap import map_summary, run_map_bench
     from funke.bench.ysb import session
 
-    _check_doc(write and map_rows > 0, doc)
+    _check_doc(write and (map_rows > 0 or process_events > 0), doc)
     if jobs:
         rows = run_general(events, sessions=sessions, on_step=lambda step: err.print(f"[dim]{step}[/dim]"))
         table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load")
         for r in rows:
             table.add_row(r["job"], f"{r['steady_rows_per_s'] or 0:,}", f"{r['batch_ms_p50']} / {r['batch_ms_p99']}", str(r["ratio_to_native"]), str(r["load"]))
         console.print(table)
-    if map_rows <= 0:
+    if map_rows <= 0 and process_events <= 0:
         return
+    from funke.bench.process import process_summary, run_process_bench
+
+    entries = []
     with _reported():
         spark = session()
         setup = report.setup(spark)
-        _step(f"row function: {map_rows:,} rows, funke map and a plain PySpark Arrow UDF")
-        line = map_summary(run_map_bench(spark, map_rows))
-    console.print(line)
+        if map_rows > 0:
+            _step(f"row function: {map_rows:,} rows, funke map and a plain PySpark Arrow UDF")
+            line = map_summary(run_map_bench(spark, map_rows))
+            console.print(line)
+            canonical = ["funke", "bench", "general", "--no-jobs", "--map-rows", str(map_rows)]
+            entries.append(("A Python row function (`funke bench general --map-rows`)", line, canonical))
+        if process_events > 0:
+            _step(f"KeyedProcessFunction: {process_events:,} events over {keys:,} keys, funke and plain transformWithStateInPandas")
+            line = process_summary(run_process_bench(spark, process_events, keys=keys), keys)
+            console.print(line)
+            canonical = ["funke", "bench", "general", "--no-jobs", "--map-rows", "0", "--process-events", str(process_events), "--keys", str(keys)]
+            entries.append(("A KeyedProcessFunction (`funke bench general --process-events`)", line, canonical))
     if write:
-        canonical = ["funke", "bench", "general", "--no-jobs", "--map-rows", str(map_rows)]
-        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
-        report.add_to_section(doc, "A Python row function (`funke bench general --map-rows`)", [entry])
+        for heading, line, canonical in entries:
+            entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+            report.add_to_section(doc, heading, [entry])
         console.print(f"appended to {doc}")
-
-
-def _local_services(wanted: dict[str, str]) -> None:
-    """Start (``funke services up``) the local servers a benchmark uses at their default addresses."""
-    from funke import services
-
-    defaults = {"postgres": services.POSTGRES_DSN, "redis": services.REDIS_URL, "kafka": services.KAFKA_BOOTSTRAP}
-    names = [name for name, address in wanted.items() if address == defaults[name]]
-    if names:
-        with _reported():
-            services.up(names, say=_step)
 
 
 @bench.command("chaos")

@@ -1,4 +1,4 @@
-"""``funke bench general --map-rows``'s harness at a tiny size: both systems run the same function
+"""``funke bench general``'s row-function and process-function harnesses at a tiny size: both systems run the same function
 over the same rows, and their outputs are compared (a difference fails the bench)."""
 
 from __future__ import annotations
@@ -20,3 +20,12 @@ def test_funke_map_and_the_plain_udf_give_the_same_rows_and_a_summary(spark, mon
     monkeypatch.setattr(rowmap, "run_plain", lambda spark, rows, path: rowmap.MapRun("plain PySpark Arrow UDF", rows, 1.0, (rows, 0, 0.0, 0)))
     with pytest.raises(AssertionError, match="differ"):
         rowmap.run_map_bench(spark, 100)
+
+
+def test_process_function_bench_checks_both_systems_against_a_batch_group_by(spark):
+    from funke.bench import process
+
+    runs = process.run_process_bench(spark, 22_000, keys=50, rows_per_batch=11_000)
+    assert [r.system for r in runs] == ["funke KeyedProcessFunction", "plain PySpark transformWithStateInPandas"]
+    assert sum(n for _, _, n in runs[0].rows) == 22_000 and runs[1].rows <= runs[0].rows
+    assert "funke/plain **" in process.process_summary(runs, 50)
