@@ -23,7 +23,6 @@ from __future__ import annotations
 import shutil
 import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from funke.bench.measure import ProgressLog
-from funke.bench.plain import _offset, _wait
+from funke.bench.measure import finish_within
+from funke.bench.plain import parquet_until_read, rate_events
 from funke.bench.ysb import BenchMismatchError
-from funke.errors import JobFailedError, PlanError
+from funke.errors import PlanError
 
 BASE_MS = 1_700_000_000_000
 LOWER_MS, UPPER_MS = -500, 500
@@ -150,13 +149,7 @@ def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
     pairs = joined.select("left.k", aid="left.id", bid="right.id", at="left.t", bt="right.t")
     out = str(workdir / "out")
     pairs.sink_to(fk.sinks.files(out), uid="pairs")
-    started = time.monotonic()
-    handle = env.execute(fresh=True)
-    handle.wait(timeout=timeout_s)
-    if not handle.done:
-        handle.stop()
-        raise JobFailedError(f"funke's interval join did not finish within {timeout_s:.0f} s")
-    wall = time.monotonic() - started
+    wall = finish_within(env, timeout_s, "funke's interval join")
     n, s = _checksum(spark, out)
     return JoinRun("funke general" if general else "funke", 2 * events, wall, n, s)
 
@@ -170,16 +163,7 @@ def run_plain(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
     from pyspark.sql import functions as F
 
     def stream(side: str) -> Any:
-        return (
-            spark.readStream.format("rate-micro-batch")
-            .option("rowsPerBatch", rows_per_batch)
-            .option("numPartitions", max(1, spark.sparkContext.defaultParallelism))
-            .load()
-            .select(F.col("value").alias("i"))
-            .where(F.col("i") < events)
-            .selectExpr(*(f"{sql} AS {name}" for name, sql in _columns(side, keys).items()))
-            .withWatermark("t", f"{BOUND_MS} milliseconds")
-        )
+        return rate_events(spark, events, rows_per_batch, _columns(side, keys), BOUND_MS)
 
     a, b = stream("auction").alias("a"), stream("bid").alias("b")
     cond = (
@@ -195,23 +179,7 @@ def run_plain(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
         F.col("b.t").alias("bt"),
     )
     out = str(workdir / "out")
-    progress = ProgressLog(spark)
-    started = time.monotonic()
-    try:
-        query = (
-            pairs.writeStream.format("parquet")
-            .option("path", out)
-            .option("checkpointLocation", str(workdir / "checkpoint"))
-            .start()
-        )
-
-        def finished() -> bool:  # both streams' offsets past the last event, and that batch committed
-            return any(all(_offset(src.endOffset) >= events for src in p.sources) for p in progress.of(query.id))
-
-        _wait(query, finished, timeout_s)
-        wall = time.monotonic() - started
-    finally:
-        progress.close()
+    wall = parquet_until_read(spark, pairs, events, out, str(workdir / "checkpoint"), timeout_s)
     n, s = _checksum(spark, out)
     return JoinRun("plain PySpark", 2 * events, wall, n, s)
 

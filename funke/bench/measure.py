@@ -37,6 +37,23 @@ WARMUP_BATCHES = 2
 WATERMARK_DELAY_MS = round(ysb.OUT_OF_ORDERNESS.total_seconds() * 1000)
 
 
+def finish_within(env: Any, timeout_s: float, what: str) -> float:
+    """Run ``env``'s finite job from a clean checkpoint until it ends; its wall seconds.
+
+    A job still running after ``timeout_s`` is stopped, and ``JobFailedError`` names ``what``."""
+    import time
+
+    from funke.errors import JobFailedError
+
+    started = time.monotonic()
+    handle = env.execute(fresh=True)
+    handle.wait(timeout=timeout_s)
+    if not handle.done:
+        handle.stop()
+        raise JobFailedError(f"{what} did not finish within {timeout_s:.0f} s")
+    return time.monotonic() - started
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (a value that occurred, never an interpolation)."""
     if not values:

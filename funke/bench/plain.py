@@ -247,3 +247,39 @@ def _wait(query: Any, done: Callable[[], bool], timeout_s: float, *, timeout_ok:
             time.sleep(0.05)
     finally:
         query.stop()
+
+
+def rate_events(spark: Any, events: int, rows_per_batch: int, columns: dict[str, str], bound_ms: int) -> Any:
+    """Events ``0 .. events - 1`` as a PySpark user streams them: Spark's ``rate-micro-batch`` source,
+    ``columns`` (SQL of the index ``i``) and a watermark ``bound_ms`` behind the column ``t``."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", rows_per_batch)
+        .option("numPartitions", max(1, spark.sparkContext.defaultParallelism))
+        .load()
+        .select(F.col("value").alias("i"))
+        .where(F.col("i") < events)
+        .selectExpr(*(f"{sql} AS {name}" for name, sql in columns.items()))
+        .withWatermark("t", f"{bound_ms} milliseconds")
+    )
+
+
+def parquet_until_read(spark: Any, frame: Any, events: int, out: str, checkpoint: str, timeout_s: float) -> float:
+    """Stream ``frame`` to Parquet at ``out`` until every source's offset is past ``events`` and that
+    batch committed; the wall seconds from the query's start."""
+    from funke.bench.measure import ProgressLog
+
+    progress = ProgressLog(spark)
+    started = time.monotonic()
+    try:
+        query = frame.writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint).start()
+
+        def finished() -> bool:
+            return any(all(_offset(s.endOffset) >= events for s in p.sources) for p in progress.of(query.id))
+
+        _wait(query, finished, timeout_s)
+        return time.monotonic() - started
+    finally:
+        progress.close()

@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from funke.bench.measure import finish_within
 from funke.bench.ysb import BenchMismatchError
 from funke.functions import KeyedProcessFunction
 from funke.state import MapStateDescriptor
@@ -81,23 +81,16 @@ def run_funke(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
     src = fk.sources.generator(_columns(keys), schema="k bigint, t timestamp", events=events, rows_per_batch=rows_per_batch)
     out = os.path.join(workdir, "out")
     env.from_source(src, wm).key_by("k").process(PeriodCount(), output_schema=OUTPUT).sink_to(fk.sinks.files(out), uid="periods")
-    started = time.monotonic()
-    handle = env.execute(fresh=True)
-    handle.wait(timeout=timeout_s)
-    if not handle.done:
-        handle.stop()
-        raise BenchMismatchError(f"funke's process function did not finish within {timeout_s:.0f} s")
-    return ProcessRun("funke KeyedProcessFunction", events, time.monotonic() - started, _rows(spark, out))
+    seconds = finish_within(env, timeout_s, "funke's process function")
+    return ProcessRun("funke KeyedProcessFunction", events, seconds, _rows(spark, out))
 
 
 def run_plain(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: str, timeout_s: float) -> ProcessRun:
     """The same function as a PySpark user writes it: a StatefulProcessor under transformWithStateInPandas."""
     import pandas as pd
-    from pyspark.sql import functions as F
     from pyspark.sql.streaming import StatefulProcessor
 
-    from funke.bench.measure import ProgressLog
-    from funke.bench.plain import _offset, _wait
+    from funke.bench.plain import parquet_until_read, rate_events
 
     class PlainPeriodCount(StatefulProcessor):
         def init(self, handle: Any) -> None:
@@ -125,30 +118,10 @@ def run_plain(spark: Any, events: int, keys: int, rows_per_batch: int, workdir: 
         def close(self) -> None:
             pass
 
-    frame = (
-        spark.readStream.format("rate-micro-batch")
-        .option("rowsPerBatch", rows_per_batch)
-        .option("numPartitions", max(1, spark.sparkContext.defaultParallelism))
-        .load()
-        .select(F.col("value").alias("i"))
-        .where(F.col("i") < events)
-        .selectExpr(*(f"{sql} AS {name}" for name, sql in _columns(keys).items()))
-        .withWatermark("t", f"{BOUND_MS} milliseconds")
-    )
-    out = os.path.join(workdir, "out")
+    frame = rate_events(spark, events, rows_per_batch, _columns(keys), BOUND_MS)
     counted = frame.groupBy("k").transformWithStateInPandas(PlainPeriodCount(), OUTPUT, "Append", "EventTime")
-    progress = ProgressLog(spark)
-    started = time.monotonic()
-    try:
-        query = counted.writeStream.format("parquet").option("path", out).option("checkpointLocation", os.path.join(workdir, "ck")).start()
-
-        def finished() -> bool:  # the last event read and its batch committed
-            return any(all(_offset(s.endOffset) >= events for s in p.sources) for p in progress.of(query.id))
-
-        _wait(query, finished, timeout_s)
-        seconds = time.monotonic() - started
-    finally:
-        progress.close()
+    out = os.path.join(workdir, "out")
+    seconds = parquet_until_read(spark, counted, events, out, os.path.join(workdir, "ck"), timeout_s)
     return ProcessRun("plain PySpark transformWithStateInPandas", events, seconds, _rows(spark, out))
 
 
