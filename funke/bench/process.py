@@ -1,5 +1,5 @@
-"""``funke bench general --process-events N``: a KeyedProcessFunction with value state and an
-event-time timer, funke against the same function written for plain PySpark.
+"""``funke bench general --process-events N``: a KeyedProcessFunction with keyed state and
+event-time timers, funke against the same function written for plain PySpark.
 
 The job: events of ``keys`` keys (100 000 by default), one per millisecond of event time in
 order; per key a count per 10 s period in map state and an event-time timer at the period's

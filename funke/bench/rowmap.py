@@ -1,9 +1,9 @@
-"""``funke bench general --map``: a plain Python row function, funke against plain PySpark.
+"""``funke bench general --map-rows N``: a plain Python row function, funke against plain PySpark.
 
 The same function (``enrich``: a dict in, a dict out, a little arithmetic and a string) over the
 same generated rows, in one SparkSession, each writing Parquet:
 
-* funke: ``env.from_source(generator(...)).map(enrich, output=...)``, run bounded (a row
+* funke: ``env.from_source(generator(...)).map(enrich, output_schema=...)``, run bounded (a row
   function costs the same per row in a stream; a bounded run has no micro-batch overhead to
   blur it);
 * plain PySpark: the function as a user writes it for Spark, a Python UDF returning a struct

@@ -329,16 +329,14 @@ def bench_state(
     """Queryable state read while YSB runs at full speed: each read's time, and the stall it causes the job."""
     import datetime as dt
 
+    from funke.bench import report
     from funke.bench.savepoint import run_state_bench
     from funke.bench.ysb import session
-
-    from funke.bench import report
-    from funke.bench.report import setup
 
     _check_doc(write, doc)
     with _reported():
         spark = session("base")
-        on = setup(spark)  # versions, and the machine's load before the run
+        on = report.setup(spark)  # versions, and the machine's load before the run
         r = run_state_bench(campaigns=campaigns, events=events, rows_per_batch=batch_rows, reads=reads, spark=spark, on_step=_step)
     console.print_json(json.dumps(r, default=str))
     if write:
@@ -455,6 +453,17 @@ def bench_general(
             entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
             report.add_to_section(doc, heading, [entry])
         console.print(f"appended to {doc}")
+
+
+def _local_services(wanted: dict[str, str]) -> None:
+    """Start (``funke services up``) the local servers a benchmark uses at their default addresses."""
+    from funke import services
+
+    defaults = {"postgres": services.POSTGRES_DSN, "redis": services.REDIS_URL, "kafka": services.KAFKA_BOOTSTRAP}
+    names = [name for name, address in wanted.items() if address == defaults[name]]
+    if names:
+        with _reported():
+            services.up(names, say=_step)
 
 
 @bench.command("chaos")

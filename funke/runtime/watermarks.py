@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from funke.semantics.time import MIN_WATERMARK
+from funke.spark.general import UNLISTED
 
 
 def _millis(value: Any) -> int | None:
@@ -37,20 +38,15 @@ def _millis(value: Any) -> int | None:
     return int(value)
 
 
-#: An input's name ends with ``#<i>`` for its ``i``-th split (a Kafka partition: observed as
-#: ``max_event_time_<i>``, ``rows_<i>``), and with ``UNLISTED`` for the splits added after the
-#: start, which hold nothing back until they send a record.
-UNLISTED = "#x"
-
-
 @dataclass
 class Clock:
     """One operator's watermark: Flink's minimum over its non-idle inputs, never moving back.
 
     An input holds the watermark at -infinity until its first row (Flink's rule too), unless it
-    is idle by then. A source with per-split watermarks comes as one input per split: the
-    minimum over them all is the minimum over the sources' minima, and a source is idle when
-    each of its splits is (Flink's rule).
+    is idle by then. A source with per-split watermarks comes as one input per split
+    (``funke.spark.general.split_input``: ``observe#split``, read from the observe's fields
+    ``max_event_time_<split>`` and ``rows_<split>``): the minimum over them all is the minimum
+    over the sources' minima, and a source is idle when each of its splits is (Flink's rule).
 
     >>> c = Clock("/dev/null", (("wm#0", 1_000, None), ("wm#1", 1_000, None), ("wm#x", 1_000, None)))
     >>> c.write = lambda: None
@@ -91,7 +87,7 @@ class Clock:
             if idleness is not None and quiet_ms >= idleness:
                 continue  # idle: does not hold the watermark back
             top = self._max.get(name)
-            if top is None and name.endswith(UNLISTED):
+            if top is None and name.partition("#")[2] == UNLISTED:
                 continue  # no partition added since the start has sent a record
             marks.append(MIN_WATERMARK if top is None else top - bound - 1)
         if marks:

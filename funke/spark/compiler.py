@@ -365,7 +365,7 @@ class Compiler:
         splits = self.splits.get(id(node.input))
         if splits is not None:  # per split: the largest event time and the rows (funke.runtime.watermarks.Clock)
             split = F.col(kafka_source.SPLIT)
-            for i, part in [(str(i), split == key) for i, key in enumerate(splits)] + [("x", ~split.isin(splits))]:
+            for i, part in [(str(i), split == key) for i, key in enumerate(splits)] + [(g.UNLISTED, ~split.isin(splits))]:
                 if finite:  # the end-of-input row (of no partition) ends every partition
                     part = F.coalesce(part, F.lit(False)) | F.col(EOS)
                 aggs.append(F.max(F.when(usable & part, F.unix_millis(F.col(column)))).alias(f"max_event_time_{i}"))
@@ -674,7 +674,7 @@ class Compiler:
             done = self._done[id(w)]
             name = next(m.name for m in done.metrics if m.name.startswith(f"funke_wm_{_safe(w.uid)}"))
             splits = self.splits.get(id(w.input))
-            parts = [f"{name}#{i}" for i in range(len(splits))] + [f"{name}#x"] if splits is not None else [name]
+            parts = [g.split_input(name, s) for s in [*map(str, range(len(splits))), g.UNLISTED]] if splits is not None else [name]
             inputs.extend((part, w.strategy.max_out_of_orderness_ms, w.strategy.idleness_ms) for part in parts)
         path = os.path.join(tempfile.gettempdir(), f"funke-clock-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
         return g.ClockSpec(path, tuple(inputs), _safe(node.uid))

@@ -133,11 +133,24 @@ class ClockSpec:
     included) and sends in its control rows through ``funke_clock`` reading ``path``.
 
     ``inputs``: per watermarked input, its observe (``funke_wm_<uid>``), bound and idleness (ms).
+    A source with per-split watermarks (Kafka partitions) is one input per split, named by
+    ``split_input``.
     """
 
     path: str
     inputs: tuple[tuple[str, int, int | None], ...]
     uid: str = ""
+
+
+#: The split that gathers a source's partitions added after the start (it holds nothing back
+#: until one of them sends a record).
+UNLISTED = "x"
+
+
+def split_input(observe: str, split: str) -> str:
+    """A clock input for one split of a source: its fields in ``observe`` are
+    ``max_event_time_<split>`` and ``rows_<split>`` (``funke.runtime.watermarks.Clock``)."""
+    return f"{observe}#{split}"
 
 
 def column_name(output_index: int, name: str) -> str:

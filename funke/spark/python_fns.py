@@ -92,8 +92,7 @@ def _row_maker(names: tuple[str, ...]) -> Callable[[list[list[Any]]], list[dict[
         return lambda columns: []
     variables = [f"v{i}" for i in range(len(names))]
     display = ", ".join(f"{name!r}: {v}" for name, v in zip(names, variables))
-    made = eval(f"lambda columns: [{{{display}}} for {', '.join(variables)}, in zip(*columns)]")  # noqa: S307 (names as literals)
-    return made
+    return eval(f"lambda columns: [{{{display}}} for {', '.join(variables)}, in zip(*columns)]")  # the names go in as literals (repr)
 
 
 class _ResultColumns:
@@ -117,10 +116,10 @@ class _ResultColumns:
         return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, self.target)], schema=self.target)
 
     def _columns(self, out: list[Any]) -> list[list[Any]]:
-        kinds = set(map(type, out))
         width = len(self.names)
         if not out:
             return [[] for _ in self.names]
+        kinds = set(map(type, out))
         if kinds == {dict} and all(len(o) == width for o in out):
             try:
                 return [list(map(itemgetter(name), out)) for name in self.names]
