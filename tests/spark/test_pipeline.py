@@ -78,6 +78,17 @@ def test_unbounded_generator_cannot_run_bounded(env):
         env.execute(bounded=True)
 
 
+def test_a_finite_generator_ends_in_the_micro_batch_of_its_last_row(env):
+    """The end-of-input marker rides with the last rows: 2,000 rows at 1,000 a micro-batch are two
+    micro-batches (ids 0 and 1), not a third holding only the marker."""
+    evens = fk.sources.generator({"x": "i"}, schema="x bigint", events=2_000, rows_per_batch=1_000)
+    sink = env.from_source(evens).filter("x % 2 = 0").sink_to(fk.sinks.collect(), uid="evens")
+    handle = env.execute()
+    handle.wait(timeout=300)
+    assert sorted(r["x"] for r in sink.rows) == list(range(0, 2_000, 2))
+    assert handle.checkpoints.last_committed("evens") == 1
+
+
 @pytest.mark.parametrize("bounded", [False, True])
 def test_print_sink_shows_rows(env, capsys, bounded):
     env.from_collection(ROWS, "k string, v bigint").filter("v > 1").print()
