@@ -178,16 +178,20 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         # batch without data committed in between)
         monkeypatch.setenv("FUNKE_HOME", str(env.settings.home))
         cli = [sys.executable, "-c", "from funke.cli.main import main; main()"]
+        # a query can commit a batch between the read and the savepoint: try again until they meet (on a
+        # slow machine more tries fit before the deadline; a count of tries failed there)
         for uid, query, key in (("gcounts", "gcounts-out", "k0"), ("running-total", "running-out", "k1")):
-            for _ in range(10):
+            deadline, tries = time.monotonic() + 600, []
+            while True:
                 got = subprocess.run([*cli, "state", handle.name, uid, key, "--json"], capture_output=True, text=True, timeout=300, check=False)
                 assert got.returncode == 0, got.stderr
                 answer = json.loads(got.stdout)
                 at = read(handle.savepoint(str(tmp_path / "sps")).path)
                 if at.batches[query] == answer["batch"]:
                     break
-            else:
-                pytest.fail(f"{query} committed a batch between every read and savepoint")
+                tries.append((answer["batch"], at.batches[query]))
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{query} committed a batch between every read and savepoint (read, savepoint batches: {tries})")
             table = at.table(uid)
             saved = json.loads(table[table["key"] == json.dumps(key)].to_json(orient="records", date_format="iso", date_unit="ms"))
             assert answer["rows"] and _rows(answer["rows"]) == _rows(saved), (answer["rows"], saved)
