@@ -160,6 +160,12 @@ def generator_split(
             .load()
             .select(F.col("value").alias(GENERATOR_INDEX))
         )
+        if spec.events:  # finite
+            # the source gives exactly rowsPerBatch rows a batch: the end-of-input marker (index `events`)
+            # rides in the batch of the last event, not in one of its own (a finite job ends a batch sooner)
+            i = F.col(GENERATOR_INDEX)
+            last = F.when(i == spec.events - 1, F.array(i, F.lit(spec.events).cast("long"))).otherwise(F.array(i))
+            index = index.where(i < spec.events).select(F.explode(last).alias(GENERATOR_INDEX))
     else:
         datasources.register(spark)
         ticks = (
@@ -184,14 +190,7 @@ def generator_split(
         cols[name] = c.alias(name)
     ends: list[Column] = []
     if streaming and spec.events is not None:
-        if spec.rows_per_second is None and spec.batch_seconds is None and spec.events > 0:
-            # the end-of-input marker (index `events`) rides in the micro-batch of the last event,
-            # not in a batch of its own: a finite job ends one micro-batch sooner
-            i = F.col(GENERATOR_INDEX)
-            last = F.when(i == spec.events - 1, F.array(i, F.lit(spec.events).cast("long"))).otherwise(F.array(i))
-            index = index.where(i < spec.events).select(F.explode(last).alias(GENERATOR_INDEX))
-        else:
-            index = index.where(F.col(GENERATOR_INDEX) <= spec.events)
+        index = index.where(F.col(GENERATOR_INDEX) <= spec.events)
         ends.append((F.col(GENERATOR_INDEX) == spec.events).alias(EOS))
     narrow = [c for name, c in cols.items() if name in early]
     keep = [F.col(GENERATOR_INDEX)] if len(narrow) < len(cols) else []
