@@ -94,3 +94,31 @@ def reference_counts(n: int, campaigns: int = ysb.CAMPAIGNS) -> Counter[WindowKe
             window, c = divmod(key, campaigns)
             counts[(name(c), window * WINDOW_MS, (window + 1) * WINDOW_MS)] += k
     return counts
+
+
+def reference_sessions(n: int, *, keys: int, events_per_second: int, gap_ms: int) -> np.ndarray:
+    """``examples.sessions``' clicks ``0 .. n-1`` per user session, in numpy: rows ``(user, start ms, end ms, count)``
+    sorted by user and start.
+
+    Flink's session rule: a click opens the window ``[t, t + gap)``, and windows that overlap or
+    touch merge, so among one user's clicks in time order a session ends where the next click
+    comes more than ``gap`` after the last. ``clicks()`` writes the time step per event as a SQL
+    decimal literal (``floor(i * 0.01)``): the same exact fraction here.
+
+    >>> r = reference_sessions(1_000, keys=10, events_per_second=1_000, gap_ms=2_000)
+    >>> int(r[:, 3].sum()), bool((r[:, 2] > r[:, 1]).all())
+    (1000, True)
+    """
+    from examples import sessions
+
+    step = Fraction(str(1000 / events_per_second))
+    i = np.arange(n, dtype=np.int64)
+    user = _h(i, 11, keys)
+    t = sessions.START_MS + (i * step.numerator) // step.denominator - _h(i, 12, 1000)
+    order = np.lexsort((t, user))
+    user, t = user[order], t[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = (user[1:] != user[:-1]) | (t[1:] - t[:-1] > gap_ms)
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], n) - 1
+    return np.column_stack((user[starts], t[starts], t[ends] + gap_ms, ends - starts + 1))

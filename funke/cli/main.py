@@ -407,35 +407,50 @@ def bench_general(
     ] = 0,
     keys: Annotated[int, typer.Option(help="keys of the KeyedProcessFunction job")] = 100_000,
     jobs: Annotated[bool, typer.Option(help="the YSB (and session) jobs; --no-jobs runs only the row function and process function")] = True,
-    write: Annotated[bool, typer.Option(help="append the row-function and process-function figures to --doc")] = True,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """The general path (YSB with the data Artisans trigger) against the native YSB, a Python row function against
     plain PySpark's, and a KeyedProcessFunction against plain transformWithStateInPandas, in one run; outputs checked."""
     import datetime as dt
 
-    from rich.table import Table
-
     from funke.bench import report
-    from funke.bench.general import run_general
-    from funke.bench.rowmap import map_summary, run_map_bench
+    from funke.bench.general import general_summary, run_general
     from funke.bench.ysb import session
 
-    _check_doc(write and (map_rows > 0 or process_events > 0), doc)
+    _check_doc(write, doc)
+    with _reported():
+        setup = report.setup(session())  # the load before the runs
+    entries = []
     if jobs:
-        rows = run_general(events, sessions=sessions, on_step=lambda step: err.print(f"[dim]{step}[/dim]"))
-        table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load")
-        for r in rows:
-            table.add_row(r["job"], f"{r['steady_rows_per_s'] or 0:,}", f"{r['batch_ms_p50']} / {r['batch_ms_p99']}", str(r["ratio_to_native"]), str(r["load"]))
+        with _reported():
+            runs = run_general(session(), events, sessions=sessions, on_step=_step)
+        table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load", "output")
+        for r in runs:
+            batches = f"{r.batch_ms_p50} / {r.batch_ms_p99}"
+            table.add_row(r.job, f"{r.steady_rows_per_s or 0:,}", batches, str(r.ratio_to_native), str(r.load), r.checked)
         console.print(table)
-    if map_rows <= 0 and process_events <= 0:
-        return
+        canonical = ["funke", "bench", "general", "--events", str(events), "--map-rows", "0"]
+        canonical += ["--sessions"] if sessions else []
+        entries.append(("The general path against the native path (`funke bench general`)", general_summary(runs), canonical))
+    if map_rows > 0 or process_events > 0:
+        entries += _map_and_process(map_rows, process_events, keys)
+    if write and entries:
+        for heading, line, canonical in entries:
+            entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+            report.add_to_section(doc, heading, [entry])
+        console.print(f"appended to {doc}")
+
+
+def _map_and_process(map_rows: int, process_events: int, keys: int) -> list[tuple[str, str, list[str]]]:
+    """The row-function and process-function benches: (section, summary line, command) each."""
     from funke.bench.process import process_summary, run_process_bench
+    from funke.bench.rowmap import map_summary, run_map_bench
+    from funke.bench.ysb import session
 
     entries = []
     with _reported():
         spark = session()
-        setup = report.setup(spark)
         if map_rows > 0:
             _step(f"row function: {map_rows:,} rows, funke map and a plain PySpark Arrow UDF")
             line = map_summary(run_map_bench(spark, map_rows))
@@ -448,11 +463,7 @@ def bench_general(
             console.print(line)
             canonical = ["funke", "bench", "general", "--no-jobs", "--map-rows", "0", "--process-events", str(process_events), "--keys", str(keys)]
             entries.append(("A KeyedProcessFunction (`funke bench general --process-events`)", line, canonical))
-    if write:
-        for heading, line, canonical in entries:
-            entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
-            report.add_to_section(doc, heading, [entry])
-        console.print(f"appended to {doc}")
+    return entries
 
 
 def _local_services(wanted: dict[str, str]) -> None:

@@ -29,3 +29,13 @@ def test_process_function_bench_checks_both_systems_against_a_batch_group_by(spa
     assert [r.system for r in runs] == ["funke KeyedProcessFunction", "plain PySpark transformWithStateInPandas"]
     assert sum(n for _, _, n in runs[0].rows) == 22_000 and runs[1].rows <= runs[0].rows
     assert "funke/plain **" in process.process_summary(runs, 50)
+
+
+def test_the_sessions_job_of_the_general_bench_equals_the_numpy_sessions(spark, tmp_path):
+    from funke.bench import general
+
+    # 200 users' clicks over ~1.2 s of event time (up to 1 s out of order), a 20 ms gap: many sessions per user
+    run = general._sessions(20_000, str(tmp_path / "sessions"), keys=200, gap_ms=20)
+    assert run.problems == ()
+    sessions = int(run.checked.split()[0].replace(",", ""))
+    assert sessions > 1_000 and run.checked.endswith("sessions equal to the reference")
