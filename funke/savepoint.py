@@ -57,6 +57,15 @@ class SavepointError(FunkeError, RuntimeError):
     """A savepoint cannot be taken, read or restored; the message says why and what to do."""
 
 
+class CheckpointChangedError(SavepointError):
+    """A checkpoint file vanished while it was copied: Spark's cleanup removed it as the job went on committing."""
+
+
+#: How many times ``take`` cuts a running job's checkpoint before it gives up (each try at
+#: the batch committed last when it starts; Spark's cleanup rarely meets two tries in a row).
+TAKE_TRIES = 5
+
+
 @dataclass(frozen=True)
 class Savepoint:
     path: Path
@@ -159,7 +168,29 @@ def take(
 ) -> Savepoint:
     """Cut every query's checkpoint under ``checkpoint_root`` at its last committed batch into a
     new savepoint directory inside ``target``; export each operator's state as Parquet when
-    ``spark`` is given. ``layouts``: sink uid -> its stateful operators (``state_layout``)."""
+    ``spark`` is given. ``layouts``: sink uid -> its stateful operators (``state_layout``).
+
+    A running job's queries go on committing while the copy runs, and Spark's cleanup can
+    remove a file of the cut meanwhile: the cut is then taken again at the new last batch,
+    up to ``TAKE_TRIES`` times."""
+    tries = 1
+    while True:
+        try:
+            return _take_once(checkpoint_root, job=job, target=target, layouts=layouts, spark=spark)
+        except CheckpointChangedError as e:
+            if tries == TAKE_TRIES:
+                raise CheckpointChangedError(f"{e} ({TAKE_TRIES} tries, each met Spark's cleanup)") from None
+            tries += 1
+
+
+def _take_once(
+    checkpoint_root: str,
+    *,
+    job: str,
+    target: str | Path,
+    layouts: dict[str, list[dict[str, Any]]] | None,
+    spark: Any,
+) -> Savepoint:
     started = time.monotonic()
     checkpoints = Checkpoints(checkpoint_root)
     if checkpoints.uri:
@@ -169,6 +200,37 @@ def take(
         raise SavepointError(f"job {job!r} has no checkpoint at {root}: it has not run as a streaming job yet")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     out = Path(target) / f"savepoint-{job}-{stamp}-{uuid.uuid4().hex[:6]}"
+    try:  # no savepoint without its manifest is left behind
+        queries = _cut(root, checkpoints, out, layouts)
+        if not queries:
+            raise SavepointError(f"job {job!r} has committed no micro-batch yet under {root}: nothing to save")
+        if spark is not None:
+            for uid, q in queries.items():
+                for op in q["operators"]:
+                    if is_general(op):
+                        from funke.savepoint_general import FORMAT as GENERAL
+                        from funke.savepoint_general import table_names
+
+                        op["format"], op["tables"] = GENERAL, table_names(op["table"])
+                    op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    manifest = {
+        "format": FORMAT,
+        "job": job,
+        "created_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "versions": _versions(spark),
+        "queries": queries,
+        "took_ms": round((time.monotonic() - started) * 1000),
+        "size_bytes": sum(f.stat().st_size for f in out.rglob("*") if f.is_file()),
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return Savepoint(out, manifest)
+
+
+def _cut(root: Path, checkpoints: Checkpoints, out: Path, layouts: dict[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
+    """Each query's checkpoint under ``root`` cut at its last committed batch into ``out/checkpoint``; its manifest entry."""
     queries: dict[str, Any] = {}
     for query in sorted(p for p in root.iterdir() if p.is_dir()):
         markers = [m.name for m in root.iterdir() if m.is_file() and m.name.startswith(("_END_" + query.name + "__", "_FINISHED_" + query.name))]
@@ -189,33 +251,7 @@ def take(
             "operators": _operators(dest, (layouts or {}).get(query.name, [])),
             "layout": (layouts or {}).get(query.name, []),
         }
-    if not queries:
-        shutil.rmtree(out, ignore_errors=True)
-        raise SavepointError(f"job {job!r} has committed no micro-batch yet under {root}: nothing to save")
-    if spark is not None:
-        try:
-            for uid, q in queries.items():
-                for op in q["operators"]:
-                    if is_general(op):
-                        from funke.savepoint_general import FORMAT as GENERAL
-                        from funke.savepoint_general import table_names
-
-                        op["format"], op["tables"] = GENERAL, table_names(op["table"])
-                    op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
-        except BaseException:
-            shutil.rmtree(out, ignore_errors=True)  # no savepoint without its manifest is left behind
-            raise
-    manifest = {
-        "format": FORMAT,
-        "job": job,
-        "created_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        "versions": _versions(spark),
-        "queries": queries,
-        "took_ms": round((time.monotonic() - started) * 1000),
-        "size_bytes": sum(f.stat().st_size for f in out.rglob("*") if f.is_file()),
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    return Savepoint(out, manifest)
+    return queries
 
 
 def _copy_cut(src: Path, dest: Path, batch: int) -> None:
@@ -243,7 +279,7 @@ def _copy_cut(src: Path, dest: Path, batch: int) -> None:
                 shutil.copy2(path, target)
             except FileNotFoundError:  # Spark's maintenance removed an old file meanwhile
                 if not path.name.startswith("."):
-                    raise SavepointError(f"{path} vanished while it was copied (Spark cleaned it up): take the savepoint again") from None
+                    raise CheckpointChangedError(f"{path} vanished while it was copied (Spark cleaned it up)") from None
 
 
 def _relocate_schema_paths(dest: Path, src: Path) -> None:

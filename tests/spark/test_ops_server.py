@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import funke as fk
 from funke.config import settings
-from funke.savepoint import SavepointError, read
+from funke.savepoint import read
 from funke.windows import TumblingEventTimeWindows
 from tests.servers import ensure_redis
 from tests.spark.helpers import RunningTotal
@@ -83,18 +83,6 @@ def _settled(handle, sinks, rows: int, expect: dict[str, int]) -> None:
             return
         assert time.monotonic() < deadline, f"not settled: {got} of {expect}, read {read} of {rows}, {st.query.status}"
         time.sleep(0.1)
-
-
-def _savepoint(handle, target: Path):
-    """A savepoint of the running job, read back; taken again when Spark cleaned up a batch's files
-    while they were copied (the job's queries go on committing batches meanwhile)."""
-    deadline = time.monotonic() + 300
-    while True:
-        try:
-            return read(handle.savepoint(str(target)).path)
-        except SavepointError as e:
-            if "take the savepoint again" not in str(e) or time.monotonic() > deadline:
-                raise
 
 
 def _get(url: str, token: str | None = None) -> tuple[int, bytes]:
@@ -180,7 +168,7 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         assert (n1["scope"], n1["state"], n1["kind"], json.loads(n1["value"])) == ("user", "n", "value", 11)
 
         # read-committed: equal to a savepoint's table of the same batch
-        sp = _savepoint(handle, tmp_path / "sps")
+        sp = read(handle.savepoint(str(tmp_path / "sps")).path)
         assert sp.batches["counts-out"] == native["batch"]
         saved = sp.table("counts")
         assert sorted(zip(saved["k"], saved["count"])) == sorted((r["k"], r["count"]) for k in KEYS for r in handle.state("counts").get(k))
@@ -198,7 +186,7 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
                 got = subprocess.run([*cli, "state", handle.name, uid, key, "--json"], capture_output=True, text=True, timeout=300, check=False)
                 assert got.returncode == 0, got.stderr
                 answer = json.loads(got.stdout)
-                at = _savepoint(handle, tmp_path / "sps")
+                at = read(handle.savepoint(str(tmp_path / "sps")).path)
                 if at.batches[query] == answer["batch"]:
                     break
                 tries.append((answer["batch"], at.batches[query]))

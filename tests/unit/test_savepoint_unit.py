@@ -65,6 +65,38 @@ def test_take_records_batch_watermark_positions_and_layout(tmp_path):
     assert sp.batches == {"counts": 3} and sp.path.name.startswith("savepoint-j-")
 
 
+def test_a_cut_that_meets_sparks_cleanup_is_taken_again_at_the_new_last_batch(tmp_path, monkeypatch):
+    import shutil
+
+    import funke.savepoint as savepoint
+
+    q = fake_checkpoint(tmp_path / "ck", planned=5, committed=3)
+    real_copy, cleaned = shutil.copy2, []
+
+    def copy_while_spark_cleans(src, dst):
+        # the first try: batch 4 commits and Spark's maintenance removes the oldest changelog mid-copy
+        if Path(src).name == "1.changelog" and not cleaned:
+            cleaned.append(src)
+            (q / "commits" / "4").write_text("v1\n{}")
+            raise FileNotFoundError(src)
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(savepoint.shutil, "copy2", copy_while_spark_cleans)
+    sp = take(str(tmp_path / "ck"), job="j", target=tmp_path / "sps")
+    assert cleaned and sp.batches == {"counts": 4}
+    assert [p.name for p in (tmp_path / "sps").iterdir()] == [sp.path.name]  # the failed try left nothing behind
+
+    def always_cleaned(src, dst):
+        if Path(src).name == "1.changelog":
+            raise FileNotFoundError(src)
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(savepoint.shutil, "copy2", always_cleaned)
+    with pytest.raises(savepoint.CheckpointChangedError, match=f"vanished while it was copied.*{savepoint.TAKE_TRIES} tries"):
+        take(str(tmp_path / "ck"), job="j", target=tmp_path / "again")
+    assert not (tmp_path / "again").exists() or not any((tmp_path / "again").iterdir())
+
+
 def test_nothing_committed_is_nothing_to_save(tmp_path):
     fake_checkpoint(tmp_path / "ck", planned=0, committed=-1)
     with pytest.raises(SavepointError, match="committed no micro-batch"):
