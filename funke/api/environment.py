@@ -167,7 +167,7 @@ class StreamEnvironment:
         ``from_savepoint``: start from a savepoint (``JobHandle.savepoint()``, ``funke
         savepoint``) instead: its state and source positions replace the job's checkpoint.
         Queries are matched by sink uid, stateful operators by uid and state layout; state the
-        job no longer has is refused unless ``allow_non_restored_state`` (see ``funke.savepoint``).
+        job no longer has is refused unless ``allow_non_restored_state`` (see ``funke.savepoints``).
         """
         from funke.runtime.job import start_job
 

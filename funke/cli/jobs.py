@@ -60,7 +60,7 @@ def savepoint(
     timeout: Annotated[float, typer.Option(help="seconds to wait for the running job's answer")] = 600,
 ) -> None:
     """Take a savepoint of a job while it runs (without stopping it), or --dispose one."""
-    from funke import savepoint as sp
+    from funke import savepoints as sp
 
     try:
         if dispose is not None:
@@ -85,7 +85,7 @@ def _savepoint(job: str, directory: str | None, timeout: float) -> str:
     if record.alive:
         return ask(home, job, "savepoint", directory, alive=lambda: Registry(home).job(job).process_alive, timeout_s=timeout)["savepoint"]
     # Not running: cut the savepoint from its checkpoint here (Spark only to write the state tables).
-    from funke.savepoint import take
+    from funke.savepoints import take
     from funke.spark.session import get_session
 
     spark = get_session(settings(), {}, f"funke-savepoint-{job}")

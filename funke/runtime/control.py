@@ -1,4 +1,4 @@
-"""Savepoints of a running job and restores from them: the runtime's side of ``funke.savepoint``.
+"""Savepoints of a running job and restores from them: the runtime's side of ``funke.savepoints``.
 
 * ``state_layout(plan)``: what a query keeps as state (its stateful operators, by uid, with
   the fields that shape their state), recorded in a savepoint and compared on restore.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from funke.plan import nodes as n
-from funke.savepoint import Savepoint, SavepointError, _relocate_schema_paths
+from funke.savepoints import Savepoint, SavepointError, _relocate_schema_paths
 
 POLL_S = 0.25
 

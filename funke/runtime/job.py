@@ -18,7 +18,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
@@ -33,8 +33,27 @@ from funke.runtime.watermarks import Clock
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from funke.api.environment import StreamEnvironment
+    from funke.config import FunkeSettings
     from funke.spark.compiler import Compiled, QueryPlan
+
+
+class StreamEnvironment(Protocol):
+    """What the runtime reads of a job's environment (``funke.api.StreamEnvironment``; the
+    runtime sits below the API and does not import it)."""
+
+    app: str
+    spark: Any
+    settings: FunkeSettings
+    spark_conf: dict[str, str]
+    checkpoint_dir: str | None
+    checkpoint_interval_ms: int
+
+    @property
+    def sinks(self) -> tuple[n.Sink, ...]: ...
+
+    def dead_letter_sink(self, job: str) -> Any: ...
+
+    def explain(self, *, bounded: bool | None = None) -> str: ...
 
 
 @dataclass
@@ -289,7 +308,7 @@ class JobHandle:
     def savepoint(self, target: str | None = None) -> Any:
         """A savepoint of the job as of each query's last committed micro-batch, taken while it
         runs (or after it stopped), into ``target`` (default ``$FUNKE_HOME/jobs/<job>/savepoints``)."""
-        from funke.savepoint import take
+        from funke.savepoints import take
 
         if self.mode != "streaming" or self.checkpoints is None or self.home is None:
             raise PlanError(f"job '{self.name}': savepoints are taken of streaming runs (a bounded run has no checkpoint)")
@@ -446,7 +465,7 @@ def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
 
 def _restore(env: StreamEnvironment, handle: JobHandle, path: str, allow_non_restored_state: bool) -> None:
     """Check the savepoint against the job (Flink's rules), then make it the job's checkpoint."""
-    from funke.savepoint import read
+    from funke.savepoints import read
 
     assert handle.checkpoints is not None
     if handle.checkpoints.uri:

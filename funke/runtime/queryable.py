@@ -1,14 +1,14 @@
 """Queryable state: a running job's keyed state, as of its last committed micro-batch.
 
 ``job.state(uid)`` reads one stateful operator's state the way a savepoint exports it
-(``funke.savepoint.load_state``: Spark's state data source over the job's own checkpoint,
+(``funke.savepoints.load_state``: Spark's state data source over the job's own checkpoint,
 read in place, since Spark writes every state version once and never rewrites it), without
 copying anything. So it is read-committed: a key's state as the last committed batch left
 it, never a batch in flight.
 
 Native aggregations give one row per key and window (key columns, then the aggregate
 buffer); general-path operators (windows, process functions, rolling aggregates) give the
-rows of the savepoint's open format (key and value as JSON text, ``funke.savepoint_general``).
+rows of the savepoint's open format (key and value as JSON text, ``funke.savepoints.general``).
 
 The checkpoint root may be a local path, a ``file://`` URI or any Hadoop filesystem URI
 (``hdfs://``, ``s3a://``): its folders are listed through ``Checkpoints`` (Hadoop's
@@ -32,7 +32,7 @@ class StateView:
         self.uid = uid
 
     def _locate(self) -> tuple[str, dict[str, Any], list[str]]:
-        from funke.savepoint import operators_of
+        from funke.savepoints import operators_of
 
         h = self.handle
         if h.checkpoints is None:
@@ -64,7 +64,7 @@ class StateView:
 
     def rows(self, key: Any = None) -> list[dict[str, Any]]:
         """Every state row (of ``key`` only, when given) as of the last committed micro-batch."""
-        from funke.savepoint import is_general, load_state
+        from funke.savepoints import is_general, load_state
 
         query, op, key_columns = self._locate()
         ck = self.handle.checkpoints
@@ -84,7 +84,7 @@ class StateView:
 
     def keys(self) -> list[Any]:
         """The keys that have state, in first-seen order."""
-        from funke.savepoint import is_general
+        from funke.savepoints import is_general
 
         _, op, key_columns = self._locate()
         seen: dict[str, Any] = {}

@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import funke as fk
 from funke.config import settings
-from funke.savepoint import read
+from funke.savepoints import read
 from funke.windows import TumblingEventTimeWindows
 from tests.servers import ensure_redis
 from tests.spark.helpers import RunningTotal

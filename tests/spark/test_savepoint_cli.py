@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from examples import ysb
 from funke.cli.main import app
 from funke.runtime.registry import Registry
-from funke.savepoint import read
+from funke.savepoints import read
 
 pytestmark = pytest.mark.spark
 EVENTS, RATE = 400_000, 40_000  # about 10 s of input: time to savepoint and stop it midway

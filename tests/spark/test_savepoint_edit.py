@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import funke as fk
-from funke.savepoint import SavepointError, read, transform
+from funke.savepoints import SavepointError, read, transform
 from funke.windows import TumblingEventTimeWindows
 from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 

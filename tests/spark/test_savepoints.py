@@ -11,7 +11,7 @@ import pytest
 
 import funke as fk
 from funke.runtime.registry import registry
-from funke.savepoint import SavepointError, read
+from funke.savepoints import SavepointError, read
 from funke.windows import TumblingEventTimeWindows
 from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 

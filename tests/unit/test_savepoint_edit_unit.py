@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from pyspark.sql import types as T
 
-from funke.savepoint import Savepoint, SavepointError, StateColumn, state_columns, transform
-from funke.savepoint_edit import _plan, _plan_all, check_table, diff
+from funke.savepoints import Savepoint, SavepointError, StateColumn, state_columns, transform
+from funke.savepoints.edit import _plan, _plan_all, check_table, diff
 
 # The layout of a window count's state, as Spark's state reader gives it.
 SCHEMA = T.StructType(

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from funke.savepoint import Savepoint, SavepointError, is_general
-from funke.savepoint_general import (
+from funke.savepoints import Savepoint, SavepointError, is_general
+from funke.savepoints.general import (
     FORMAT,
     GeneralTables,
     decode_buckets,
@@ -277,7 +277,7 @@ def saved_general(tmp_path, program, batches):
 
 
 def test_an_edit_becomes_the_changed_buckets_snapshots(tmp_path):
-    from funke.savepoint_edit import _plan_all
+    from funke.savepoints.edit import _plan_all
 
     sp, original = saved_general(tmp_path, PROCESS, [ELEMENTS[:2], ELEMENTS[2:]])
 
@@ -304,7 +304,7 @@ def test_an_edit_becomes_the_changed_buckets_snapshots(tmp_path):
 
 
 def test_edits_that_do_not_fit_a_general_operator_are_refused(tmp_path):
-    from funke.savepoint_edit import _plan_all
+    from funke.savepoints.edit import _plan_all
 
     sp, _ = saved_general(tmp_path, PROCESS, [ELEMENTS[:2], ELEMENTS[2:]])
     cases = {

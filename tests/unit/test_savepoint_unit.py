@@ -12,7 +12,7 @@ import pytest
 import funke as fk
 from funke.runtime import control
 from funke.runtime.registry import Registry
-from funke.savepoint import Savepoint, SavepointError, _copy_cut, _relocate_schema_paths, read, take
+from funke.savepoints import Savepoint, SavepointError, _copy_cut, _relocate_schema_paths, read, take
 
 
 def fake_checkpoint(root: Path, *, planned: int, committed: int) -> Path:
@@ -68,7 +68,7 @@ def test_take_records_batch_watermark_positions_and_layout(tmp_path):
 def test_a_cut_that_meets_sparks_cleanup_is_taken_again_at_the_new_last_batch(tmp_path, monkeypatch):
     import shutil
 
-    import funke.savepoint as savepoint
+    import funke.savepoints as savepoint
 
     q = fake_checkpoint(tmp_path / "ck", planned=5, committed=3)
     real_copy, cleaned = shutil.copy2, []
@@ -225,7 +225,7 @@ def test_take_refuses_a_remote_checkpoint_and_dispose_forgets(tmp_path, monkeypa
     fake_checkpoint(tmp_path / "ck", planned=1, committed=1)
     sp = take(str(tmp_path / "ck"), job="j", target=tmp_path / "sps")
     Registry(tmp_path / "home").add_savepoint(str(sp.path), "j", batches=sp.batches, size_bytes=1, took_ms=1)
-    from funke.savepoint import dispose
+    from funke.savepoints import dispose
 
     dispose(sp.path)
     assert not sp.path.exists() and Registry(tmp_path / "home").savepoints("j") == []

@@ -9,10 +9,10 @@ A savepoint is a directory::
     state/<operator>/          each operator's keyed state as Parquet (key columns, value
                                columns, partition), read by ``read(path)`` without Spark; a
                                general-path operator's as three tables (state, timers,
-                               buckets: ``funke.savepoint_general``)
+                               buckets: ``funke.savepoints.general``)
 
 ``transform(source, target, edits)`` writes a new savepoint from edited state tables
-(``funke.savepoint_edit``).
+(``funke.savepoints.edit``).
 
 Spark commits a query's batch by writing ``commits/<N>``; the state written by batch ``N``
 is version ``N + 1`` of each state store. Cutting the checkpoint at the last committed
@@ -143,14 +143,14 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
     (built-in ``count()``, ``sum()``...) and for general-path operators' tables (their
     ``value`` JSON edited, rows deleted; keys new to the state are refused). Example::
 
-        sp = funke.savepoint.read("/tmp/savepoints/savepoint-ysb-...")
+        sp = funke.savepoints.read("/tmp/savepoints/savepoint-ysb-...")
         def reset(df):
             df.loc[df["campaign_id"] == "c7", "count"] = 0
             return df
-        edited = funke.savepoint.transform(sp.path, "/tmp/savepoints/ysb-reset-c7", {"campaign-window": reset})
+        edited = funke.savepoints.transform(sp.path, "/tmp/savepoints/ysb-reset-c7", {"campaign-window": reset})
         env.execute(name="ysb", from_savepoint=str(edited.path))
     """
-    from funke.savepoint_edit import transform as run
+    from funke.savepoints.edit import transform as run
 
     return run(source, target, edits, spark=spark)
 
@@ -208,8 +208,8 @@ def _take_once(
             for uid, q in queries.items():
                 for op in q["operators"]:
                     if is_general(op):
-                        from funke.savepoint_general import FORMAT as GENERAL
-                        from funke.savepoint_general import table_names
+                        from funke.savepoints.general import FORMAT as GENERAL
+                        from funke.savepoints.general import table_names
 
                         op["format"], op["tables"] = GENERAL, table_names(op["table"])
                     op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
@@ -345,13 +345,13 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
     """One operator's state at ``batch`` as Parquet: key and value fields as columns; the number of rows.
 
     A general-path operator's per-bucket snapshots are decoded into the tables of
-    ``funke.savepoint_general`` (state, timers, buckets: ``out`` and its siblings). Another
+    ``funke.savepoints.general`` (state, timers, buckets: ``out`` and its siblings). Another
     transformWithState operator keeps one store per state variable; its table holds every
     variable's rows with the variable's name in ``state_variable``.
     """
     state = load_state(spark, checkpoint, batch, op)
     if is_general(op):
-        from funke.savepoint_general import table_names, write_tables
+        from funke.savepoints.general import table_names, write_tables
 
         write_tables(state, table_names(op["table"]), out.parent)
         return len(state.state)
@@ -376,7 +376,7 @@ def load_state(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any]) -> 
 
     variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
     if is_general(op):
-        from funke.savepoint_general import SNAPSHOT_VARIABLE, decode_buckets
+        from funke.savepoints.general import SNAPSHOT_VARIABLE, decode_buckets
 
         return decode_buckets(load(stateVarName=SNAPSHOT_VARIABLE).toPandas(), table=op["table"])
     if variables:

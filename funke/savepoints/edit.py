@@ -1,4 +1,4 @@
-"""Editing the state in a savepoint (Flink's State Processor API): ``funke.savepoint.transform``.
+"""Editing the state in a savepoint (Flink's State Processor API): ``funke.savepoints.transform``.
 
 A savepoint holds each query's checkpoint cut at its committed batch ``N`` (state version
 ``N + 1``). An edited savepoint is a copy with one more micro-batch per edited query, ``N + 1``,
@@ -17,7 +17,7 @@ partition Spark's hash partitioning gives it; keys already in the state must lan
 they are, which is checked. Afterwards the state tables are exported again and must read
 back exactly as edited.
 
-A general-path operator (``funke.savepoint_general``) keeps one pickled snapshot per bucket
+A general-path operator (``funke.savepoints.general``) keeps one pickled snapshot per bucket
 in the RocksDB column family of its state variable. Its edited tables are turned back into
 snapshots, checked by loading them as the operator does, and only the buckets whose
 snapshot changed are put (or removed, when their ``.buckets`` row is deleted) in that
@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funke.savepoint import (
+from funke.savepoints import (
     MANIFEST,
     Savepoint,
     SavepointError,
@@ -48,8 +48,8 @@ from funke.savepoint import (
     read,
     state_columns,
 )
-from funke.savepoint_general import FORMAT as GENERAL_FORMAT
-from funke.savepoint_general import SNAPSHOT_VARIABLE, GeneralTables, edited_snapshots, encode_tables, table_names
+from funke.savepoints.general import FORMAT as GENERAL_FORMAT
+from funke.savepoints.general import SNAPSHOT_VARIABLE, GeneralTables, edited_snapshots, encode_tables, table_names
 
 AGGREGATION = "stateStoreSave"  # Spark's StateStoreSaveExec: the state of a streaming aggregation
 FAMILY = "default"  # an aggregation keeps one column family
@@ -71,7 +71,7 @@ class TableEdit:
 
 
 def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], *, spark: Any = None) -> Savepoint:
-    """See ``funke.savepoint.transform``."""
+    """See ``funke.savepoints.transform``."""
     started = time.monotonic()
     sp = read(source)
     dest = Path(target)

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from funke.savepoint import SavepointError
+from funke.savepoints import SavepointError
 from funke.semantics.evictors import TimestampedValue
 
 FORMAT = "funke-general-v1"
@@ -379,7 +379,7 @@ def write_tables(tables: GeneralTables, names: dict[str, str], root: Any) -> Non
         pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), out / "part-00000.parquet")
 
 
-# -- edits (funke.savepoint.transform) -----------------------------------------------------------
+# -- edits (funke.savepoints.transform) -----------------------------------------------------------
 
 _NULLABLE = {"state": {"last_access"}, "timers": set(), "buckets": {"partition_id", "watermark", "late_records_dropped", *_ADDED_COLUMNS}}
 _COLUMNS = {"state": STATE_COLUMNS, "timers": TIMER_COLUMNS, "buckets": BUCKET_COLUMNS}
