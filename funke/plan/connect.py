@@ -12,20 +12,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from funke.errors import PlanError, SchemaError
+from funke.errors import PlanError
 from funke.plan.joins import check_two_keyed
-from funke.plan.nodes import Node
+from funke.plan.nodes import DeclaredOutput, Node
 from funke.plan.types import Schema
 
 
-def _check_output(node: Node, output: Schema) -> None:
-    for f in output.fields:
-        if f.dtype is None:
-            raise SchemaError(f"{node.where()}: give output column '{f.name}' a type in output_schema")
-
-
 @dataclass(frozen=True, eq=False)
-class CoProcess(Node):
+class CoProcess(DeclaredOutput, Node):
     """``a.connect(b)[.key_by(ka, kb)].process(function, output_schema=...)``.
 
     ``function`` is a ``KeyedCoProcessFunction`` (both inputs keyed: shared keyed state,
@@ -41,14 +35,7 @@ class CoProcess(Node):
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if self.keyed:
             check_two_keyed(self, "connect(...).key_by(...).process()")
-        _check_output(self, self.output)
-
-    def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
-        return self.output
-
-    @cached_property
-    def event_time(self) -> str | None:
-        return None
+        self.check_output()
 
     def label(self) -> str:
         on = ""
@@ -58,7 +45,7 @@ class CoProcess(Node):
 
 
 @dataclass(frozen=True, eq=False)
-class BroadcastProcess(Node):
+class BroadcastProcess(DeclaredOutput, Node):
     """``stream.connect(rules.broadcast(descriptors...)).process(function, output_schema=...)``.
 
     ``function`` is a ``KeyedBroadcastProcessFunction`` when the first input is keyed, a
@@ -79,14 +66,7 @@ class BroadcastProcess(Node):
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if not self.descriptors:
             raise PlanError("broadcast(...) needs at least one MapStateDescriptor naming the broadcast state")
-        _check_output(self, self.output)
-
-    def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
-        return self.output
-
-    @cached_property
-    def event_time(self) -> str | None:
-        return None
+        self.check_output()
 
     @cached_property
     def watermark(self) -> Any:

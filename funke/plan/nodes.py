@@ -527,8 +527,28 @@ class RollingAggregate(Node):
         return f"rolling {self.aggregate}"
 
 
+class DeclaredOutput:
+    """A process function's node: its rows are what ``output_schema`` declares, every column
+    typed; it has no event-time column of its own (the function stamps each row it emits)."""
+
+    output: Schema
+    where: Callable[[], str]  # Node's
+
+    def check_output(self) -> None:
+        for f in self.output.fields:
+            if f.dtype is None:
+                raise SchemaError(f"{self.where()}: give output column '{f.name}' a type in output_schema")
+
+    def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
+        return self.output
+
+    @cached_property
+    def event_time(self) -> str | None:
+        return None
+
+
 @dataclass(frozen=True, eq=False)
-class KeyedProcess(Node):
+class KeyedProcess(DeclaredOutput, Node):
     """``keyed.process(KeyedProcessFunction, output_schema=...)``: elements, keyed state and timers."""
 
     function: Any = field(kw_only=True)  # funke.semantics.functions.KeyedProcessFunction
@@ -540,16 +560,7 @@ class KeyedProcess(Node):
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if self.input.keys is None:
             raise PlanError("process(KeyedProcessFunction) needs a keyed stream: call key_by(...) first")
-        for f in self.output.fields:
-            if f.dtype is None:
-                raise SchemaError(f"{self.where()}: give output column '{f.name}' a type in output_schema")
-
-    def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
-        return self.output
-
-    @cached_property
-    def event_time(self) -> str | None:
-        return None
+        self.check_output()
 
     def label(self) -> str:
         return f"process {type(self.function).__qualname__}"

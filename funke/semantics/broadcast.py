@@ -214,7 +214,27 @@ class _TimerContext(_ReadOnlyBroadcast, _OnTimerContext):
     pass
 
 
-class KeyedBroadcastProcessOperator(KeyedProcessOperator):
+class _BroadcastInputs:
+    """What both broadcast operators share: two inputs (the second is the broadcast stream) and
+    the broadcast state in their snapshot. Comes before the operator base class (``super()``)."""
+
+    _broadcast: _BroadcastStates
+
+    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self.process_element(key, value, timestamp)  # type: ignore[attr-defined]
+
+    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        return self.process_broadcast_element(value, timestamp)  # type: ignore[attr-defined]
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**super().snapshot(), "broadcast": self._broadcast.snapshot()}  # type: ignore[misc]
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        super().restore(snapshot)  # type: ignore[misc]
+        self._broadcast.restore(snapshot.get("broadcast", {}))
+
+
+class KeyedBroadcastProcessOperator(_BroadcastInputs, KeyedProcessOperator):
     """Drives a :class:`KeyedBroadcastProcessFunction`: the keyed process operator plus broadcast state."""
 
     function_type = KeyedBroadcastProcessFunction
@@ -229,19 +249,6 @@ class KeyedBroadcastProcessOperator(KeyedProcessOperator):
         """Feed one broadcast row; returns what it emitted (this instance's outputs, as in Flink)."""
         return self._emitting(partial(self._process_broadcast, value, timestamp))
 
-    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
-        return self.process_element(key, value, timestamp)
-
-    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
-        return self.process_broadcast_element(value, timestamp)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {**super().snapshot(), "broadcast": self._broadcast.snapshot()}
-
-    def restore(self, snapshot: dict[str, Any]) -> None:
-        super().restore(snapshot)
-        self._broadcast.restore(snapshot.get("broadcast", {}))
-
     def _element_context(self, key: Any, timestamp: int | None) -> _ProcessContext:
         return _ElementContext(self, key, timestamp, timestamp)
 
@@ -255,7 +262,7 @@ class KeyedBroadcastProcessOperator(KeyedProcessOperator):
             self._out.append(OutputRecord(row, timestamp))
 
 
-class BroadcastProcessOperator(UnkeyedOperator):
+class BroadcastProcessOperator(_BroadcastInputs, UnkeyedOperator):
     """Drives a :class:`BroadcastProcessFunction` (unkeyed): broadcast state and the watermark, no keyed state."""
 
     def __init__(
@@ -272,19 +279,6 @@ class BroadcastProcessOperator(UnkeyedOperator):
 
     def process_broadcast_element(self, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         return self._emitting(partial(self._process, "process_broadcast_element", value, timestamp, True))
-
-    def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
-        return self.process_element(key, value, timestamp)
-
-    def process_element2(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
-        return self.process_broadcast_element(value, timestamp)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {**super().snapshot(), "broadcast": self._broadcast.snapshot()}
-
-    def restore(self, snapshot: dict[str, Any]) -> None:
-        super().restore(snapshot)
-        self._broadcast.restore(snapshot.get("broadcast", {}))
 
     def _process(self, method: str, value: Any, timestamp: int | None, writable: bool) -> None:
         self.open()
