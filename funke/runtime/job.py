@@ -11,6 +11,7 @@ Batch (``bounded=True``): the same plan as Spark batch jobs, run in a background
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import threading
 import time
@@ -28,7 +29,7 @@ from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
 from funke.runtime.metrics import RECENT_BATCHES, DurationHistogram
 from funke.runtime.registry import Registry
-from funke.runtime.watermarks import Clock
+from funke.runtime.watermarks import Beat, Clock, DueTimers
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +88,16 @@ class QueryState:
     durations: dict[str, int] = field(default_factory=dict)
     #: Watermarks funke computes for the query's operators (``funke.runtime.watermarks``).
     clocks: list[Clock] = field(default_factory=list)
+    #: When the query's general operators on Spark's watermark need a batch (``funke.runtime.watermarks``).
+    beats: list[Beat] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.clocks = [Clock(c.path, c.inputs, c.uid) for c in self.plan.compiled.clocks]
+        self.clocks = [Clock(c.path, c.inputs, c.uid, timers=DueTimers(c.buckets, c.observe)) for c in self.plan.compiled.clocks]
         for clock in self.clocks:
             clock.write()  # the first micro-batch reads -infinity
+        self.beats = [Beat(b.path, DueTimers(b.buckets, b.observe)) for b in self.plan.compiled.beats]
+        for beat in self.beats:
+            beat.write()  # a new run: the first micro-batch beats
 
     def refresh_collect(self, spark: Any) -> None:
         """Spark Connect: copy the memory sink's rows into the collect sink."""
@@ -113,10 +119,12 @@ class QueryState:
 
     def update(self, p: Any) -> None:
         observed = p.observedMetrics or {}
-        if self.clocks:
+        if self.clocks or self.beats:
             folded = {name: _observed(row) for name, row in observed.items()}
             for clock in self.clocks:
-                clock.update(folded)
+                clock.update(folded, batch=p.batchId)
+            for beat in self.beats:
+                beat.update(folded, (p.eventTime or {}).get("watermark"))
         rows = 0
         for m in self.compiled.metrics:
             row = observed.get(m.name)
@@ -577,14 +585,20 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
 
     assert handle.checkpoints is not None
     if st.plan.split is not None:
-        from funke.spark.general import DROPPED, TAG
+        from funke.spark.general import DROPPED, DUE, TAG
 
-        counted = F.count(F.when(F.col(TAG) != DROPPED, 1))
+        counted = F.count(F.when(~F.col(TAG).isin(DROPPED, DUE), 1))
         df = st.compiled.tagged.observe(f"funke_out_{_safe(st.sink.uid)}", counted.alias("rows"))
     else:
         df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
     writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
-    writer = writer.option("checkpointLocation", handle.checkpoints.location(st.sink.uid))
+    location = handle.checkpoints.location(st.sink.uid)
+    writer = writer.option("checkpointLocation", location)
+    if not handle.checkpoints.uri:  # funke's clocks follow the commit log where this process can read it
+        for clock in st.clocks:
+            clock.commits = os.path.join(location.removeprefix("file://"), "commits")
+            clock.batch = handle.checkpoints.last_committed(st.sink.uid)
+            clock.write()
     interval = _trigger_interval(handle.interval_ms, st.plan.sinks)
     if interval:
         writer = writer.trigger(processingTime=f"{interval} milliseconds")

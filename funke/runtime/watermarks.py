@@ -64,11 +64,22 @@ class Clock:
     watermark: int = MIN_WATERMARK
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     folds: int = 0
+    #: The operator's processing-time timers (``None``: the clock source sends time rows every batch).
+    timers: DueTimers | None = None
+    #: The query's commit log (a local checkpoint) and the last batch folded in: the clock
+    #: source waits until every committed batch is folded before it decides on the next.
+    commits: str | None = None
+    batch: int = -1
     _max: dict[str, int] = field(default_factory=dict)
     _active: dict[str, float] = field(default_factory=dict)
+    _idle_at: float | None = None
 
-    def update(self, observed: dict[str, dict[str, Any]], now: float | None = None) -> int:
+    def update(self, observed: dict[str, dict[str, Any]], now: float | None = None, batch: int | None = None) -> int:
         """Fold one micro-batch's observed metrics in; write and return the watermark."""
+        if batch is not None:
+            self.batch = max(self.batch, batch)
+        if self.timers is not None:
+            self.timers.fold(observed)
         now = time.monotonic() if now is None else now
         for name, _, _ in self.inputs:
             observe, _, split = name.partition("#")
@@ -93,8 +104,26 @@ class Clock:
         if marks:
             self.watermark = max(self.watermark, min(marks))
         self.folds += 1
+        self._idle_at = self._next_idle(now)
         self.write()
         return self.watermark
+
+    def _next_idle(self, now: float) -> float | None:
+        """When the next input that is not idle yet becomes idle (monotonic seconds), if one can."""
+        at = [
+            self._active.get(name, self.started) + idleness / 1000
+            for name, _, idleness in self.inputs
+            if idleness is not None and (now - self._active.get(name, self.started)) * 1000 < idleness
+        ]
+        return min(at, default=None)
+
+    def due(self) -> int | None:
+        """When (epoch ms) a batch is due though no row comes: a processing-time timer, or an input
+        turning idle (the batch then folds it in, and the watermark it frees comes the batch after)."""
+        marks = [] if self.timers is None or self.timers.due is None else [self.timers.due]
+        if self._idle_at is not None:
+            marks.append(int((time.time() + (self._idle_at - time.monotonic())) * 1000) + 1)
+        return min(marks, default=None)
 
     def restore(self, offset: dict[str, Any]) -> None:
         """Go on from the state a clock source's offset kept (a restart from a checkpoint): each
@@ -106,8 +135,83 @@ class Clock:
         self.write()
 
     def write(self) -> None:
-        part = f"{self.path}.part"
-        with open(part, "w") as f:
-            wm = None if self.watermark == MIN_WATERMARK else self.watermark
-            json.dump({"watermark": wm, "run": self.run, "folds": self.folds, "max": self._max, "id": self.uid}, f)
-        os.replace(part, self.path)
+        wm = None if self.watermark == MIN_WATERMARK else self.watermark
+        content = {"watermark": wm, "run": self.run, "folds": self.folds, "max": self._max, "id": self.uid}
+        if self.commits is not None and self.timers is not None:
+            content.update(commits=self.commits, batch=self.batch, due=self.due())
+        _write_json(self.path, content)
+
+
+@dataclass
+class DueTimers:
+    """The earliest processing-time timer of a general operator's buckets, from its observe
+    (``pt_due``: the minimum over the buckets that ran in the batch; ``runs``: how many ran).
+
+    When every bucket ran, their minimum is the answer; otherwise it can only come earlier (a
+    bucket that did not run keeps what it reported before). A timer reported and then deleted
+    costs one batch that fires nothing, never a late one.
+
+    >>> d = DueTimers(4, "late")
+    >>> d.fold({"late": {"runs": 4, "pt_due": 5_000}}); d.fold({"late": {"runs": 1, "pt_due": 9_000}}); d.due
+    5000
+    >>> d.fold({"late": {"runs": 4, "pt_due": None}}); d.due is None
+    True
+    """
+
+    buckets: int
+    observe: str
+    due: int | None = None
+
+    def fold(self, observed: dict[str, dict[str, Any]]) -> None:
+        d = observed.get(self.observe)
+        if d is None:
+            return
+        due = _millis(d.get("pt_due"))
+        if int(d.get("runs") or 0) >= self.buckets:
+            self.due = due
+        elif due is not None:
+            self.due = due if self.due is None else min(self.due, due)
+
+
+@dataclass
+class Beat:
+    """When a general operator on Spark's watermark needs a micro-batch that Spark would not run
+    (``funke.spark.datasources.BeatDataSource`` reads what this writes to ``path``).
+
+    * ``want``: beats asked for. One at the start of each run (the source sees a new ``run``)
+      and one when the watermark first leaves 0: Spark runs no batch for that move, though it
+      does for every later one, which wakes the buckets through their event-time timers.
+    * ``due``: when the earliest processing-time timer of a bucket is due (``DueTimers``).
+
+    >>> b = Beat("/dev/null", DueTimers(4, "late"))
+    >>> b.write = lambda: None
+    >>> b.update({}, "1970-01-01T00:00:00.000Z"); b.want
+    0
+    >>> b.update({}, "2024-01-01T00:00:00.000Z"); b.update({}, "2024-01-01T00:00:01.000Z"); b.want
+    1
+    """
+
+    path: str
+    timers: DueTimers
+    run: str = field(default_factory=lambda: uuid.uuid4().hex)
+    want: int = 0
+    _moved: bool = False
+
+    def update(self, observed: dict[str, dict[str, Any]], watermark: Any) -> None:
+        """Fold one micro-batch in: its observed metrics and Spark's watermark after it."""
+        wm = _millis(watermark)
+        if not self._moved and wm is not None and wm > 0:
+            self._moved = True
+            self.want += 1
+        self.timers.fold(observed)
+        self.write()
+
+    def write(self) -> None:
+        _write_json(self.path, {"run": self.run, "want": self.want, "due": self.timers.due})
+
+
+def _write_json(path: str, content: dict[str, Any]) -> None:
+    part = f"{path}.part"
+    with open(part, "w") as f:
+        json.dump(content, f)
+    os.replace(part, path)

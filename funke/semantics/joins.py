@@ -333,6 +333,9 @@ class WindowJoinOperator:
     def advance_watermark(self, watermark: int) -> list[OutputRecord]:
         return self._window.advance_watermark(watermark)
 
+    def next_processing_time(self) -> int | None:
+        return self._window.next_processing_time()
+
     def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
         """Fires processing-time windows (and processing-time triggers) due at ``time``."""
         return self._window.advance_processing_time(time)

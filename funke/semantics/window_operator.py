@@ -345,6 +345,10 @@ class WindowOperator(Emitter):
         """Move event time to ``watermark``, firing due event-time timers in order."""
         return self._emitting(partial(self._timers.advance_watermark, watermark, self._on_timer))
 
+    def next_processing_time(self) -> int | None:
+        """When the earliest pending processing-time timer is due (``None``: none is)."""
+        return self._timers.next_processing_time()
+
     def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
         """Move the clock to ``time`` (if given) and fire due processing-time timers in order."""
         move_clock_to(self._clock, time)

@@ -93,6 +93,8 @@ class Compiled:
     uncounted: DataFrame | None = None
     #: Operators upstream whose watermark funke computes on the driver (``general.ClockSpec``).
     clocks: list[Any] = field(default_factory=list)
+    #: Operators upstream whose time rows come only when due (``general.BeatSpec``).
+    beats: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -185,7 +187,9 @@ class Compiler:
         metrics = [m for i in inputs for m in i.metrics]
         controls = [i.control for i in inputs if i.control is not None]
         clocks = [c for i in inputs for c in i.clocks]
-        return Compiled(node_frame, metrics, stateful or any(i.stateful for i in inputs), control=controls[0] if controls else None, clocks=clocks)
+        beats = [b for i in inputs for b in i.beats]
+        stateful = stateful or any(i.stateful for i in inputs)
+        return Compiled(node_frame, metrics, stateful, control=controls[0] if controls else None, clocks=clocks, beats=beats)
 
     def plain(self, c: Compiled, uid: str) -> DataFrame:
         """The input without the end-of-input row (counting rows and noting the end on the way)."""
@@ -511,20 +515,26 @@ class Compiler:
         )
         counter = Compiled(elements)
         elements = self._count(counter, node, "rows_in", elements)
-        clock = None
+        clock, beat = None, None
         if not self.streaming:
             tagged = elements.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
             clock = self._clock(node, one_input=True) if up.control is None and needs_time(node) else None
             if clock is not None:
-                program = replace(program, clock=True)
+                program = replace(program, clock=True, beat=True)
                 control = self._clock_rows(clock).drop(g.SIDE)
+            elif up.control is not None:
+                control = self._control_rows(up)
+            elif needs_time(node):
+                program = replace(program, beat=True)
+                control, beat = self._beat_rows(node)
             else:
-                control = self._control_rows(up) if needs_time(node) or up.control is not None else None
+                control = None
             merged = elements if control is None else elements.unionByName(control, allowMissingColumns=True)
             time_mode = "EventTime" if (up.control is None and node.input.watermark is not None) else "None"
+            wake = beat is not None and time_mode == "EventTime"
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
-                g.processor(program), program.output_ddl(), "Append", time_mode
+                g.processor(program, wake=wake), program.output_ddl(), "Append", time_mode
             )
         # Only an operator driven by time holds output back until the batch after the end of input.
         # (A test script's last batch moves the watermark to +infinity itself.)
@@ -532,6 +542,8 @@ class Compiler:
         out.metrics += counter.metrics
         if clock is not None:
             out.clocks.append(clock)
+        if beat is not None:
+            out.beats.append(beat)
         return self._tagged(node, tagged, program, out)
 
     def _count(self, c: Compiled, node: n.Node, field: str, frame: DataFrame) -> DataFrame:
@@ -543,35 +555,39 @@ class Compiler:
 
     def _tagged(self, node: n.Node, tagged: DataFrame, program: g.Program, out: Compiled) -> Compiled:
         """A general operator's result: its tagged output (late drops and main-output rows counted on the way) and main view."""
-        name = f"funke_late_{_safe(node.uid)}"
         dropped = F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped")
-        tagged = self.observe(out, name, False, dropped, F.count(F.when(F.col(g.TAG) == "", 1)).alias("rows_out"), frame=tagged)
+        fields = [dropped, F.count(F.when(F.col(g.TAG) == "", 1)).alias("rows_out")]
+        if program.beat:  # what funke.runtime.watermarks.Beat needs: the bucket runs and their next processing-time timer
+            due = F.col(g.TAG) == g.DUE
+            fields += [F.count(F.when(due, 1)).alias("runs"), F.min(F.when(due, F.col(g.COUNT))).alias("pt_due")]
+        tagged = self.observe(out, _late_observe(node), False, *fields, frame=tagged)
         out.metrics[-1].counts_rows, out.metrics[-1].operator = False, _safe(node.uid)
         out.frame = main_view(tagged, program)
         out.tagged, out.general, out.control = tagged, program, None
         return out
 
     def _control_rows(self, up: Compiled) -> DataFrame:
-        """One time row per bucket per micro-batch: the test script's, or a heartbeat with the batch's time."""
-        if up.control is not None:
-            return up.control.select(
-                F.explode(F.sequence(F.lit(0), F.lit(self.buckets - 1))).alias(g.BUCKET),
-                F.lit(True).alias(g.CONTROL),
-                F.col(SCRIPT_WM).alias(g.WM),
-                F.col(SCRIPT_PT).alias(g.PT),
-            )
-        beat = (
-            self.spark.readStream.format("rate-micro-batch")
-            .option("rowsPerBatch", self.buckets)
-            .option("numPartitions", 1)
-            .load()
+        """One time row per bucket per micro-batch of the test script (its watermark and processing time)."""
+        assert up.control is not None
+        return up.control.select(
+            F.explode(F.sequence(F.lit(0), F.lit(self.buckets - 1))).alias(g.BUCKET),
+            F.lit(True).alias(g.CONTROL),
+            F.col(SCRIPT_WM).alias(g.WM),
+            F.col(SCRIPT_PT).alias(g.PT),
         )
-        return beat.select(
-            (F.col("value") % self.buckets).cast("int").alias(g.BUCKET),
+
+    def _beat_rows(self, node: n.Node) -> tuple[DataFrame, g.BeatSpec]:
+        """One time row per bucket with the batch's processing time, in the micro-batches ``funke_beat`` says are due."""
+        datasources.register(self.spark)
+        path = os.path.join(tempfile.gettempdir(), f"funke-beat-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
+        rows = self.spark.readStream.format("funke_beat").option("path", path).option("buckets", self.buckets).load()
+        frame = rows.select(
+            F.col("fk_b").alias(g.BUCKET),
             F.lit(True).alias(g.CONTROL),
             F.lit(None).cast("bigint").alias(g.WM),
             F.unix_millis(F.current_timestamp()).alias(g.PT),
         )
+        return frame, g.BeatSpec(path, _late_observe(node), self.buckets)
 
     def _general2(self, node: n.Node, first_up: Compiled, second_up: Compiled) -> Compiled:
         """Run a two-input ``node`` as one funke operator over key buckets (``funke.spark.general``).
@@ -585,7 +601,7 @@ class Compiler:
         program = two_input_program(node, self.buckets, first, second, self.side_tags.get(id(node), ()))
         clock = self._clock(node) if first_up.control is None else None
         if clock is not None:
-            program = replace(program, clock=True)
+            program = replace(program, clock=True, beat=True)
         assert program.second is not None
         if (first_up.control is None) != (second_up.control is None):
             raise UnsupportedError(
@@ -623,6 +639,7 @@ class Compiler:
         )
         counter = Compiled(rows)
         rows = self._count(counter, node, "rows_in", rows)
+        beat = None
         if not self.streaming:
             tagged = rows.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
@@ -633,16 +650,21 @@ class Compiler:
             elif clock is not None:
                 control = self._clock_rows(clock)
             else:
-                control = self._control_rows(first_up).withColumn(g.SIDE, F.lit(None).cast("int"))
+                program = replace(program, beat=True)
+                control, beat = self._beat_rows(node)
+                control = control.withColumn(g.SIDE, F.lit(None).cast("int"))
             merged = rows.unionByName(control, allowMissingColumns=True)
             watermarked = first_up.control is None and any(i.watermark is not None for i in node.inputs)
+            time_mode = "EventTime" if watermarked else "None"
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
-                g.processor(program), program.output_ddl(), "Append", "EventTime" if watermarked else "None"
+                g.processor(program, wake=beat is not None and watermarked), program.output_ddl(), "Append", time_mode
             )
         out = self._merge(tagged, first_up, second_up, stateful=first_up.control is None)
         out.metrics += counter.metrics
         if clock is not None:
             out.clocks.append(clock)
+        if beat is not None:
+            out.beats.append(beat)
         return self._tagged(node, tagged, program, out)
 
     def _clock(self, node: n.Node, one_input: bool = False) -> g.ClockSpec | None:
@@ -677,7 +699,7 @@ class Compiler:
             parts = [g.split_input(name, s) for s in [*map(str, range(len(splits))), g.UNLISTED]] if splits is not None else [name]
             inputs.extend((part, w.strategy.max_out_of_orderness_ms, w.strategy.idleness_ms) for part in parts)
         path = os.path.join(tempfile.gettempdir(), f"funke-clock-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
-        return g.ClockSpec(path, tuple(inputs), _safe(node.uid))
+        return g.ClockSpec(path, tuple(inputs), _safe(node.uid), _late_observe(node), self.buckets)
 
     def _clock_rows(self, clock: g.ClockSpec) -> DataFrame:
         """One row per bucket per micro-batch with the watermark funke computed (``funke_clock``)."""
@@ -812,6 +834,11 @@ def _aggregate(a: n.Aggregate) -> Column:
         return F.count(F.lit(1)).alias(a.alias)
     fn = {"sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[a.fn]
     return fn(F.col(a.column or "")).alias(a.alias)
+
+
+def _late_observe(node: n.Node) -> str:
+    """The observe of a general operator's output: late drops, rows out (and its beat's reports)."""
+    return f"funke_late_{_safe(node.uid)}"
 
 
 def _safe(uid: str) -> str:

@@ -6,6 +6,8 @@
   as fast as Spark takes them in micro-batches sized to take about ``target_s`` each;
   read on the driver (Spark's simple stream reader); Spark expands them into rows
   natively (``explode(sequence(...))``), so Python never touches a row.
+* ``funke_clock`` and ``funke_beat``: a general operator's time rows, one per bucket, with the
+  watermark funke computes (every micro-batch), or only when the driver says one is due.
 """
 
 from __future__ import annotations
@@ -204,11 +206,13 @@ class BatchSizer:
 
 
 class ClockDataSource(DataSource):
-    """funke's heartbeat with a watermark funke computed: one row per bucket per micro-batch.
+    """funke's heartbeat with a watermark funke computed: one row per bucket per micro-batch that needs it.
 
     The watermark comes from a JSON file (``path``) that the driver rewrites after each
     micro-batch (``funke.runtime.watermarks``); the offset keeps it, so a replayed micro-batch
-    gets the very rows it had. Read on the driver side (a simple reader).
+    gets the very rows it had. Where the file names the query's commit log, rows come only when
+    the watermark or an input's maximum moved, or a processing-time timer or an input's
+    idleness is due; otherwise in every micro-batch. Read on the driver side (a simple reader).
     """
 
     @classmethod
@@ -255,6 +259,8 @@ class _Clock(SimpleDataSourceStreamReader):
 
     def read(self, start: dict) -> tuple[Iterator[tuple[int, int | None]], dict]:
         state = self._state()
+        if state is not None and state.get("commits"):
+            return self._read_when_due(start, state)
         if state is not None and start.get("run") == state.get("run") and start.get("folds") is not None:
             deadline = time.monotonic() + CLOCK_WAIT_S
             while state is not None and state.get("folds", 0) <= start["folds"] and time.monotonic() < deadline:
@@ -266,11 +272,112 @@ class _Clock(SimpleDataSourceStreamReader):
             end = {"batch": start["batch"] + 1, "wm": state.get("watermark"), **{k: state.get(k) for k in ("run", "folds", "max", "id")}}
         return self.readBetweenOffsets(start, end), end
 
+    def _read_when_due(self, start: dict, state: dict) -> tuple[Iterator[tuple[int, int | None]], dict]:
+        """Time rows only in a batch that needs them: once every committed batch is folded in
+        (up to ``CLOCK_WAIT_S``), when the watermark or an input's maximum moved since the last
+        rows, at a new run, or when a processing-time timer or an input's idleness is due."""
+        committed = _last_commit(state["commits"])
+        deadline = time.monotonic() + CLOCK_WAIT_S
+        while state.get("batch", -1) < committed and time.monotonic() < deadline:
+            time.sleep(0.002)
+            state = self._state() or state
+        due, now = state.get("due"), int(time.time() * 1000)
+        fired = due if due is not None and now >= due and due != start.get("fired") else None
+        end = {"batch": start["batch"] + 1, "wm": state.get("watermark")}
+        end.update({k: state.get(k) for k in ("run", "folds", "max", "id")})
+        if all(start.get(k) == end[k] for k in ("run", "wm", "max")) and fired is None:
+            return iter([]), start
+        end["fired"] = fired if fired is not None else start.get("fired")
+        return self.readBetweenOffsets(start, end), end
+
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int | None]]:
         return iter([(b, end["wm"]) for b in range(self.buckets)])
 
     def commit(self, end: dict) -> None:
         pass
+
+
+class BeatDataSource(DataSource):
+    """funke's heartbeat for a general operator on Spark's watermark: one row per bucket, only when due.
+
+    A bucket runs when it has elements, and (a Spark event-time timer each bucket keeps one
+    millisecond past the watermark, ``funke.spark.general``) in every micro-batch that moves
+    the watermark, Spark's own no-data batches included. The beat is for what Spark cannot
+    see: the start of a run (every bucket sets its timer), the watermark's first move (Spark
+    runs no batch for it), and a bucket's processing-time timer coming due. The driver
+    (``funke.runtime.watermarks.Beat``) writes to a JSON file at ``path`` how many beats it
+    wants and when the earliest processing-time timer is due; between those, this source
+    has no new data and the query sits idle. Read on the driver side (a simple reader).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "funke_beat"
+
+    def schema(self) -> str:
+        return "fk_b int"
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from pyspark.errors import PySparkNotImplementedError
+
+        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
+
+    def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
+        return _Beat(self.options["path"], int(self.options["buckets"]))
+
+
+class _Beat(SimpleDataSourceStreamReader):
+    """Offsets ``{"beat": n, "run": .., "want": k, "fired": due}``: a new one (one row per bucket)
+    when the driver's run is not the offset's (a start or restart), it wants more beats than the
+    offset had (``want``), or a processing-time timer is due that no beat has fired yet. Without
+    the driver's file (a Spark Connect server on another host) it beats every micro-batch."""
+
+    def __init__(self, path: str, buckets: int):
+        self.path, self.buckets = path, buckets
+
+    def initialOffset(self) -> dict:
+        return {"beat": 0}
+
+    def _state(self) -> dict | None:
+        import json
+
+        try:
+            with open(self.path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def read(self, start: dict) -> tuple[Iterator[tuple[int]], dict]:
+        state = self._state()
+        end = {"beat": start["beat"] + 1}
+        if state is None:
+            return self.readBetweenOffsets(start, end), end
+        due = state.get("due")
+        now = int(time.time() * 1000)
+        if state.get("run") != start.get("run") or int(state.get("want", 0)) > int(start.get("want", 0)):
+            fired = start.get("fired")
+        elif due is not None and now >= due and due != start.get("fired"):
+            fired = due
+        else:
+            return iter([]), start
+        end.update(run=state.get("run"), want=int(state.get("want", 0)), fired=fired)
+        return self.readBetweenOffsets(start, end), end
+
+    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int]]:
+        return iter([(b,) for b in range(self.buckets)])
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+def _last_commit(commits: str) -> int:
+    """The last batch in a query's commit log (a local directory; -1: none yet)."""
+    import os
+
+    try:
+        return max((int(n) for n in os.listdir(commits) if n.isdigit()), default=-1)
+    except OSError:
+        return -1
 
 
 #: How long a micro-batch waits for the driver's fold of the one before (a stalled listener
@@ -285,6 +392,7 @@ def register(spark: Any) -> None:
     spark.dataSource.register(CollectionDataSource)
     spark.dataSource.register(TicksDataSource)
     spark.dataSource.register(ClockDataSource)
+    spark.dataSource.register(BeatDataSource)
     try:
         spark._funke_sources_registered = True
     except AttributeError:  # Spark Connect sessions may refuse attributes

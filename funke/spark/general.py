@@ -7,15 +7,23 @@ keys: it loads the bucket's operator state in one read (one value, the operator'
 snapshot), runs the elements through the pure-Python operator, advances processing time
 and the watermark, and writes the state back in one write.
 
-Time reaches the operator as data, Flink's way (a watermark is a record): every
-micro-batch carries one **control row** per bucket, so every bucket runs every batch,
-whether or not it has elements, and timers fire at their moment.
+Time reaches the operator as data, Flink's way (a watermark is a record): a micro-batch can
+carry one **control row** per bucket, which makes every bucket run in it, with or without
+elements, so that timers fire at their moment. It carries them only when something is due,
+so a job whose input is quiet runs no micro-batch at all (Spark's "waiting for data"):
 
-* In a normal job the control rows come from a small heartbeat source; the watermark is
-  Spark's (the query's one watermark, ``timerValues``), the processing time is the
+* On Spark's watermark (the query's one watermark, ``timerValues``) each bucket keeps a Spark
+  event-time timer one millisecond past it: Spark calls the bucket in every micro-batch that
+  moves the watermark (no-data batches included) and it applies the new watermark. Control
+  rows (``funke_beat``) come at the start of a run, at the watermark's first move (for which
+  Spark runs no batch) and when a bucket's processing-time timer is due (each bucket run
+  reports its next one; ``funke.runtime.watermarks.Beat``). Their processing time is the
   micro-batch's timestamp.
-* Under ``funke.testing.TestStream`` the control rows come from the test script and carry
-  its watermark and processing time, so tests set both exactly.
+* On funke's own watermark (``ClockSpec``: two inputs, idleness) the control rows
+  (``funke_clock``) carry it, in the batches after it or an input's maximum moved, or when a
+  processing-time timer or an input's idleness is due.
+* Under ``funke.testing.TestStream`` the control rows come from the test script, one set per
+  step, and carry its watermark and processing time, so tests set both exactly.
 
 Per batch a bucket applies, in order: processing time (timers due), the batch's elements
 (in arrival order, checked for lateness against the watermark of the previous batch), then
@@ -24,7 +32,8 @@ same one the native path follows, so both give the same results.
 
 Output rows of all kinds leave the operator in one frame, tagged by ``__tag``: ``""`` for
 the main output, the tag's name for a side output, ``__dropped`` for the count of late
-elements dropped. The compiler splits the frame.
+elements dropped, ``__due`` for a bucket run's next processing-time timer. The compiler
+splits the frame.
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm",
 SIDE, SECOND_PREFIX = "fk_side", "fk_2_"
 TAG, OUT_SEQ, COUNT = "__tag", "__oseq", "__n"
 DROPPED = "__dropped"
+#: A bucket run's report (``Program.beat``): ``COUNT`` is its next processing-time timer, or null.
+DUE = "__due"
 CONTROL_COLUMNS = (BUCKET, SEQ, CONTROL, TS, WM, PT)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -96,6 +107,9 @@ class Program:
     second: SecondInput | None = None
     #: The watermark comes only from funke's clock (``ClockSpec``), never from Spark's.
     clock: bool = False
+    #: Time rows come only when due (``funke_beat``, or ``funke_clock`` with a commit log to
+    #: follow): each bucket run reports its next processing-time timer (a ``DUE`` row).
+    beat: bool = False
 
     def second_view(self) -> Program:
         """This program as seen by the second input's rows (its keys, columns and types)."""
@@ -140,6 +154,20 @@ class ClockSpec:
     path: str
     inputs: tuple[tuple[str, int, int | None], ...]
     uid: str = ""
+    #: The operator's output observe (its buckets' next processing-time timers) and bucket count.
+    observe: str = ""
+    buckets: int = 0
+
+
+@dataclass(frozen=True)
+class BeatSpec:
+    """A general operator on Spark's watermark whose time rows come from ``funke_beat`` reading
+    ``path`` (``funke.runtime.watermarks.Beat`` writes it from the ``observe``'s ``runs`` and
+    ``pt_due``)."""
+
+    path: str
+    observe: str
+    buckets: int
 
 
 #: The split that gathers a source's partitions added after the start (it holds nothing back
@@ -213,9 +241,15 @@ def run_bucket(
         records += op.advance_watermark(wm)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
-    out = encode(program, records, convert, dropped)
+    out = encode(program, records, convert, dropped, _next_processing_time(op))
     snap = op.snapshot()
     return out, (None if _empty(snap) else snap)
+
+
+def _next_processing_time(op: Any) -> int | None:
+    """The operator's earliest processing-time timer (operators without such timers: ``None``)."""
+    nxt = getattr(op, "next_processing_time", None)
+    return None if nxt is None else nxt()
 
 
 def _flink_watermark(spark_watermark: int | None) -> int | None:
@@ -302,7 +336,7 @@ def _run_two_inputs(
         records += op.advance_watermark(wm)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
-    out = encode(program, records, program.user_rows, dropped)
+    out = encode(program, records, program.user_rows, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if _empty(snap) and marks == [MIN_WATERMARK, MIN_WATERMARK]:
         return out, None
@@ -465,8 +499,9 @@ def _from_user(v: Any) -> Any:
     return v
 
 
-def encode(program: Program, records: list[OutputRecord], converted: bool, dropped: int) -> pd.DataFrame:
-    """Records to the operator's output frame (one column set per output, tagged)."""
+def encode(program: Program, records: list[OutputRecord], converted: bool, dropped: int, due: int | None = None) -> pd.DataFrame:
+    """Records to the operator's output frame (one column set per output, tagged); with
+    ``program.beat``, then the run's ``DUE`` row (``due``: its next processing-time timer)."""
     index = {o.label: i for i, o in enumerate(program.outputs)}
     data: dict[str, list[Any]] = {TAG: [], OUT_SEQ: [], COUNT: []}
     names = [column_name(i, c) for i, o in enumerate(program.outputs) for c, _ in o.columns]
@@ -490,12 +525,15 @@ def encode(program: Program, records: list[OutputRecord], converted: bool, dropp
             v = filled.get(name)
             data[name].append(_from_user(v) if converted or isinstance(v, datetime) else v)
         n += 1
-    if dropped:
-        data[TAG].append(DROPPED)
+    for tag, count, wanted in ((DROPPED, dropped, bool(dropped)), (DUE, due, program.beat)):
+        if not wanted:
+            continue
+        data[TAG].append(tag)
         data[OUT_SEQ].append(n)
-        data[COUNT].append(dropped)
+        data[COUNT].append(count)
         for name in names:
             data[name].append(None)
+        n += 1
     return pd.DataFrame(data)
 
 
@@ -551,41 +589,65 @@ def _no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
-def processor(program: Program) -> Any:
-    """A ``StatefulProcessor`` running ``program`` per bucket (state: one pickled snapshot)."""
+def processor(program: Program, wake: bool = False) -> Any:
+    """A ``StatefulProcessor`` running ``program`` per bucket (state: one pickled snapshot).
+
+    ``wake`` (event-time mode, ``Program.beat``): each bucket keeps one Spark event-time timer one
+    millisecond past the watermark, so Spark calls it in every micro-batch that moves the
+    watermark (with its elements, or through the timer in a batch without any), and in no other.
+    """
     from pyspark.sql.streaming import StatefulProcessor
 
     class BucketProcessor(StatefulProcessor):
         def init(self, handle: Any) -> None:
+            self._handle = handle
             self._state = handle.getValueState("operator", "snapshot binary")
 
         def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
-            with _no_cycle_collection():
-                out = self._run(rows, timerValues)
+            frames = list(rows)
+            batch = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+            out = self._run(batch, timerValues)
+            if wake:
+                wanted = max(timerValues.getCurrentWatermarkInMs(), 0) + 1
+                timers = list(self._handle.listTimers())
+                if timers != [wanted]:
+                    for t in timers:
+                        self._handle.deleteTimer(t)
+                    self._handle.registerTimer(wanted)
             if len(out):
                 yield out
 
-        def _run(self, rows: Iterator[pd.DataFrame], timerValues: Any) -> pd.DataFrame:
-            frames = list(rows)
-            batch = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-            snapshot = pickle.loads(self._state.get()[0]) if self._state.exists() else None
-            out, snap = run_bucket(
-                program,
-                snapshot,
-                batch,
-                spark_watermark=timerValues.getCurrentWatermarkInMs(),
-                processing_time=timerValues.getCurrentProcessingTimeInMs(),
-            )
-            if snap is None:
-                self._state.clear()
-            else:
-                self._state.update((pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL),))
+        def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+            out = self._run(_NO_ROWS, timerValues)
+            # (Spark deletes the timer that fired, this bucket's only one, after this call.)
+            self._handle.registerTimer(max(timerValues.getCurrentWatermarkInMs(), 0) + 1)
+            if len(out):
+                yield out
+
+        def _run(self, batch: pd.DataFrame, timerValues: Any) -> pd.DataFrame:
+            with _no_cycle_collection():
+                snapshot = pickle.loads(self._state.get()[0]) if self._state.exists() else None
+                out, snap = run_bucket(
+                    program,
+                    snapshot,
+                    batch,
+                    spark_watermark=timerValues.getCurrentWatermarkInMs(),
+                    processing_time=timerValues.getCurrentProcessingTimeInMs(),
+                )
+                if snap is None:
+                    self._state.clear()
+                else:
+                    self._state.update((pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL),))
             return out
 
         def close(self) -> None:
             pass
 
     return BucketProcessor()
+
+
+#: A bucket's batch without rows (a run that a timer, not an element, started).
+_NO_ROWS = pd.DataFrame({c: pd.Series(dtype=object) for c in (*CONTROL_COLUMNS, SIDE)})
 
 
 def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
