@@ -594,11 +594,14 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
     writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
     location = handle.checkpoints.location(st.sink.uid)
     writer = writer.option("checkpointLocation", location)
-    if not handle.checkpoints.uri:  # funke's clocks follow the commit log where this process can read it
+    if not handle.checkpoints.uri:  # funke's clocks and beats follow the commit log where this process can read it
+        commits = os.path.join(location.removeprefix("file://"), "commits")
         for clock in st.clocks:
-            clock.commits = os.path.join(location.removeprefix("file://"), "commits")
-            clock.batch = handle.checkpoints.last_committed(st.sink.uid)
+            clock.commits, clock.batch = commits, handle.checkpoints.last_committed(st.sink.uid)
             clock.write()
+        for beat in st.beats:
+            beat.commits = commits
+            beat.write()
     interval = _trigger_interval(handle.interval_ms, st.plan.sinks)
     if interval:
         writer = writer.trigger(processingTime=f"{interval} milliseconds")

@@ -178,9 +178,11 @@ class Beat:
     """When a general operator on Spark's watermark needs a micro-batch that Spark would not run
     (``funke.spark.datasources.BeatDataSource`` reads what this writes to ``path``).
 
-    * ``want``: beats asked for. One at the start of each run (the source sees a new ``run``)
-      and one when the watermark first leaves 0: Spark runs no batch for that move, though it
-      does for every later one, which wakes the buckets through their event-time timers.
+    * A beat at the start of each run (the source sees a new ``run``) and one when the
+      watermark first leaves 0: Spark runs no batch for that move, though it does for every
+      later one, which wakes the buckets through their event-time timers. The source reads that
+      move in the query's commit log (``commits``, a local checkpoint) before it answers; where
+      there is none, this asks for the beat (``want``) when the listener reports the move.
     * ``due``: when the earliest processing-time timer of a bucket is due (``DueTimers``).
 
     >>> b = Beat("/dev/null", DueTimers(4, "late"))
@@ -195,19 +197,20 @@ class Beat:
     timers: DueTimers
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     want: int = 0
+    commits: str | None = None
     _moved: bool = False
 
     def update(self, observed: dict[str, dict[str, Any]], watermark: Any) -> None:
         """Fold one micro-batch in: its observed metrics and Spark's watermark after it."""
         wm = _millis(watermark)
-        if not self._moved and wm is not None and wm > 0:
+        if self.commits is None and not self._moved and wm is not None and wm > 0:
             self._moved = True
             self.want += 1
         self.timers.fold(observed)
         self.write()
 
     def write(self) -> None:
-        _write_json(self.path, {"run": self.run, "want": self.want, "due": self.timers.due})
+        _write_json(self.path, {"run": self.run, "want": self.want, "due": self.timers.due, "commits": self.commits})
 
 
 def _write_json(path: str, content: dict[str, Any]) -> None:

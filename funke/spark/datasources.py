@@ -86,7 +86,36 @@ class _CollectionBatch(DataSourceReader):
         yield from self.batches[partition.value]
 
 
-class TicksDataSource(DataSource):
+class _DriverSide(DataSource):
+    """A streaming source read on the driver side only (Spark's simple stream reader): a
+    micro-batch's few rows need no Python worker on an executor."""
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from pyspark.errors import PySparkNotImplementedError
+
+        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
+
+
+class _DriverFile(SimpleDataSourceStreamReader):
+    """A reader of what the driver writes to a JSON file at ``path``, for ``buckets`` buckets."""
+
+    def __init__(self, path: str, buckets: int):
+        self.path, self.buckets = path, buckets
+
+    def _state(self) -> dict | None:
+        import json
+
+        try:
+            with open(self.path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None  # not written yet (or being replaced)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class TicksDataSource(_DriverSide):
     """Ranges of row indexes at ``rate`` rows/s up to ``events`` (or forever)."""
 
     @classmethod
@@ -95,13 +124,6 @@ class TicksDataSource(DataSource):
 
     def schema(self) -> str:
         return "lo bigint, hi bigint"
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        from pyspark.errors import PySparkNotImplementedError
-
-        # A micro-batch's few ranges are read on the driver (the simple reader below): no
-        # Python worker starts on an executor per micro-batch.
-        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
 
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
         o = self.options
@@ -205,7 +227,7 @@ class BatchSizer:
         self._last = rows
 
 
-class ClockDataSource(DataSource):
+class ClockDataSource(_DriverSide):
     """funke's heartbeat with a watermark funke computed: one row per bucket per micro-batch that needs it.
 
     The watermark comes from a JSON file (``path``) that the driver rewrites after each
@@ -222,16 +244,11 @@ class ClockDataSource(DataSource):
     def schema(self) -> str:
         return "fk_b int, fk_wm bigint"
 
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        from pyspark.errors import PySparkNotImplementedError
-
-        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
-
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
         return _Clock(self.options["path"], int(self.options["buckets"]))
 
 
-class _Clock(SimpleDataSourceStreamReader):
+class _Clock(_DriverFile):
     """Offsets ``{"batch": n, "wm": watermark or None, "run": .., "folds": k, "max": .., "id": uid}``
     (``max``: each input's maximum event time, for a restart); each micro-batch one row per bucket.
 
@@ -242,20 +259,8 @@ class _Clock(SimpleDataSourceStreamReader):
     whose driver counts afresh) takes the file as it is.
     """
 
-    def __init__(self, path: str, buckets: int):
-        self.path, self.buckets = path, buckets
-
     def initialOffset(self) -> dict:
         return {"batch": 0, "wm": None}
-
-    def _state(self) -> dict | None:
-        import json
-
-        try:
-            with open(self.path) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return None  # not written yet (or being replaced)
 
     def read(self, start: dict) -> tuple[Iterator[tuple[int, int | None]], dict]:
         state = self._state()
@@ -293,11 +298,8 @@ class _Clock(SimpleDataSourceStreamReader):
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int | None]]:
         return iter([(b, end["wm"]) for b in range(self.buckets)])
 
-    def commit(self, end: dict) -> None:
-        pass
 
-
-class BeatDataSource(DataSource):
+class BeatDataSource(_DriverSide):
     """funke's heartbeat for a general operator on Spark's watermark: one row per bucket, only when due.
 
     A bucket runs when it has elements, and (a Spark event-time timer each bucket keeps one
@@ -317,35 +319,18 @@ class BeatDataSource(DataSource):
     def schema(self) -> str:
         return "fk_b int"
 
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        from pyspark.errors import PySparkNotImplementedError
-
-        raise PySparkNotImplementedError(errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"})
-
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
         return _Beat(self.options["path"], int(self.options["buckets"]))
 
 
-class _Beat(SimpleDataSourceStreamReader):
+class _Beat(_DriverFile):
     """Offsets ``{"beat": n, "run": .., "want": k, "fired": due}``: a new one (one row per bucket)
     when the driver's run is not the offset's (a start or restart), it wants more beats than the
     offset had (``want``), or a processing-time timer is due that no beat has fired yet. Without
     the driver's file (a Spark Connect server on another host) it beats every micro-batch."""
 
-    def __init__(self, path: str, buckets: int):
-        self.path, self.buckets = path, buckets
-
     def initialOffset(self) -> dict:
         return {"beat": 0}
-
-    def _state(self) -> dict | None:
-        import json
-
-        try:
-            with open(self.path) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return None
 
     def read(self, start: dict) -> tuple[Iterator[tuple[int]], dict]:
         state = self._state()
@@ -354,20 +339,37 @@ class _Beat(SimpleDataSourceStreamReader):
             return self.readBetweenOffsets(start, end), end
         due = state.get("due")
         now = int(time.time() * 1000)
-        if state.get("run") != start.get("run") or int(state.get("want", 0)) > int(start.get("want", 0)):
+        # The watermark's first move, read from the commit log Spark wrote before this read
+        # (no listener to wait for): Spark runs no batch for it.
+        moved = bool(start.get("moved")) or (bool(state.get("commits")) and _next_watermark(state["commits"]) > 0)
+        wanted = int(state.get("want", 0)) > int(start.get("want", 0))
+        if state.get("run") != start.get("run") or wanted or moved != bool(start.get("moved")):
             fired = start.get("fired")
         elif due is not None and now >= due and due != start.get("fired"):
             fired = due
         else:
             return iter([]), start
-        end.update(run=state.get("run"), want=int(state.get("want", 0)), fired=fired)
+        end.update(run=state.get("run"), want=int(state.get("want", 0)), fired=fired, moved=moved)
         return self.readBetweenOffsets(start, end), end
 
     def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int]]:
         return iter([(b,) for b in range(self.buckets)])
 
-    def commit(self, end: dict) -> None:
-        pass
+
+def _next_watermark(commits: str) -> int:
+    """The watermark (ms) Spark's last committed batch passes on to the next (0: none yet)."""
+    import json
+    import os
+
+    last = _last_commit(commits)
+    if last < 0:
+        return 0
+    try:
+        with open(os.path.join(commits, str(last))) as f:
+            lines = f.read().splitlines()
+        return int(json.loads(lines[1]).get("nextBatchWatermarkMs", 0)) if len(lines) > 1 else 0
+    except (OSError, ValueError):
+        return 0
 
 
 def _last_commit(commits: str) -> int:

@@ -78,3 +78,26 @@ def wait_for_batches(handle: Any, at_least: int = 1, timeout: float = 180) -> No
         assert time.monotonic() < deadline, "the job committed no micro-batch in time"
         assert not handle.done, "the job ended before the savepoint: raise EVENTS or lower RATE"
         time.sleep(0.1)
+
+
+def settled(handle: Any) -> bool:
+    """Spark's own word that a running job has nothing left to do now: every query it started is
+    waiting for data (no source has any, no operator asked for another batch) and runs no batch.
+
+    funke's time rows come in the batch that needs them (a watermark funke computes waits for
+    the fold of every committed batch; the watermark's first move is read in the commit log), so
+    a watermark the last rows moved has reached the operators by then."""
+    for st in handle.states:
+        if st.query is None:
+            continue  # a dead-letter query never needed
+        status = st.query.status
+        if status["isDataAvailable"] or status["isTriggerActive"]:
+            return False
+    return True
+
+
+def wait_settled(handle: Any, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not settled(handle):
+        handle.wait(timeout=0.2)
+        assert time.monotonic() < deadline, "the job never settled (a micro-batch always due)"

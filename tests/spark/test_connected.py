@@ -23,6 +23,8 @@ from funke.state import MapStateDescriptor, ValueStateDescriptor
 from funke.testing import TestStream, assert_rows, run
 from funke.windows import TumblingEventTimeWindows
 
+from .helpers import wait_settled
+
 pytestmark = pytest.mark.spark
 
 UNPAID = OutputTag("unpaid", "k string, order_id string, due bigint")
@@ -287,17 +289,13 @@ def test_a_two_input_watermark_is_the_minimum_of_its_own_inputs_minus_infinity_u
             handle.wait(timeout=0.2)
             assert time.monotonic() < deadline, f"waited 300 s for {what}"
 
-    def two_more_batches():
-        batches = [s.batches for s in queries]
-        until(lambda: all(s.batches >= n + 2 for s, n in zip(queries, batches, strict=True)), "two more micro-batches")
-
     try:
         until(lambda: all(s.input_rows >= 8 for s in queries), "a's rows")
-        two_more_batches()  # the watermark computed from them has reached the operators
+        wait_settled(handle)  # the watermark computed from them has reached the operators
         assert fired.rows == [] and windows.rows == []
         _add_file(dirs["b"], "b.json", [{"k": "x", "t": 5_000}])
         until(lambda: len(fired.rows) >= 4 and len(windows.rows) >= 2, "the firings at 4999")
-        two_more_batches()
+        wait_settled(handle)
     finally:
         handle.stop()
     assert sorted((r["k"], r["t"]) for r in fired.rows) == [("x", 1_000), ("x", 2_000), ("x", 3_000), ("x", 4_000)]
@@ -342,15 +340,11 @@ def test_a_restarted_job_goes_on_from_the_two_input_watermark_it_had(spark, tmp_
         )
 
     def settle(handle, condition):
-        queries = [s for s in handle.states if not s.plan.lazy]
         deadline = time.monotonic() + 300
         while not condition():
             handle.wait(timeout=0.2)
             assert time.monotonic() < deadline, "waited 300 s"
-        batches = [s.batches for s in queries]
-        while not all(s.batches >= n + 2 for s, n in zip(queries, batches, strict=True)):
-            handle.wait(timeout=0.2)
-            assert time.monotonic() < deadline, "waited 300 s"
+        wait_settled(handle)
 
     handle, windows = start()
     try:

@@ -2,9 +2,9 @@
 
 Its time rows come only when something is due (``funke_beat``): the start, the watermark's
 first move, a processing-time timer. Watermark moves after that wake the buckets through
-Spark's event-time timers. Idle is checked the way Spark reports it (the query is waiting
-for data: no source has any and no operator asked for another batch), never by timing;
-a heartbeat in every micro-batch never lets the query get there.
+Spark's event-time timers. Idle is checked the way Spark reports it (``helpers.settled``: the
+query is waiting for data, no source has any and no operator asked for another batch), never
+by timing; a heartbeat in every micro-batch never lets the query get there.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import funke as fk
 from funke.functions import KeyedCoProcessFunction, KeyedProcessFunction
 from funke.windows import EventTimeSessionWindows
 from tests.servers import ensure_redis
+
+from .helpers import settled
 
 pytestmark = pytest.mark.spark
 T0 = dt.datetime(2024, 1, 1)
@@ -50,10 +52,9 @@ def until(what: str, ok: Any) -> Any:
     return got
 
 
-def idle(job) -> bool:
-    """Spark's own word: the query is waiting for data, and no micro-batch is running."""
-    status = job.states[0].query.status
-    return not status["isDataAvailable"] and not status["isTriggerActive"]
+def committed(job) -> int:
+    """The last micro-batch the job's query committed (its checkpoint's commit log)."""
+    return job.checkpoints.last_committed(job.states[0].sink.uid)
 
 
 def test_a_session_job_goes_idle_once_its_input_is_quiet_and_fires_on_the_next_watermark(env, stream):
@@ -66,17 +67,16 @@ def test_a_session_job_goes_idle_once_its_input_is_quiet_and_fires_on_the_next_w
     job = env.execute()
     try:
         until("the first rows read", lambda: job.states[0].input_rows >= 3)
-        until("the query idle after the first rows", lambda: idle(job))
+        until("the query idle after the first rows", lambda: settled(job))
         assert out.rows == []  # the watermark (1 s) closed no session yet
-        quiet = job.states[0].last_batch_id
-        assert idle(job) and job.states[0].last_batch_id == quiet
+        quiet = committed(job)
 
         add(client, key, [("c", 10_000)])  # the watermark moves to 10 s: both sessions close
         until("the sessions fired", lambda: len(out.rows) == 2)
         assert sorted((r["k"], r["count"]) for r in out.rows) == [("a", 2), ("b", 1)]
-        until("the query idle again", lambda: idle(job))
-        # Per arrival: its batch, Spark's batch for the watermark it moved, and at most one beat.
-        assert job.states[0].last_batch_id - quiet <= 3
+        until("the query idle again", lambda: settled(job))
+        # The arrival's batch and Spark's batch for the watermark it moved (which fires the sessions).
+        assert committed(job) - quiet == 2
     finally:
         job.stop()
 
@@ -101,7 +101,7 @@ def test_a_processing_time_timer_fires_in_a_quiet_job(env, stream):
     try:
         until("both timers fired", lambda: len(fired.rows) == 2)
         assert sorted(r["k"] for r in fired.rows) == ["a", "b"]
-        until("the query idle after the timers", lambda: idle(job))
+        until("the query idle after the timers", lambda: settled(job))
     finally:
         job.stop()
 
@@ -133,13 +133,13 @@ def test_a_connected_job_on_funkes_clock_goes_idle_and_fires_both_kinds_of_timer
     job = env.execute()
     try:
         until("both processing-time timers fired", lambda: len(fired.rows) == 2)
-        until("the query idle", lambda: idle(job))
+        until("the query idle", lambda: settled(job))
         assert sorted((r["k"], r["domain"]) for r in fired.rows) == [("a", "PROCESSING_TIME"), ("b", "PROCESSING_TIME")]
         add(client, key, [("c", 5_000)])
         add(client, other, [("c", 5_000)])  # the operator's watermark: 5 s, past a's and b's timers at 1 s
         until("the event-time timers fired", lambda: sum(r["domain"] == "EVENT_TIME" for r in fired.rows) == 2)
         until("c's processing-time timer fired", lambda: ("c", "PROCESSING_TIME") in {(r["k"], r["domain"]) for r in fired.rows})
-        until("the query idle again", lambda: idle(job))
+        until("the query idle again", lambda: settled(job))
         assert sorted(r["k"] for r in fired.rows if r["domain"] == "EVENT_TIME") == ["a", "b"]  # c's is at 6 s
     finally:
         job.stop()

@@ -16,6 +16,8 @@ from funke.plan.capabilities import place
 from funke.semantics.time import timestamp_to_millis
 from funke.windows import TumblingEventTimeWindows
 
+from .helpers import wait_settled
+
 pytestmark = pytest.mark.spark
 
 
@@ -65,17 +67,13 @@ def test_an_idle_input_of_an_interval_join_and_of_a_window_over_a_union_stops_ho
             handle.wait(timeout=0.2)
             assert time.monotonic() < deadline, f"waited 300 s for {what}"
 
-    def two_more_batches():
-        batches = [s.batches for s in queries]
-        until(lambda: all(s.batches >= n + 2 for s, n in zip(queries, batches, strict=True)), "two more micro-batches")
-
     try:
         until(lambda: all(c.watermark == 7_999 for s in queries for c in s.clocks), "b idle: the watermark at a's 7999")
-        two_more_batches()  # it has reached the operators
+        wait_settled(handle)  # it has reached the operators
         first_pairs, first_counts = list(pairs.rows), list(counts.rows)
         add_file(dirs["b"], "b2.json", [{"k": "x", "t": 2_000}])
         until(lambda: handle.metrics()["late_rows_dropped"] >= 2, "b's late row dropped by both operators")
-        two_more_batches()
+        wait_settled(handle)
     finally:
         handle.stop()
     assert [(timestamp_to_millis(r["lt"]), timestamp_to_millis(r["rt"])) for r in first_pairs] == [(1_000, 500)]

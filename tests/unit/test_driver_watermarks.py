@@ -104,3 +104,84 @@ def test_the_clock_source_hands_each_micro_batch_the_watermark_folded_from_every
     monkeypatch.setattr(datasources.time, "sleep", lambda _s: pytest.fail("waited for a fold of another run"))
     rows, _ = reader.read(end)
     assert list(rows) == [(0, None), (1, None)]
+
+
+def test_the_clock_source_following_the_commit_log_sends_rows_only_when_something_moved_or_is_due(tmp_path, monkeypatch):
+    """With the query's commit log to follow, the clock waits until every committed batch is folded,
+    then sends time rows only when the watermark or an input's maximum moved, at a new run, or
+    when a processing-time timer or an input's idleness is due; otherwise Spark sees no new data."""
+    from funke.runtime.watermarks import DueTimers
+    from funke.spark import datasources
+
+    commits = tmp_path / "commits"
+    commits.mkdir()
+    path = tmp_path / "clock.json"
+    clock = Clock(str(path), (("a", 0, None),), started=0.0, timers=DueTimers(2, "late"), commits=str(commits))
+    clock.write()
+    reader = datasources._Clock(str(path), buckets=2)
+    rows, end = reader.read(reader.initialOffset())  # a new run: rows
+    assert list(rows) == [(0, None), (1, None)]
+    assert reader.read(end)[1] is end  # nothing moved: no new offset
+
+    (commits / "0").write_text("v1")  # batch 0 committed; its fold lands while the read waits for it
+    folds = []
+
+    def listener_lags(_seconds):
+        if not folds:
+            folds.append(clock.update({"a": {"max_event_time": 7_000, "rows": 2}}, now=0.1, batch=0))
+
+    monkeypatch.setattr(datasources.time, "sleep", listener_lags)
+    rows, end = reader.read(end)
+    assert folds == [6_999] and list(rows) == [(0, 6_999), (1, 6_999)]
+    monkeypatch.setattr(datasources.time, "sleep", lambda _s: pytest.fail("waited though every committed batch is folded"))
+    assert reader.read(end)[1] is end
+
+    clock.update({"late": {"runs": 1, "pt_due": 1}}, now=0.2, batch=0)  # a processing-time timer, due long ago
+    rows, fired = reader.read(end)
+    assert list(rows) == [(0, 6_999), (1, 6_999)] and fired["fired"] == 1
+    assert reader.read(fired)[1] is fired  # fired once, not again until the driver reports another
+
+
+def test_the_beat_source_beats_at_a_new_run_when_the_driver_wants_one_and_when_a_timer_is_due(tmp_path):
+    from funke.runtime.watermarks import Beat, DueTimers
+    from funke.spark import datasources
+
+    path = tmp_path / "beat.json"
+    reader = datasources._Beat(str(path), buckets=3)
+    start = reader.initialOffset()
+    rows, end = reader.read(start)  # no file (a Connect server elsewhere): every micro-batch, as before
+    assert list(rows) == [(0,), (1,), (2,)] and end["beat"] == 1
+    beat = Beat(str(path), DueTimers(3, "late"))
+    beat.write()
+    rows, end = reader.read(end)  # a new run
+    assert list(rows) == [(0,), (1,), (2,)]
+    assert reader.read(end)[1] is end
+    beat.update({}, "2024-01-01T00:00:00.000Z")  # the watermark's first move: Spark runs no batch for it
+    rows, end = reader.read(end)
+    assert list(rows) == [(0,), (1,), (2,)] and reader.read(end)[1] is end
+    beat.update({"late": {"runs": 1, "pt_due": 5}}, "2024-01-01T00:00:01.000Z")  # later moves: Spark's own batches
+    rows, end = reader.read(end)
+    assert end["fired"] == 5 and reader.read(end)[1] is end
+
+
+def test_the_beat_source_reads_the_watermark_s_first_move_in_the_commit_log(tmp_path):
+    """Spark writes the watermark it passes on in the commit log before it asks the sources again:
+    the beat for the first move comes in the very next micro-batch, with no listener to wait for."""
+    from funke.runtime.watermarks import Beat, DueTimers
+    from funke.spark import datasources
+
+    commits = tmp_path / "commits"
+    commits.mkdir()
+    path = tmp_path / "beat.json"
+    beat = Beat(str(path), DueTimers(2, "late"), commits=str(commits))
+    beat.write()
+    reader = datasources._Beat(str(path), buckets=2)
+    _, end = reader.read(reader.initialOffset())  # the run's first beat
+    (commits / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
+    assert reader.read(end)[1] is end
+    (commits / "1").write_text('v1\n{"nextBatchWatermarkMs":1704067200000}')
+    rows, end = reader.read(end)
+    assert list(rows) == [(0,), (1,)] and end["moved"] is True
+    beat.update({}, "2024-01-01T00:00:00.000Z")  # the listener's report changes nothing here
+    (commits / "2").write_text('v1\n{"nextBatchWatermarkMs":1704067201000}')
+    assert reader.read(end)[1] is end and beat.want == 0
