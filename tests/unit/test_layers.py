@@ -21,6 +21,7 @@ FORBIDDEN = {
     "spark": ("funke.api", "funke.cli"),
     "runtime": ("funke.api", "funke.cli"),
     "savepoints": ("funke.api", "funke.cli"),
+    "table": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
 }
 
 

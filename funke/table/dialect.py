@@ -1,0 +1,92 @@
+"""Flink SQL as sqlglot reads it: sqlglot's own parser, taught Flink's windowing table-valued functions.
+
+sqlglot (no Flink dialect of its own) parses the standard SQL around them; what it lacks is
+the argument forms of ``TUMBLE``, ``HOP``, ``CUMULATE`` and ``SESSION``: ``TABLE name`` and
+``DESCRIPTOR(column)``. This dialect parses those into ``TableArg`` and ``Descriptor`` nodes, takes
+Flink's quoting (backticks for names, single quotes for strings), and turns parse errors into
+funke's, with the line and column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlglot
+from sqlglot import exp, parser, tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
+
+from funke.errors import PlanError
+
+#: Flink's windowing table-valued functions.
+WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
+
+
+class TableArg(exp.Expression):
+    """``TABLE name`` as a table function's argument."""
+
+    arg_types = {"this": True}
+
+
+class Descriptor(exp.Expression):
+    """``DESCRIPTOR(col, ...)``: the time attribute column a window TVF windows by."""
+
+    arg_types = {"expressions": True}
+
+
+class WindowTvf(exp.Expression):
+    """``TUMBLE(...)``, ``HOP(...)``, ``CUMULATE(...)`` or ``SESSION(...)`` with its arguments in order."""
+
+    arg_types = {"this": True, "expressions": True}
+
+
+class Flink(Dialect):
+    class Tokenizer(tokens.Tokenizer):
+        IDENTIFIERS = ["`"]
+        QUOTES = ["'"]
+
+    class Parser(parser.Parser):
+        def _parse_tvf_arg(self) -> exp.Expression | None:
+            if self._match(TokenType.TABLE):
+                return self.expression(TableArg(this=self._parse_table_parts()))
+            if self._match_text_seq("DESCRIPTOR"):
+                self._match_l_paren()
+                columns = self._parse_csv(self._parse_column)
+                self._match_r_paren()
+                return self.expression(Descriptor(expressions=columns))
+            return self._parse_assignment()
+
+        def _parse_window_tvf(self, name: str) -> exp.Expression:
+            return self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))
+
+        FUNCTION_PARSERS = {
+            **parser.Parser.FUNCTION_PARSERS,
+            **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},
+        }
+
+
+def parse(sql: str) -> exp.Expression:
+    """One Flink SQL statement; a syntax error names its line and column."""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=Flink) if s is not None]
+    except ParseError as e:
+        first: dict[str, Any] = e.errors[0] if e.errors else {}
+        where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
+        raise PlanError(f"SQL syntax error{where}: {first.get('description', str(e))}\n{sql}") from None
+    if len(statements) != 1:
+        raise PlanError(f"expected one SQL statement, got {len(statements)}: {sql!r}")
+    return statements[0]
+
+
+def position(node: exp.Expression, sql: str | None = None) -> str:
+    """Where ``node`` starts in the query text ``sql``: 'line L, column C' of its first token that
+    has a position (sqlglot keeps names' and literals' positions, not keywords')."""
+    for n in node.walk():
+        meta = getattr(n, "meta", None) or {}
+        if "line" in meta:
+            col = meta["col"]
+            if sql is not None and "start" in meta:
+                col = meta["start"] - sql.rfind("\n", 0, meta["start"])
+            return f"line {meta['line']}, column {col}"
+    return "somewhere in the query"

@@ -1,0 +1,106 @@
+"""Flink SQL planning (no Spark): what is lowered to which DataStream operations, and what is refused, where."""
+
+from __future__ import annotations
+
+import pytest
+
+import funke as fk
+from funke.errors import PlanError, UnsupportedError
+from funke.plan import nodes as n
+from funke.table import StreamTableEnvironment
+from funke.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+
+TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+
+
+@pytest.fixture
+def t_env():
+    env = fk.StreamEnvironment(app="sql-unit")
+    t_env = StreamTableEnvironment.create(env)
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    t_env.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int, p double", watermarks=wm))
+    t_env.create_temporary_view("plain", env.from_collection([], "k string, v int"))
+    return t_env
+
+
+def window_of(table) -> n.WindowAggregate:
+    node = table._stream.node
+    while not isinstance(node, n.WindowAggregate):
+        node = node.inputs[0]
+    return node
+
+
+def test_a_tumble_aggregation_is_a_keyed_window_with_its_aggregates_once(t_env):
+    t = t_env.sql_query(
+        f"SELECT k, window_start, COUNT(*) AS n, SUM(v) AS s, AVG(p * 2) AS a FROM {TUMBLE} "
+        "GROUP BY window_start, window_end, k HAVING SUM(v) > 2"
+    )
+    w = window_of(t)
+    assert isinstance(w.assigner, TumblingEventTimeWindows) and w.assigner.size_ms == 10_000
+    assert w.input.keys == ("k",)
+    assert [(a.fn, a.column) for a in w.aggregates] == [("count", None), ("sum", "v"), ("avg", "_fk_4")]  # HAVING's SUM(v) reused
+    assert t.columns == ("k", "window_start", "n", "s", "a")
+
+
+def test_hop_takes_slide_then_size_and_no_keys_is_one_window_for_all_rows(t_env):
+    t = t_env.sql_query(
+        "SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+        "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end"
+    )
+    w = window_of(t)
+    assert isinstance(w.assigner, SlidingEventTimeWindows) and (w.assigner.size_ms, w.assigner.slide_ms) == (60_000, 5_000)
+    assert t.columns == ("window_start", "window_end", "n")
+
+
+def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
+    t = t_env.sql_query("SELECT k, v / 2 AS h, p / 2 AS q, (v + 1) / 2 AS r FROM ev")
+    texts = [str(e) for e in t._stream.node.exprs]
+    assert "expr('CAST(v DIV 2 AS INT) AS h')" in texts and "expr('p / 2 AS q')" in texts
+    assert "expr('CAST((v + 1) DIV 2 AS INT) AS r')" in texts
+    w = t_env.sql_query(f"SELECT SUM(v) AS s, AVG(v) AS a, AVG(p) AS b FROM {TUMBLE} GROUP BY window_start, window_end")
+    assert [str(e) for e in w._stream.node.exprs] == ["expr('CAST(_fk_1 AS INT) AS `s`')", "expr('CAST(_fk_2 AS INT) AS `a`')", "expr('_fk_3 AS `b`')"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT k FROM ev ORDER BY k", "ORDER BY (at line 1, column 27)"),
+        ("SELECT k, COUNT(*) FROM ev GROUP BY k", "an aggregation without a window TVF"),
+        ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window"),
+        (f"SELECT COUNT(DISTINCT k) FROM {TUMBLE} GROUP BY window_start, window_end", "COUNT(DISTINCT ...)"),
+        (f"SELECT COUNT(k) FROM {TUMBLE} GROUP BY window_start, window_end", "it counts non-null values"),
+        (f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY window_start, window_end", "the column k outside an aggregate"),
+        (f"SELECT COUNT(*) FROM {TUMBLE} GROUP BY window_start", "not grouped by both window_start and window_end"),
+        (f"SELECT * FROM {TUMBLE}", "a window TVF without GROUP BY"),
+        ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '5' SECOND)) "
+         "GROUP BY window_start, window_end", "the CUMULATE window TVF"),
+        ("SELECT a.k FROM ev a JOIN plain b ON a.k = b.k", "a join"),
+        ("SELECT k FROM (SELECT k FROM ev)", "a subquery"),
+        ("SELECT LENGTH(k) / 2 AS x FROM ev", "cannot tell whether it divides integers"),
+        ("INSERT INTO x SELECT k FROM ev", "a INSERT statement"),
+    ],
+)  # fmt: skip
+def test_what_funke_does_not_run_is_refused_while_planning_with_where_it_is(t_env, sql, message):
+    with pytest.raises(UnsupportedError, match="Flink SQL") as e:
+        t_env.sql_query(sql)
+    assert message in str(e.value)
+
+
+def test_wrong_names_are_plan_errors_naming_what_exists(t_env):
+    with pytest.raises(PlanError, match=r"no view named 'nope' \(at line 1, column 15\); views: ev, plain"):
+        t_env.sql_query("SELECT k FROM nope")
+    with pytest.raises(PlanError, match=r"DESCRIPTOR\(v\) at line 1, column 56 must name the view's time attribute.*'ts'"):
+        t_env.sql_query("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(v), INTERVAL '1' SECOND)) GROUP BY window_start, window_end")
+    with pytest.raises(PlanError, match="needs a view with event time"):
+        t_env.sql_query("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE plain, DESCRIPTOR(v), INTERVAL '1' SECOND)) GROUP BY window_start, window_end")
+    with pytest.raises(PlanError, match="SQL syntax error at line 1"):
+        t_env.sql_query("SELECT FROM WHERE")
+
+
+def test_table_methods_and_the_bridge_back_to_a_stream(t_env):
+    t = t_env.sql_query("SELECT k, v FROM ev").where("v > 1").select("k", "v * 2 AS w")
+    assert t.columns == ("k", "w")
+    assert t_env.to_data_stream(t) is t._stream
+    with pytest.raises(PlanError, match="to_data_stream\\(\\) takes a Table"):
+        t_env.to_data_stream("x")
+    assert t_env.list_temporary_views() == ["ev", "plain"]
