@@ -24,6 +24,7 @@ from funke.semantics.watermarks import WatermarkStrategy
 from funke.semantics.functions import OutputTag
 from funke import evictors, functions, sinks, sources, state, triggers, windows  # noqa: E402  (namespaces users import from)
 from funke import testing  # noqa: E402  (uses the names above)
+import funke.table  # noqa: E402,F401  (the Table API package; it replaces the name ``table`` above, and called, it is that static table)
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,27 @@
-"""Flink's Table API and Flink SQL on funke (``StreamTableEnvironment.create(env)``)."""
+"""Flink's Table API and Flink SQL on funke (``StreamTableEnvironment.create(env)``).
 
+``fk.table(rows, schema, name=...)``, the static lookup table of ``DataStream.join``, was there
+first under the same name; this package answers that call too (``funke.connectors.tables.table``),
+so ``fk.table(...)`` and ``funke.table.StreamTableEnvironment`` both work, in any import order.
+
+>>> import funke as fk
+>>> fk.table([("a", 1)], "k string, v int", name="t").label
+'t'
+"""
+
+import sys
+import types
+from typing import Any
+
+from funke.connectors.tables import table as _static_table
 from funke.table.environment import StreamTableEnvironment, Table
 
 __all__ = ["StreamTableEnvironment", "Table"]
+
+
+class _Package(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _static_table(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -104,3 +104,12 @@ def test_table_methods_and_the_bridge_back_to_a_stream(t_env):
     with pytest.raises(PlanError, match="to_data_stream\\(\\) takes a Table"):
         t_env.to_data_stream("x")
     assert t_env.list_temporary_views() == ["ev", "plain"]
+
+
+def test_fk_table_is_both_the_static_table_and_the_table_api_package():
+    """``import funke.table`` used to replace ``fk.table(rows, schema)`` (the join's static table)
+    with the package; the package answers that call, whatever was imported first."""
+    import funke.table
+
+    assert fk.table is funke.table and fk.table.StreamTableEnvironment is StreamTableEnvironment
+    assert fk.table([("a", 1)], "k string, v int", name="campaigns").label == "campaigns"
