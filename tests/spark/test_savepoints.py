@@ -16,7 +16,7 @@ from funke.windows import TumblingEventTimeWindows
 from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 
 pytestmark = pytest.mark.spark
-EVENTS, KEYS, MS_PER_EVENT, RATE, PER_BATCH = 16_000, 4, 5, 2_500, 2_000
+EVENTS, KEYS, MS_PER_EVENT, RATE, PER_BATCH = 16_000, 4, 5, 800, 2_000  # 20 s of input: the savepoint comes well before its end
 def job(spark, tmp_path, *, version: str = "v0", totals: bool = True, aggregate: str = "count") -> tuple[fk.StreamEnvironment, dict[str, Any]]:
     env = fk.StreamEnvironment(app="savepoints", spark=spark, checkpoint_dir=str(tmp_path / f"ck-{time.monotonic_ns()}"))
     source = fk.sources.generator(
