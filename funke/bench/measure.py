@@ -150,6 +150,69 @@ class Run:
         return self.steady_events_per_s if self.mode == "streaming" else self.events_per_s
 
 
+#: What a window row's latency past the watermark is made of (:func:`latency_parts`), in order.
+LATENCY_PARTS = (
+    "until the closing batch starts",
+    "the closing batch",
+    "until the emitting batch starts",
+    "the emitting batch until the file",
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """One micro-batch on the wall clock (epoch ms): its start, its end, the watermark it ran with, its phases."""
+
+    batch: int
+    start_ms: int
+    end_ms: int
+    watermark_ms: int | None
+    #: Spark's ``durationMs`` of the batch: ``latestOffset``, ``queryPlanning``, ``addBatch``, ``walCommit``, ...
+    phases_ms: Mapping[str, int] = field(default_factory=dict)
+
+
+def spans(reports: Iterable[Any]) -> tuple[Span, ...]:
+    """A query's progress reports as :class:`Span` s, in batch order (``timestamp`` is when a batch started)."""
+    out = []
+    for p in sorted(reports, key=lambda p: p.batchId):
+        phases = {k: int(v) for k, v in (p.durationMs or {}).items()}
+        start = watermark_ms(p.timestamp)
+        if start is None:
+            continue
+        end = start + phases.get("triggerExecution", 0)
+        out.append(Span(p.batchId, start, end, watermark_ms((p.eventTime or {}).get("watermark")), phases))
+    return tuple(out)
+
+
+def latency_parts(arrivals: Iterable[tuple[int, int]], timeline: Sequence[Span]) -> tuple[tuple[int, int, int, int], ...]:
+    """Each window row's latency split along the query's micro-batches (ms, in :data:`LATENCY_PARTS` order).
+
+    ``arrivals``: per row, (window end, when its file was written), epoch ms. The watermark
+    passes the window's end at window end + :data:`WATERMARK_DELAY_MS`, in event time, which
+    these runs take from the wall clock. The *emitting* batch is the first that ran with a
+    watermark at or past the window's end; the *closing* batch is the one before it: its
+    events moved the watermark there (Spark computes the watermark at the end of a batch and
+    uses it in the next). The four parts add up to the row's latency. A row with no emitting
+    batch, or none before it, is left out.
+
+    >>> tl = [Span(0, 1000, 1500, 0), Span(1, 10_600, 11_400, 0), Span(2, 11_500, 12_300, 5_000)]
+    >>> latency_parts([(5_000, 12_100)], tl)
+    ((600, 800, 100, 600),)
+    >>> sum(latency_parts([(5_000, 12_100)], tl)[0]) == 12_100 - (5_000 + WATERMARK_DELAY_MS)
+    True
+    """
+    out = []
+    for end, written in arrivals:
+        j = next((i for i, s in enumerate(timeline) if s.watermark_ms is not None and s.watermark_ms >= end), None)
+        if not j:
+            continue
+        closing, emitting = timeline[j - 1], timeline[j]
+        due = end + WATERMARK_DELAY_MS
+        waited, closed = closing.start_ms - due, closing.end_ms - closing.start_ms
+        out.append((waited, closed, emitting.start_ms - closing.end_ms, written - emitting.start_ms))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class LatencyRun:
     """Window results of a wall-clock-paced run: how long after the watermark passed each was written."""
@@ -160,6 +223,10 @@ class LatencyRun:
     source: str
     #: Per window row: when it was written minus (window end + watermark delay), in ms.
     samples_ms: tuple[int, ...]
+    #: Per window row its latency split along the micro-batches (:func:`latency_parts`).
+    parts_ms: tuple[tuple[int, int, int, int], ...] = ()
+    #: The query's micro-batches (:func:`spans`).
+    timeline: tuple[Span, ...] = ()
 
     @property
     def p50_ms(self) -> float | None:
@@ -168,6 +235,19 @@ class LatencyRun:
     @property
     def p99_ms(self) -> float | None:
         return percentile(self.samples_ms, 0.99) if self.samples_ms else None
+
+    @property
+    def parts_p50_ms(self) -> tuple[float, ...] | None:
+        """The p50 of each latency part over the rows (each part on its own: they need not add up)."""
+        if not self.parts_ms:
+            return None
+        return tuple(percentile([row[i] for row in self.parts_ms], 0.5) for i in range(len(LATENCY_PARTS)))
+
+    @property
+    def phases_p50_ms(self) -> dict[str, float]:
+        """The p50 of each of Spark's batch phases over the run's micro-batches."""
+        names = sorted({k for s in self.timeline for k in s.phases_ms})
+        return {k: percentile([s.phases_ms[k] for s in self.timeline if k in s.phases_ms], 0.5) for k in names}
 
 
 def epoch_ms(value: Any) -> int:
@@ -181,15 +261,27 @@ def epoch_ms(value: Any) -> int:
     return int(value)
 
 
-def arrival_latencies(spark: Any, path: str) -> tuple[int, ...]:
-    """Per window row a job wrote as Parquet: how long after the watermark passed the window's end it was written.
+def arrivals(spark: Any, path: str) -> tuple[tuple[int, int], ...]:
+    """Per window row a job wrote as Parquet: (window end, when it was written), epoch ms.
 
-    A row reached the sink when its file was written (the file's modification time); the
-    watermark passed the window's end at window end + the watermark delay, in event time,
-    which these runs take from the wall clock.
+    A row reached the sink when its file was written (the file's modification time).
     """
     rows = spark.read.parquet(path).select("window_end", "_metadata.file_modification_time").collect()
-    return tuple(epoch_ms(r["file_modification_time"]) - (epoch_ms(r["window_end"]) + WATERMARK_DELAY_MS) for r in rows)
+    return tuple((epoch_ms(r["window_end"]), epoch_ms(r["file_modification_time"])) for r in rows)
+
+
+def latency_run(
+    system: str, seconds: float, rate: float, source: str, rows: Iterable[tuple[int, int]], reports: Iterable[Any]
+) -> LatencyRun:
+    """A :class:`LatencyRun` from the rows a job wrote (:func:`arrivals`) and its query's progress reports.
+
+    A row's latency is how long after the watermark passed the window's end it was written:
+    the watermark passed it at window end + the watermark delay, in event time, which these
+    runs take from the wall clock.
+    """
+    rows, timeline = tuple(rows), spans(reports)
+    samples = tuple(written - (end + WATERMARK_DELAY_MS) for end, written in rows)
+    return LatencyRun(system, seconds, rate, source, samples, latency_parts(rows, timeline), timeline)
 
 
 def window_counts(rows: Iterable[Mapping[str, Any]]) -> dict[WindowKey, int]:

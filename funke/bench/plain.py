@@ -41,8 +41,9 @@ from funke.bench.measure import (
     LatencyRun,
     ProgressLog,
     Run,
-    arrival_latencies,
+    arrivals,
     batch_window_rows,
+    latency_run,
     parquet_windows,
     split_firings,
 )
@@ -212,10 +213,14 @@ def latency(spark: SparkSession, rate: float, seconds: float, partitions: int, w
     counts = window_counts_query(events, campaigns_frame(spark), streaming=True)
     output = f"{workdir}/out"
     writer = counts.writeStream.outputMode("append").format("parquet").option("path", output)
-    query = writer.option("checkpointLocation", f"{workdir}/checkpoint").start()
-    _wait(query, lambda: False, seconds, timeout_ok=True)
-    samples = arrival_latencies(spark, output)
-    return LatencyRun(SYSTEM, seconds, rate, "Spark rate source (event time: its timestamp column)", samples)
+    progress = ProgressLog(spark)
+    try:
+        query = writer.option("checkpointLocation", f"{workdir}/checkpoint").start()
+        _wait(query, lambda: False, seconds, timeout_ok=True)
+    finally:
+        progress.close()
+    source = "Spark rate source (event time: its timestamp column)"
+    return latency_run(SYSTEM, seconds, rate, source, arrivals(spark, output), progress.of(query.id))
 
 
 def _events_read(p: Any, n: int) -> int:

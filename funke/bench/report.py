@@ -16,7 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from funke.bench.checkpoint import CheckpointBench
-from funke.bench.measure import LatencyRun, Run, gib, size
+from funke.bench.measure import LATENCY_PARTS, LatencyRun, Run, gib, size
 from funke.bench.ysb import VARIANTS, YsbBench
 
 SECTION = "## `funke bench ysb` runs"
@@ -235,6 +235,20 @@ def _latency(r: LatencyRun | None) -> str:
     return f"{r.p50_ms / 1000:.2f} / {r.p99_ms / 1000:.2f} s ({len(r.samples_ms):,} window rows)"
 
 
+def _latency_parts(r: LatencyRun | None) -> str:
+    """The p50 of each part of the latency (:data:`funke.bench.measure.LATENCY_PARTS`), in seconds."""
+    parts = r and r.parts_p50_ms
+    return " / ".join(f"{x / 1000:.2f}" for x in parts) + " s" if parts else "—"
+
+
+def _phases(r: LatencyRun | None) -> str:
+    """Spark's batch phases, p50 ms, the whole batch (``triggerExecution``) last."""
+    phases = dict(r.phases_p50_ms) if r else {}
+    whole = phases.pop("triggerExecution", None)
+    shown = [f"{k} {v:,.0f}" for k, v in phases.items() if v >= 1] + ([f"whole batch {whole:,.0f}"] if whole is not None else [])
+    return ", ".join(shown) + " ms" if shown else "—"
+
+
 def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a and b else "—"
 
@@ -278,6 +292,8 @@ def table(result: YsbBench, s: Setup) -> Table:
     if result.latency:
         la, lb = result.latency_of("funke"), result.latency_of("plain PySpark")
         t.add_row("latency past watermark p50 / p99", _latency(la), _latency(lb), _ratio(la and la.p50_ms, lb and lb.p50_ms))
+        t.add_row(f"latency split, p50 each: {' / '.join(LATENCY_PARTS)}", _latency_parts(la), _latency_parts(lb), "")
+        t.add_row("micro-batch phases, p50 (latency runs)", _phases(la), _phases(lb), "")
     where = f" Checkpoints on {result.checkpoint_fs}." if result.checkpoint_fs else ""
     checked = "equal" if result.correct else "DIFFERENT"
     t.caption = f"{s.versions}; {s.machine}.{where} Results checked against the reference: {checked}."
@@ -329,6 +345,10 @@ def _cell(r: Run, latency: LatencyRun | None, rounds: int) -> str:
         parts.append(f"load {r.load:.1f} after")
     if latency is not None:
         parts.append(f"latency p50 / p99 {_latency(latency)}")
+        if latency.parts_ms:
+            parts.append(f"latency split p50 ({' / '.join(LATENCY_PARTS)}) {_latency_parts(latency)}")
+        if latency.timeline:
+            parts.append(f"latency run's micro-batches ({len(latency.timeline)}), phases p50: {_phases(latency)}")
     return "; ".join(parts)
 
 

@@ -48,10 +48,11 @@ from funke.bench.measure import (
     MemorySampler,
     ProgressLog,
     Run,
-    arrival_latencies,
+    arrivals,
     batch_window_rows,
     diff_windows,
     filesystem,
+    latency_run,
     parquet_windows,
     split_firings,
     state_bytes,
@@ -516,11 +517,15 @@ def funke_latency(spark: Any, rate: float, seconds: float, workdir: str) -> Late
     wall_clock = fk.expr("unix_millis(current_timestamp())")
     source = dataclasses.replace(paced, columns=tuple((k, wall_clock if k == "event_time" else e) for k, e in paced.columns))
     ysb.pipeline(env, source).sink_to(fk.sinks.files(f"{workdir}/out", overwrite=True), uid="campaign-counts")
-    handle = env.execute()
+    progress = ProgressLog(spark)
     try:
-        handle.wait(timeout=seconds)
+        handle = env.execute()
+        try:
+            handle.wait(timeout=seconds)
+        finally:
+            handle.stop()
     finally:
-        handle.stop()
-    samples = arrival_latencies(spark, f"{workdir}/out")
+        progress.close()
+    query = next(s.query for s in handle.states if s.sink.uid == "campaign-counts")
     source_name = "funke generator at a fixed rate (event time: current_timestamp())"
-    return LatencyRun(SYSTEM, seconds, rate, source_name, samples)
+    return latency_run(SYSTEM, seconds, rate, source_name, arrivals(spark, f"{workdir}/out"), progress.of(query.id))

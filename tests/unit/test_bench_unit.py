@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 from collections import Counter
@@ -17,7 +18,18 @@ import funke.bench.ysb as bench
 from examples import ysb
 from funke.bench import report
 from funke.bench.checkpoint import CheckpointBench, run_checkpoint
-from funke.bench.measure import Batch, LatencyRun, Memory, Run, diff_windows, filesystem, percentile, split_firings, window_counts
+from funke.bench.measure import (
+    Batch,
+    LatencyRun,
+    Memory,
+    Run,
+    diff_windows,
+    filesystem,
+    latency_run,
+    percentile,
+    split_firings,
+    window_counts,
+)
 from funke.bench.reference import WINDOW_MS, reference_counts
 from funke.bench.sinks import AppendParquetSink, BatchParquetSink
 from funke.bench.ysb import VARIANTS, BenchMismatchError, YsbBench, check_heap, check_options, checkpoint_root, run_ysb
@@ -468,3 +480,34 @@ def test_cli_checkpoint_prints_the_table_and_appends_its_row(monkeypatch, tmp_pa
     assert "0.90" in r.output and f"appended a row to {doc}" in " ".join(r.output.split())
     row = doc.read_text().splitlines()[-1]
     assert row.split(" | ")[1] == "`funke bench checkpoint --events 3000000 --batch-rows 1000000 --rounds 3`"
+
+
+def _progress(batch, start_ms, ms, watermark_ms, **phases):
+    def iso(t):
+        return dt.datetime.fromtimestamp(t / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    durations = {"triggerExecution": ms, **phases}
+    marks = {"watermark": iso(watermark_ms)}
+    return SimpleNamespace(batchId=batch, timestamp=iso(start_ms), durationMs=durations, eventTime=marks)
+
+
+def test_latency_run_splits_each_row_along_the_batches_that_closed_and_emitted_its_window():
+    # batch 1 reads the events past 5 s + the delay; batch 2 runs with the watermark past the window's end
+    reports = [
+        _progress(2, 12_000, 900, 5_000, addBatch=700, walCommit=50),
+        _progress(0, 1_000, 500, 0, addBatch=300),
+        _progress(1, 10_600, 800, 0, addBatch=600, walCommit=50),
+    ]
+    rows = [(5_000, 12_500), (5_000, 12_600), (20_000, 99_000)]  # the last window never closed in these batches
+    r = latency_run("funke", 30, 1e5, "gen", rows, reports)
+    assert r.samples_ms == (2_500, 2_600, 74_000)
+    assert r.parts_ms == ((600, 800, 600, 500), (600, 800, 600, 600))
+    assert all(sum(p) == s for p, s in zip(r.parts_ms, r.samples_ms, strict=False))
+    assert [s.batch for s in r.timeline] == [0, 1, 2]
+    assert r.parts_p50_ms == (600, 800, 600, 500)
+    assert r.phases_p50_ms == {"addBatch": 600, "triggerExecution": 800, "walCommit": 50}
+    result = dataclasses.replace(_result(), latency=(r, LatencyRun("plain PySpark", 30, 1e5, "rate", (1000,))))
+    row = report.markdown_row(result, SETUP, "funke bench ysb", dt.datetime(2026, 1, 2, 3, 4))
+    funke_cell = [c.strip() for c in row.strip("|").split("|")][4]
+    assert "the emitting batch until the file) 0.60 / 0.80 / 0.60 / 0.50 s" in funke_cell
+    assert "micro-batches (3), phases p50: addBatch 600, walCommit 50, whole batch 800 ms" in funke_cell
