@@ -1,6 +1,7 @@
 """``funke.windows``: Flink's window assigners."""
 
 from funke.semantics.windows import (
+    CumulativeEventTimeWindows,
     EventTimeSessionWindows,
     GlobalWindows,
     ProcessingTimeSessionWindows,
@@ -12,6 +13,7 @@ from funke.semantics.windows import (
 )
 
 __all__ = [
+    "CumulativeEventTimeWindows",
     "EventTimeSessionWindows",
     "GlobalWindows",
     "ProcessingTimeSessionWindows",

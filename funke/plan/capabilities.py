@@ -269,7 +269,8 @@ def _place_window(node: WindowAggregate) -> Placement:
     a = node.assigner
     reasons = []
     if a.kind not in NATIVE_WINDOW_KINDS or not a.is_event_time:
-        reasons.append(f"{a.describe()} is not an event-time tumbling/sliding assigner (Spark's sessions drop a late element before merging it)")
+        why = " (Spark's sessions drop a late element before merging it)" if a.kind == "session" else ""
+        reasons.append(f"{a.describe()} is not an event-time tumbling/sliding assigner{why}")
     if getattr(a, "is_dynamic", False):
         reasons.append("session gap is dynamic")
     if node.trigger is not None:

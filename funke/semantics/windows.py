@@ -156,6 +156,49 @@ class SlidingEventTimeWindows(WindowAssigner):
 
 
 @dataclass(frozen=True)
+class CumulativeEventTimeWindows(WindowAssigner):
+    """Flink SQL's ``CUMULATE``: every ``size`` period (aligned like a tumbling window) has windows
+    that all start at its start and end one ``step`` apart, the last at its end.
+
+    An element at ``t`` belongs to each of its period's windows that end after ``t``: with
+    ``size`` 3 s and ``step`` 1 s, an element at 1.5 s is in ``[0, 2 s)`` and ``[0, 3 s)``.
+
+    >>> [(w.start, w.end) for w in CumulativeEventTimeWindows.of(3000, 1000).assign_windows(1500)]
+    [(0, 2000), (0, 3000)]
+    >>> [(w.start, w.end) for w in CumulativeEventTimeWindows.of(3000, 1000).assign_windows(3000)]
+    [(3000, 4000), (3000, 5000), (3000, 6000)]
+    """
+
+    size_ms: int
+    step_ms: int
+    offset_ms: int = 0
+    kind: ClassVar[str] = "cumulative"
+
+    @classmethod
+    def of(cls, size: Duration, step: Duration, offset: Duration = 0) -> CumulativeEventTimeWindows:
+        size_ms = _positive(to_millis(size, what="window size"), "window size")
+        step_ms = _positive(to_millis(step, what="window step"), "window step")
+        if size_ms % step_ms:
+            raise ValueError(f"a cumulative window's size ({size_ms} ms) must be a multiple of its step ({step_ms} ms)")
+        offset_ms = to_millis(offset, what="window offset")
+        if abs(offset_ms) >= size_ms:
+            raise ValueError(f"window offset must be smaller than the size ({size_ms} ms), got {offset_ms} ms")
+        return cls(size_ms, step_ms, offset_ms)
+
+    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
+        start = window_start(timestamp, self.offset_ms, self.size_ms)
+        first_end = start + ((timestamp - start) // self.step_ms + 1) * self.step_ms
+        return [TimeWindow(start, end) for end in range(first_end, start + self.size_ms + 1, self.step_ms)]
+
+    def describe(self) -> str:
+        off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
+        return f"{type(self).__name__}(size={self.size_ms}ms, step={self.step_ms}ms{off})"
+
+    def default_trigger(self) -> Trigger:
+        return EventTimeTrigger()
+
+
+@dataclass(frozen=True)
 class EventTimeSessionWindows(WindowAssigner):
     """Sessions: each element opens ``[ts, ts + gap)``; intersecting windows merge."""
 

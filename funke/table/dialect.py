@@ -1,10 +1,10 @@
 """Flink SQL as sqlglot reads it: sqlglot's own parser, taught Flink's windowing table-valued functions.
 
 sqlglot (no Flink dialect of its own) parses the standard SQL around them; what it lacks is
-the argument forms of ``TUMBLE``, ``HOP``, ``CUMULATE`` and ``SESSION``: ``TABLE name`` and
-``DESCRIPTOR(column)``. This dialect parses those into ``TableArg`` and ``Descriptor`` nodes, takes
-Flink's quoting (backticks for names, single quotes for strings), and turns parse errors into
-funke's, with the line and column.
+the argument forms of ``TUMBLE``, ``HOP``, ``CUMULATE`` and ``SESSION``: ``TABLE name`` (for
+``SESSION`` with ``PARTITION BY`` keys) and ``DESCRIPTOR(column)``. This dialect parses those
+into ``TableArg`` and ``Descriptor`` nodes, takes Flink's quoting (backticks for names, single
+quotes for strings), and turns parse errors into funke's, with the line and column.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 
 
 class TableArg(exp.Expression):
-    """``TABLE name`` as a table function's argument."""
+    """``TABLE name [PARTITION BY col | (col, ...)]`` as a table function's argument."""
 
-    arg_types = {"this": True}
+    arg_types = {"this": True, "partition": False}
 
 
 class Descriptor(exp.Expression):
@@ -45,11 +45,21 @@ class Flink(Dialect):
     class Tokenizer(tokens.Tokenizer):
         IDENTIFIERS = ["`"]
         QUOTES = ["'"]
+        #: SESSION is a keyword to sqlglot (SET SESSION ...); in Flink SQL it is also a window TVF.
+        KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"}
 
     class Parser(parser.Parser):
         def _parse_tvf_arg(self) -> exp.Expression | None:
             if self._match(TokenType.TABLE):
-                return self.expression(TableArg(this=self._parse_table_parts()))
+                table = self._parse_table_parts()
+                partition = None
+                if self._match(TokenType.PARTITION_BY):  # SESSION's keys: one column, or several in parentheses
+                    if self._match(TokenType.L_PAREN):
+                        partition = self._parse_csv(self._parse_column)
+                        self._match_r_paren()
+                    else:
+                        partition = [self._parse_column()]
+                return self.expression(TableArg(this=table, partition=partition))
             if self._match_text_seq("DESCRIPTOR"):
                 self._match_l_paren()
                 columns = self._parse_csv(self._parse_column)
@@ -58,7 +68,10 @@ class Flink(Dialect):
             return self._parse_assignment()
 
         def _parse_window_tvf(self, name: str) -> exp.Expression:
-            return self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+            node = self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))
+            node.meta.update(line=token.line, col=token.col, start=token.start)
+            return node
 
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
@@ -82,7 +95,7 @@ def parse(sql: str) -> exp.Expression:
 def position(node: exp.Expression, sql: str | None = None) -> str:
     """Where ``node`` starts in the query text ``sql``: 'line L, column C' of its first token that
     has a position (sqlglot keeps names' and literals' positions, not keywords')."""
-    for n in node.walk():
+    for n in node.walk(bfs=False):  # (depth first: the first token in the text)
         meta = getattr(n, "meta", None) or {}
         if "line" in meta:
             col = meta["col"]

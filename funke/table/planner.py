@@ -3,8 +3,10 @@
 What runs (the first part of Flink SQL's streaming dialect):
 
 * ``SELECT <expressions> FROM <view> [WHERE <condition>]``: a filter and a projection;
-* a window aggregation over ``TABLE(TUMBLE(TABLE v, DESCRIPTOR(ts), size))`` or
-  ``TABLE(HOP(TABLE v, DESCRIPTOR(ts), slide, size))``, ``GROUP BY window_start, window_end[, keys]``,
+* a window aggregation over ``TABLE(TUMBLE(TABLE v, DESCRIPTOR(ts), size))``,
+  ``TABLE(HOP(TABLE v, DESCRIPTOR(ts), slide, size))``, ``TABLE(CUMULATE(TABLE v, DESCRIPTOR(ts), step, size))``
+  or ``TABLE(SESSION(TABLE v [PARTITION BY keys], DESCRIPTOR(ts), gap))``, ``GROUP BY window_start, window_end[, keys]``
+  (a SESSION's keys are its PARTITION BY keys),
   with ``COUNT(*)``, ``SUM``, ``MIN``, ``MAX``, ``AVG`` over any expression, ``HAVING``, and
   ``window_start``, ``window_end``, ``window_time`` and the keys in the ``SELECT`` list. It is the
   DataStream program ``key_by(keys).window(assigner).aggregate(...)``: one row per window and
@@ -26,7 +28,13 @@ from sqlglot import exp
 
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.types import INTEGRAL, Schema
-from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner
+from funke.semantics.windows import (
+    CumulativeEventTimeWindows,
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    WindowAssigner,
+)
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, position
 
 #: Columns a window TVF adds to its table.
@@ -53,6 +61,25 @@ _REFUSED = {
     "laterals": "a LATERAL table",
     "windows": "a WINDOW clause",
 }
+
+
+#: Each window TVF's arguments, as a hint when they do not fit.
+_TVF_SHAPES = {
+    "TUMBLE": (3, "TABLE t, DESCRIPTOR(ts), size"),
+    "HOP": (4, "TABLE t, DESCRIPTOR(ts), slide, size"),
+    "CUMULATE": (4, "TABLE t, DESCRIPTOR(ts), step, size"),
+    "SESSION": (3, "TABLE t [PARTITION BY key | (key, ...)], DESCRIPTOR(ts), gap"),
+}
+
+
+@dataclass(frozen=True)
+class Tvf:
+    """A window TVF in FROM: its name, the assigner it is, its time attribute, SESSION's keys."""
+
+    kind: str
+    assigner: WindowAssigner
+    time: str
+    partition: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -92,7 +119,8 @@ class Planner:
             if tvf is None:
                 raise self.refuse(
                     query.args.get("group") or query, "an aggregation without a window TVF (an updating result)",
-                    "aggregate over TABLE(TUMBLE(...)) or TABLE(HOP(...)) with GROUP BY window_start, window_end",
+                    "aggregate over a window TVF (TABLE(TUMBLE(...)), HOP, CUMULATE, SESSION) "
+                    "with GROUP BY window_start, window_end",
                 )
             return self._window_aggregate(query, stream, tvf)
         if tvf is not None:
@@ -100,7 +128,7 @@ class Planner:
         return stream.select(*self._projection(query.expressions, stream.schema))
 
     # -- FROM ------------------------------------------------------------------------------
-    def _source(self, node: exp.Expression) -> tuple[Any, tuple[WindowAssigner, str] | None]:
+    def _source(self, node: exp.Expression) -> tuple[Any, Tvf | None]:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name.upper() == "TABLE":
             inner = node.this.expressions[0] if len(node.this.expressions) == 1 else None
             if not isinstance(inner, WindowTvf):
@@ -119,16 +147,19 @@ class Planner:
             raise PlanError(f"Flink SQL: no view named {name!r} (at {self.at(table)}); views: {known}")
         return self.views[name]()
 
-    def _window_tvf(self, tvf: WindowTvf) -> tuple[Any, tuple[WindowAssigner, str]]:
+    def _window_tvf(self, tvf: WindowTvf) -> tuple[Any, Tvf]:
         kind = tvf.name.upper()
         args = tvf.expressions
-        if kind not in ("TUMBLE", "HOP"):
-            raise self.refuse(tvf, f"the {kind} window TVF", "TUMBLE and HOP run")
-        wanted = 3 if kind == "TUMBLE" else 4
-        if len(args) != wanted or not isinstance(args[0], TableArg) or not isinstance(args[1], Descriptor):
-            shape = "TABLE t, DESCRIPTOR(ts), size" if kind == "TUMBLE" else "TABLE t, DESCRIPTOR(ts), slide, size"
+        count, shape = _TVF_SHAPES[kind]  # (the dialect parses these four only)
+        if len(args) != count or not isinstance(args[0], TableArg) or not isinstance(args[1], Descriptor):
             raise self.refuse(tvf, f"{kind} with these arguments (an offset, or another form)", f"write {kind}({shape})")
+        partition = args[0].args.get("partition")
+        if partition and kind != "SESSION":
+            raise self.refuse(args[0], f"PARTITION BY in {kind}", "only SESSION takes keys; GROUP BY them")
         stream = self._view(args[0].this)
+        keys = tuple(c.name for c in partition or ())
+        for c in partition or ():
+            stream.schema.field(c.name, node=f"PARTITION BY at {self.at(c)}")
         columns = args[1].expressions
         time = columns[0].name if len(columns) == 1 else None
         if time is None or time != stream.node.event_time:
@@ -139,8 +170,16 @@ class Planner:
                 f"Flink SQL: {kind} at {self.at(tvf)} needs a view with event time: create it from a stream with watermarks"
             )
         sizes = [self._interval_ms(a) for a in args[2:]]
-        assigner = TumblingEventTimeWindows.of(sizes[0]) if kind == "TUMBLE" else SlidingEventTimeWindows.of(sizes[1], sizes[0])
-        return stream, (assigner, time)
+        try:
+            assigner: WindowAssigner = {
+                "TUMBLE": lambda: TumblingEventTimeWindows.of(sizes[0]),
+                "HOP": lambda: SlidingEventTimeWindows.of(sizes[1], sizes[0]),
+                "CUMULATE": lambda: CumulativeEventTimeWindows.of(sizes[1], sizes[0]),
+                "SESSION": lambda: EventTimeSessionWindows.with_gap(sizes[0]),
+            }[kind]()
+        except ValueError as e:
+            raise PlanError(f"Flink SQL: {kind} at {self.at(tvf)}: {e}") from None
+        return stream, Tvf(kind, assigner, time, keys if partition else None)
 
     def _interval_ms(self, node: exp.Expression) -> int:
         if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal):
@@ -153,8 +192,7 @@ class Planner:
         raise self.refuse(node, f"the window size {node.sql()}", "write INTERVAL 'n' SECOND (or MILLISECOND, MINUTE, HOUR, DAY)")
 
     # -- window aggregation ----------------------------------------------------------------
-    def _window_aggregate(self, query: exp.Select, stream: Any, tvf: tuple[WindowAssigner, str]) -> Any:
-        assigner, _ = tvf
+    def _window_aggregate(self, query: exp.Select, stream: Any, tvf: Tvf) -> Any:
         group = query.args.get("group")
         by = list(group.expressions) if group is not None else []
         names = [g.name if isinstance(g, exp.Column) else None for g in by]
@@ -167,6 +205,11 @@ class Planner:
             if name not in (WINDOW_START, WINDOW_END):
                 stream.schema.field(name, node=f"GROUP BY at {self.at(g)}")
                 keys.append(name)
+        if tvf.kind == "SESSION" and set(keys) != set(tvf.partition or ()):
+            raise self.refuse(
+                group or query, "a SESSION window aggregation grouped by other columns than its PARTITION BY",
+                f"sessions are per key: GROUP BY window_start, window_end{''.join(', ' + k for k in tvf.partition or ())}",
+            )
         aggregates: dict[str, tuple[str, str | None]] = {}
         renamed: dict[int, exp.Expression] = {}
         by_text: dict[str, exp.Expression] = {}  # the same aggregate twice (SELECT and HAVING) is computed once
@@ -181,7 +224,7 @@ class Planner:
         if not keys:  # one window for all rows (Flink's global window aggregation): one constant key
             keys = [self._hide()]
             stream = stream.with_column(keys[0], "0")
-        out = stream.key_by(keys).window(assigner).aggregate(**aggregates)
+        out = stream.key_by(keys).window(tvf.assigner).aggregate(**aggregates)
 
         def rewrite(e: exp.Expression) -> exp.Expression:
             def swap(n: exp.Expression) -> exp.Expression:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from funke.semantics.clock import ManualClock
 from funke.semantics.time import MAX_WATERMARK
 from funke.semantics.triggers import EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
 from funke.semantics.windows import (
+    CumulativeEventTimeWindows,
     EventTimeSessionWindows,
     GlobalWindows,
     ProcessingTimeSessionWindows,
@@ -118,3 +121,34 @@ def test_window_operator_snapshot_restore_mid_stream_gives_the_same_results():
         ("a", 0, 40, 14),  # 30 extends the session after its end passed: fires at once
         ("b", 50, 60, 5),
     ]
+
+
+@given(
+    t=st.integers(-10**12, 10**12),
+    step=st.integers(1, 10_000),
+    steps=st.integers(1, 20),
+    offset_steps=st.integers(0, 19),
+)
+def test_cumulative_windows_share_their_period_start_and_end_step_apart_after_the_element(t, step, steps, offset_steps):
+    size = step * steps
+    offset = (offset_steps % steps) * step
+    windows = CumulativeEventTimeWindows.of(size, step, offset).assign_windows(t)
+    period = TumblingEventTimeWindows.of(size, offset).assign_windows(t)[0]
+    assert windows and all(w.start == period.start for w in windows)
+    assert [w.end for w in windows] == list(range(windows[0].end, period.end + 1, step))
+    assert windows[-1].end == period.end and windows[0].end - step <= t < windows[0].end
+
+
+def test_cumulative_window_validation_and_a_late_element_counts_in_the_windows_not_fired():
+    with pytest.raises(ValueError, match="multiple of its step"):
+        CumulativeEventTimeWindows.of(10, 3)
+    with pytest.raises(ValueError, match="step must be positive"):
+        CumulativeEventTimeWindows.of(10, 0)
+    op = WindowOperator(WindowSpec.of(CumulativeEventTimeWindows.of(3_000, 1_000)), WindowAggregate.count())
+    out = []
+    for ts in (100, 1_500):
+        out += op.process_element("k", ts, ts)
+    out += op.advance_watermark(1_999)  # [0, 1 s) and [0, 2 s) are complete
+    out += op.process_element("k", 200, 200)  # late for both, counts in [0, 3 s)
+    out += op.advance_watermark(MAX_WATERMARK)
+    assert [(w0, w1, v) for _, w0, w1, v in results(out)] == [(0, 1_000, 1), (0, 2_000, 2), (0, 3_000, 3)]

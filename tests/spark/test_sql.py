@@ -86,3 +86,59 @@ def test_projection_and_filter_with_flink_integer_division(env):
     out = t_env.to_data_stream(t).collect()
     env.execute().wait(300)
     assert sorted((r["k"], r["half"], r["real_half"], r["x"]) for r in out.rows) == [("a", 3, 3.5, 71), ("b", -3, -3.5, -69)]
+
+
+def windows_ms(rows, *cols):
+    ms = lambda t: round((t - T0).total_seconds() * 1000)  # noqa: E731
+    return sorted((r["k"], ms(r["window_start"]), ms(r["window_end"]), *(r[c] for c in cols)) for r in rows)
+
+
+# Two rows per batch; each batch's rows, then the watermark of the batch before (Spark's schedule, as in
+# the DataStream program). [0, 5 s) fires after the third batch's rows (watermark 8 s), [0, 10 s) after
+# the fourth's (12 s): a@4 s in the fourth batch is late for [0, 5 s) but counts in [0, 10 s), as Flink
+# SQL keeps a late row for the windows that have not fired.
+CUMULATE_ROWS = [
+    ("a", 1_000, 1), ("a", 2_000, 2),
+    ("a", 7_000, 4), ("b", 8_000, 8),
+    ("a", 3_000, 16), ("b", 12_000, 32),
+    ("a", 4_000, 64), ("b", 14_000, 128),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_cumulate_windows_grow_by_step_and_a_late_row_counts_where_its_window_has_not_fired(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"k": k, "ts": at(ms), "v": v} for k, ms, v in CUMULATE_ROWS]
+    t_env.create_temporary_view("ev", env.from_collection(rows, SCHEMA, rows_per_batch=2, watermarks=WM))
+    t = t_env.sql_query(
+        "SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), "
+        "INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k"
+    )
+    out = t_env.to_data_stream(t).collect()
+    env.execute(bounded=bounded).wait(300)
+    if bounded:
+        expected = [("a", 0, 5_000, 4, 83), ("a", 0, 10_000, 5, 87), ("b", 0, 10_000, 1, 8)]
+    else:
+        expected = [("a", 0, 5_000, 3, 19), ("a", 0, 10_000, 5, 87), ("b", 0, 10_000, 1, 8)]
+    expected += [("b", 10_000, 15_000, 2, 160), ("b", 10_000, 20_000, 2, 160)]
+    assert windows_ms(out.rows, "n", "s") == sorted(expected)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_session_windows_per_partition_key(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t = t_env.sql_query(
+        "SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(SESSION(TABLE ev PARTITION BY k, "
+        "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start, window_end"
+    )
+    out = t_env.to_data_stream(t).collect()
+    env.execute(bounded=bounded).wait(300)
+    # a's session [1 s, 7 s) closes after the third batch's rows (watermark 16 s); a@3 s in the fourth then
+    # opens [3 s, 8 s), already late: dropped, as is b@-20 s
+    if bounded:
+        expected = [("a", 1_000, 8_000, 3, 67), ("b", -20_000, -15_000, 1, 128)]
+    else:
+        expected = [("a", 1_000, 7_000, 2, 3)]
+    expected += [("a", 15_000, 20_000, 1, 4), ("b", 16_000, 23_000, 3, 56)]
+    assert windows_ms(out.rows, "n", "s") == sorted(expected)

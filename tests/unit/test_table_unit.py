@@ -8,7 +8,7 @@ import funke as fk
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.table import StreamTableEnvironment
-from funke.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.windows import CumulativeEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 
@@ -52,6 +52,33 @@ def test_hop_takes_slide_then_size_and_no_keys_is_one_window_for_all_rows(t_env)
     assert t.columns == ("window_start", "window_end", "n")
 
 
+def test_cumulate_takes_step_then_size(t_env):
+    t = t_env.sql_query(
+        "SELECT k, window_start, window_end, SUM(v) AS s FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND, "
+        "INTERVAL '6' SECOND)) GROUP BY window_start, window_end, k"
+    )
+    w = window_of(t)
+    assert w.assigner == CumulativeEventTimeWindows(size_ms=6_000, step_ms=2_000)
+    assert w.input.keys == ("k",)
+    with pytest.raises(PlanError, match=r"CUMULATE at line 1, column 28: a cumulative window's size \(5000 ms\) must be"):
+        t_env.sql_query(
+            "SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '5' SECOND)) "
+            "GROUP BY window_start, window_end"
+        )
+
+
+@pytest.mark.parametrize(("partition", "keys"), [("", ()), (" PARTITION BY k", ("k",)), (" PARTITION BY (k, v)", ("k", "v"))])
+def test_session_is_a_session_window_per_partition_key(t_env, partition, keys):
+    group = "".join(f", {k}" for k in reversed(keys))  # (any order)
+    t = t_env.sql_query(
+        f"SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(SESSION(TABLE ev{partition}, DESCRIPTOR(ts), "
+        f"INTERVAL '30' SECOND)) GROUP BY window_start, window_end{group}"
+    )
+    w = window_of(t)
+    assert w.assigner == EventTimeSessionWindows.with_gap(30_000)
+    assert set(w.input.keys) == set(keys) if keys else len(w.input.keys) == 1  # (no keys: one constant key)
+
+
 def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
     t = t_env.sql_query("SELECT k, v / 2 AS h, p / 2 AS q, (v + 1) / 2 AS r FROM ev")
     texts = [str(e) for e in t._stream.node.exprs]
@@ -72,8 +99,12 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         (f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY window_start, window_end", "the column k outside an aggregate"),
         (f"SELECT COUNT(*) FROM {TUMBLE} GROUP BY window_start", "not grouped by both window_start and window_end"),
         (f"SELECT * FROM {TUMBLE}", "a window TVF without GROUP BY"),
-        ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '5' SECOND)) "
-         "GROUP BY window_start, window_end", "the CUMULATE window TVF"),
+        ("SELECT COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
+         "GROUP BY window_start, window_end", "grouped by other columns than its PARTITION BY"),
+        ("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
+         "GROUP BY window_start, window_end", "PARTITION BY in TUMBLE (at line 1, column 41)"),
+        ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
+         "GROUP BY window_start, window_end", "write CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)"),
         ("SELECT a.k FROM ev a JOIN plain b ON a.k = b.k", "a join"),
         ("SELECT k FROM (SELECT k FROM ev)", "a subquery"),
         ("SELECT LENGTH(k) / 2 AS x FROM ev", "cannot tell whether it divides integers"),
