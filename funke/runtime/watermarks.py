@@ -184,6 +184,9 @@ class Beat:
       move in the query's commit log (``commits``, a local checkpoint) before it answers; where
       there is none, this asks for the beat (``want``) when the listener reports the move.
     * ``due``: when the earliest processing-time timer of a bucket is due (``DueTimers``).
+    * One after the micro-batch that read the end of input (an observed ``eos``): a stateful
+      query ends with the batch after it, which Spark would not run when the end moved no
+      watermark (a process function over a stream without event time).
 
     >>> b = Beat("/dev/null", DueTimers(4, "late"))
     >>> b.write = lambda: None
@@ -191,6 +194,8 @@ class Beat:
     0
     >>> b.update({}, "2024-01-01T00:00:00.000Z"); b.update({}, "2024-01-01T00:00:01.000Z"); b.want
     1
+    >>> b.update({"funke_src_x": {"rows": 1, "eos": 1}}, None); b.update({"funke_src_x": {"eos": 1}}, None); b.want
+    2
     """
 
     path: str
@@ -199,12 +204,16 @@ class Beat:
     want: int = 0
     commits: str | None = None
     _moved: bool = False
+    _ended: bool = False
 
     def update(self, observed: dict[str, dict[str, Any]], watermark: Any) -> None:
         """Fold one micro-batch in: its observed metrics and Spark's watermark after it."""
         wm = _millis(watermark)
         if self.commits is None and not self._moved and wm is not None and wm > 0:
             self._moved = True
+            self.want += 1
+        if not self._ended and any(m.get("eos") == 1 for m in observed.values()):
+            self._ended = True
             self.want += 1
         self.timers.fold(observed)
         self.write()

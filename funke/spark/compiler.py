@@ -95,6 +95,9 @@ class Compiled:
     clocks: list[Any] = field(default_factory=list)
     #: Operators upstream whose time rows come only when due (``general.BeatSpec``).
     beats: list[Any] = field(default_factory=list)
+    #: The frame still carries the end-of-input row, whose rows and end were counted upstream
+    #: (a select or filter passes it on to the watermark after it: see ``plain``).
+    end_counted: bool = False
 
 
 @dataclass
@@ -191,16 +194,23 @@ class Compiler:
         stateful = stateful or any(i.stateful for i in inputs)
         return Compiled(node_frame, metrics, stateful, control=controls[0] if controls else None, clocks=clocks, beats=beats)
 
-    def plain(self, c: Compiled, uid: str) -> DataFrame:
-        """The input without the end-of-input row (counting rows and noting the end on the way)."""
+    def plain(self, c: Compiled, uid: str, *, keep_end: bool = False) -> DataFrame:
+        """The input without the end-of-input row (counting rows and noting the end on the way, once).
+
+        ``keep_end``: the row stays (still counted here), for a select or filter to pass on: a
+        watermark after them turns it into the end of time, which fires every window (without
+        it a finite stream's last windows never fired).
+        """
         df = c.frame
         if EOS not in df.columns:
             return df
-        name = f"funke_src_{_safe(uid)}"
-        own = Compiled(df)
-        observed = self.observe(own, name, True, F.count(F.when(~F.col(EOS), 1)).alias("rows"), F.max(F.col(EOS).cast("int")).alias("eos"))
-        self._plain_metrics.extend(own.metrics)
-        return observed.where(~F.col(EOS)).drop(EOS)
+        if not c.end_counted:
+            name = f"funke_src_{_safe(uid)}"
+            own = Compiled(df)
+            rows, ended = F.count(F.when(~F.col(EOS), 1)).alias("rows"), F.max(F.col(EOS).cast("int")).alias("eos")
+            df = self.observe(own, name, True, rows, ended)
+            self._plain_metrics.extend(own.metrics)
+        return df if keep_end else df.where(~F.col(EOS)).drop(EOS)
 
     def observe(self, c: Compiled | None, name: str, finite: bool, *aggs: Column, frame: DataFrame | None = None) -> DataFrame:
         """``df.observe`` under ``name``, recorded on ``c`` so the runtime can read it back."""
@@ -322,6 +332,8 @@ class Compiler:
         assert column is not None
         at_source = isinstance(node.input, n.Source)
         frame, later = self._watermark_input(node, up)
+        if self.streaming and EOS not in frame.columns:
+            self._end_reaches(node)
         if s.ingestion_time:
             # Spark's current_timestamp() is the micro-batch's start, the same for its every row
             frame = frame.withColumn(column, F.current_timestamp())
@@ -385,6 +397,27 @@ class Compiler:
         out.frame = df.select(*later) if later is not None else df
         return out
 
+    def _end_reaches(self, node: n.Watermark) -> None:
+        """Refuse a watermark that a finite source's end of input cannot reach (a map or a union on
+        the way drops it): the watermark would never pass the last windows, which never fire."""
+        todo, ended = list(node.inputs), []
+        while todo:
+            x = todo.pop()
+            if isinstance(x, n.Watermark):
+                continue
+            if isinstance(x, n.Source) and id(x) in self._done and EOS in self._done[id(x)].frame.columns:
+                ended.append(x)
+            todo.extend(x.inputs)
+        if ended:
+            names = {"python": "a Python function", "union": "a union"}
+            passed = (x for x in n.walk([node.input]) if not isinstance(x, (n.Source, n.Select, n.Filter)))
+            between = sorted({names.get(x.kind, x.kind) for x in passed})
+            raise UnsupportedError(
+                f"{node.where()} [{node.uid}]: the end of the finite source {ended[0].spec.describe()} cannot pass "
+                f"{', '.join(between) or 'what comes'} before this watermark, so the last windows would never fire; "
+                "give the source its watermark (from_source(..., watermarks=...)) or assign it before that"
+            )
+
     def _watermark_input(self, node: n.Watermark, up: Compiled) -> tuple[DataFrame, list[Column] | None]:
         """What the watermark's observe reads, and the select that completes the rows after it.
 
@@ -400,10 +433,22 @@ class Compiler:
         return (up.uncounted if up.uncounted is not None else up.frame), None
 
     def visit_Select(self, node: n.Select, up: Compiled) -> Compiled:
-        return self._merge(self.plain(up, node.uid).select(*(to_column(e) for e in node.exprs)), up)
+        df = self.plain(up, node.uid, keep_end=True)
+        columns = [to_column(e) for e in node.exprs]
+        out = df.select(*columns)
+        if EOS in df.columns and EOS not in out.columns:  # (its values are a row's or nulls: the select is safe on it)
+            out = df.select(*columns, F.col(EOS))
+        return self._ended(self._merge(out, up))
 
     def visit_Filter(self, node: n.Filter, up: Compiled) -> Compiled:
-        return self._merge(self.plain(up, node.uid).where(to_column(node.predicate)), up)
+        df = self.plain(up, node.uid, keep_end=True)
+        keep = to_column(node.predicate)
+        return self._ended(self._merge(df.where(F.col(EOS) | keep if EOS in df.columns else keep), up))
+
+    @staticmethod
+    def _ended(c: Compiled) -> Compiled:
+        c.end_counted = EOS in c.frame.columns
+        return c
 
     def visit_PythonFunction(self, node: n.PythonFunction, up: Compiled) -> Compiled:
         df = self.plain(up, node.uid)

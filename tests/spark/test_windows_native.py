@@ -37,6 +37,35 @@ def test_late_row_for_a_closed_window_is_dropped_and_counted(env):
     assert metrics["input_rows"] == 6
 
 
+@pytest.mark.parametrize("before", ["select", "filter"])
+def test_a_finite_stream_with_a_select_or_filter_before_its_watermark_fires_its_last_windows(env, before):
+    """The end of input has to reach the watermark through the row operations before it. It
+    did not: the select (or filter) dropped the end-of-input row, the watermark never reached
+    the end of time, and the job ended with its last windows never emitted (0 rows out)."""
+    rows = [{"k": k, "ms": t} for k, t in [("a", 1_000), ("a", 12_000), ("b", 13_000), ("a", 14_000)]]
+    s = env.from_collection(rows, "k string, ms bigint", rows_per_batch=2)
+    if before == "filter":
+        s = s.filter("k <> 'x'")
+    s = s.with_column("t", "timestamp_millis(ms)").assign_timestamps_and_watermarks(WM5)
+    sink = s.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().collect()
+    handle = env.execute().wait(timeout=180)
+    assert handle.done
+    assert window_rows(sink.rows) == {("a", 0, 10000, 1): 1, ("a", 10000, 20000, 2): 1, ("b", 10000, 20000, 1): 1}
+    assert handle.metrics()["input_rows"] == 4
+
+
+def test_a_python_map_before_the_watermark_of_a_finite_stream_is_refused(env):
+    """A Python function cannot pass the end-of-input row on: refused before anything runs, not
+    run to an end without its last windows."""
+    rows = env.from_collection([{"k": "a", "ms": 1}], "k string, ms bigint")
+    s = rows.map(lambda r: {**r, "t": r["ms"]}, output_schema="k string, ms bigint, t bigint")
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(5)).with_timestamp_assigner("t", unit="ms")
+    s.assign_timestamps_and_watermarks(wm).key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().collect()
+    refused = r"the end of the finite source collection\(1 rows\) cannot pass a Python function before this watermark"
+    with pytest.raises(fk.errors.UnsupportedError, match=refused):
+        env.execute()
+
+
 def test_watermark_is_emitted_after_the_batch_that_follows_it(env):
     # The watermark computed from batch 0 fires windows at the end of batch 1, after batch 1's
     # elements: (a, 9999) arriving in batch 1 still counts (documented in explain()).
