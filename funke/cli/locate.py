@@ -31,11 +31,14 @@ def locate(target: str) -> Any:
 
 
 def build(target: str, options: dict[str, Any]) -> Any:
-    """The StreamEnvironment a job target gives: an environment, or a function called with the options it accepts."""
+    """The StreamEnvironment a job target gives: an environment, or a function called with the options it accepts,
+    or a Flink SQL script (``FILE.sql``)."""
     from funke.api.environment import StreamEnvironment
 
-    obj = locate(target)
     given = {k: v for k, v in options.items() if v is not None}
+    if target.endswith(".sql"):
+        return sql_job(target, given)
+    obj = locate(target)
     if isinstance(obj, StreamEnvironment):
         if given:
             raise PlanError(f"{target} is a ready StreamEnvironment; it takes no options (got {', '.join('--' + k for k in given)})")
@@ -64,3 +67,25 @@ def _typed(value: Any, param: inspect.Parameter | None) -> Any:
         return kind(value) if kind in (int, float) else value
     except ValueError:
         raise PlanError(f"option {param.name}={value!r}: expected {kind.__name__}") from None
+
+
+def sql_job(path: str, options: dict[str, Any]) -> Any:
+    """The job of a Flink SQL script: its ``CREATE TABLE`` statements, and its ``INSERT INTO`` statements
+    together as one job, named after the file (``clicks.sql``: ``clicks``)."""
+    import re
+    from pathlib import Path
+
+    from funke.api.environment import StreamEnvironment
+    from funke.table import StreamTableEnvironment
+
+    if options:
+        raise PlanError(f"{path} is a SQL script; it takes no options (got {', '.join('--' + k for k in options)})")
+    file = Path(path)
+    if not file.is_file():
+        raise PlanError(f"no SQL script {path} (looked in {os.getcwd()})")
+    env = StreamEnvironment(app=re.sub(r"[^A-Za-z0-9._-]", "-", file.stem) or "sql")
+    t_env = StreamTableEnvironment.create(env)
+    t_env.execute_script(file.read_text())
+    if not env.sinks:
+        raise PlanError(f"{path} has no INSERT INTO statement: nothing to run")
+    return env

@@ -49,7 +49,7 @@ def _options(events: int | None, output: str | None, rate: float | None, opts: l
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="MODULE:JOB, e.g. examples.ysb:job")],
+    target: Annotated[str, typer.Argument(help="MODULE:JOB, e.g. examples.ysb:job, or a Flink SQL script FILE.sql")],
     events: Annotated[Optional[int], typer.Option(help="events the job's generator produces (job option)")] = None,
     output: Annotated[Optional[str], typer.Option(help="directory for the results as Parquet (job option)")] = None,
     rate: Annotated[Optional[float], typer.Option(help="generator rows per second (job option)")] = None,
@@ -65,6 +65,22 @@ def run(
     """Run a job on local Spark (or the cluster FUNKE_MASTER / FUNKE_REMOTE names) until its input ends."""
     options = _options(events, output, rate, opt)
     _start(target, options, bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint,
+           allow_non_restored_state=allow_non_restored_state, live=live, json_summary=json_summary)  # fmt: skip
+
+
+@app.command()
+def sql(
+    script: Annotated[str, typer.Argument(help="a Flink SQL script: CREATE TABLE ...; INSERT INTO ... SELECT ...;")],
+    bounded: Annotated[bool, typer.Option("--bounded", help="run as a bounded (batch) job over the same input")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="start from the beginning instead of resuming the job's last checkpoint")] = False,
+    live: Annotated[bool, typer.Option(help="show live progress")] = True,
+    json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
+    name: Annotated[Optional[str], typer.Option(help="the job's name (checkpoints, savepoints, funke list); default: the file's name")] = None,
+    from_savepoint: Annotated[Optional[str], typer.Option(help="start from this savepoint (state and source positions)")] = None,
+    allow_non_restored_state: Annotated[bool, typer.Option("--allow-non-restored-state", help="drop savepoint state the job no longer has")] = False,
+) -> None:
+    """Run a Flink SQL script as one job: its tables, and all its INSERT INTO statements together (as ``funke run FILE.sql``)."""
+    _start(script, {}, bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint,
            allow_non_restored_state=allow_non_restored_state, live=live, json_summary=json_summary)  # fmt: skip
 
 

@@ -265,8 +265,15 @@ class Cast(Expr):
         return self.to
 
 
-_IDENT = re.compile(r"^`?([A-Za-z_][A-Za-z0-9_]*)`?$")
-_AS = re.compile(r"\s+as\s+`?([A-Za-z_][A-Za-z0-9_]*)`?\s*$", re.IGNORECASE)
+#: A column name, plain or in backticks (then any characters but a backtick: Flink SQL's ``EXPR$1``).
+_NAME = r"(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*))"
+_IDENT = re.compile(rf"^{_NAME}$")
+_PLAIN = re.compile(r"^`?([A-Za-z_][A-Za-z0-9_]*)`?$")  # (a column funke refers to by name)
+_AS = re.compile(rf"\s+as\s+{_NAME}\s*$", re.IGNORECASE)
+
+
+def _named(m: re.Match[str] | None) -> str | None:
+    return (m.group(1) or m.group(2)) if m else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,22 +286,16 @@ class Sql(Expr):
         return f"expr({self.text!r})"
 
     def columns(self) -> frozenset[str] | None:
-        m = _IDENT.match(self.text.strip())
-        return frozenset({m.group(1)}) if m else None
+        name = _named(_IDENT.match(self.text.strip()))
+        return frozenset({name}) if name else None
 
     def output_name(self) -> str | None:
         t = self.text.strip()
-        m = _IDENT.match(t)
-        if m:
-            return m.group(1)
-        m = _AS.search(t)
-        return m.group(1) if m else None
+        return _named(_IDENT.match(t)) or _named(_AS.search(t))
 
     def dtype(self, schema: Schema, node: str) -> str | None:
-        m = _IDENT.match(self.text.strip())
-        if m:
-            return schema.field(m.group(1), node=node).dtype
-        return None
+        name = _named(_IDENT.match(self.text.strip()))
+        return schema.field(name, node=node).dtype if name else None
 
 
 def col(name: str) -> Col:
@@ -325,7 +326,7 @@ def to_expr(e: Expr | str) -> Expr:
     if isinstance(e, Expr):
         return e
     if isinstance(e, str):
-        m = _IDENT.match(e.strip())
+        m = _PLAIN.match(e.strip())
         return Col(m.group(1)) if m else Sql(e)
     raise PlanError(f"expected a column expression (fk.col(...)) or a SQL string, got {type(e).__name__} {e!r}")
 

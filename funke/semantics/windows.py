@@ -90,6 +90,18 @@ class WindowAssigner:
         raise TypeError(f"{type(self).__name__} is not a merging window assigner")
 
 
+def _offset(offset: Duration, within_ms: int, what: str) -> int:
+    """A window offset in ms, smaller than the window's ``what`` (``within_ms``)."""
+    offset_ms = to_millis(offset, what="window offset")
+    if abs(offset_ms) >= within_ms:
+        raise ValueError(f"window offset must be smaller than the {what} ({within_ms} ms), got {offset_ms} ms")
+    return offset_ms
+
+
+def _positive_ms(duration: Duration, what: str) -> int:
+    return _positive(to_millis(duration, what=what), what)
+
+
 def _positive(ms: int, what: str) -> int:
     if ms <= 0:
         raise ValueError(f"{what} must be positive, got {ms} ms")
@@ -104,11 +116,8 @@ class TumblingEventTimeWindows(WindowAssigner):
 
     @classmethod
     def of(cls, size: Duration, offset: Duration = 0) -> TumblingEventTimeWindows:
-        size_ms = _positive(to_millis(size, what="window size"), "window size")
-        offset_ms = to_millis(offset, what="window offset")
-        if abs(offset_ms) >= size_ms:
-            raise ValueError(f"window offset must be smaller than the size ({size_ms} ms), got {offset_ms} ms")
-        return cls(size_ms, offset_ms)
+        size_ms = _positive_ms(size, "window size")
+        return cls(size_ms, _offset(offset, size_ms, "size"))
 
     def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
         start = window_start(timestamp, self.offset_ms, self.size_ms)
@@ -131,12 +140,9 @@ class SlidingEventTimeWindows(WindowAssigner):
 
     @classmethod
     def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingEventTimeWindows:
-        size_ms = _positive(to_millis(size, what="window size"), "window size")
-        slide_ms = _positive(to_millis(slide, what="window slide"), "window slide")
-        offset_ms = to_millis(offset, what="window offset")
-        if abs(offset_ms) >= slide_ms:
-            raise ValueError(f"window offset must be smaller than the slide ({slide_ms} ms), got {offset_ms} ms")
-        return cls(size_ms, slide_ms, offset_ms)
+        size_ms = _positive_ms(size, "window size")
+        slide_ms = _positive_ms(slide, "window slide")
+        return cls(size_ms, slide_ms, _offset(offset, slide_ms, "slide"))
 
     def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
         last_start = window_start(timestamp, self.offset_ms, self.slide_ms)
@@ -176,14 +182,11 @@ class CumulativeEventTimeWindows(WindowAssigner):
 
     @classmethod
     def of(cls, size: Duration, step: Duration, offset: Duration = 0) -> CumulativeEventTimeWindows:
-        size_ms = _positive(to_millis(size, what="window size"), "window size")
-        step_ms = _positive(to_millis(step, what="window step"), "window step")
+        size_ms = _positive_ms(size, "window size")
+        step_ms = _positive_ms(step, "window step")
         if size_ms % step_ms:
             raise ValueError(f"a cumulative window's size ({size_ms} ms) must be a multiple of its step ({step_ms} ms)")
-        offset_ms = to_millis(offset, what="window offset")
-        if abs(offset_ms) >= size_ms:
-            raise ValueError(f"window offset must be smaller than the size ({size_ms} ms), got {offset_ms} ms")
-        return cls(size_ms, step_ms, offset_ms)
+        return cls(size_ms, step_ms, _offset(offset, size_ms, "size"))
 
     def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
         start = window_start(timestamp, self.offset_ms, self.size_ms)
@@ -209,7 +212,7 @@ class EventTimeSessionWindows(WindowAssigner):
 
     @classmethod
     def with_gap(cls, gap: Duration) -> EventTimeSessionWindows:
-        return cls(gap_ms=_positive(to_millis(gap, what="session gap"), "session gap"))
+        return cls(gap_ms=_positive_ms(gap, "session gap"))
 
     @classmethod
     def with_dynamic_gap(cls, gap_fn: Callable[[Any], Duration]) -> EventTimeSessionWindows:

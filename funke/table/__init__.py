@@ -14,9 +14,9 @@ import types
 from typing import Any
 
 from funke.connectors.tables import table as _static_table
-from funke.table.environment import StreamTableEnvironment, Table
+from funke.table.environment import StatementSet, StreamTableEnvironment, Table, TableResult
 
-__all__ = ["StreamTableEnvironment", "Table"]
+__all__ = ["StatementSet", "StreamTableEnvironment", "Table", "TableResult"]
 
 
 class _Package(types.ModuleType):

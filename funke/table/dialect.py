@@ -49,6 +49,20 @@ class Flink(Dialect):
         KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"}
 
     class Parser(parser.Parser):
+        #: DDL: ``WATERMARK FOR ts AS ts - INTERVAL '5' SECOND`` in CREATE TABLE (as sqlglot's RisingWave
+        #: parser reads it), and computed columns ``name AS expression``.
+        WRAPPED_TRANSFORM_COLUMN_CONSTRAINT = False
+        CONSTRAINT_PARSERS = {
+            **parser.Parser.CONSTRAINT_PARSERS,
+            "WATERMARK": lambda self: self.expression(
+                exp.WatermarkColumnConstraint(
+                    this=self._match(TokenType.FOR) and self._parse_column(),
+                    expression=self._match(TokenType.ALIAS) and self._parse_disjunction(),
+                )
+            ),
+        }
+        SCHEMA_UNNAMED_CONSTRAINTS = {*parser.Parser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
+
         def _parse_tvf_arg(self) -> exp.Expression | None:
             if self._match(TokenType.TABLE):
                 table = self._parse_table_parts()
@@ -81,15 +95,24 @@ class Flink(Dialect):
 
 def parse(sql: str) -> exp.Expression:
     """One Flink SQL statement; a syntax error names its line and column."""
+    statements = _statements(sql)
+    if len(statements) != 1:
+        raise PlanError(f"expected one SQL statement, got {len(statements)}: {sql!r}")
+    return statements[0]
+
+
+def parse_script(script: str) -> list[tuple[exp.Expression, str]]:
+    """The statements of a script (separated by ``;``), each with the script's text (positions are in it)."""
+    return [(s, script) for s in _statements(script)]
+
+
+def _statements(sql: str) -> list[exp.Expression]:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=Flink) if s is not None]
+        return [s for s in sqlglot.parse(sql, read=Flink) if s is not None]
     except ParseError as e:
         first: dict[str, Any] = e.errors[0] if e.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
         raise PlanError(f"SQL syntax error{where}: {first.get('description', str(e))}\n{sql}") from None
-    if len(statements) != 1:
-        raise PlanError(f"expected one SQL statement, got {len(statements)}: {sql!r}")
-    return statements[0]
 
 
 def position(node: exp.Expression, sql: str | None = None) -> str:

@@ -9,13 +9,17 @@ exactly-once sinks, savepoints and dead letters like any job of its environment.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from funke.api.streams import DataStream
-from funke.errors import PlanError
-from funke.table.dialect import parse
-from funke.table.planner import Planner
+from sqlglot import exp
 
+from funke.api.streams import DataStream
+from funke.errors import PlanError, UnsupportedError
+from funke.plan import nodes as n
+from funke.table.ddl import CONNECTORS, TableDef, table_def
+from funke.table.dialect import parse, parse_script, position
+from funke.table.planner import Planner
 
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
 _ANONYMOUS = "_fk_table_"
@@ -44,6 +48,14 @@ class Table:
 
     filter = where
 
+    def execute(self) -> TableResult:
+        """Run this table's query as its own job; ``collect()`` on the result yields its rows as they come."""
+        from funke.connectors.sinks import CollectSink
+
+        sink = CollectSink()
+        node = n.Sink((self._stream.node,), spec=sink, explicit_uid="collect")
+        return TableResult(self._t_env._run([node], f"{self._t_env.env.app}-collect"), sink)
+
     def explain(self) -> str:
         """The plan of this table's stream (per node: uid, native or general path, and why)."""
         from funke.plan.explain import explain as explain_plan
@@ -70,6 +82,8 @@ class StreamTableEnvironment:
         self.env = env
         self._views: dict[str, Table] = {}
         self._anonymous_views = 0
+        self._tables: dict[str, TableDef] = {}
+        self._read: dict[str, DataStream] = {}  # a DDL table's source stream, made once
 
     @classmethod
     def create(cls, env: Any) -> StreamTableEnvironment:
@@ -90,9 +104,116 @@ class StreamTableEnvironment:
         return sorted(name for name in self._views if not name.startswith(_ANONYMOUS))
 
     def sql_query(self, sql: str) -> Table:
-        """Plan one ``SELECT`` (Flink SQL) over the views; see ``funke.table.planner`` for what runs."""
-        planner = Planner({name: (lambda t=t: t._stream) for name, t in self._views.items()}, sql)
-        return Table(self, planner.lower(parse(sql)))
+        """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
+        return Table(self, self._planner(sql).lower(parse(sql)))
+
+    def execute_sql(self, sql: str) -> TableResult:
+        """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
+        connectors) or ``INSERT INTO table SELECT ...``, which starts a job writing the table (named
+        after the environment's app; ``wait()`` on the result waits for it)."""
+        statement = parse(sql)
+        if isinstance(statement, exp.Insert):
+            return TableResult(self._run([self._insert(statement, sql)], self.env.app))
+        self._ddl(statement, sql)
+        return TableResult()
+
+    def create_statement_set(self) -> StatementSet:
+        """Several ``INSERT INTO`` statements run as one job (``add_insert_sql``, then ``execute``)."""
+        return StatementSet(self)
+
+    def list_tables(self) -> list[str]:
+        return sorted(self._tables)
+
+    def execute_script(self, script: str) -> None:
+        """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
+        job (all of them run together when the environment executes, as ``funke sql FILE.sql`` does)."""
+        for statement, text in parse_script(script):
+            if isinstance(statement, exp.Insert):
+                self.env._add_sink(self._insert(statement, text))
+            else:
+                self._ddl(statement, text)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _planner(self, sql: str) -> Planner:
+        views = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
+        views.update({name: (lambda name=name: self._source(name)) for name in self._tables if name not in views})
+        return Planner(views, sql)
+
+    def _ddl(self, statement: exp.Expression, sql: str) -> None:
+        at = lambda node: position(node, sql)  # noqa: E731
+        if not isinstance(statement, exp.Create):
+            raise UnsupportedError(
+                f"Flink SQL: a {type(statement).__name__.upper()} statement (at {at(statement)}) is not supported by "
+                "execute_sql; it runs CREATE TABLE and INSERT INTO (sql_query runs SELECT)"
+            )
+        t = table_def(statement, sql, at)
+        if t.name in self._tables or t.name in self._views:
+            if statement.args.get("exists"):
+                return
+            raise PlanError(f"Flink SQL: a table or view named {t.name!r} exists already (CREATE TABLE IF NOT EXISTS keeps it)")
+        self._tables[t.name] = t
+
+    def _source(self, name: str) -> DataStream:
+        """The stream a DDL table is read as: its connector's source, its computed columns, its watermark."""
+        if name not in self._read:
+            t = self._tables[name]
+            make = CONNECTORS[t.connector].source
+            if make is None:
+                raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be written (INSERT INTO), not read")
+            stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
+            planner = Planner({}, t.sql)
+            for column, formula in t.computed:
+                stream = stream.with_column(column, planner.spark_sql(formula, stream.schema))
+            strategy = t.strategy()
+            if strategy is not None:
+                stream = stream.assign_timestamps_and_watermarks(strategy)
+            self._read[name] = stream
+        return self._read[name]
+
+    def _insert(self, statement: exp.Insert, sql: str) -> n.Sink:
+        """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (columns by position, cast to its types)."""
+        target = statement.this
+        columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
+        table = target.this if isinstance(target, exp.Schema) else target
+        name = table.name
+        if name not in self._tables:
+            known = ", ".join(sorted(self._tables)) or "none"
+            raise PlanError(
+                f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): no table of that name "
+                f"(CREATE TABLE it); tables: {known}"
+            )
+        t = self._tables[name]
+        make = CONNECTORS[t.connector].sink
+        if make is None:
+            raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be read, not written (INSERT INTO)")
+        if statement.args.get("overwrite"):
+            raise UnsupportedError(f"Flink SQL: INSERT OVERWRITE (at {position(statement, sql)}) is not supported by funke")
+        stream = self._planner(sql).lower(statement.expression)
+        types = dict(t.columns)
+        wanted = columns if columns is not None else [c for c, _ in t.columns]
+        if unknown := [c for c in wanted if c not in types]:
+            raise PlanError(f"Flink SQL: table {name} has no column {unknown[0]!r}; it has {', '.join(types)}")
+        if len(stream.columns) != len(wanted):
+            raise PlanError(
+                f"Flink SQL: INSERT INTO {name} gives {len(stream.columns)} column(s) ({', '.join(stream.columns)}) "
+                f"for {len(wanted)} ({', '.join(wanted)})"
+            )
+        by_target = dict(zip(wanted, stream.columns, strict=True))
+        exprs = [
+            f"CAST(`{by_target[c]}` AS {ty}) AS `{c}`" if c in by_target else f"CAST(NULL AS {ty}) AS `{c}`"
+            for c, ty in t.columns
+        ]
+        out = stream.select(*exprs)
+        return n.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
+
+    def _run(self, sinks: list[n.Sink], name: str) -> Any:
+        """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""
+        saved = self.env._sinks
+        self.env._sinks = list(sinks)
+        try:
+            return self.env.execute(name=name)
+        finally:
+            self.env._sinks = saved
 
     def to_data_stream(self, table: Table) -> DataStream:
         """The table as a DataStream (an insert-only table: every row an insert)."""
@@ -105,3 +226,54 @@ class StreamTableEnvironment:
         name = f"{_ANONYMOUS}{self._anonymous_views}"
         self._views[name] = table
         return f"`{name}`"
+
+
+class TableResult:
+    """What ``execute_sql``, ``StatementSet.execute`` and ``Table.execute`` return: a started job
+    (for DDL: nothing to wait for)."""
+
+    def __init__(self, handle: Any = None, sink: Any = None):
+        self._handle, self._sink = handle, sink
+
+    def get_job_client(self) -> Any:
+        """The job's ``JobHandle`` (``stop``, ``savepoint``, ``metrics``); None for DDL."""
+        return self._handle
+
+    def wait(self, timeout: float | None = None) -> TableResult:
+        """Block until the job ends (finite input) or ``timeout`` seconds pass."""
+        if self._handle is not None:
+            self._handle.wait(timeout)
+        return self
+
+    def collect(self) -> Iterator[dict[str, Any]]:
+        """The rows of ``Table.execute()``, as the job emits them, until it ends."""
+        if self._sink is None:
+            raise PlanError("collect() is for the result of Table.execute(); this result has no rows")
+        seen = 0
+        while True:
+            done = self._handle.wait(0.2).done
+            rows = self._sink.rows
+            yield from rows[seen:]
+            seen = len(rows)
+            if done:
+                return
+
+
+class StatementSet:
+    """Several ``INSERT INTO`` statements run as one job (Flink's ``StatementSet``)."""
+
+    def __init__(self, t_env: StreamTableEnvironment):
+        self._t_env = t_env
+        self._sinks: list[n.Sink] = []
+
+    def add_insert_sql(self, sql: str) -> StatementSet:
+        statement = parse(sql)
+        if not isinstance(statement, exp.Insert):
+            raise PlanError(f"add_insert_sql() takes INSERT INTO ..., got a {type(statement).__name__.upper()} statement")
+        self._sinks.append(self._t_env._insert(statement, sql))
+        return self
+
+    def execute(self) -> TableResult:
+        if not self._sinks:
+            raise PlanError("the statement set is empty: add_insert_sql(...) first")
+        return TableResult(self._t_env._run(self._sinks, self._t_env.env.app))

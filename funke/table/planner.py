@@ -12,6 +12,8 @@ What runs (the first part of Flink SQL's streaming dialect):
   DataStream program ``key_by(keys).window(assigner).aggregate(...)``: one row per window and
   key when the watermark passes the window's end; late rows are dropped, as Flink SQL does.
 
+Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``.
+
 Expressions are translated to Spark SQL; where Flink and Spark differ in meaning, funke takes
 Flink's: ``/`` between integers divides integers (Spark's ``DIV``), ``SUM`` and ``AVG`` of an
 integer column keep its type (Flink's ``AVG`` of ``INT`` is an ``INT``). Anything else is refused
@@ -57,7 +59,6 @@ _REFUSED = {
     "offset": "OFFSET",
     "distinct": "SELECT DISTINCT",
     "qualify": "QUALIFY",
-    "with_": "WITH (a common table expression)",
     "laterals": "a LATERAL table",
     "windows": "a WINDOW clause",
 }
@@ -97,19 +98,31 @@ class Planner:
         return UnsupportedError(f"Flink SQL: {what} (at {self.at(node)}) is not supported by funke yet{'; ' + hint if hint else ''}")
 
     def lower(self, query: exp.Expression) -> Any:
+        if isinstance(query, exp.Subquery):  # (a parenthesized query)
+            return self.lower(query.this)
+        if isinstance(query, exp.Union):
+            return self._union(query)
         if not isinstance(query, exp.Select):
             raise self.refuse(query, f"a {type(query).__name__.upper()} statement", "sql_query takes one SELECT")
+        if query.args.get("with_"):
+            self._ctes(query.args["with_"])
         for arg, what in _REFUSED.items():
             if query.args.get(arg):
                 raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
         for node in query.find_all(exp.Window):
             raise self.refuse(node, "an OVER window (Top-N, deduplication)")
-        for node in query.find_all(exp.Subquery):
-            raise self.refuse(node, "a subquery")
         source = query.args.get("from_")
         if source is None:
             raise self.refuse(query, "a SELECT without FROM")
+        for key, arg in query.args.items():  # (a subquery in FROM is lowered on its own; nowhere else)
+            for node in (x for a in (arg if isinstance(arg, list) else [arg]) if isinstance(a, exp.Expression) for x in a.walk()):
+                if key not in ("from_", "with_") and isinstance(node, (exp.Subquery, exp.Select)):
+                    raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs")
         stream, tvf = self._source(source.this)
+        named = {source.this.alias_or_name} - {""}
+        for column in query.find_all(exp.Column):  # t.x with t the FROM table (or its alias): the stream's column x
+            if column.table and column.table in named and column.find_ancestor(exp.Select) is query:
+                column.set("table", None)
         where = query.args.get("where")
         if where is not None:
             self._no_window_columns(where.this, "WHERE")
@@ -127,8 +140,37 @@ class Planner:
             raise self.refuse(source, "a window TVF without GROUP BY window_start, window_end", "aggregate its rows per window")
         return stream.select(*self._projection(query.expressions, stream.schema))
 
+    def _union(self, query: exp.Union) -> Any:
+        if query.args.get("distinct"):
+            raise self.refuse(query, "UNION (which removes duplicates: an updating result)", "UNION ALL runs")
+        for arg in ("order", "limit", "offset", "with_"):
+            if query.args.get(arg):
+                raise self.refuse(query.args[arg], f"{arg.rstrip('_').upper()} on a UNION ALL")
+        left, right = self.lower(query.this), self.lower(query.expression)
+        if len(left.columns) != len(right.columns):
+            raise PlanError(
+                f"Flink SQL: UNION ALL at {self.at(query)} of {len(left.columns)} column(s) ({', '.join(left.columns)}) "
+                f"and {len(right.columns)} ({', '.join(right.columns)})"
+            )
+        if right.columns != left.columns:  # by position, named as on the left (as in Flink)
+            right = right.select(*(r if r == x else f"`{r}` AS `{x}`" for r, x in zip(right.columns, left.columns, strict=True)))
+        return left.union(right)
+
+    def _ctes(self, with_: exp.With) -> None:
+        """``WITH name AS (SELECT ...)``: each a view of this query (and the ones after it)."""
+        if with_.args.get("recursive"):
+            raise self.refuse(with_, "WITH RECURSIVE")
+        views = dict(self.views)
+        for cte in with_.expressions:
+            self.views = views
+            stream = self.lower(cte.this)
+            views[cte.alias] = lambda stream=stream: stream
+        self.views = views
+
     # -- FROM ------------------------------------------------------------------------------
     def _source(self, node: exp.Expression) -> tuple[Any, Tvf | None]:
+        if isinstance(node, exp.Subquery):
+            return self.lower(node.this), None
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name.upper() == "TABLE":
             inner = node.this.expressions[0] if len(node.this.expressions) == 1 else None
             if not isinstance(inner, WindowTvf):
@@ -144,7 +186,7 @@ class Planner:
         name = table.name
         if name not in self.views:
             known = ", ".join(sorted(v for v in self.views if not v.startswith("_fk_"))) or "none"
-            raise PlanError(f"Flink SQL: no view named {name!r} (at {self.at(table)}); views: {known}")
+            raise PlanError(f"Flink SQL: no view named {name!r} (at {self.at(table)}); tables and views: {known}")
         return self.views[name]()
 
     def _window_tvf(self, tvf: WindowTvf) -> tuple[Any, Tvf]:
@@ -303,7 +345,9 @@ class Planner:
     def spark_sql(self, e: exp.Expression, schema: Schema | None) -> str:
         """``e`` as a Spark SQL expression with Flink's meaning (integer ``/`` divides integers)."""
 
-        def flink_division(n: exp.Expression) -> exp.Expression:
+        def flink_meaning(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Anonymous) and n.name.upper() in _FUNCTIONS:
+                return _FUNCTIONS[n.name.upper()](self, n)
             if isinstance(n, exp.Div):
                 kinds = (_type_of(n.this, schema), _type_of(n.expression, schema))
                 if all(k in INTEGRAL for k in kinds):
@@ -312,8 +356,21 @@ class Planner:
                     raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
             return n
 
-        return e.copy().transform(flink_division).sql(dialect="spark")
+        return e.copy().transform(flink_meaning).sql(dialect="spark")
 
+
+def _to_timestamp_ltz(planner: Planner, call: exp.Anonymous) -> exp.Expression:
+    """Flink's ``TO_TIMESTAMP_LTZ(epoch, precision)``: precision 3 reads milliseconds, 0 seconds."""
+    args = call.expressions
+    precision = args[1].name if len(args) == 2 and isinstance(args[1], exp.Literal) else None
+    spark = {"3": "TIMESTAMP_MILLIS", "0": "TIMESTAMP_SECONDS"}.get(precision or "")
+    if spark is None:
+        raise planner.refuse(call, f"{call.sql()} (funke reads epoch milliseconds, precision 3, or seconds, 0)")
+    return exp.Anonymous(this=spark, expressions=[args[0]])
+
+
+#: Flink SQL functions Spark spells (or means) differently, by name.
+_FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {"TO_TIMESTAMP_LTZ": _to_timestamp_ltz}
 
 _ORDER = ("tinyint", "smallint", "int", "bigint")
 

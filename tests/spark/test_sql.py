@@ -142,3 +142,25 @@ def test_session_windows_per_partition_key(env, bounded):
         expected = [("a", 1_000, 7_000, 2, 3)]
     expected += [("a", 15_000, 20_000, 1, 4), ("b", 16_000, 23_000, 3, 56)]
     assert windows_ms(out.rows, "n", "s") == sorted(expected)
+
+
+def test_union_all_subqueries_and_with_streaming_equal_bounded(env):
+    """UNION ALL of two filtered branches of one view (by position, named as on the left), a window over
+    it through WITH, and a subquery in FROM with its alias: the same rows bounded and streaming (no row
+    is late here: every window's rows come before the watermark passes its end)."""
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"k": k, "ts": at(ms), "v": v} for k, ms, v in ROWS[:6]]  # (the last two rows are late in ROWS)
+    t_env.create_temporary_view("ev", env.from_collection(rows, SCHEMA, rows_per_batch=2, watermarks=WM))
+    sums = t_env.sql_query(
+        "WITH ab AS (SELECT k, ts, v FROM ev WHERE k = 'a' UNION ALL SELECT k, ts, v * 100 AS w FROM ev WHERE k = 'b') "
+        "SELECT k, window_start, window_end, SUM(v) AS s FROM TABLE(TUMBLE(TABLE ab, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+        "GROUP BY window_start, window_end, k"
+    )
+    big = t_env.sql_query(
+        "SELECT t.k, w FROM (SELECT k, v * 10 AS w FROM ev WHERE k = 'a' UNION ALL SELECT k, v FROM ev WHERE k = 'b') AS t "
+        "WHERE t.w > 10"
+    )
+    got = [t_env.to_data_stream(sums).collect(), t_env.to_data_stream(big).collect()]
+    env.execute().wait(300)
+    assert windows_ms(got[0].rows, "s") == [("a", 0, 10_000, 3), ("a", 10_000, 20_000, 4), ("b", 10_000, 20_000, 5_600)]
+    assert sorted((r["k"], r["w"]) for r in got[1].rows) == [("a", 20), ("a", 40), ("b", 16), ("b", 32)]

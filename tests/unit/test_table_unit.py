@@ -106,7 +106,8 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
          "GROUP BY window_start, window_end", "write CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)"),
         ("SELECT a.k FROM ev a JOIN plain b ON a.k = b.k", "a join"),
-        ("SELECT k FROM (SELECT k FROM ev)", "a subquery"),
+        ("SELECT k FROM ev WHERE k IN (SELECT k FROM ev)", "a subquery outside FROM (at line 1, column 37)"),
+        ("SELECT k FROM ev UNION SELECT k FROM ev", "UNION (which removes duplicates"),
         ("SELECT LENGTH(k) / 2 AS x FROM ev", "cannot tell whether it divides integers"),
         ("INSERT INTO x SELECT k FROM ev", "a INSERT statement"),
     ],
@@ -118,7 +119,7 @@ def test_what_funke_does_not_run_is_refused_while_planning_with_where_it_is(t_en
 
 
 def test_wrong_names_are_plan_errors_naming_what_exists(t_env):
-    with pytest.raises(PlanError, match=r"no view named 'nope' \(at line 1, column 15\); views: ev, plain"):
+    with pytest.raises(PlanError, match=r"no view named 'nope' \(at line 1, column 15\); tables and views: ev, plain"):
         t_env.sql_query("SELECT k FROM nope")
     with pytest.raises(PlanError, match=r"DESCRIPTOR\(v\) at line 1, column 56 must name the view's time attribute.*'ts'"):
         t_env.sql_query("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(v), INTERVAL '1' SECOND)) GROUP BY window_start, window_end")
@@ -144,3 +145,17 @@ def test_fk_table_is_both_the_static_table_and_the_table_api_package():
 
     assert fk.table is funke.table and fk.table.StreamTableEnvironment is StreamTableEnvironment
     assert fk.table([("a", 1)], "k string, v int", name="campaigns").label == "campaigns"
+
+
+def test_union_all_by_position_subqueries_in_from_and_with(t_env):
+    u = t_env.sql_query("SELECT k, v FROM ev UNION ALL SELECT k, v + 1 AS x FROM ev")
+    assert u.columns == ("k", "v") and isinstance(u._stream.node, n.Union)
+    assert [str(e) for e in u._stream.node.inputs[1].exprs] == ["col('k')", "expr('`x` AS `v`')"]
+    sub = t_env.sql_query("SELECT t.k, w FROM (SELECT k, v * 2 AS w FROM ev) AS t WHERE t.w > 4")
+    assert sub.columns == ("k", "w") and str(sub._stream.node.input.predicate) == "expr('w > 4')"
+    cte = t_env.sql_query("WITH big AS (SELECT k, v FROM ev WHERE v > 10), b2 AS (SELECT k FROM big) SELECT k FROM b2")
+    assert cte.columns == ("k",)
+    with pytest.raises(PlanError, match="no view named 'b2'"):  # (a CTE is the query's own)
+        t_env.sql_query("SELECT k FROM b2")
+    with pytest.raises(PlanError, match=r"UNION ALL at line 1, column 8 of 1 column\(s\) \(k\) and 2"):
+        t_env.sql_query("SELECT k FROM ev UNION ALL SELECT k, v FROM ev")

@@ -1,0 +1,367 @@
+"""Flink SQL's ``CREATE TABLE``: a table's columns, computed columns, watermark, primary key and
+connector, and the funke source or sink each connector is.
+
+Connectors (Flink's names and options; an option funke does not know is refused, never ignored):
+
+* ``datagen`` (source): ``rows-per-second`` (default 10 000), ``number-of-rows`` (default: unbounded),
+  per field ``fields.<f>.kind`` = ``random`` (default; ``min``/``max`` for numbers, ``length`` for
+  strings, ``max-past`` for timestamps) or ``sequence`` (``start``/``end``; the table ends with its
+  shortest sequence). Unlike Flink's, the random values are a pure function of the row number, so
+  a run is replayable; a timestamp is the micro-batch's clock minus a random part of ``max-past``.
+* ``filesystem`` (source and sink): ``path``, ``format`` (``parquet``, ``json``, ``csv``), and for a
+  source ``source.monitor-interval`` (new files are read as they land).
+* ``print`` (sink): rows to the terminal.
+* ``jdbc`` (sink; PostgreSQL): ``url`` (``jdbc:postgresql://host:port/db``), ``table-name``,
+  ``username``, ``password``; with a ``PRIMARY KEY ... NOT ENFORCED`` the sink upserts by it.
+* ``kafka`` (source and sink): ``topic``, ``properties.bootstrap.servers``, ``format`` (``json``,
+  ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``); a sink keys its records by
+  the primary key.
+* ``redis-stream`` (source, funke's): ``stream``, ``url``.
+
+``WATERMARK FOR ts AS ts - INTERVAL 'n' unit`` is Flink SQL's watermark, ``max(ts) - n``: the
+DataStream strategy ``for_bounded_out_of_orderness(n - 1 ms)`` (whose watermark is ``max - bound - 1``),
+so windows close at the same instants as in Flink SQL. ``WATERMARK FOR ts AS ts`` (no delay) is refused:
+funke's watermark trails the largest timestamp by at least 1 ms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from sqlglot import exp
+
+from funke.errors import PlanError, UnsupportedError
+from funke.semantics.watermarks import WatermarkStrategy
+
+_TYPES = {
+    exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
+    exp.DataType.Type.TINYINT: "tinyint", exp.DataType.Type.BOOLEAN: "boolean", exp.DataType.Type.DOUBLE: "double",
+    exp.DataType.Type.FLOAT: "float", exp.DataType.Type.TEXT: "string", exp.DataType.Type.VARCHAR: "string",
+    exp.DataType.Type.CHAR: "string", exp.DataType.Type.TIMESTAMP: "timestamp", exp.DataType.Type.TIMESTAMPLTZ: "timestamp",
+    exp.DataType.Type.DATE: "date",
+}  # fmt: skip
+_UNITS_MS = {"MILLISECOND": 1, "SECOND": 1_000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
+#: The datagen connector's defaults (Flink's).
+DATAGEN_ROWS_PER_SECOND = 10_000
+DATAGEN_STRING_LENGTH = 100
+
+
+@dataclass(frozen=True)
+class TableDef:
+    """A table ``CREATE TABLE`` declared."""
+
+    name: str
+    #: Physical columns, (name, funke type), in order.
+    columns: tuple[tuple[str, str], ...]
+    #: Computed columns, (name, expression), in order after the physical ones.
+    computed: tuple[tuple[str, exp.Expression], ...]
+    #: (time column, Flink SQL delay in ms) of ``WATERMARK FOR``, or None.
+    watermark: tuple[str, int] | None
+    primary_key: tuple[str, ...]
+    connector: str
+    options: Mapping[str, str]
+    sql: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.columns) + tuple(c for c, _ in self.computed)
+
+    def strategy(self) -> WatermarkStrategy | None:
+        """The DataStream watermark strategy of ``WATERMARK FOR`` (see the module docstring)."""
+        if self.watermark is None:
+            return None
+        column, delay_ms = self.watermark
+        return WatermarkStrategy(max_out_of_orderness_ms=delay_ms - 1, timestamp_column=column)
+
+
+def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str]) -> TableDef:
+    """Read one ``CREATE TABLE`` statement; anything funke would not honour is refused, naming it."""
+    if (create.args.get("kind") or "").upper() != "TABLE" or not isinstance(create.this, exp.Schema):
+        raise UnsupportedError(
+            f"Flink SQL: {create.sql()[:60]}... (at {at(create)}) is not supported: execute_sql takes CREATE TABLE with columns"
+        )
+    name = create.this.this.name
+    columns: list[tuple[str, str]] = []
+    computed: list[tuple[str, exp.Expression]] = []
+    watermark = None
+    key: tuple[str, ...] = ()
+    for item in create.this.expressions:
+        if isinstance(item, exp.ColumnDef):
+            constraints = item.args.get("constraints") or []
+            formula = next((c.kind.this for c in constraints if isinstance(c.kind, exp.ComputedColumnConstraint)), None)
+            other = [
+                c for c in constraints if not isinstance(c.kind, (exp.ComputedColumnConstraint, exp.NotNullColumnConstraint))
+            ]
+            if other:
+                raise UnsupportedError(
+                    f"Flink SQL: the column constraint {other[0].sql()} (at {at(other[0])}) is not supported by funke"
+                )
+            if formula is not None:
+                computed.append((item.name, formula))
+            else:
+                columns.append((item.name, _type(item.args["kind"], at)))
+        elif isinstance(item, exp.WatermarkColumnConstraint):
+            watermark = _watermark(item, at)
+        elif isinstance(item, exp.PrimaryKey):
+            if not any("NOT ENFORCED" in str(o).upper() for o in item.args.get("options") or []):
+                raise PlanError(f"Flink SQL: PRIMARY KEY at {at(item)} must be NOT ENFORCED (Flink does not check keys)")
+            key = tuple(e.name for e in item.expressions)
+        else:
+            raise UnsupportedError(f"Flink SQL: {item.sql()} (at {at(item)}) in CREATE TABLE is not supported by funke")
+    names = [c for c, _ in columns] + [c for c, _ in computed]
+    for c in {*key, *([watermark[0]] if watermark else [])}:
+        if c not in names:
+            raise PlanError(f"Flink SQL: table {name} has no column {c!r}; it has {', '.join(names)}")
+    if watermark and dict(columns).get(watermark[0], "timestamp") != "timestamp":
+        raise PlanError(f"Flink SQL: the watermark's column {watermark[0]} of table {name} must be a TIMESTAMP")
+    options = _options(create)
+    connector = options.pop("connector", None)
+    if connector is None:
+        raise PlanError(f"Flink SQL: table {name} needs WITH ('connector' = ...): one of {', '.join(sorted(CONNECTORS))}")
+    if connector not in CONNECTORS:
+        raise UnsupportedError(f"Flink SQL: the connector {connector!r} of table {name} is not supported by funke; "
+                               f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
+    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql)
+    CONNECTORS[connector].check(definition)
+    return definition
+
+
+def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
+    if kind.this == exp.DataType.Type.DECIMAL:
+        params = [p.name for p in kind.expressions]
+        return f"decimal({','.join(params)})" if params else "decimal(10,0)"
+    if kind.this not in _TYPES:
+        raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke")
+    return _TYPES[kind.this]
+
+
+def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression], str]) -> tuple[str, int]:
+    column, body = item.this.name, item.expression
+    if isinstance(body, exp.Sub) and isinstance(body.this, exp.Column) and body.this.name == column:
+        delay = interval_ms(body.expression)
+        if delay is not None and delay >= 1:
+            return column, delay
+    why = (
+        "a watermark equal to the largest timestamp (funke's trails it by at least 1 ms, as Flink's DataStream "
+        "watermarks do, and Spark takes no negative delay)"
+        if isinstance(body, exp.Column) or body.find(exp.Interval)
+        else ""
+    )
+    raise UnsupportedError(
+        f"Flink SQL: the watermark {body.sql()} (at {at(item)}) is not supported by funke{': ' + why if why else ''}; "
+        f"write WATERMARK FOR {column} AS {column} - INTERVAL 'n' SECOND (n > 0; or MILLISECOND, MINUTE, ...)"
+    )
+
+
+def interval_ms(node: exp.Expression) -> int | None:
+    """``INTERVAL '5' SECOND`` in ms (also MILLISECOND, MINUTE, HOUR, DAY, and the plural forms); None otherwise."""
+    if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and node.unit is not None:
+        unit = node.unit.name.upper().removesuffix("S")
+        if unit in _UNITS_MS:
+            try:
+                return int(node.this.name) * _UNITS_MS[unit]
+            except ValueError:
+                return None
+    return None
+
+
+def _options(create: exp.Create) -> dict[str, str]:
+    props = create.args.get("properties")
+    out: dict[str, str] = {}
+    for p in props.expressions if props is not None else []:
+        if not isinstance(p, exp.Property):
+            raise UnsupportedError(f"Flink SQL: the table property {p.sql()} is not supported by funke")
+        out[p.this.name if isinstance(p.this, exp.Literal) else p.name] = p.args["value"].name
+    return out
+
+
+# -- connectors --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Connector:
+    """What one connector takes (``options``; ``fields`` are per-column ``fields.<f>.<option>``) and
+    the funke source or sink it is (None: it is not that kind)."""
+
+    options: frozenset[str]
+    source: Callable[[TableDef], Any] | None = None
+    sink: Callable[[TableDef], Any] | None = None
+    fields: frozenset[str] = frozenset()
+
+    def check(self, t: TableDef) -> None:
+        for option in t.options:
+            parts = option.split(".")
+            per_field = len(parts) == 3 and parts[0] == "fields" and parts[2] in self.fields
+            if per_field and parts[1] not in t.names:
+                raise PlanError(f"Flink SQL: table {t.name}: option {option!r} names no column (columns: {', '.join(t.names)})")
+            if option not in self.options and not per_field:
+                known = sorted(self.options) + [f"fields.<column>.{f}" for f in sorted(self.fields)]
+                raise UnsupportedError(
+                    f"Flink SQL: table {t.name}: the {t.connector} option {option!r} is not supported by funke; "
+                    f"it takes: {', '.join(known)}"
+                )
+
+
+def _required(t: TableDef, option: str) -> str:
+    if option not in t.options:
+        raise PlanError(f"Flink SQL: table {t.name} ({t.connector}) needs the option {option!r}")
+    return t.options[option]
+
+
+def _number(t: TableDef, option: str, default: float | None = None) -> float | None:
+    text = t.options.get(option)
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise PlanError(f"Flink SQL: table {t.name}: option {option!r} must be a number, got {text!r}") from None
+
+
+def _ddl(t: TableDef) -> str:
+    return ", ".join(f"`{c}` {ty}" for c, ty in t.columns)
+
+
+def _datagen(t: TableDef) -> Any:
+    from funke.connectors.sources import generator
+
+    columns: dict[str, str] = {}
+    rows = _number(t, "number-of-rows")
+    for seed, (name, ty) in enumerate(t.columns, start=1):
+        opt = lambda o, d=None: _number(t, f"fields.{name}.{o}", d)  # noqa: E731
+        kind = t.options.get(f"fields.{name}.kind", "random")
+        rand = f"xxhash64(i, {seed})"
+        if kind == "sequence":
+            if ty not in ("tinyint", "smallint", "int", "bigint"):
+                raise PlanError(f"Flink SQL: table {t.name}: a sequence field must be an integer, {name} is {ty}")
+            start, end = opt("start"), opt("end")
+            if start is None or end is None or end < start:
+                raise PlanError(
+                    f"Flink SQL: table {t.name}: sequence field {name} needs fields.{name}.start <= fields.{name}.end"
+                )
+            columns[name] = f"CAST({int(start)} + i AS {ty})"
+            rows = min(rows, end - start + 1) if rows is not None else end - start + 1
+        elif kind != "random":
+            raise PlanError(f"Flink SQL: table {t.name}: fields.{name}.kind must be 'random' or 'sequence', got {kind!r}")
+        elif ty in ("tinyint", "smallint", "int", "bigint"):
+            lo, hi = int(opt("min", 0)), int(opt("max", {"tinyint": 127, "smallint": 32767, "int": 2**31 - 1}.get(ty, 2**62)))
+            columns[name] = f"CAST({lo} + pmod({rand}, {hi - lo + 1}) AS {ty})"
+        elif ty in ("double", "float") or ty.startswith("decimal"):
+            lo, hi = opt("min", 0.0), opt("max", 1.0)
+            columns[name] = f"CAST({lo!r} + ({hi!r} - {lo!r}) * (pmod({rand}, 9007199254740992) / 9007199254740992.0) AS {ty})"
+        elif ty == "boolean":
+            columns[name] = f"pmod({rand}, 2) = 1"
+        elif ty == "string":
+            length = int(opt("length", DATAGEN_STRING_LENGTH))
+            columns[name] = f"substr(repeat(sha2(CAST({rand} AS STRING), 256), {length // 64 + 1}), 1, {length})"
+        elif ty == "timestamp":
+            past = int(opt("max-past", 0))
+            columns[name] = f"timestamp_millis(unix_millis(current_timestamp()) - pmod({rand}, {past + 1}))"
+        elif ty == "date":
+            columns[name] = "current_date()"
+        else:
+            raise PlanError(f"Flink SQL: table {t.name}: datagen cannot make {name} of type {ty}")
+    rate = _number(t, "rows-per-second", DATAGEN_ROWS_PER_SECOND)
+    return generator(columns, schema=_ddl(t), events=int(rows) if rows is not None else None, rows_per_second=rate)
+
+
+def _files_source(t: TableDef) -> Any:
+    from funke.connectors.sources import files
+
+    monitor = t.options.get("source.monitor-interval")
+    interval = interval_text_ms(monitor, t) if monitor else None
+    return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
+
+
+def interval_text_ms(text: str, t: TableDef) -> int:
+    """Flink's duration options: ``10 s``, ``500 ms``, ``1 min``, ``2h`` or a number of ms."""
+    units = {
+        "ms": 1,
+        "s": 1_000,
+        "sec": 1_000,
+        "second": 1_000,
+        "min": 60_000,
+        "minute": 60_000,
+        "h": 3_600_000,
+        "hour": 3_600_000,
+    }
+    number = text.strip().rstrip("s") if text.strip().endswith(("seconds", "minutes", "hours")) else text.strip()
+    digits = len(number) - len(number.lstrip("0123456789"))
+    value, unit = number[:digits], number[digits:].strip().lower() or "ms"
+    if not value or unit not in units:
+        raise PlanError(f"Flink SQL: table {t.name}: {text!r} is not a duration (e.g. '10 s', '500 ms', '1 min')")
+    return int(value) * units[unit]
+
+
+def _files_sink(t: TableDef) -> Any:
+    from funke.connectors.sinks import files
+
+    return files(_required(t, "path"), format=_required(t, "format"))
+
+
+def _print_sink(t: TableDef) -> Any:
+    from funke.connectors.sinks import print_
+
+    return print_()
+
+
+def _jdbc_sink(t: TableDef) -> Any:
+    from funke.connectors.postgres import postgres
+
+    url = _required(t, "url")
+    if not url.startswith("jdbc:postgresql://"):
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: the jdbc url {url!r} is not PostgreSQL's; funke writes PostgreSQL only"
+        )
+    parts = urlsplit(url.removeprefix("jdbc:"))
+    user, password = t.options.get("username"), t.options.get("password")
+    auth = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "") + "@" if user else ""
+    dsn = f"postgresql://{auth}{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+    mode = "upsert" if t.primary_key else "append"
+    return postgres(_required(t, "table-name"), dsn=dsn, mode=mode, key=list(t.primary_key) or None)
+
+
+def _kafka_options(t: TableDef) -> tuple[str, str, str]:
+    fmt = t.options.get("format", "json")
+    if fmt not in ("json", "csv"):
+        raise UnsupportedError(f"Flink SQL: table {t.name}: kafka format {fmt!r} is not supported by funke (json, csv)")
+    return _required(t, "topic"), _required(t, "properties.bootstrap.servers"), fmt
+
+
+def _kafka_source(t: TableDef) -> Any:
+    from funke.connectors.kafka import kafka
+
+    topic, bootstrap, fmt = _kafka_options(t)
+    mode = t.options.get("scan.startup.mode", "earliest-offset")
+    starting = {"earliest-offset": "earliest", "latest-offset": "latest"}.get(mode)
+    if starting is None:
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset)"
+        )
+    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting)
+
+
+def _kafka_sink(t: TableDef) -> Any:
+    from funke.connectors.kafka_sink import kafka
+
+    topic, bootstrap, fmt = _kafka_options(t)
+    return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None)
+
+
+def _redis_source(t: TableDef) -> Any:
+    from funke.connectors.redis_streams import redis_stream
+
+    return redis_stream(_required(t, "stream"), schema=_ddl(t), url=t.options.get("url", "redis://127.0.0.1:6379/0"))
+
+
+CONNECTORS: dict[str, Connector] = {
+    "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
+                         fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink),
+    "print": Connector(frozenset(), sink=_print_sink),
+    "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink),
+    "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode"}),
+                       source=_kafka_source, sink=_kafka_sink),
+    "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
+}  # fmt: skip

@@ -1,0 +1,160 @@
+"""Flink SQL DDL planning (no Spark): CREATE TABLE to sources and sinks, INSERT INTO to sink nodes,
+Flink's watermark, what is refused and why, and `funke sql` building a job from a script."""
+
+from __future__ import annotations
+
+import pytest
+
+import funke as fk
+from funke.cli.locate import build
+from funke.connectors.postgres import PostgresSink
+from funke.connectors.sinks import FileSink, PrintSink
+from funke.connectors.sources import FileSource, GeneratorSource
+from funke.errors import PlanError, UnsupportedError
+from funke.plan import nodes as n
+from funke.table import StreamTableEnvironment
+
+GEN = (
+    "CREATE TABLE bids (auction BIGINT, price INT, bidder STRING, ts TIMESTAMP(3), cost AS price * 2, "
+    "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector' = 'datagen', 'number-of-rows' = '100', "
+    "'fields.auction.kind' = 'sequence', 'fields.auction.start' = '11', 'fields.auction.end' = '60', "
+    "'fields.price.min' = '1', 'fields.price.max' = '10', 'fields.bidder.length' = '70')"
+)
+
+
+@pytest.fixture
+def t_env():
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    t_env.execute_sql(GEN)
+    return t_env
+
+
+def source_of(stream) -> n.Source:
+    return next(x for x in n.walk([stream.node]) if isinstance(x, n.Source))
+
+
+def test_datagen_is_a_replayable_generator_with_flink_sql_watermark(t_env):
+    stream = t_env.sql_query("SELECT * FROM bids")._stream
+    spec = source_of(stream).spec
+    assert isinstance(spec, GeneratorSource)
+    cols = dict((k, str(e)) for k, e in spec.columns)
+    assert spec.events == 50  # the sequence 11..60 ends it before number-of-rows
+    assert spec.rows_per_second == 10_000  # Flink's default
+    assert cols["auction"] == "expr('CAST(11 + i AS bigint)')"
+    assert cols["price"] == "expr('CAST(1 + pmod(xxhash64(i, 2), 10) AS int)')"
+    assert "substr(repeat(sha2(" in cols["bidder"] and "2), 1, 70)" in cols["bidder"]  # 70 characters from 2 hashes
+    wm = next(x for x in n.walk([stream.node]) if isinstance(x, n.Watermark))
+    # Flink SQL's watermark is max(ts) - 5 s; funke's (Flink DataStream's) is max - bound - 1 ms
+    assert (wm.strategy.max_out_of_orderness_ms, wm.strategy.timestamp_column) == (4_999, "ts")
+    assert stream.columns == ("auction", "price", "bidder", "ts", "cost")
+    assert t_env.list_tables() == ["bids"]
+
+
+def test_insert_into_casts_by_position_to_the_table_and_a_statement_set_is_one_job(t_env):
+    t_env.execute_sql(
+        "CREATE TABLE out (auction BIGINT, total INT) WITH ('connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'csv')"
+    )
+    t_env.execute_sql("CREATE TABLE shown (a BIGINT) WITH ('connector' = 'print')")
+    sink = t_env._insert(
+        fk.table.dialect.parse("INSERT INTO out SELECT auction, SUM(price) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), "
+                               "INTERVAL '1' SECOND)) GROUP BY window_start, window_end, auction"), "")  # fmt: skip
+    assert isinstance(sink.spec, FileSink) and (sink.spec.path, sink.spec.format) == ("/tmp/x", "csv")
+    assert sink.uid == "insert-out"
+    assert [str(e) for e in sink.input.exprs] == [
+        "expr('CAST(`auction` AS bigint) AS `auction`')",
+        "expr('CAST(`EXPR$1` AS int) AS `total`')",
+    ]
+    # named target columns: the others are NULL
+    named = t_env._insert(fk.table.dialect.parse("INSERT INTO out (total) SELECT price FROM bids"), "")
+    assert [str(e) for e in named.input.exprs] == [
+        "expr('CAST(NULL AS bigint) AS `auction`')",
+        "expr('CAST(`price` AS int) AS `total`')",
+    ]
+    shown = t_env._insert(fk.table.dialect.parse("INSERT INTO shown SELECT auction FROM bids"), "")
+    assert isinstance(shown.spec, PrintSink)
+
+
+def test_jdbc_is_the_postgres_sink_upserting_by_the_primary_key(t_env):
+    t_env.execute_sql(
+        "CREATE TABLE pg (auction BIGINT, price INT, PRIMARY KEY (auction) NOT ENFORCED) WITH ('connector' = 'jdbc', "
+        "'url' = 'jdbc:postgresql://db.example:5433/shop?sslmode=disable', 'table-name' = 'prices', 'username' = 'ann', "
+        "'password' = 'p@ss')"
+    )
+    sink = t_env._insert(fk.table.dialect.parse("INSERT INTO pg SELECT auction, price FROM bids"), "").spec
+    assert isinstance(sink, PostgresSink)
+    assert (sink.table, sink.mode, sink.key) == ("prices", "upsert", ("auction",))
+    assert sink.dsn == "postgresql://ann:p%40ss@db.example:5433/shop?sslmode=disable"
+
+
+@pytest.mark.parametrize(
+    ("sql", "error", "message"),
+    [
+        ("CREATE TABLE a (x INT) WITH ('connector' = 'datagen', 'rows-per-sec' = '5')", UnsupportedError,
+         "the datagen option 'rows-per-sec' is not supported by funke; it takes: number-of-rows, rows-per-second"),
+        ("CREATE TABLE a (x INT) WITH ('connector' = 'datagen', 'fields.y.min' = '5')", PlanError, "names no column"),
+        ("CREATE TABLE a (x INT) WITH ('connector' = 'hive')", UnsupportedError, "connector 'hive'"),
+        ("CREATE TABLE a (x INT)", PlanError, "needs WITH ('connector' = ...)"),
+        ("CREATE TABLE a (x INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen')", UnsupportedError,
+         "a watermark equal to the largest timestamp"),
+        ("CREATE TABLE a (x INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - 5) WITH ('connector' = 'datagen')", UnsupportedError,
+         "write WATERMARK FOR ts AS ts - INTERVAL 'n' SECOND"),
+        ("CREATE TABLE a (x INT, WATERMARK FOR x AS x - INTERVAL '1' SECOND) WITH ('connector' = 'datagen')", PlanError,
+         "must be a TIMESTAMP"),
+        ("CREATE TABLE a (x INT, PRIMARY KEY (x)) WITH ('connector' = 'print')", PlanError, "must be NOT ENFORCED"),
+        ("CREATE TABLE a (x ARRAY<INT>) WITH ('connector' = 'print')", UnsupportedError, "the type ARRAY<INT>"),
+        ("CREATE TABLE a (x INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://h/db', 'table-name' = 't')", None, None),
+        ("CREATE TABLE bids (x INT) WITH ('connector' = 'print')", PlanError, "exists already"),
+        ("DROP TABLE bids", UnsupportedError, "a DROP statement"),
+        ("CREATE VIEW v AS SELECT 1", UnsupportedError, "CREATE TABLE with columns"),
+    ],
+)  # fmt: skip
+def test_what_funke_would_not_honour_is_refused(t_env, sql, error, message):
+    if error is None:  # refused when the sink is made, at INSERT INTO
+        t_env.execute_sql(sql)
+        with pytest.raises(UnsupportedError, match="funke writes PostgreSQL only"):
+            t_env.execute_sql("INSERT INTO a SELECT price FROM bids")
+        return
+    with pytest.raises(error, match="Flink SQL") as e:
+        t_env.execute_sql(sql)
+    assert message in str(e.value)
+    t_env.execute_sql("CREATE TABLE IF NOT EXISTS bids (x INT) WITH ('connector' = 'print')")  # (kept: no error)
+
+
+def test_insert_errors_name_the_table_and_the_columns(t_env):
+    t_env.execute_sql("CREATE TABLE out (a BIGINT, b INT) WITH ('connector' = 'print')")
+    with pytest.raises(PlanError, match=r"INSERT INTO nope \(at line 1, column 13\): no table of that name"):
+        t_env.execute_sql("INSERT INTO nope SELECT 1 AS x FROM bids")
+    with pytest.raises(PlanError, match=r"gives 1 column\(s\) \(auction\) for 2 \(a, b\)"):
+        t_env.execute_sql("INSERT INTO out SELECT auction FROM bids")
+    with pytest.raises(PlanError, match="can only be read, not written"):
+        t_env.execute_sql("INSERT INTO bids SELECT * FROM bids")
+    with pytest.raises(PlanError, match="can only be written"):
+        t_env.sql_query("SELECT a FROM out")
+    with pytest.raises(PlanError, match="has no column 'c'"):
+        t_env.execute_sql("INSERT INTO out (c) SELECT auction FROM bids")
+
+
+def test_a_sql_script_builds_one_job_named_after_its_file(tmp_path):
+    script = tmp_path / "clicks per user.sql"
+    script.write_text(
+        "CREATE TABLE c (u STRING, ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)\n"
+        f"  WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'json');\n"
+        "CREATE TABLE o (u STRING) WITH ('connector' = 'print');\n"
+        "CREATE TABLE p (u STRING) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT u FROM c;\nINSERT INTO p SELECT u FROM c WHERE ms > 5;\n"
+    )
+    env = build(str(script), {})
+    assert env.app == "clicks-per-user"
+    assert [s.uid for s in env.sinks] == ["insert-o", "insert-p"]
+    src = next(x for x in n.walk(list(env.sinks)) if isinstance(x, n.Source))
+    assert isinstance(src.spec, FileSource) and src.spec.format == "json"
+    assert "TIMESTAMP_MILLIS(ms)" in env.explain()  # Flink's TO_TIMESTAMP_LTZ(ms, 3)
+    with pytest.raises(PlanError, match="takes no options"):
+        build(str(script), {"events": 5})
+    (tmp_path / "empty.sql").write_text("CREATE TABLE o (u STRING) WITH ('connector' = 'print');")
+    with pytest.raises(PlanError, match="has no INSERT INTO statement"):
+        build(str(tmp_path / "empty.sql"), {})
+    bad = tmp_path / "bad.sql"
+    bad.write_text("CREATE TABLE o (u STRING) WITH ('connector' = 'print');\n\nINSERT INTO o SELECT u FROM nowhere;")
+    with pytest.raises(PlanError, match=r"no view named 'nowhere' \(at line 3, column 29\)"):
+        build(str(bad), {})
