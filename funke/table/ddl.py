@@ -35,6 +35,7 @@ from sqlglot import exp
 
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
+from funke.table.dialect import interval_ms
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -43,7 +44,6 @@ _TYPES = {
     exp.DataType.Type.CHAR: "string", exp.DataType.Type.TIMESTAMP: "timestamp", exp.DataType.Type.TIMESTAMPLTZ: "timestamp",
     exp.DataType.Type.DATE: "date",
 }  # fmt: skip
-_UNITS_MS = {"MILLISECOND": 1, "SECOND": 1_000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
 #: The datagen connector's defaults (Flink's).
 DATAGEN_ROWS_PER_SECOND = 10_000
 DATAGEN_STRING_LENGTH = 100
@@ -154,18 +154,6 @@ def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression
         f"Flink SQL: the watermark {body.sql()} (at {at(item)}) is not supported by funke{': ' + why if why else ''}; "
         f"write WATERMARK FOR {column} AS {column} - INTERVAL 'n' SECOND (n > 0; or MILLISECOND, MINUTE, ...)"
     )
-
-
-def interval_ms(node: exp.Expression) -> int | None:
-    """``INTERVAL '5' SECOND`` in ms (also MILLISECOND, MINUTE, HOUR, DAY, and the plural forms); None otherwise."""
-    if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and node.unit is not None:
-        unit = node.unit.name.upper().removesuffix("S")
-        if unit in _UNITS_MS:
-            try:
-                return int(node.this.name) * _UNITS_MS[unit]
-            except ValueError:
-                return None
-    return None
 
 
 def _options(create: exp.Create) -> dict[str, str]:

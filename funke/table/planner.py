@@ -37,7 +37,7 @@ from funke.semantics.windows import (
     TumblingEventTimeWindows,
     WindowAssigner,
 )
-from funke.table.dialect import Descriptor, TableArg, WindowTvf, position
+from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 
 #: Columns a window TVF adds to its table.
 WINDOW_START, WINDOW_END, WINDOW_TIME = "window_start", "window_end", "window_time"
@@ -48,9 +48,6 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
 )
-_UNITS_MS = {
-    "MILLISECOND": 1, "SECOND": 1_000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000,
-}  # fmt: skip
 #: Parts of a SELECT this planner does not run yet, by sqlglot's argument name.
 _REFUSED = {
     "joins": "a join",
@@ -224,13 +221,9 @@ class Planner:
         return stream, Tvf(kind, assigner, time, keys if partition else None)
 
     def _interval_ms(self, node: exp.Expression) -> int:
-        if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal):
-            unit = node.unit.name.upper().removesuffix("S") if node.unit is not None else ""
-            if unit in _UNITS_MS:
-                try:
-                    return int(node.this.name) * _UNITS_MS[unit]
-                except ValueError:
-                    pass
+        ms = interval_ms(node)
+        if ms is not None:
+            return ms
         raise self.refuse(node, f"the window size {node.sql()}", "write INTERVAL 'n' SECOND (or MILLISECOND, MINUTE, HOUR, DAY)")
 
     # -- window aggregation ----------------------------------------------------------------
