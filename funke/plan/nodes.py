@@ -534,9 +534,11 @@ class DeclaredOutput:
     output: Schema
     where: Callable[[], str]  # Node's
 
-    def check_output(self) -> None:
+    def check_output(self, inputs: tuple[Schema | None, ...] = ()) -> None:
+        """Every output column typed; one of unknown type only where it passes an input column
+        through under its name: it has that column's type, which Spark knows when it runs."""
         for f in self.output.fields:
-            if f.dtype is None:
+            if f.dtype is None and not any(i is not None and f.name in i for i in inputs):
                 raise SchemaError(f"{self.where()}: give output column '{f.name}' a type in output_schema")
 
     def derive_schema(self, inputs: tuple[Schema | None, ...]) -> Schema | None:
@@ -560,7 +562,7 @@ class KeyedProcess(DeclaredOutput, Node):
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if self.input.keys is None:
             raise PlanError("process(KeyedProcessFunction) needs a keyed stream: call key_by(...) first")
-        self.check_output()
+        self.check_output(inputs)
 
     def label(self) -> str:
         return f"process {type(self.function).__qualname__}"

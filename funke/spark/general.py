@@ -65,6 +65,10 @@ DROPPED = "__dropped"
 #: A bucket run's report (``Program.beat``): ``COUNT`` is its next processing-time timer, or null.
 DUE = "__due"
 CONTROL_COLUMNS = (BUCKET, SEQ, CONTROL, TS, WM, PT)
+#: A bigint column ``c`` travels to the operator null-free (nulls as 0) beside ``NULLS + c``, its
+#: null mask: a nullable int64 column reaches pandas as float64, which rounds above 2**53
+#: (control rows and the other input's rows are null in every value column).
+NULLS = "fk_null_"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -110,6 +114,8 @@ class Program:
     #: Time rows come only when due (``funke_beat``, or ``funke_clock`` with a commit log to
     #: follow): each bucket run reports its next processing-time timer (a ``DUE`` row).
     beat: bool = False
+    #: The operator's input columns in order, as Spark sends them (``named``).
+    columns: tuple[str, ...] = ()
 
     def second_view(self) -> Program:
         """This program as seen by the second input's rows (its keys, columns and types)."""
@@ -208,6 +214,7 @@ def run_bucket(
     Flink's (``- 1``); a control row's ``__wm`` wins over it. ``final`` (a bounded run's
     end) moves the watermark to +infinity.
     """
+    batch = exact_integers(named(batch, program.columns))
     if program.second is not None:
         return _run_two_inputs(program, snapshot, batch, spark_watermark=spark_watermark, processing_time=processing_time, final=final)
     op = program.make()
@@ -244,6 +251,27 @@ def run_bucket(
     out = encode(program, records, convert, dropped, _next_processing_time(op))
     snap = op.snapshot()
     return out, (None if _empty(snap) else snap)
+
+
+def named(batch: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``batch`` with the input's column names: Spark's streaming operator names a column ``_<i>``
+    where its optimizer made it a constant (``with_column(c, "0")`` before the operator)."""
+    if not columns or len(columns) != len(batch.columns) or tuple(batch.columns) == columns:
+        return batch
+    return batch.set_axis(list(columns), axis=1)
+
+
+def exact_integers(batch: pd.DataFrame) -> pd.DataFrame:
+    """``batch`` with each null-free bigint column and its ``NULLS`` mask joined into one nullable
+    ``Int64`` column (exact, unlike the float64 pandas makes of a nullable int64)."""
+    masks = [c for c in batch.columns if c.startswith(NULLS)]
+    if not masks:
+        return batch
+    joined = {
+        m[len(NULLS) :]: pd.arrays.IntegerArray(batch[m[len(NULLS) :]].to_numpy(dtype="int64"), batch[m].to_numpy(dtype=bool))
+        for m in masks
+    }
+    return batch.drop(columns=masks).assign(**joined)
 
 
 def _next_processing_time(op: Any) -> int | None:
@@ -345,7 +373,8 @@ def _run_two_inputs(
 
 # 9000-01-01 UTC: below the end-of-input row's 9999-12-31 by more than any sane out-of-orderness.
 _END_OF_INPUT_MS = 221845392000000
-_INTEGERS = frozenset({"tinyint", "smallint", "int", "bigint"})
+#: funke's integer types and their nullable pandas dtypes.
+_INTEGERS = {"tinyint": "Int8", "smallint": "Int16", "int": "Int32", "bigint": "Int64"}
 
 
 @dataclass(frozen=True)
@@ -534,7 +563,19 @@ def encode(program: Program, records: list[OutputRecord], converted: bool, dropp
         for name in names:
             data[name].append(None)
         n += 1
-    return pd.DataFrame(data)
+    types = {column_name(i, c): _carried_type(t) for i, o in enumerate(program.outputs) for c, t in o.columns}
+    return pd.DataFrame({name: _column(program.uid, name, types.get(name), values) for name, values in data.items()})
+
+
+def _column(uid: str, name: str, carried: str | None, values: list[Any]) -> Any:
+    """An output column: integers (timestamps too: epoch microseconds) with nulls as a nullable
+    ``Int64`` array, which Arrow takes exactly (pandas would make float64 of them, and round)."""
+    if carried not in _INTEGERS or not any(v is None for v in values):
+        return values
+    try:
+        return pd.array(values, dtype=_INTEGERS[carried])
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{uid}: output column {name} is {carried}; got a value that is not an integer ({e})") from e
 
 
 def _as_dict(value: Any, output: Output, uid: str) -> dict[str, Any]:

@@ -25,12 +25,15 @@ def _columns(df: DataFrame) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, normalize_type(f.dataType.simpleString()) or "string") for f in df.schema.fields)
 
 
-def _schema_columns(schema: Schema, where: str) -> tuple[tuple[str, str], ...]:
+def _schema_columns(schema: Schema, where: str, inputs: dict[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """``schema``'s columns and types; a column of unknown type named like one of ``inputs`` (Spark's
+    resolved input types) is passed through and has its type (a SQL Top-N's columns)."""
     cols = []
     for f in schema.fields:
-        if f.dtype is None:
+        dtype = f.dtype or (inputs or {}).get(f.name)
+        if dtype is None:
             raise ValueError(f"{where}: the type of output column '{f.name}' is unknown; declare it in the output schema")
-        cols.append((f.name, f.dtype))
+        cols.append((f.name, dtype))
     return tuple(cols)
 
 
@@ -73,7 +76,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         bounds = (("window_start", "timestamp"), ("window_end", "timestamp"))
         if node.function is not None:
             function = node.function
-            declared = _schema_columns(node.function_schema, node.where()) if node.function_schema is not None else inputs
+            declared = _schema_columns(node.function_schema, node.where(), types) if node.function_schema is not None else inputs
             result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end"))
         else:
             named = NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates))
@@ -95,7 +98,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         )
     if isinstance(node, n.KeyedProcess):
         function = node.function
-        outputs = [g.Output(None, _schema_columns(node.output, node.where()))]
+        outputs = [g.Output(None, _schema_columns(node.output, node.where(), types))]
         outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags]
         make = lambda: KeyedProcessOperator(function)  # noqa: E731
         return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets, types=types)

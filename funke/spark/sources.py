@@ -77,7 +77,13 @@ def static_frame(spark: SparkSession, rows: tuple[tuple[Any, ...], ...], schema:
 
     ddl, rebuild = wire_schema(schema)
     struct = spark.createDataFrame([], ddl).schema
-    frame = pd.DataFrame.from_records(wire_rows(rows, schema), columns=struct.names)
+    wired = wire_rows(rows, schema)
+    # integers as nullable integer arrays: with a None among them pandas would make float64, and round above 2**53
+    nullable = {"long": "Int64", "integer": "Int32", "short": "Int16", "byte": "Int8"}
+    columns = {
+        f.name: pd.array([r[i] for r in wired], dtype=nullable.get(f.dataType.typeName(), object)) for i, f in enumerate(struct.fields)
+    }
+    frame = pd.DataFrame(columns, index=range(len(wired)))
     return spark.createDataFrame(frame, schema=struct).select(*rebuild)
 
 
