@@ -455,7 +455,14 @@ def _sink(job: Job, path: str) -> Any:
 
 
 def funke_streaming(
-    spark: Any, job: Job, workdir: str, checkpoint: str, *, on_finished: Callable[[], None] = lambda: None, source: Any = None
+    spark: Any,
+    job: Job,
+    workdir: str,
+    checkpoint: str,
+    *,
+    on_finished: Callable[[], None] = lambda: None,
+    source: Any = None,
+    pipeline: Callable[..., Any] = ysb.pipeline,
 ) -> Run:
     """``examples/ysb.py``'s pipeline as a streaming job writing Parquet, as ``funke run examples.ysb:job --output`` does.
 
@@ -463,6 +470,7 @@ def funke_streaming(
     (``examples.ysb:trigger_job``), its output split into early and final rows by the
     watermark each micro-batch ran with. ``on_finished`` runs when the job has ended,
     before its output is read. ``source``: another source of the same events than the generator (Kafka).
+    ``pipeline``: another program of the same dataflow (``funke.bench.sql.pipeline``: it in Flink SQL).
     """
     env = _environment(spark, checkpoint, fk.seconds(1) if job.trigger else None, operator_metrics=job.operator_metrics)
     source = source or dataclasses.replace(
@@ -470,7 +478,7 @@ def funke_streaming(
     )
     trigger = ysb.DataArtisansTrigger() if job.trigger else None
     output = f"{workdir}/out"
-    counts = ysb.pipeline(env, source, trigger=trigger, campaign_table=ysb.campaigns(job.campaigns))
+    counts = pipeline(env, source, trigger=trigger, campaign_table=ysb.campaigns(job.campaigns))
     counts.sink_to(_sink(job, output), uid="campaign-counts")
     progress = ProgressLog(spark) if job.trigger else None
     try:

@@ -413,6 +413,37 @@ def bench_join(
         console.print(f"appended to {doc}")
 
 
+@bench.command("sql")
+def bench_sql(
+    events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,
+    rounds: Annotated[int, typer.Option(help="run the three jobs this many times, turning which goes first (medians)")] = 1,
+    warmup: Annotated[bool, typer.Option(help="run each job once over 1 M events first, unmeasured")] = True,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """YSB in Flink SQL against the same job as a DataStream program and as plain PySpark, in one run; outputs checked."""
+    import datetime as dt
+
+    from funke.bench import report
+    from funke.bench.sql import run_sql_bench, summary
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    canonical = ["funke", "bench", "sql", "--events", str(events)]
+    canonical += ["--rounds", str(rounds)] if rounds != 1 else []
+    canonical += [] if warmup else ["--no-warmup"]
+    with _reported():
+        spark = session()
+        setup = report.setup(spark)
+        result = run_sql_bench(spark, events, rounds=rounds, warmup=warmup, on_step=_step)
+    line = summary(result)
+    console.print(line)
+    if write:
+        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+        report.add_to_section(doc, "Flink SQL against the DataStream program (`funke bench sql`)", [entry])
+        console.print(f"appended to {doc}")
+
+
 @bench.command("general")
 def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,

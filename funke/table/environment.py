@@ -15,6 +15,7 @@ from typing import Any
 from sqlglot import exp
 
 from funke.api.streams import DataStream
+from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.table.ddl import CONNECTORS, TableDef, table_def
@@ -81,6 +82,7 @@ class StreamTableEnvironment:
     def __init__(self, env: Any):
         self.env = env
         self._views: dict[str, Table] = {}
+        self._static: dict[str, StaticTable] = {}
         self._anonymous_views = 0
         self._tables: dict[str, TableDef] = {}
         self._read: dict[str, DataStream] = {}  # a DDL table's source stream, made once
@@ -95,13 +97,19 @@ class StreamTableEnvironment:
             raise PlanError(f"from_data_stream() takes a DataStream, got {type(stream).__name__}")
         return Table(self, stream)
 
-    def create_temporary_view(self, name: str, stream_or_table: DataStream | Table) -> None:
-        """Name a stream or table for SQL (``FROM name``); a view of the same name is replaced."""
+    def create_temporary_view(self, name: str, stream_or_table: DataStream | Table | StaticTable) -> None:
+        """Name a stream or table for SQL (``FROM name``); a view of the same name is replaced. A static
+        table (``fk.table(rows, schema)``) is what a lookup join reads (``JOIN name FOR SYSTEM_TIME AS OF ...``)."""
+        if isinstance(stream_or_table, StaticTable):
+            self._views.pop(name, None)
+            self._static[name] = stream_or_table
+            return
+        self._static.pop(name, None)
         table = stream_or_table if isinstance(stream_or_table, Table) else self.from_data_stream(stream_or_table)
         self._views[name] = table
 
     def list_temporary_views(self) -> list[str]:
-        return sorted(name for name in self._views if not name.startswith(_ANONYMOUS))
+        return sorted(name for name in (*self._views, *self._static) if not name.startswith(_ANONYMOUS))
 
     def sql_query(self, sql: str) -> Table:
         """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
@@ -135,7 +143,8 @@ class StreamTableEnvironment:
 
     # -- internals ---------------------------------------------------------------------------
     def _planner(self, sql: str) -> Planner:
-        views = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
+        views: dict[str, Any] = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
+        views.update({name: (lambda t=t: t) for name, t in self._static.items()})
         views.update({name: (lambda name=name: self._source(name)) for name in self._tables if name not in views})
         return Planner(views, sql)
 

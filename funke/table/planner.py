@@ -12,6 +12,13 @@ What runs (the first part of Flink SQL's streaming dialect):
   DataStream program ``key_by(keys).window(assigner).aggregate(...)``: one row per window and
   key when the watermark passes the window's end; late rows are dropped, as Flink SQL does.
 
+* a window Top-N (window deduplication with N = 1): ``ROW_NUMBER() OVER (PARTITION BY window_start,
+  window_end[, keys] ORDER BY ...) AS rownum`` in a subquery, ``WHERE rownum <= N`` outside it, over
+  a window TVF or a relation carrying its windows (``funke.table.rank``).
+
+* an inner interval join of two views: key equalities and both time attributes bounded against each
+  other, in ``ON`` or ``WHERE`` (``funke.api.joins``).
+
 Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``.
 
 Expressions are translated to Spark SQL; where Flink and Spark differ in meaning, funke takes
@@ -28,8 +35,9 @@ from typing import Any
 
 from sqlglot import exp
 
+from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
-from funke.plan.types import INTEGRAL, Schema
+from funke.plan.types import INTEGRAL, Field, Schema
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
     EventTimeSessionWindows,
@@ -38,6 +46,7 @@ from funke.semantics.windows import (
     WindowAssigner,
 )
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
+from funke.table.rank import Order, WindowResultTopN, WindowTopN
 
 #: Columns a window TVF adds to its table.
 WINDOW_START, WINDOW_END, WINDOW_TIME = "window_start", "window_end", "window_time"
@@ -103,12 +112,17 @@ class Planner:
             raise self.refuse(query, f"a {type(query).__name__.upper()} statement", "sql_query takes one SELECT")
         if query.args.get("with_"):
             self._ctes(query.args["with_"])
+        if query.args.get("joins"):
+            return self._join(query)
         for arg, what in _REFUSED.items():
             if query.args.get(arg):
                 raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
-        for node in query.find_all(exp.Window):
-            raise self.refuse(node, "an OVER window (Top-N, deduplication)")
         source = query.args.get("from_")
+        inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
+        if isinstance(inner, exp.Select) and any(isinstance(e.unalias(), exp.Window) for e in inner.expressions):
+            return self._top_n(query, inner)
+        for node in query.find_all(exp.Window):
+            raise self.refuse(node, "an OVER window here", "a window Top-N runs: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rownum FROM ...) WHERE rownum <= N")
         if source is None:
             raise self.refuse(query, "a SELECT without FROM")
         for key, arg in query.args.items():  # (a subquery in FROM is lowered on its own; nowhere else)
@@ -287,6 +301,223 @@ class Planner:
             items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
         return out.select(*(self.spark_sql(x, out.schema) for x in items))
 
+    # -- interval join -------------------------------------------------------------------------
+    def _join(self, query: exp.Select) -> Any:
+        """``FROM a [AS l] JOIN b [AS r] ON ...`` (or ``FROM a, b WHERE ...``) with equality of keys and
+        both time attributes bounded against each other (``l.ts BETWEEN r.ts - INTERVAL ... AND r.ts``):
+        Flink's interval join, ``key_by(l keys).interval_join(key_by(r keys)).between(...)``; conditions
+        on anything else filter the joined rows. Late rows are dropped, as Flink SQL does."""
+        joins = query.args["joins"]
+        if len(joins) > 1:
+            raise self.refuse(joins[1], "a join of more than two relations")
+        join = joins[0]
+        if isinstance(join.this, exp.Table) and isinstance(join.this.this, exp.Identifier) and isinstance(self._table(join.this), StaticTable):
+            return self._lookup_join(query, join)
+        if join.this.args.get("version") is not None:
+            raise self.refuse(join.this, "FOR SYSTEM_TIME AS OF a view (a temporal join)", "a lookup join reads a static table: create_temporary_view(name, fk.table(...))")
+        if join.side or join.kind not in ("", "INNER", "CROSS") or join.args.get("using"):
+            what = f"a {join.side or join.kind} JOIN" if join.side or join.kind else "JOIN ... USING"
+            raise self.refuse(join, what, "an inner interval join runs")
+        for arg, what in _REFUSED.items():
+            if arg != "joins" and query.args.get(arg):
+                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
+        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
+            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
+        sides = []
+        for rel in (query.args["from_"].this, join.this):
+            stream, tvf = self._source(rel)
+            if tvf is not None:
+                raise self.refuse(rel, "a join of window TVFs (a window join)")
+            sides.append((rel.alias_or_name, stream))
+        (ln, left), (rn, right) = sides
+        if ln == rn:
+            raise PlanError(f"Flink SQL: both sides of the join at {self.at(join)} are named {ln!r}: give one an alias")
+        columns = _JoinColumns(self, ln, left.schema, rn, right.schema)
+        where = query.args.get("where")
+        terms = [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
+        keys: list[tuple[str, str]] = []
+        bounds = _Bounds()
+        rest = []
+        times = (left.node.event_time, right.node.event_time)
+        for t in terms:
+            pair = columns.key_pair(t)
+            if pair is not None and times not in (pair, pair[::-1]):
+                keys.append(pair)
+            elif not bounds.take(t, columns, times):
+                rest.append(t)
+        if not keys:
+            raise self.refuse(join, "a join without an equality of the two sides' columns", "an interval join needs keys: ON l.k = r.k")
+        if not bounds.complete():
+            raise self.refuse(
+                join, "a join without both time attributes bounded against each other (a regular join: an updating result)",
+                f"bound them: {ln}.{times[0]} BETWEEN {rn}.{times[1]} - INTERVAL '1' MINUTE AND {rn}.{times[1]}",
+            )
+        joined = left.key_by([k for k, _ in keys]).interval_join(right.key_by([k for _, k in keys]))
+        joined = bounds.apply(joined)
+        pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
+        if rest:
+            pairs = pairs.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), pairs.schema))
+        return pairs.select(*(self.spark_sql(x, pairs.schema) for x in columns.projection(query.expressions)))
+
+    def _table(self, table: exp.Table) -> Any:
+        return self.views[table.name]() if table.name in self.views else None
+
+    def _lookup_join(self, query: exp.Select, join: exp.Join) -> Any:
+        """``FROM s [AS e] [LEFT] JOIN t [FOR SYSTEM_TIME AS OF e.x] [AS c] ON e.k = c.k`` with ``t`` a static
+        table (``create_temporary_view(name, fk.table(...))``): Flink's lookup join, each row joined with
+        the table as it is (one version: the AS OF time reads nothing). ``stream.join(table, on=keys)``;
+        conditions on anything else filter the joined rows."""
+        if join.kind not in ("", "INNER") or join.side not in ("", "LEFT") or join.args.get("using"):
+            raise self.refuse(join, f"a {join.side or join.kind} JOIN with a static table", "INNER and LEFT lookup joins run")
+        for arg, what in _REFUSED.items():
+            if arg != "joins" and query.args.get(arg):
+                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
+        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
+            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
+        rel = query.args["from_"].this
+        stream, tvf = self._source(rel)
+        if tvf is not None or isinstance(stream, StaticTable):
+            raise self.refuse(rel, "a lookup join whose left side is not a stream")
+        table = self._table(join.this)
+        ln, rn = rel.alias_or_name, join.this.alias_or_name
+        columns = _JoinColumns(self, ln, stream.schema, rn, table.schema, rename=False)
+        where = query.args.get("where")
+        terms = [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
+        keys, rest = [], []
+        for t in terms:
+            pair = columns.key_pair(t)
+            (keys if pair is not None else rest).append(pair if pair is not None else t)
+        if not keys:
+            raise self.refuse(join, "a lookup join without an equality of a stream column and a table column", "ON s.k = t.k")
+        if join.side == "LEFT" and rest and any(columns.sides_of(t) != {0} for t in rest):
+            raise self.refuse(join, "a LEFT lookup join with conditions on the table besides its keys")
+        for left_key, table_key in keys:
+            if left_key != table_key:
+                if table_key in stream.schema:
+                    raise PlanError(f"Flink SQL: the lookup join at {self.at(join)} pairs {left_key} with the table's {table_key}, which the stream also has")
+                stream = stream.with_column(table_key, f"`{left_key}`")
+        joined = stream.join(table, on=[k for _, k in keys], how=join.side.lower() or "inner")
+        for (left_key, table_key) in keys:
+            columns.internal[(1, table_key)] = table_key
+        if rest:
+            joined = joined.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), joined.schema))
+        return joined.select(*(self.spark_sql(x, joined.schema) for x in columns.projection(query.expressions)))
+
+    # -- window Top-N and deduplication ---------------------------------------------------------
+    def _top_n(self, outer: exp.Select, inner: exp.Select) -> Any:
+        """``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY window_start, window_end[, keys]
+        ORDER BY ...) AS rownum FROM r) WHERE rownum <= N [AND ...]``: Flink's window Top-N (window
+        deduplication when N is 1). ``r`` is a window TVF (its rows ranked per window by the window
+        operator, late rows dropped) or a relation carrying window_start and window_end, such as a window
+        aggregation (its rows ranked when the watermark passes the window's end)."""
+        for arg, what in _REFUSED.items():
+            if inner.args.get(arg):
+                raise self.refuse(inner.args[arg] if isinstance(inner.args[arg], exp.Expression) else inner, what)
+        for arg in ("group", "having"):
+            if inner.args.get(arg):
+                raise self.refuse(inner.args[arg], "an aggregation in the query of a Top-N", "aggregate in a subquery of its FROM")
+        ranks = [e for e in inner.expressions if isinstance(e.unalias(), exp.Window)]
+        over = ranks[0].unalias()
+        if len(ranks) > 1:
+            raise self.refuse(ranks[1], "a second OVER window in one query")
+        if not isinstance(over.this, exp.RowNumber):
+            raise self.refuse(over, f"{over.this.sql()} OVER (...)", "window Top-N takes ROW_NUMBER()")
+        if over.args.get("spec"):
+            raise self.refuse(over, "a window frame (ROWS/RANGE) in a Top-N")
+        rownum = ranks[0].alias if isinstance(ranks[0], exp.Alias) else None
+        if rownum is None:
+            raise self.refuse(over, "ROW_NUMBER() without a name", "name it: ROW_NUMBER() OVER (...) AS rownum")
+        partition = [c.name if isinstance(c, exp.Column) and not c.table else None for c in over.args.get("partition_by") or []]
+        if None in partition:
+            raise self.refuse(over, "PARTITION BY an expression", "partition by columns")
+        if WINDOW_START not in partition or WINDOW_END not in partition:
+            raise self.refuse(
+                over, "ROW_NUMBER() not partitioned by window_start and window_end (a regular Top-N or deduplication: an updating result)",
+                "window Top-N runs: PARTITION BY window_start, window_end[, keys]",
+            )
+        keys = [c for c in partition if c not in (WINDOW_START, WINDOW_END)]
+        ordered = over.args.get("order")
+        if ordered is None:
+            raise self.refuse(over, "ROW_NUMBER() without ORDER BY")
+        order = []
+        for o in ordered.expressions:
+            if not isinstance(o.this, exp.Column) or o.this.table:
+                raise self.refuse(o, f"ORDER BY {o.this.sql()} in a Top-N (only columns)")
+            order.append(Order(o.this.name, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
+        limit, rest = self._rownum_limit(outer, rownum)
+
+        source = inner.args["from_"].this
+        stream, tvf = self._source(source)
+        where = inner.args.get("where")
+        if tvf is not None:
+            if where is not None:
+                self._no_window_columns(where.this, "WHERE")
+                stream = stream.filter(self.spark_sql(where.this, stream.schema))
+            if tvf.kind == "SESSION":
+                raise self.refuse(source, "a window Top-N over SESSION windows", "rank the rows of a SESSION window aggregation")
+            schema = self._fields(stream.schema, order, keys)
+            star = [*schema.names, WINDOW_START, WINDOW_END, WINDOW_TIME]  # (Flink's columns of a window TVF)
+            bounds = (Field(WINDOW_START, "timestamp"), Field(WINDOW_END, "timestamp"), Field(WINDOW_TIME, "timestamp"))
+            ddl = Schema((*schema.fields, *bounds, Field(rownum, "bigint")))
+            if not keys:
+                keys = [self._hide()]
+                stream = stream.with_column(keys[0], "0")
+            ranked = stream.key_by(keys).window(tvf.assigner).process(WindowTopN(order, limit, rownum), output_schema=ddl)
+        else:
+            if where is not None:
+                stream = stream.filter(self.spark_sql(where.this, stream.schema))
+            schema = self._fields(stream.schema, order, [WINDOW_START, WINDOW_END, *keys])
+            star = list(schema.names)
+            ddl = Schema((*schema.fields, Field(rownum, "bigint")))
+            fn = WindowResultTopN(order, limit, rownum)
+            ranked = stream.key_by([WINDOW_START, WINDOW_END, *keys]).process(fn, output_schema=ddl)
+        items: list[exp.Expression] = []
+        for e in inner.expressions:
+            if isinstance(e, exp.Star):
+                items += [exp.column(c, quoted=True) for c in star]
+            else:
+                items.append(exp.column(rownum, quoted=True) if isinstance(e.unalias(), exp.Window) else e)
+        view = ranked.select(*self._projection(items, ranked.schema))
+        named = {outer.args["from_"].this.alias_or_name} - {""}
+        for column in outer.find_all(exp.Column):
+            if column.table and column.table in named:
+                column.set("table", None)
+        if rest is not None:
+            view = view.filter(self.spark_sql(rest, view.schema))
+        return view.select(*self._projection(outer.expressions, view.schema))
+
+    def _fields(self, schema: Schema, order: list[Order], keys: list[str]) -> Schema:
+        """``schema``, checking the Top-N's ORDER BY and PARTITION BY columns are in it."""
+        for name in (*(o.column for o in order), *keys):
+            schema.field(name, node="the Top-N's OVER (...)")
+        return schema
+
+    def _rownum_limit(self, outer: exp.Select, rownum: str) -> tuple[int, exp.Expression | None]:
+        """N of ``WHERE rownum <= N`` (``< N``, ``= 1``) and the rest of the outer WHERE (ANDed)."""
+        where = outer.args.get("where")
+        terms = _conjuncts(where.this) if where is not None else []
+        limits, rest = [], []
+        for t in terms:
+            if any(c.name == rownum for c in t.find_all(exp.Column)):
+                limits.append(t)
+            else:
+                rest.append(t)
+        hint = f"filter it: WHERE {rownum} <= N"
+        if len(limits) != 1:
+            raise self.refuse(limits[1] if limits else outer, f"a Top-N {'with more than one condition on' if limits else 'without a condition on'} {rownum}", hint)
+        t = limits[0]
+        n = t.expression.to_py() if isinstance(t.expression, exp.Literal) and not t.expression.is_string else None
+        ok = isinstance(t.this, exp.Column) and isinstance(n, int) and n >= 1
+        if ok and isinstance(t, exp.LTE):
+            limit = n
+        elif ok and isinstance(t, exp.LT) and n >= 2:
+            limit = n - 1
+        elif ok and isinstance(t, exp.EQ) and n == 1:
+            limit = 1
+        else:
+            raise self.refuse(t, f"the condition {t.sql()} on {rownum}", hint)
+        return limit, (exp.and_(*rest) if rest else None)
+
     def _aggregate(self, call: exp.AggFunc, stream: Any) -> tuple[str, str, str | None, Any]:
         fn = _AGGREGATES.get(type(call))
         if fn is None:
@@ -396,3 +627,161 @@ def _type_of(e: exp.Expression, schema: Schema | None) -> str | None:
             return _wider(*kinds)
         return "double" if all(k is not None for k in kinds) else None
     return None
+
+
+def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    """The terms of ``a AND b AND ...`` (``e`` itself when it is no AND)."""
+    return list(e.flatten()) if isinstance(e, exp.And) else [e]
+
+
+class _JoinColumns:
+    """The columns of a join's two sides under internal names (``l.x`` and ``r.x`` may both exist)."""
+
+    def __init__(self, planner: Planner, ln: str, ls: Schema, rn: str, rs: Schema, *, rename: bool = True) -> None:
+        self.planner, self.names = planner, (ln, rn)
+        self.schemas = (ls, rs)
+        self.internal = {(side, c): planner._hide() if rename else c for side, schema in enumerate(self.schemas) for c in schema.names}
+
+    def projection(self, expressions: list[exp.Expression]) -> list[exp.Expression]:
+        """A join's SELECT list over the joined columns (a column kept under its own name stays a column)."""
+        items: list[exp.Expression] = []
+        for i, e in enumerate(expressions):
+            if isinstance(e, exp.Star):
+                items += [exp.alias_(exp.column(internal, quoted=True), out, quoted=True) for internal, out in self.star()]
+                continue
+            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
+            body = self.rewrite(e.this if isinstance(e, exp.Alias) else e)
+            same = isinstance(body, exp.Column) and body.name == name
+            items.append(body if same else exp.alias_(body, name, quoted=True))
+        return items
+
+    def sides_of(self, e: exp.Expression) -> set[int | None]:
+        return {self.side_of(c) for c in e.find_all(exp.Column)}
+
+    def all(self) -> list[tuple[str, str, str]]:
+        return [(i, ("left", "right")[side], c) for (side, c), i in self.internal.items()]
+
+    def star(self) -> list[tuple[str, str]]:
+        """``SELECT *``: the left's columns, then the right's; a name taken already gets a number (Flink's ``id0``)."""
+        out, seen = [], set()
+        for (_, c), i in self.internal.items():
+            name, n = c, 0
+            while name in seen:
+                name, n = f"{c}{n}", n + 1
+            seen.add(name)
+            out.append((i, name))
+        return out
+
+    def side_of(self, column: exp.Column) -> int | None:
+        """Which side a column is on (None: not a column of either)."""
+        if column.table:
+            if column.table not in self.names:
+                raise PlanError(f"Flink SQL: no relation {column.table!r} in this join (at {self.planner.at(column)}); it joins {' and '.join(self.names)}")
+            side = self.names.index(column.table)
+            self.schemas[side].field(column.name, node=f"{column.table}.{column.name} at {self.planner.at(column)}")
+            return side
+        on = [side for side, schema in enumerate(self.schemas) if column.name in schema]
+        if len(on) > 1:
+            raise PlanError(f"Flink SQL: both sides of the join have a column {column.name!r} (at {self.planner.at(column)}): say which, {self.names[0]}.{column.name} or {self.names[1]}.{column.name}")
+        if not on:
+            raise PlanError(f"Flink SQL: neither side of the join has a column {column.name!r} (at {self.planner.at(column)})")
+        return on[0]
+
+    def key_pair(self, t: exp.Expression) -> tuple[str, str] | None:
+        """``l.a = r.b`` as (a, b), the left's column first; None for any other condition."""
+        if not isinstance(t, exp.EQ) or not isinstance(t.this, exp.Column) or not isinstance(t.expression, exp.Column):
+            return None
+        a, b = self.side_of(t.this), self.side_of(t.expression)
+        if {a, b} != {0, 1}:
+            return None
+        return (t.this.name, t.expression.name) if a == 0 else (t.expression.name, t.this.name)
+
+    def rewrite(self, e: exp.Expression) -> exp.Expression:
+        def swap(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Column):
+                side = self.side_of(n)
+                return exp.column(self.internal[(side, n.name)], quoted=True)
+            return n
+
+        return e.copy().transform(swap)
+
+
+@dataclass
+class _Bounds:
+    """An interval join's time conditions as bounds on ``right time - left time`` (ms, inclusive or not)."""
+
+    lower: tuple[int, bool] | None = None
+    upper: tuple[int, bool] | None = None
+
+    def take(self, t: exp.Expression, columns: _JoinColumns, times: tuple[str | None, str | None]) -> bool:
+        """Record ``t`` if it compares the two time attributes; False if it is another condition."""
+        if isinstance(t, exp.Between):
+            parts = [exp.GTE(this=t.this, expression=t.args["low"]), exp.LTE(this=t.this, expression=t.args["high"])]
+            offsets = [self._operands(p, columns, times) for p in parts]
+            if None in offsets:
+                return False
+            for p, o in zip(parts, offsets, strict=True):
+                self._add(type(p), *o)
+            return True
+        if isinstance(t, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
+            o = self._operands(t, columns, times)
+            if o is None:
+                return False
+            self._add(type(t), *o)
+            return True
+        return False
+
+    @staticmethod
+    def _operands(t: exp.Expression, columns: _JoinColumns, times: tuple[str | None, str | None]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        sides = []
+        for e in (t.this, t.expression):
+            offset = 0
+            while isinstance(e, exp.Paren):
+                e = e.this
+            if isinstance(e, (exp.Add, exp.Sub)) and isinstance(e.expression, exp.Interval):
+                ms = interval_ms(e.expression)
+                if ms is None:
+                    return None
+                offset, e = (ms if isinstance(e, exp.Add) else -ms), e.this
+            if not isinstance(e, exp.Column):
+                return None
+            side = columns.side_of(e)
+            if side is None or e.name != times[side]:
+                return None
+            sides.append((side, offset))
+        if {sides[0][0], sides[1][0]} != {0, 1}:
+            return None
+        return sides[0], sides[1]
+
+    def _add(self, op: type, a: tuple[int, int], b: tuple[int, int]) -> None:
+        """``a op b`` with a, b = (side, offset): side 0's time + offset against side 1's."""
+        if op in (exp.GT, exp.GTE):  # a > b  is  b < a
+            a, b, op = b, a, exp.LT if op is exp.GT else exp.LTE
+        inclusive = op is exp.LTE
+        (sa, oa), (_, ob) = a, b
+        if sa == 0:  # left + oa <= right + ob:  right - left >= oa - ob
+            self._tighten("lower", (oa - ob, inclusive))
+        else:  # right + oa <= left + ob:  right - left <= ob - oa
+            self._tighten("upper", (ob - oa, inclusive))
+
+    def _tighten(self, which: str, bound: tuple[int, bool]) -> None:
+        old = getattr(self, which)
+        if old is None:
+            setattr(self, which, bound)
+            return
+        tighter = max if which == "lower" else min
+        value = tighter(old[0], bound[0])
+        inclusive = (old[1] if old[0] == value else True) and (bound[1] if bound[0] == value else True)
+        setattr(self, which, (value, inclusive))
+
+    def complete(self) -> bool:
+        return self.lower is not None and self.upper is not None
+
+    def apply(self, joined: Any) -> Any:
+        assert self.lower is not None and self.upper is not None
+        out = joined.between(self.lower[0], self.upper[0])
+        if not self.lower[1]:
+            out = out.lower_bound_exclusive()
+        if not self.upper[1]:
+            out = out.upper_bound_exclusive()
+        return out

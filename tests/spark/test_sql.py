@@ -164,3 +164,59 @@ def test_union_all_subqueries_and_with_streaming_equal_bounded(env):
     env.execute().wait(300)
     assert windows_ms(got[0].rows, "s") == [("a", 0, 10_000, 3), ("a", 10_000, 20_000, 4), ("b", 10_000, 20_000, 5_600)]
     assert sorted((r["k"], r["w"]) for r in got[1].rows) == [("a", 20), ("a", 40), ("b", 16), ("b", 32)]
+
+
+def _ranked(rows, *cols):
+    return sorted((int((r["window_start"] - T0).total_seconds()), *(r[c] for c in cols)) for r in rows)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_window_top_n_over_a_tumble_tvf_ranks_each_window_once_and_drops_late_rows(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t = t_env.sql_query(
+        "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC) AS rownum "
+        "FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))) WHERE rownum <= 2"
+    )
+    out = t_env.to_data_stream(t).collect()
+    assert env.execute(bounded=bounded).wait(300).done
+    assert list(t.columns) == ["k", "ts", "v", "window_start", "window_end", "window_time", "rownum"]
+    if bounded:  # [0 s, 10 s) holds a@3 s (v 64); [-20 s, -10 s) b@-20 s
+        expected = [(-20, "b", 128, 1), (0, "a", 64, 1), (0, "a", 2, 2), (10, "b", 32, 1), (10, "b", 16, 2)]
+    else:  # both late rows dropped: their windows had fired
+        expected = [(0, "a", 2, 1), (0, "a", 1, 2), (10, "b", 32, 1), (10, "b", 16, 2)]
+    assert _ranked(out.rows, "k", "v", "rownum") == sorted(expected)
+    assert all(r["window_end"] - r["window_start"] == dt.timedelta(seconds=10) for r in out.rows)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_window_top_n_over_a_window_aggregation_with_a_condition_after_the_ranking(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t = t_env.sql_query(
+        "SELECT window_start, k, total, rn FROM ("
+        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY total DESC) AS rn FROM ("
+        "    SELECT window_start, window_end, k, SUM(v) AS total FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+        "    GROUP BY window_start, window_end, k)"
+        ") WHERE rn <= 1 AND total > 3"
+    )
+    out = t_env.to_data_stream(t).collect()
+    assert env.execute(bounded=bounded).wait(300).done
+    # the best key per window, then total > 3: streaming [0 s, 10 s) has only a (1 + 2), ranked first and filtered out
+    expected = [(-20, "b", 128, 1), (0, "a", 67, 1), (10, "b", 56, 1)] if bounded else [(10, "b", 56, 1)]
+    assert _ranked(out.rows, "k", "total", "rn") == expected
+
+
+def test_window_deduplication_keeps_the_last_row_of_each_key_in_each_hop_window(env):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t = t_env.sql_query(
+        "SELECT window_start, k, v FROM (SELECT k, v, window_start, window_end, ROW_NUMBER() OVER ("
+        "  PARTITION BY window_start, window_end, k ORDER BY ts DESC) AS rownum "
+        "  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '20' SECOND))) WHERE rownum = 1"
+    )
+    out = t_env.to_data_stream(t).collect()
+    assert env.execute(bounded=True).wait(300).done
+    # 20 s windows every 10 s; a: 1, 2, 3 (v 64), 15 (v 4) s; b: -20 (v 128), 16, 17, 18 (v 32) s
+    expected = [(-30, "b", 128), (-20, "b", 128), (-10, "a", 64), (0, "a", 4), (0, "b", 32), (10, "a", 4), (10, "b", 32)]
+    assert _ranked(out.rows, "k", "v") == expected

@@ -11,6 +11,9 @@ from funke.table import StreamTableEnvironment
 from funke.windows import CumulativeEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+SESSION = "TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+RANKED = "SELECT *, ROW_NUMBER() OVER ({over}) AS r FROM {src}"
+TOP_N = f"SELECT * FROM ({RANKED})"
 
 
 @pytest.fixture
@@ -93,7 +96,20 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
     [
         ("SELECT k FROM ev ORDER BY k", "ORDER BY (at line 1, column 27)"),
         ("SELECT k, COUNT(*) FROM ev GROUP BY k", "an aggregation without a window TVF"),
-        ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window"),
+        ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window here (at line 1, column 11)"),
+        (f"{TOP_N.format(over='PARTITION BY k ORDER BY v', src='ev')} WHERE r = 1",
+         "ROW_NUMBER() not partitioned by window_start and window_end (a regular Top-N or deduplication"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r > 2",
+         "the condition r > 2 on r (at line 1, column"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r <= 2 AND r <= 3",
+         "a Top-N with more than one condition on r"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)}", "a Top-N without a condition on r"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE).replace('ROW_NUMBER', 'RANK')} WHERE r <= 2",
+         "RANK() OVER (...) (at line 1, column 26) is not supported by funke yet; window Top-N takes ROW_NUMBER()"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v + 1', src=TUMBLE)} WHERE r <= 2",
+         "ORDER BY v + 1 in a Top-N (only columns)"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=SESSION)} WHERE r <= 2",
+         "a window Top-N over SESSION windows"),
         (f"SELECT COUNT(DISTINCT k) FROM {TUMBLE} GROUP BY window_start, window_end", "COUNT(DISTINCT ...)"),
         (f"SELECT COUNT(k) FROM {TUMBLE} GROUP BY window_start, window_end", "it counts non-null values"),
         (f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY window_start, window_end", "the column k outside an aggregate"),
@@ -105,7 +121,13 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
          "GROUP BY window_start, window_end", "PARTITION BY in TUMBLE (at line 1, column 41)"),
         ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
          "GROUP BY window_start, window_end", "write CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)"),
-        ("SELECT a.k FROM ev a JOIN plain b ON a.k = b.k", "a join"),
+        ("SELECT a.k FROM ev a JOIN plain b ON a.k = b.k", "a join without both time attributes bounded against each other"),
+        ("SELECT a.k FROM ev a LEFT JOIN ev b ON a.k = b.k", "a LEFT JOIN (at line 1, column 32)"),
+        ("SELECT a.k FROM ev a JOIN ev b USING (k)", "JOIN ... USING"),
+        ("SELECT a.k FROM ev a JOIN ev b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND", "a join without an equality"),
+        ("SELECT a.k FROM ev a JOIN ev b ON a.k = b.k JOIN ev c ON b.k = c.k", "a join of more than two relations"),
+        ("SELECT COUNT(*) FROM ev a JOIN ev b ON a.k = b.k AND a.ts = b.ts", "an aggregation over a join"),
+        (f"SELECT * FROM {TUMBLE} a JOIN {TUMBLE} b ON a.k = b.k", "a join of window TVFs (a window join)"),
         ("SELECT k FROM ev WHERE k IN (SELECT k FROM ev)", "a subquery outside FROM (at line 1, column 37)"),
         ("SELECT k FROM ev UNION SELECT k FROM ev", "UNION (which removes duplicates"),
         ("SELECT LENGTH(k) / 2 AS x FROM ev", "cannot tell whether it divides integers"),
@@ -159,3 +181,76 @@ def test_union_all_by_position_subqueries_in_from_and_with(t_env):
         t_env.sql_query("SELECT k FROM b2")
     with pytest.raises(PlanError, match=r"UNION ALL at line 1, column 8 of 1 column\(s\) \(k\) and 2"):
         t_env.sql_query("SELECT k FROM ev UNION ALL SELECT k, v FROM ev")
+
+
+def test_a_window_top_n_over_a_tvf_is_a_window_ranking_its_elements(t_env):
+    from funke.table.rank import Order, WindowTopN
+
+    over = "PARTITION BY window_start, window_end, k ORDER BY p DESC NULLS FIRST, v"
+    t = t_env.sql_query(f"SELECT k, v, window_end, r FROM ({RANKED.format(over=over, src=TUMBLE)}) WHERE r < 4 AND v > 1")
+    assert t.columns == ("k", "v", "window_end", "r")
+    w = window_of(t)
+    assert w.input.keys == ("k",) and isinstance(w.assigner, TumblingEventTimeWindows)
+    fn = w.function.process_fn  # (wrapped by the window operator)
+    assert isinstance(fn, WindowTopN) and (fn.limit, fn.rownum) == (3, "r")
+    assert fn.order == (Order("p", descending=True, nulls_first=True), Order("v", descending=False, nulls_first=True))
+    assert str(t._stream.node.input.predicate) == "expr('v > 1')"  # after the ranking
+
+
+def test_a_window_top_n_over_a_window_aggregation_ranks_its_results_keyed_by_the_window(t_env):
+    from funke.table.rank import Order, WindowResultTopN
+
+    agg = f"SELECT window_start, window_end, k, SUM(v) AS s FROM {TUMBLE} GROUP BY window_start, window_end, k"
+    t = t_env.sql_query(f"SELECT k, s FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY s DESC', src=f'({agg})')}) WHERE r = 1")
+    node = t._stream.node
+    while not isinstance(node, n.KeyedProcess):
+        node = node.inputs[0]
+    assert node.input.keys == ("window_start", "window_end")
+    assert isinstance(node.function, WindowResultTopN) and node.function.limit == 1
+    assert node.function.order == (Order("s", descending=True, nulls_first=False),)
+    assert t.columns == ("k", "s")
+
+
+def test_an_interval_join_takes_its_keys_and_bounds_from_on_and_where(t_env):
+    from funke.plan import joins as j
+
+    t = t_env.sql_query(
+        "SELECT a.k, b.v + a.v AS both_v FROM ev a JOIN ev AS b ON a.k = b.k AND a.ts >= b.ts - INTERVAL '2' SECOND "
+        "WHERE a.ts < b.ts + INTERVAL '1' SECOND AND b.ts <= a.ts + INTERVAL '500' MILLISECOND AND a.p > 1"
+    )
+    assert t.columns == ("k", "both_v")
+    node = t._stream.node
+    while not isinstance(node, j.IntervalJoin):
+        node = node.inputs[0]
+    # b - a in (-1000, 2000] and also <= 500 (the tighter bound wins)
+    assert (node.lower_ms, node.lower_inclusive, node.upper_ms, node.upper_inclusive) == (-1_000, False, 500, True)
+    assert node.inputs[0].keys == ("k",) and node.inputs[1].keys == ("k",)
+    with pytest.raises(PlanError, match="both sides of the join have a column 'v'"):
+        t_env.sql_query("SELECT v FROM ev a JOIN ev b ON a.k = b.k AND a.ts BETWEEN b.ts AND b.ts")
+    with pytest.raises(PlanError, match="both sides of the join at line 1, column 23 are named 'ev'"):
+        t_env.sql_query("SELECT * FROM ev JOIN ev ON ev.k = ev.k")
+
+
+def test_a_lookup_join_with_a_static_table_is_the_stream_static_join(t_env):
+    t_env.create_temporary_view("dim", fk.table([("a", "A")], "key string, label string", name="labels"))
+    assert "dim" in t_env.list_temporary_views()
+    t = t_env.sql_query(
+        "SELECT e.k, e.ts, d.label, e.v + 1 AS w FROM ev AS e LEFT JOIN dim FOR SYSTEM_TIME AS OF e.ts AS d "
+        "ON e.k = d.key WHERE e.v > 2"
+    )
+    assert t.columns == ("k", "ts", "label", "w")
+    assert t._stream.node.event_time == "ts"  # (the probe side's time attribute passes through: a window TVF can follow)
+    node = t._stream.node
+    while not isinstance(node, n.LookupJoin):
+        node = node.inputs[0]
+    assert (node.on, node.how, node.table.label) == (("key",), "left", "labels")
+    assert "key" in node.input.schema and "key" not in t_env.sql_query("SELECT * FROM ev").columns  # e.k copied as key
+    for sql, message in [
+        ("SELECT e.k FROM ev e RIGHT JOIN dim d ON e.k = d.key", "a RIGHT JOIN with a static table"),
+        ("SELECT e.k FROM ev e JOIN dim d ON e.v > 1", "a lookup join without an equality"),
+        ("SELECT e.k FROM ev e LEFT JOIN dim d ON e.k = d.key AND d.label = 'A'", "a LEFT lookup join with conditions on the table"),
+        ("SELECT e.k FROM ev e JOIN plain FOR SYSTEM_TIME AS OF e.ts AS p ON e.k = p.k", "FOR SYSTEM_TIME AS OF a view (a temporal join)"),
+    ]:
+        with pytest.raises(UnsupportedError, match="Flink SQL") as e:
+            t_env.sql_query(sql)
+        assert message in str(e.value), sql

@@ -1,0 +1,102 @@
+"""Flink SQL's window Top-N (``ROW_NUMBER() OVER (PARTITION BY window_start, window_end ...)``) as
+DataStream functions: one result per window, its first ``limit`` rows in order, when the window
+closes. Window deduplication is the same with ``limit`` 1.
+
+Order: by each ``Order`` in turn; nulls are the smallest values unless an order says otherwise
+(Flink's default null collation, which sqlglot's ``nulls_first`` already spells out). Rows that tie
+on every order column keep their arrival order, reversed when the first order is descending:
+so ``ORDER BY ts DESC`` keeps the last arrival among equal timestamps and ``ORDER BY ts`` the first,
+as Flink's window deduplication does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunction
+from funke.semantics.state import ListStateDescriptor
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class Order:
+    """One ``ORDER BY`` item of the ranking: a column, its direction and where nulls go."""
+
+    column: str
+    descending: bool = False
+    nulls_first: bool = True
+
+
+def ranked(rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` of ``rows`` (in arrival order) by ``order``.
+
+    >>> rows = [{"p": 2, "n": "a"}, {"p": None, "n": "b"}, {"p": 5, "n": "c"}, {"p": 2, "n": "d"}]
+    >>> [r["n"] for r in ranked(rows, [Order("p", descending=True, nulls_first=False)], 3)]
+    ['c', 'd', 'a']
+    >>> [r["n"] for r in ranked(rows, [Order("p")], 4)]
+    ['b', 'a', 'd', 'c']
+    """
+    out = list(rows)
+    if order and order[0].descending:
+        out.reverse()
+    for o in reversed(order):  # stable sorts, the last key first: a lexicographic order
+        nulls = [r for r in out if r.get(o.column) is None]
+        values = sorted((r for r in out if r.get(o.column) is not None), key=lambda r: r[o.column], reverse=o.descending)
+        out = nulls + values if o.nulls_first else values + nulls
+    return out[:limit]
+
+
+def _numbered(rows: list[dict[str, Any]], rownum: str | None, extra: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for i, row in enumerate(rows, 1):
+        yield {**row, **extra, **({rownum: i} if rownum else {})}
+
+
+def _timestamp(ms: int) -> datetime:
+    return _EPOCH + timedelta(milliseconds=ms)
+
+
+class WindowTopN(ProcessWindowFunction):
+    """Top-N of a window TVF's rows: each window's elements ranked when it fires, with the TVF's
+    ``window_start``, ``window_end`` and ``window_time`` columns (and the row number, if named)."""
+
+    def __init__(self, order: Sequence[Order], limit: int, rownum: str | None) -> None:
+        self.order, self.limit, self.rownum = tuple(order), limit, rownum
+
+    def process(self, key: Any, ctx: Any, elements: list[Any]) -> Iterator[dict[str, Any]]:
+        w = ctx.window()
+        bounds = {"window_start": _timestamp(w.start), "window_end": _timestamp(w.end), "window_time": _timestamp(w.end - 1)}
+        yield from _numbered(ranked(elements, self.order, self.limit), self.rownum, bounds)
+
+
+class WindowResultTopN(KeyedProcessFunction):
+    """Top-N of rows that carry their window (a window aggregation's results), keyed by the
+    window and the other partition columns: kept until the watermark passes the window's last
+    millisecond, then ranked and emitted at once."""
+
+    def __init__(self, order: Sequence[Order], limit: int, rownum: str | None, window_end: str = "window_end") -> None:
+        self.order, self.limit, self.rownum, self.window_end = tuple(order), limit, rownum, window_end
+        self.rows = ListStateDescriptor("rows")
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> None:
+        end = value[self.window_end]
+        if end is None:
+            raise ValueError(f"window Top-N: a row without {self.window_end}: {value!r}")
+        ctx.get_list_state(self.rows).add(value)
+        ctx.timer_service().register_event_time_timer(_millis(end) - 1)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[dict[str, Any]]:
+        state = ctx.get_list_state(self.rows)
+        rows = list(state.get())
+        state.clear()
+        yield from _numbered(ranked(rows, self.order, self.limit), self.rownum, {})
+
+
+def _millis(t: datetime | int) -> int:
+    if isinstance(t, datetime):
+        naive = t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo is not None else t
+        return (naive - _EPOCH) // timedelta(milliseconds=1)
+    return int(t) // 1000  # epoch microseconds, as timestamps travel
