@@ -153,14 +153,38 @@ class StreamTableEnvironment:
         if not isinstance(statement, exp.Create):
             raise UnsupportedError(
                 f"Flink SQL: a {type(statement).__name__.upper()} statement (at {at(statement)}) is not supported by "
-                "execute_sql; it runs CREATE TABLE and INSERT INTO (sql_query runs SELECT)"
+                "execute_sql; it runs CREATE TABLE, CREATE VIEW and INSERT INTO (sql_query runs SELECT)"
             )
+        if statement.args.get("kind") == "VIEW":
+            self._create_view(statement, sql)
+            return
         t = table_def(statement, sql, at)
         if t.name in self._tables or t.name in self._views:
             if statement.args.get("exists"):
                 return
             raise PlanError(f"Flink SQL: a table or view named {t.name!r} exists already (CREATE TABLE IF NOT EXISTS keeps it)")
         self._tables[t.name] = t
+
+    def _create_view(self, statement: exp.Create, sql: str) -> None:
+        """``CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(c1, c2, ...)] AS SELECT ...``: the query planned
+        now, over the views and tables there are, and named (``create_temporary_view``)."""
+        target = statement.this
+        table = target.this if isinstance(target, exp.Schema) else target
+        name = table.name
+        if name in self._tables or name in self._views or name in self._static:
+            if statement.args.get("exists"):
+                return
+            raise PlanError(f"Flink SQL: a table or view named {name!r} exists already (CREATE VIEW IF NOT EXISTS keeps it)")
+        query = Table(self, self._planner(sql).lower(statement.expression))
+        if isinstance(target, exp.Schema):
+            names = [c.name for c in target.expressions]
+            if len(names) != len(query.columns):
+                raise PlanError(
+                    f"Flink SQL: view {name} at {position(table, sql)} names {len(names)} column(s) ({', '.join(names)}) "
+                    f"for a query of {len(query.columns)} ({', '.join(query.columns)})"
+                )
+            query = query.select(*(c if c == x else f"`{c}` AS `{x}`" for c, x in zip(query.columns, names, strict=True)))
+        self._views[name] = query
 
     def _source(self, name: str) -> DataStream:
         """The stream a DDL table is read as: its connector's source, its computed columns, its watermark."""

@@ -105,7 +105,9 @@ def test_jdbc_is_the_postgres_sink_upserting_by_the_primary_key(t_env):
         ("CREATE TABLE a (x INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://h/db', 'table-name' = 't')", None, None),
         ("CREATE TABLE bids (x INT) WITH ('connector' = 'print')", PlanError, "exists already"),
         ("DROP TABLE bids", UnsupportedError, "a DROP statement"),
-        ("CREATE VIEW v AS SELECT 1", UnsupportedError, "CREATE TABLE with columns"),
+        ("CREATE VIEW v AS SELECT 1", UnsupportedError, "a SELECT without FROM"),
+        ("CREATE VIEW bids AS SELECT price FROM bids", PlanError, "a table or view named 'bids' exists already"),
+        ("CREATE VIEW v (a, b) AS SELECT price FROM bids", PlanError, "names 2 column(s) (a, b) for a query of 1 (price)"),
     ],
 )  # fmt: skip
 def test_what_funke_would_not_honour_is_refused(t_env, sql, error, message):
@@ -118,6 +120,17 @@ def test_what_funke_would_not_honour_is_refused(t_env, sql, error, message):
         t_env.execute_sql(sql)
     assert message in str(e.value)
     t_env.execute_sql("CREATE TABLE IF NOT EXISTS bids (x INT) WITH ('connector' = 'print')")  # (kept: no error)
+
+
+def test_create_view_names_a_query_for_the_statements_after_it(t_env):
+    t_env.execute_sql("CREATE TEMPORARY VIEW cheap (a, p, ts) AS SELECT auction, price, ts FROM bids WHERE price < 5")
+    t_env.execute_sql("CREATE VIEW IF NOT EXISTS cheap AS SELECT 1 AS x FROM bids")  # (kept)
+    assert t_env.sql_query("SELECT * FROM cheap").columns == ("a", "p", "ts")
+    assert "cheap" in t_env.list_temporary_views()
+    per_window = t_env.sql_query(
+        "SELECT COUNT(*) AS n FROM TABLE(TUMBLE(TABLE cheap, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end"
+    )
+    assert per_window.columns == ("n",)  # (the view's time attribute is its query's)
 
 
 def test_insert_errors_name_the_table_and_the_columns(t_env):
