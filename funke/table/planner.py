@@ -19,7 +19,8 @@ What runs (the first part of Flink SQL's streaming dialect):
 * an inner interval join of two views: key equalities and both time attributes bounded against each
   other, in ``ON`` or ``WHERE`` (``funke.api.joins``).
 
-Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``.
+Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``, ``CURRENT_WATERMARK(ts)``
+(``funke.table.watermark``).
 
 Expressions are translated to Spark SQL; where Flink and Spark differ in meaning, funke takes
 Flink's: ``/`` between integers divides integers (Spark's ``DIV``), ``SUM`` and ``AVG`` of an
@@ -47,6 +48,7 @@ from funke.semantics.windows import (
 )
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.rank import Order, WindowResultTopN, WindowTopN
+from funke.table.watermark import WithWatermark
 
 #: Columns a window TVF adds to its table.
 WINDOW_START, WINDOW_END, WINDOW_TIME = "window_start", "window_end", "window_time"
@@ -134,6 +136,7 @@ class Planner:
         for column in query.find_all(exp.Column):  # t.x with t the FROM table (or its alias): the stream's column x
             if column.table and column.table in named and column.find_ancestor(exp.Select) is query:
                 column.set("table", None)
+        stream = self._current_watermark(query, stream, tvf)
         where = query.args.get("where")
         if where is not None:
             self._no_window_columns(where.this, "WHERE")
@@ -300,6 +303,30 @@ class Planner:
             body = rewrite(body)
             items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
         return out.select(*(self.spark_sql(x, out.schema) for x in items))
+
+    def _current_watermark(self, query: exp.Select, stream: Any, tvf: Tvf | None) -> Any:
+        """``CURRENT_WATERMARK(ts)`` in the SELECT list or WHERE: each row given the watermark when it
+        arrives (``funke.table.watermark``: a funke operator keyed by a hash of the row), the calls
+        replaced by that column. ``ts`` must be the view's time attribute."""
+        calls = [c for c in query.find_all(exp.Anonymous) if c.name.upper() == "CURRENT_WATERMARK" and c.find_ancestor(exp.Select) is query]
+        if not calls:
+            return stream
+        for c in calls:
+            args = c.expressions
+            if len(args) != 1 or not isinstance(args[0], exp.Column) or args[0].name != stream.node.event_time:
+                raise PlanError(
+                    f"Flink SQL: {c.sql()} at {self.at(c)} takes the view's time attribute "
+                    f"({stream.node.event_time or 'none: the view has no watermark'})"
+                )
+        if tvf is not None or query.args.get("group") or any(isinstance(n, exp.AggFunc) for e in query.expressions for n in e.walk()):
+            raise self.refuse(calls[0], "CURRENT_WATERMARK in a window aggregation", "use it in a SELECT or WHERE over a view")
+        column, bucket = self._hide(), self._hide()
+        keyed = stream.with_column(bucket, f"pmod(xxhash64(`{stream.node.event_time}`), 64)").key_by(bucket)
+        out = Schema((*keyed.schema.fields, Field(column, "timestamp")))
+        marked = keyed.process(WithWatermark(column), output_schema=out)
+        for c in calls:
+            c.replace(exp.column(column, quoted=True))
+        return marked
 
     # -- interval join -------------------------------------------------------------------------
     def _join(self, query: exp.Select) -> Any:
@@ -558,8 +585,8 @@ class Planner:
     def _projection(self, items: list[exp.Expression], schema: Schema) -> list[str]:
         out = []
         for i, e in enumerate(items):
-            if isinstance(e, exp.Star):
-                out += [f"`{c}`" for c in schema.names]
+            if isinstance(e, exp.Star):  # (the planner's own columns left out)
+                out += [f"`{c}`" for c in schema.names if not c.startswith("_fk_")]
                 continue
             if not isinstance(e, (exp.Alias, exp.Column)):
                 e = exp.alias_(e, f"EXPR${i}", quoted=True)

@@ -220,3 +220,21 @@ def test_window_deduplication_keeps_the_last_row_of_each_key_in_each_hop_window(
     # 20 s windows every 10 s; a: 1, 2, 3 (v 64), 15 (v 4) s; b: -20 (v 128), 16, 17, 18 (v 32) s
     expected = [(-30, "b", 128), (-20, "b", 128), (-10, "a", 64), (0, "a", 4), (0, "b", 32), (10, "a", 4), (10, "b", 32)]
     assert _ranked(out.rows, "k", "v") == expected
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_current_watermark_is_the_watermark_each_row_arrives_at(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t = t_env.sql_query(
+        "SELECT v, CURRENT_WATERMARK(ts) AS wm FROM ev WHERE CURRENT_WATERMARK(ts) IS NULL OR ts > CURRENT_WATERMARK(ts)"
+    )
+    out = t_env.to_data_stream(t).collect()
+    assert env.execute(bounded=bounded).wait(300).done
+    got = sorted((r["v"], None if r["wm"] is None else int((r["wm"] - T0).total_seconds() * 1000)) for r in out.rows)
+    if bounded:  # one batch, no watermark before the end: every row, NULL
+        assert got == [(v, None) for v in (1, 2, 4, 8, 16, 32, 64, 128)]
+    else:
+        # the watermark after batch n (its max - 1 ms) comes after batch n + 1's rows: batches 0 and 1 see none,
+        # batch 2 sees 1 999 ms, batch 3 sees 15 999 ms, so a@3 s and b@-20 s are filtered out as late
+        assert got == [(1, None), (2, None), (4, None), (8, None), (16, 1_999), (32, 1_999)]

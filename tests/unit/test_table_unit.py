@@ -95,6 +95,8 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
     ("sql", "message"),
     [
         ("SELECT k FROM ev ORDER BY k", "ORDER BY (at line 1, column 27)"),
+        (f"SELECT COUNT(*) FROM {TUMBLE} WHERE ts > CURRENT_WATERMARK(ts) GROUP BY window_start, window_end",
+         "CURRENT_WATERMARK in a window aggregation"),
         ("SELECT k, COUNT(*) FROM ev GROUP BY k", "an aggregation without a window TVF"),
         ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window here (at line 1, column 11)"),
         (f"{TOP_N.format(over='PARTITION BY k ORDER BY v', src='ev')} WHERE r = 1",
@@ -254,3 +256,17 @@ def test_a_lookup_join_with_a_static_table_is_the_stream_static_join(t_env):
         with pytest.raises(UnsupportedError, match="Flink SQL") as e:
             t_env.sql_query(sql)
         assert message in str(e.value), sql
+
+
+def test_current_watermark_gives_each_row_the_watermark_in_a_column_first(t_env):
+    from funke.table.watermark import WithWatermark
+
+    t = t_env.sql_query("SELECT *, CURRENT_WATERMARK(ts) AS wm FROM ev WHERE ts > CURRENT_WATERMARK(ts)")
+    assert t.columns == ("k", "ts", "v", "p", "wm")  # (the planner's own columns left out of *)
+    node = t._stream.node.input
+    assert isinstance(node, n.Filter) and str(node.predicate) == "expr('ts > `_fk_1`')"
+    assert isinstance(node.input.function, WithWatermark) and node.input.function.column == "_fk_1"
+    with pytest.raises(PlanError, match=r"CURRENT_WATERMARK\(v\) at line 1, column 24 takes the view's time attribute \(ts\)"):
+        t_env.sql_query("SELECT k FROM ev WHERE CURRENT_WATERMARK(v) IS NULL")
+    with pytest.raises(PlanError, match="none: the view has no watermark"):
+        t_env.sql_query("SELECT CURRENT_WATERMARK(v) FROM plain")
