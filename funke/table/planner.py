@@ -17,7 +17,8 @@ What runs (the first part of Flink SQL's streaming dialect):
   a window TVF or a relation carrying its windows (``funke.table.rank``).
 
 * an inner interval join of two views: key equalities and both time attributes bounded against each
-  other, in ``ON`` or ``WHERE`` (``funke.api.joins``).
+  other, in ``ON`` or ``WHERE`` (``funke.api.joins``); an inner window join of two window TVFs;
+  a lookup join with a static table.
 
 Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``, ``CURRENT_WATERMARK(ts)``
 (``funke.table.watermark``).
@@ -47,7 +48,7 @@ from funke.semantics.windows import (
     WindowAssigner,
 )
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
-from funke.table.rank import Order, WindowResultTopN, WindowTopN
+from funke.table.rank import Order, PairRows, WindowResultTopN, WindowTopN
 from funke.table.watermark import WithWatermark
 
 #: Columns a window TVF adds to its table.
@@ -342,6 +343,9 @@ class Planner:
             return self._lookup_join(query, join)
         if join.this.args.get("version") is not None:
             raise self.refuse(join.this, "FOR SYSTEM_TIME AS OF a view (a temporal join)", "a lookup join reads a static table: create_temporary_view(name, fk.table(...))")
+        rels = (query.args["from_"].this, join.this)
+        if any(self._windowed(rel) is not None for rel in rels):
+            return self._window_join(query, join)
         if join.side or join.kind not in ("", "INNER", "CROSS") or join.args.get("using"):
             what = f"a {join.side or join.kind} JOIN" if join.side or join.kind else "JOIN ... USING"
             raise self.refuse(join, what, "an inner interval join runs")
@@ -351,10 +355,10 @@ class Planner:
         if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
             raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
         sides = []
-        for rel in (query.args["from_"].this, join.this):
+        for rel in rels:
             stream, tvf = self._source(rel)
             if tvf is not None:
-                raise self.refuse(rel, "a join of window TVFs (a window join)")
+                raise self.refuse(rel, "a join of a window TVF with a relation that is not one")
             sides.append((rel.alias_or_name, stream))
         (ln, left), (rn, right) = sides
         if ln == rn:
@@ -385,6 +389,88 @@ class Planner:
         if rest:
             pairs = pairs.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), pairs.schema))
         return pairs.select(*(self.spark_sql(x, pairs.schema) for x in columns.projection(query.expressions)))
+
+    def _windowed(self, rel: exp.Expression) -> tuple[Any, Tvf] | None:
+        """A window TVF in FROM, bare (``TABLE(TUMBLE(...)) AS l``) or as ``(SELECT * FROM TABLE(TUMBLE(...)) [WHERE ...]) AS l``:
+        its stream (filtered) and TVF; None for any other relation."""
+        inner: exp.Expression = rel
+        where = None
+        if isinstance(rel, exp.Subquery) and isinstance(rel.this, exp.Select):
+            q = rel.this
+            star = len(q.expressions) == 1 and isinstance(q.expressions[0], exp.Star)
+            extra = [a for a in ("joins", "group", "having", "order", "limit", "with_", "qualify", "distinct") if q.args.get(a)]
+            if not star or extra or q.args.get("from_") is None:
+                return None
+            inner, where = q.args["from_"].this, q.args.get("where")
+        if not (isinstance(inner, exp.Table) and isinstance(inner.this, exp.Anonymous) and inner.this.name.upper() == "TABLE"):
+            return None
+        stream, tvf = self._source(inner)
+        assert tvf is not None
+        if where is not None:
+            self._no_window_columns(where.this, "WHERE")
+            stream = stream.filter(self.spark_sql(where.this, stream.schema))
+        return stream, tvf
+
+    def _window_join(self, query: exp.Select, join: exp.Join) -> Any:
+        """Two window TVFs of the same windows joined ``ON l.window_start = r.window_start AND l.window_end =
+        r.window_end AND keys``: Flink's window join, ``l.join(r).where(keys).equal_to(keys).window(assigner)``;
+        each window's pairs when the watermark passes its end, late rows dropped. Other conditions filter the pairs."""
+        if join.side or join.kind not in ("", "INNER") or join.args.get("using"):
+            raise self.refuse(join, f"a {join.side or join.kind} window join" if join.side or join.kind else "JOIN ... USING", "an inner window join runs")
+        for arg, what in _REFUSED.items():
+            if arg != "joins" and query.args.get(arg):
+                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
+        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
+            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
+        rels = (query.args["from_"].this, join.this)
+        sides = [self._windowed(rel) for rel in rels]
+        for rel, side in zip(rels, sides, strict=True):
+            if side is None:
+                raise self.refuse(rel, "a join of a window TVF with a relation that is not one")
+        (left, ltvf), (right, rtvf) = sides  # type: ignore[misc]
+        if ltvf.kind == "SESSION" or rtvf.kind == "SESSION":
+            raise self.refuse(join, "a window join of SESSION windows")
+        if ltvf.assigner != rtvf.assigner:
+            raise self.refuse(join, f"a window join of different windows ({ltvf.assigner.describe()} and {rtvf.assigner.describe()})")
+        ln, rn = rels[0].alias_or_name, rels[1].alias_or_name
+        if not ln or not rn or ln == rn:
+            raise PlanError(f"Flink SQL: name both sides of the window join at {self.at(join)} (AS l, AS r)")
+        bounds = (WINDOW_START, WINDOW_END, WINDOW_TIME)
+        windowed = [Schema((*sch.fields, *(Field(b, "timestamp") for b in bounds))) for sch in (left.schema, right.schema)]
+        columns = _JoinColumns(self, ln, windowed[0], rn, windowed[1])
+        where = query.args.get("where")
+        terms = [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
+        keys, same, rest = [], set(), []
+        for t in terms:
+            pair = columns.key_pair(t)
+            if pair is not None and pair[0] == pair[1] and pair[0] in bounds:
+                same.add(pair[0])
+            elif pair is not None and pair[0] not in bounds and pair[1] not in bounds:
+                keys.append(pair)
+            else:
+                rest.append(t)
+        if not {WINDOW_START, WINDOW_END} <= same:
+            raise self.refuse(join, "a join of window TVFs not on both window_start and window_end", "ON l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k")
+        if not keys:
+            raise self.refuse(join, "a window join without an equality of the two sides' columns", "add ON l.k = r.k")
+        for side in (0, 1):
+            columns.internal[(side, WINDOW_START)], columns.internal[(side, WINDOW_END)] = WINDOW_START, WINDOW_END
+        window_time = self._hide()
+        for side in (0, 1):
+            columns.internal[(side, WINDOW_TIME)] = window_time
+        pairs_of = {side: {c: columns.internal[(side, c)] for c in (left, right)[side].schema.names} for side in (0, 1)}
+        lkeys = [k for k, _ in keys]
+        out_fields = [Field(pairs_of[s][f.name], f.dtype) for s, sch in ((0, left.schema), (1, right.schema)) for f in sch.fields]
+        joined = (
+            left.join(right).where(lkeys).equal_to([k for _, k in keys]).window(ltvf.assigner)
+            .apply(PairRows(pairs_of[0], pairs_of[1]), output_schema=Schema(tuple(out_fields)))
+        )  # fmt: skip
+        for k in lkeys:  # (the window join's result has the left keys under their names)
+            columns.internal[(0, k)] = k
+        joined = joined.with_column(window_time, f"`{WINDOW_END}` - INTERVAL 1 MILLISECOND")
+        if rest:
+            joined = joined.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), joined.schema))
+        return joined.select(*(self.spark_sql(x, joined.schema) for x in columns.projection(query.expressions)))
 
     def _table(self, table: exp.Table) -> Any:
         return self.views[table.name]() if table.name in self.views else None

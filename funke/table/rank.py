@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunction
+from funke.semantics.joins import JoinFunction
 from funke.semantics.state import ListStateDescriptor
 
 _EPOCH = datetime(1970, 1, 1)
@@ -100,3 +101,14 @@ def _millis(t: datetime | int) -> int:
         naive = t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo is not None else t
         return (naive - _EPOCH) // timedelta(milliseconds=1)
     return int(t) // 1000  # epoch microseconds, as timestamps travel
+
+
+class PairRows(JoinFunction):
+    """A SQL window join's pair as one row: each side's columns under the names in ``left``/``right``
+    (column → name in the row)."""
+
+    def __init__(self, left: dict[str, str], right: dict[str, str]) -> None:
+        self.left, self.right = left, right
+
+    def join(self, left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+        return {**{n: left.get(c) for c, n in self.left.items()}, **{n: right.get(c) for c, n in self.right.items()}}

@@ -7,6 +7,7 @@ import pytest
 
 from funke.table import StreamTableEnvironment
 
+from .helpers import ts
 from .test_joins import EXPECTED, LEFT, RIGHT, streams
 
 pytestmark = pytest.mark.spark
@@ -70,3 +71,33 @@ def test_a_lookup_join_then_a_window_aggregation_bounded_with_a_left_join_keepin
         (*k, v) for k, v in expected.items()
     )
     assert sorted((r["id"], r["name"]) for r in lefts.rows) == sorted((i, name.get(k)) for k, _, i in LEFT)
+
+
+WINDOWED = "(SELECT * FROM TABLE(TUMBLE(TABLE {v}, DESCRIPTOR(t), INTERVAL '10' SECOND)))"
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_window_join_pairs_each_keys_rows_per_window_and_drops_a_row_late_for_its_window(env, bounded):
+    """test_joins' streams and one more left batch, La7 at 5 s: [0 s, 10 s) fired at the end of batch 2
+    (Flink's watermark 17 999 ms), so La7 is late in a stream; bounded, it pairs with Ra1."""
+    t_env = StreamTableEnvironment.create(env)
+    left = [*LEFT, ("a", 5_000, "La7"), ("b", 25_000, "Lb3"), ("z", 1, "Lz")]
+    a, b = streams(env, left, RIGHT, None if bounded else 3)
+    t_env.create_temporary_view("l", a)
+    t_env.create_temporary_view("r", b)
+    t = t_env.sql_query(
+        f"SELECT L.id AS lid, R.id AS rid, L.k, L.window_start, R.window_end, L.window_time FROM {WINDOWED.format(v='l')} L "
+        f"JOIN {WINDOWED.format(v='r')} R ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k"
+    )
+    out = t_env.to_data_stream(t).collect()
+    assert env.execute(bounded=bounded).wait(300).done
+    pairs = {(li, ri) for lk, lt, li in left for rk, rt, ri in RIGHT if lk == rk and lt // 10_000 == rt // 10_000}
+    if not bounded:
+        pairs.discard(("La7", "Ra1"))
+    assert len(pairs) == (28 if bounded else 27)
+    assert sorted((r["lid"], r["rid"]) for r in out.rows) == sorted(pairs)
+    by_id = {i: t for _, t, i in left}
+    for r in out.rows:
+        start = by_id[r["lid"]] // 10_000 * 10_000
+        assert (r["window_start"], r["window_end"]) == (ts(start), ts(start + 10_000))
+        assert r["window_time"] == ts(start + 9_999)

@@ -129,7 +129,15 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT a.k FROM ev a JOIN ev b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND", "a join without an equality"),
         ("SELECT a.k FROM ev a JOIN ev b ON a.k = b.k JOIN ev c ON b.k = c.k", "a join of more than two relations"),
         ("SELECT COUNT(*) FROM ev a JOIN ev b ON a.k = b.k AND a.ts = b.ts", "an aggregation over a join"),
-        (f"SELECT * FROM {TUMBLE} a JOIN {TUMBLE} b ON a.k = b.k", "a join of window TVFs (a window join)"),
+        (f"SELECT a.k FROM {TUMBLE} a JOIN {TUMBLE} b ON a.k = b.k", "a join of window TVFs not on both window_start and window_end"),
+        (f"SELECT a.k FROM {TUMBLE} a JOIN ev b ON a.k = b.k", "a join of a window TVF with a relation that is not one"),
+        (f"SELECT a.k FROM {TUMBLE} a LEFT JOIN {TUMBLE} b ON a.k = b.k", "a LEFT window join"),
+        (f"SELECT a.k FROM {TUMBLE} a JOIN {TUMBLE.replace('10', '20')} b ON a.window_start = b.window_start "
+         "AND a.window_end = b.window_end AND a.k = b.k", "a window join of different windows"),
+        (f"SELECT a.k FROM {SESSION} a JOIN {SESSION} b ON a.window_start = b.window_start "
+         "AND a.window_end = b.window_end AND a.k = b.k", "a window join of SESSION windows"),
+        (f"SELECT a.k FROM {TUMBLE} a JOIN {TUMBLE} b ON a.window_start = b.window_start AND a.window_end = b.window_end",
+         "a window join without an equality"),
         ("SELECT k FROM ev WHERE k IN (SELECT k FROM ev)", "a subquery outside FROM (at line 1, column 37)"),
         ("SELECT k FROM ev UNION SELECT k FROM ev", "UNION (which removes duplicates"),
         ("SELECT LENGTH(k) / 2 AS x FROM ev", "cannot tell whether it divides integers"),
@@ -270,3 +278,20 @@ def test_current_watermark_gives_each_row_the_watermark_in_a_column_first(t_env)
         t_env.sql_query("SELECT k FROM ev WHERE CURRENT_WATERMARK(v) IS NULL")
     with pytest.raises(PlanError, match="none: the view has no watermark"):
         t_env.sql_query("SELECT CURRENT_WATERMARK(v) FROM plain")
+
+
+def test_a_window_join_is_the_datastream_window_join_of_the_two_views(t_env):
+    from funke.plan import joins as j
+
+    windowed = "(SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE v > 0)"
+    t = t_env.sql_query(
+        f"SELECT a.k, a.v AS av, b.v AS bv, b.window_start FROM {windowed} a JOIN {TUMBLE} AS b "
+        "ON a.window_start = b.window_start AND b.window_end = a.window_end AND a.k = b.k AND a.p > b.p"
+    )
+    assert t.columns == ("k", "av", "bv", "window_start")
+    node = t._stream.node
+    while not isinstance(node, j.WindowJoin):
+        node = node.inputs[0]
+    assert isinstance(node.assigner, TumblingEventTimeWindows) and node.assigner.size_ms == 10_000
+    assert node.inputs[0].keys == ("k",) and node.inputs[1].keys == ("k",)
+    assert isinstance(node.inputs[0].input, n.Filter)  # the left's WHERE, before the join
