@@ -262,24 +262,34 @@ def _files_source(t: TableDef) -> Any:
     return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
 
 
+#: Flink's duration units (``TimeUtils``), in ms.
+_DURATION_UNITS = {
+    **dict.fromkeys(("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1_000),
+    **dict.fromkeys(("min", "m", "minute", "minutes"), 60_000),
+    **dict.fromkeys(("h", "hour", "hours"), 3_600_000),
+    **dict.fromkeys(("d", "day", "days"), 86_400_000),
+}
+
+
 def interval_text_ms(text: str, t: TableDef) -> int:
-    """Flink's duration options: ``10 s``, ``500 ms``, ``1 min``, ``2h`` or a number of ms."""
-    units = {
-        "ms": 1,
-        "s": 1_000,
-        "sec": 1_000,
-        "second": 1_000,
-        "min": 60_000,
-        "minute": 60_000,
-        "h": 3_600_000,
-        "hour": 3_600_000,
-    }
-    number = text.strip().rstrip("s") if text.strip().endswith(("seconds", "minutes", "hours")) else text.strip()
+    """Flink's duration options: a number and a unit (``10 s``, ``500ms``, ``1 min``, ``2 hours``, ``1d``),
+    a bare number being milliseconds.
+
+    >>> t = TableDef("x", (), (), None, (), "datagen", {}, "")
+    >>> [interval_text_ms(v, t) for v in ("10 s", "500ms", "1 min", "2 hours", "1d", "250", " 3 SECONDS ")]
+    [10000, 500, 60000, 7200000, 86400000, 250, 3000]
+    >>> interval_text_ms("ten s", t)
+    Traceback (most recent call last):
+    ...
+    funke.errors.PlanError: Flink SQL: table x: 'ten s' is not a duration (e.g. '10 s', '500 ms', '1 min')
+    """
+    number = text.strip()
     digits = len(number) - len(number.lstrip("0123456789"))
     value, unit = number[:digits], number[digits:].strip().lower() or "ms"
-    if not value or unit not in units:
+    if not value or unit not in _DURATION_UNITS:
         raise PlanError(f"Flink SQL: table {t.name}: {text!r} is not a duration (e.g. '10 s', '500 ms', '1 min')")
-    return int(value) * units[unit]
+    return int(value) * _DURATION_UNITS[unit]
 
 
 def _files_sink(t: TableDef) -> Any:
