@@ -577,6 +577,11 @@ class Planner:
                 stream = stream.with_column(keys[0], "0")
             ranked = stream.key_by(keys).window(tvf.assigner).process(WindowTopN(order, limit, rownum), output_schema=ddl)
         else:
+            if stream.node.watermark is None:  # (its windows would never close in a stream)
+                raise PlanError(
+                    f"Flink SQL: the Top-N at {self.at(over)} ranks rows by their window_end, but {source.sql()} has no watermark: "
+                    "rank a window TVF or a window aggregation"
+                )
             if where is not None:
                 stream = stream.filter(self.spark_sql(where.this, stream.schema))
             schema = self._fields(stream.schema, order, [WINDOW_START, WINDOW_END, *keys])

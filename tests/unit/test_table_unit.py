@@ -295,3 +295,10 @@ def test_a_window_join_is_the_datastream_window_join_of_the_two_views(t_env):
     assert isinstance(node.assigner, TumblingEventTimeWindows) and node.assigner.size_ms == 10_000
     assert node.inputs[0].keys == ("k",) and node.inputs[1].keys == ("k",)
     assert isinstance(node.inputs[0].input, n.Filter)  # the left's WHERE, before the join
+
+
+def test_a_top_n_over_rows_without_a_watermark_is_refused(t_env):
+    env = t_env.env
+    t_env.create_temporary_view("w", env.from_collection([], "k string, window_start timestamp, window_end timestamp, v int"))
+    with pytest.raises(PlanError, match="ranks rows by their window_end, but w has no watermark"):
+        t_env.sql_query(f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src='w')} WHERE r <= 1")
