@@ -117,9 +117,7 @@ class Planner:
             self._ctes(query.args["with_"])
         if query.args.get("joins"):
             return self._join(query)
-        for arg, what in _REFUSED.items():
-            if query.args.get(arg):
-                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
+        self._no_refused_parts(query)
         source = query.args.get("from_")
         inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
         if isinstance(inner, exp.Select) and any(isinstance(e.unalias(), exp.Window) for e in inner.expressions):
@@ -154,6 +152,18 @@ class Planner:
         if tvf is not None:
             raise self.refuse(source, "a window TVF without GROUP BY window_start, window_end", "aggregate its rows per window")
         return stream.select(*self._projection(query.expressions, stream.schema))
+
+    def _no_refused_parts(self, query: exp.Select, allowed: tuple[str, ...] = ()) -> None:
+        """Refuse the parts of a SELECT funke does not run (``_REFUSED``), but for ``allowed``."""
+        for arg, what in _REFUSED.items():
+            if arg not in allowed and query.args.get(arg):
+                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
+
+    def _plain_join_query(self, query: exp.Select) -> None:
+        """A join's SELECT: no other refused part, and no aggregation over the joined rows."""
+        self._no_refused_parts(query, allowed=("joins",))
+        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
+            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
 
     def _union(self, query: exp.Union) -> Any:
         if query.args.get("distinct"):
@@ -349,11 +359,7 @@ class Planner:
         if join.side or join.kind not in ("", "INNER", "CROSS") or join.args.get("using"):
             what = f"a {join.side or join.kind} JOIN" if join.side or join.kind else "JOIN ... USING"
             raise self.refuse(join, what, "an inner interval join runs")
-        for arg, what in _REFUSED.items():
-            if arg != "joins" and query.args.get(arg):
-                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
-        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
-            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
+        self._plain_join_query(query)
         sides = []
         for rel in rels:
             stream, tvf = self._source(rel)
@@ -417,11 +423,7 @@ class Planner:
         each window's pairs when the watermark passes its end, late rows dropped. Other conditions filter the pairs."""
         if join.side or join.kind not in ("", "INNER") or join.args.get("using"):
             raise self.refuse(join, f"a {join.side or join.kind} window join" if join.side or join.kind else "JOIN ... USING", "an inner window join runs")
-        for arg, what in _REFUSED.items():
-            if arg != "joins" and query.args.get(arg):
-                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
-        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
-            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
+        self._plain_join_query(query)
         rels = (query.args["from_"].this, join.this)
         sides = [self._windowed(rel) for rel in rels]
         for rel, side in zip(rels, sides, strict=True):
@@ -482,11 +484,7 @@ class Planner:
         conditions on anything else filter the joined rows."""
         if join.kind not in ("", "INNER") or join.side not in ("", "LEFT") or join.args.get("using"):
             raise self.refuse(join, f"a {join.side or join.kind} JOIN with a static table", "INNER and LEFT lookup joins run")
-        for arg, what in _REFUSED.items():
-            if arg != "joins" and query.args.get(arg):
-                raise self.refuse(query.args[arg] if isinstance(query.args[arg], exp.Expression) else query, what)
-        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
-            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
+        self._plain_join_query(query)
         rel = query.args["from_"].this
         stream, tvf = self._source(rel)
         if tvf is not None or isinstance(stream, StaticTable):
@@ -523,9 +521,7 @@ class Planner:
         deduplication when N is 1). ``r`` is a window TVF (its rows ranked per window by the window
         operator, late rows dropped) or a relation carrying window_start and window_end, such as a window
         aggregation (its rows ranked when the watermark passes the window's end)."""
-        for arg, what in _REFUSED.items():
-            if inner.args.get(arg):
-                raise self.refuse(inner.args[arg] if isinstance(inner.args[arg], exp.Expression) else inner, what)
+        self._no_refused_parts(inner)
         for arg in ("group", "having"):
             if inner.args.get(arg):
                 raise self.refuse(inner.args[arg], "an aggregation in the query of a Top-N", "aggregate in a subquery of its FROM")
