@@ -5,26 +5,72 @@
 10.0
 """
 
-from funke import connectors as _connectors  # noqa: F401
-from funke.api import DataStream, KeyedStream, StreamEnvironment, WindowedStream
-from funke.connectors.tables import spark_table, table
-from funke.errors import EnvironmentSetupError, FunkeError, JobFailedError, PlanError, SchemaError, UnsupportedError
-from funke.plan.expr import col, expr, fn, lit
-from funke.semantics.generators import (
-    AscendingTimestampsWatermarks,
-    BoundedOutOfOrdernessWatermarks,
-    Watermark,
-    WatermarkGenerator,
-    WatermarkGeneratorSupplier,
-    WatermarkOutput,
-)
-from funke.semantics.time import hours, milliseconds, minutes, seconds
-from funke.semantics.watermarks import WatermarkStrategy
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from funke.semantics.functions import OutputTag
-from funke import evictors, functions, sinks, sources, state, triggers, windows  # noqa: E402  (namespaces users import from)
-from funke import testing  # noqa: E402  (uses the names above)
-import funke.table  # noqa: E402,F401  (the Table API package; it replaces the name ``table`` above, and called, it is that static table)
+#: Names of the public API and the modules they come from, imported on first use (PEP 562): a Spark
+#: worker that unpickles one funke function imports what that function needs, not all of funke.
+_FROM = {
+    **dict.fromkeys(("DataStream", "KeyedStream", "StreamEnvironment", "WindowedStream"), "funke.api"),
+    **dict.fromkeys(("spark_table",), "funke.connectors.tables"),
+    **dict.fromkeys(
+        ("EnvironmentSetupError", "FunkeError", "JobFailedError", "PlanError", "SchemaError", "UnsupportedError"), "funke.errors"
+    ),
+    **dict.fromkeys(("col", "expr", "fn", "lit"), "funke.plan.expr"),
+    **dict.fromkeys(
+        (
+            "AscendingTimestampsWatermarks",
+            "BoundedOutOfOrdernessWatermarks",
+            "Watermark",
+            "WatermarkGenerator",
+            "WatermarkGeneratorSupplier",
+            "WatermarkOutput",
+        ),
+        "funke.semantics.generators",
+    ),
+    **dict.fromkeys(("hours", "milliseconds", "minutes", "seconds"), "funke.semantics.time"),
+    "WatermarkStrategy": "funke.semantics.watermarks",
+    "OutputTag": "funke.semantics.functions",
+}
+#: Subpackages users reach as attributes (``fk.windows``, ``fk.sinks``, ``fk.table`` ...).
+_MODULES = frozenset(
+    {"connectors", "evictors", "functions", "sinks", "sources", "state", "triggers", "windows", "testing", "table", "services", "bench"}
+)
+
+if TYPE_CHECKING:
+    from funke.api import DataStream, KeyedStream, StreamEnvironment, WindowedStream
+    from funke.connectors.tables import spark_table
+    from funke.errors import EnvironmentSetupError, FunkeError, JobFailedError, PlanError, SchemaError, UnsupportedError
+    from funke.plan.expr import col, expr, fn, lit
+    from funke.semantics.functions import OutputTag
+    from funke.semantics.generators import (
+        AscendingTimestampsWatermarks,
+        BoundedOutOfOrdernessWatermarks,
+        Watermark,
+        WatermarkGenerator,
+        WatermarkGeneratorSupplier,
+        WatermarkOutput,
+    )
+    from funke.semantics.time import hours, milliseconds, minutes, seconds
+    from funke.semantics.watermarks import WatermarkStrategy
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM:
+        value = getattr(importlib.import_module(_FROM[name]), name)
+    elif name in _MODULES:  # (``table`` is the Table API package; called, it is the join's static table)
+        if name == "connectors":  # (``fk.connectors.tables.StaticTable``: its package imports no module itself)
+            importlib.import_module("funke.connectors.tables")
+        value = importlib.import_module(f"funke.{name}")
+    else:
+        raise AttributeError(f"module 'funke' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM, *_MODULES})
+
 
 __version__ = "0.1.0"
 
