@@ -43,17 +43,12 @@ def _got(sink):
 
 
 @pytest.mark.parametrize("bounded", [False, True], ids=["streaming", "bounded"])
-def test_bigints_through_a_process_function_exactly(env, bounded):
-    sink = env.from_collection(ROWS, SCHEMA).key_by("k").process(Echo(), output_schema=OUT).collect()
-    assert env.execute(bounded=bounded).wait(300).done
-    assert _got(sink) == _expected(ROWS)
-
-
-@pytest.mark.parametrize("bounded", [False, True], ids=["streaming", "bounded"])
-def test_bigints_through_a_two_input_function_exactly(env, bounded):
+def test_bigints_through_one_and_two_input_functions_exactly(env, bounded):
+    one = env.from_collection(ROWS, SCHEMA).key_by("k").process(Echo(), output_schema=OUT).collect()
     other = [{"k": "d", "other": BIG + 2}]
     first = env.from_collection(ROWS, SCHEMA).key_by("k")
     second = env.from_collection(other, "k string, other bigint").key_by("k")
-    sink = first.connect(second).process(EchoBoth(), output_schema=OUT).collect()
+    two = first.connect(second).process(EchoBoth(), output_schema=OUT).collect()
     assert env.execute(bounded=bounded).wait(300).done
-    assert _got(sink) == _expected([*ROWS, {"k": "d", "id": BIG + 2}])
+    assert _got(one) == _expected(ROWS)
+    assert _got(two) == _expected([*ROWS, {"k": "d", "id": BIG + 2}])
