@@ -6,6 +6,7 @@
 """
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 #: Names of the public API and the modules they come from, imported on first use (PEP 562): a Spark
@@ -61,6 +62,8 @@ def __getattr__(name: str) -> Any:
     elif name in _MODULES:  # (``table`` is the Table API package; called, it is the join's static table)
         if name == "connectors":  # (``fk.connectors.tables.StaticTable``: its package imports no module itself)
             importlib.import_module("funke.connectors.tables")
+        value = importlib.import_module(f"funke.{name}")
+    elif not name.startswith("_") and importlib.util.find_spec(f"funke.{name}") is not None:  # any other subpackage (fk.errors)
         value = importlib.import_module(f"funke.{name}")
     else:
         raise AttributeError(f"module 'funke' has no attribute {name!r}")
