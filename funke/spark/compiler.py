@@ -124,15 +124,16 @@ _DL_SOURCE = "_funke_end_of"
 _INTEGRAL_SPARK = frozenset({"byte", "short", "integer", "long"})
 
 
-def _exact_longs(frame: DataFrame) -> DataFrame:
-    """``frame``'s bigint value columns null-free, each beside its null mask (``g.NULLS``), so they
+def _operator_input(frame: DataFrame, program: g.Program) -> tuple[DataFrame, g.Program]:
+    """A general operator's input as it goes to Python, and its program knowing the columns' order
+    (``g.named``). Bigint value columns go null-free, each beside its null mask (``g.NULLS``), so they
     reach the operator's pandas frames as int64, not float64 (which rounds above 2**53)."""
     longs = [f.name for f in frame.schema.fields if f.dataType.typeName() == "long" and f.name not in g.CONTROL_COLUMNS]
-    if not longs:
-        return frame
-    rest = [F.col(c) for c in frame.columns if c not in longs]
-    exact = [F.coalesce(F.col(c), F.lit(0).cast("bigint")).alias(c) for c in longs]
-    return frame.select(*rest, *exact, *(F.isnull(F.col(c)).alias(g.NULLS + c) for c in longs))
+    if longs:
+        rest = [F.col(c) for c in frame.columns if c not in longs]
+        exact = [F.coalesce(F.col(c), F.lit(0).cast("bigint")).alias(c) for c in longs]
+        frame = frame.select(*rest, *exact, *(F.isnull(F.col(c)).alias(g.NULLS + c) for c in longs))
+    return frame, replace(program, columns=tuple(frame.columns))
 
 
 class Compiler:
@@ -573,8 +574,7 @@ class Compiler:
         elements = self._count(counter, node, "rows_in", elements)
         clock, beat = None, None
         if not self.streaming:
-            rows = _exact_longs(elements)
-            program = replace(program, columns=tuple(rows.columns))
+            rows, program = _operator_input(elements, program)
             tagged = rows.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
             clock = self._clock(node, one_input=True) if up.control is None and needs_time(node) else None
@@ -591,8 +591,7 @@ class Compiler:
             merged = elements if control is None else elements.unionByName(control, allowMissingColumns=True)
             time_mode = "EventTime" if (up.control is None and node.input.watermark is not None) else "None"
             wake = beat is not None and time_mode == "EventTime"
-            merged = _exact_longs(merged)
-            program = replace(program, columns=tuple(merged.columns))
+            merged, program = _operator_input(merged, program)
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
                 g.processor(program, wake=wake), program.output_ddl(), "Append", time_mode
             )
@@ -701,8 +700,7 @@ class Compiler:
         rows = self._count(counter, node, "rows_in", rows)
         beat = None
         if not self.streaming:
-            rows = _exact_longs(rows)
-            program = replace(program, columns=tuple(rows.columns))
+            rows, program = _operator_input(rows, program)
             tagged = rows.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
             if first_up.control is not None and second_up.control is not None:
@@ -718,8 +716,7 @@ class Compiler:
             merged = rows.unionByName(control, allowMissingColumns=True)
             watermarked = first_up.control is None and any(i.watermark is not None for i in node.inputs)
             time_mode = "EventTime" if watermarked else "None"
-            merged = _exact_longs(merged)
-            program = replace(program, columns=tuple(merged.columns))
+            merged, program = _operator_input(merged, program)
             tagged = merged.groupBy(g.BUCKET).transformWithStateInPandas(
                 g.processor(program, wake=beat is not None and watermarked), program.output_ddl(), "Append", time_mode
             )
