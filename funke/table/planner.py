@@ -131,10 +131,7 @@ class Planner:
                 if key not in ("from_", "with_") and isinstance(node, (exp.Subquery, exp.Select)):
                     raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs")
         stream, tvf = self._source(source.this)
-        named = {source.this.alias_or_name} - {""}
-        for column in query.find_all(exp.Column):  # t.x with t the FROM table (or its alias): the stream's column x
-            if column.table and column.table in named and column.find_ancestor(exp.Select) is query:
-                column.set("table", None)
+        _unqualify(query)
         stream = self._current_watermark(query, stream, tvf)
         where = query.args.get("where")
         if where is not None:
@@ -354,8 +351,9 @@ class Planner:
         if join.this.args.get("version") is not None:
             raise self.refuse(join.this, "FOR SYSTEM_TIME AS OF a view (a temporal join)", "a lookup join reads a static table: create_temporary_view(name, fk.table(...))")
         rels = (query.args["from_"].this, join.this)
-        if any(self._windowed(rel) is not None for rel in rels):
-            return self._window_join(query, join)
+        windowed = [self._windowed(rel) for rel in rels]
+        if any(w is not None for w in windowed):
+            return self._window_join(query, join, windowed)
         if join.side or join.kind not in ("", "INNER", "CROSS") or join.args.get("using"):
             what = f"a {join.side or join.kind} JOIN" if join.side or join.kind else "JOIN ... USING"
             raise self.refuse(join, what, "an inner interval join runs")
@@ -370,8 +368,7 @@ class Planner:
         if ln == rn:
             raise PlanError(f"Flink SQL: both sides of the join at {self.at(join)} are named {ln!r}: give one an alias")
         columns = _JoinColumns(self, ln, left.schema, rn, right.schema)
-        where = query.args.get("where")
-        terms = [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
+        terms = _join_terms(query, join)
         keys: list[tuple[str, str]] = []
         bounds = _Bounds()
         rest = []
@@ -392,9 +389,7 @@ class Planner:
         joined = left.key_by([k for k, _ in keys]).interval_join(right.key_by([k for _, k in keys]))
         joined = bounds.apply(joined)
         pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
-        if rest:
-            pairs = pairs.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), pairs.schema))
-        return pairs.select(*(self.spark_sql(x, pairs.schema) for x in columns.projection(query.expressions)))
+        return columns.finish(pairs, rest, query.expressions)
 
     def _windowed(self, rel: exp.Expression) -> tuple[Any, Tvf] | None:
         """A window TVF in FROM, bare (``TABLE(TUMBLE(...)) AS l``) or as ``(SELECT * FROM TABLE(TUMBLE(...)) [WHERE ...]) AS l``:
@@ -412,12 +407,16 @@ class Planner:
             return None
         stream, tvf = self._source(inner)
         assert tvf is not None
-        if where is not None:
-            self._no_window_columns(where.this, "WHERE")
-            stream = stream.filter(self.spark_sql(where.this, stream.schema))
-        return stream, tvf
+        return self._tvf_rows(stream, where), tvf
 
-    def _window_join(self, query: exp.Select, join: exp.Join) -> Any:
+    def _tvf_rows(self, stream: Any, where: exp.Where | None) -> Any:
+        """A window TVF's view filtered by the WHERE of the query reading it (before windows are assigned)."""
+        if where is None:
+            return stream
+        self._no_window_columns(where.this, "WHERE")
+        return stream.filter(self.spark_sql(where.this, stream.schema))
+
+    def _window_join(self, query: exp.Select, join: exp.Join, sides: list[tuple[Any, Tvf] | None]) -> Any:
         """Two window TVFs of the same windows joined ``ON l.window_start = r.window_start AND l.window_end =
         r.window_end AND keys``: Flink's window join, ``l.join(r).where(keys).equal_to(keys).window(assigner)``;
         each window's pairs when the watermark passes its end, late rows dropped. Other conditions filter the pairs."""
@@ -425,7 +424,6 @@ class Planner:
             raise self.refuse(join, f"a {join.side or join.kind} window join" if join.side or join.kind else "JOIN ... USING", "an inner window join runs")
         self._plain_join_query(query)
         rels = (query.args["from_"].this, join.this)
-        sides = [self._windowed(rel) for rel in rels]
         for rel, side in zip(rels, sides, strict=True):
             if side is None:
                 raise self.refuse(rel, "a join of a window TVF with a relation that is not one")
@@ -440,8 +438,7 @@ class Planner:
         bounds = (WINDOW_START, WINDOW_END, WINDOW_TIME)
         windowed = [Schema((*sch.fields, *(Field(b, "timestamp") for b in bounds))) for sch in (left.schema, right.schema)]
         columns = _JoinColumns(self, ln, windowed[0], rn, windowed[1])
-        where = query.args.get("where")
-        terms = [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
+        terms = _join_terms(query, join)
         keys, same, rest = [], set(), []
         for t in terms:
             pair = columns.key_pair(t)
@@ -470,9 +467,7 @@ class Planner:
         for k in lkeys:  # (the window join's result has the left keys under their names)
             columns.internal[(0, k)] = k
         joined = joined.with_column(window_time, f"`{WINDOW_END}` - INTERVAL 1 MILLISECOND")
-        if rest:
-            joined = joined.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), joined.schema))
-        return joined.select(*(self.spark_sql(x, joined.schema) for x in columns.projection(query.expressions)))
+        return columns.finish(joined, rest, query.expressions)
 
     def _table(self, table: exp.Table) -> Any:
         return self.views[table.name]() if table.name in self.views else None
@@ -492,8 +487,7 @@ class Planner:
         table = self._table(join.this)
         ln, rn = rel.alias_or_name, join.this.alias_or_name
         columns = _JoinColumns(self, ln, stream.schema, rn, table.schema, rename=False)
-        where = query.args.get("where")
-        terms = [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
+        terms = _join_terms(query, join)
         keys, rest = [], []
         for t in terms:
             pair = columns.key_pair(t)
@@ -510,9 +504,7 @@ class Planner:
         joined = stream.join(table, on=[k for _, k in keys], how=join.side.lower() or "inner")
         for (left_key, table_key) in keys:
             columns.internal[(1, table_key)] = table_key
-        if rest:
-            joined = joined.filter(self.spark_sql(columns.rewrite(exp.and_(*rest)), joined.schema))
-        return joined.select(*(self.spark_sql(x, joined.schema) for x in columns.projection(query.expressions)))
+        return columns.finish(joined, rest, query.expressions)
 
     # -- window Top-N and deduplication ---------------------------------------------------------
     def _top_n(self, outer: exp.Select, inner: exp.Select) -> Any:
@@ -559,9 +551,7 @@ class Planner:
         stream, tvf = self._source(source)
         where = inner.args.get("where")
         if tvf is not None:
-            if where is not None:
-                self._no_window_columns(where.this, "WHERE")
-                stream = stream.filter(self.spark_sql(where.this, stream.schema))
+            stream = self._tvf_rows(stream, where)
             if tvf.kind == "SESSION":
                 raise self.refuse(source, "a window Top-N over SESSION windows", "rank the rows of a SESSION window aggregation")
             schema = self._fields(stream.schema, order, keys)
@@ -592,10 +582,7 @@ class Planner:
             else:
                 items.append(exp.column(rownum, quoted=True) if isinstance(e.unalias(), exp.Window) else e)
         view = ranked.select(*self._projection(items, ranked.schema))
-        named = {outer.args["from_"].this.alias_or_name} - {""}
-        for column in outer.find_all(exp.Column):
-            if column.table and column.table in named:
-                column.set("table", None)
+        _unqualify(outer)
         if rest is not None:
             view = view.filter(self.spark_sql(rest, view.schema))
         return view.select(*self._projection(outer.expressions, view.schema))
@@ -743,9 +730,23 @@ def _type_of(e: exp.Expression, schema: Schema | None) -> str | None:
     return None
 
 
+def _unqualify(query: exp.Select) -> None:
+    """``t.x`` in ``query`` (not in its subqueries), with ``t`` its FROM relation or that's alias: the stream's column ``x``."""
+    named = {query.args["from_"].this.alias_or_name} - {""}
+    for column in query.find_all(exp.Column):
+        if column.table and column.table in named and column.find_ancestor(exp.Select) is query:
+            column.set("table", None)
+
+
 def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
     """The terms of ``a AND b AND ...`` (``e`` itself when it is no AND)."""
     return list(e.flatten()) if isinstance(e, exp.And) else [e]
+
+
+def _join_terms(query: exp.Select, join: exp.Join) -> list[exp.Expression]:
+    """A join's conditions: the terms of its ON and of the query's WHERE."""
+    where = query.args.get("where")
+    return [t for c in (join.args.get("on"), where.this if where else None) if c is not None for t in _conjuncts(c)]
 
 
 class _JoinColumns:
@@ -755,6 +756,12 @@ class _JoinColumns:
         self.planner, self.names = planner, (ln, rn)
         self.schemas = (ls, rs)
         self.internal = {(side, c): planner._hide() if rename else c for side, schema in enumerate(self.schemas) for c in schema.names}
+
+    def finish(self, joined: Any, rest: list[exp.Expression], expressions: list[exp.Expression]) -> Any:
+        """The joined rows filtered by the conditions ``rest`` (ANDed), then the SELECT list ``expressions``."""
+        if rest:
+            joined = joined.filter(self.planner.spark_sql(self.rewrite(exp.and_(*rest)), joined.schema))
+        return joined.select(*(self.planner.spark_sql(x, joined.schema) for x in self.projection(expressions)))
 
     def projection(self, expressions: list[exp.Expression]) -> list[exp.Expression]:
         """A join's SELECT list over the joined columns (a column kept under its own name stays a column)."""

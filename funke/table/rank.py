@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunction
 from funke.semantics.joins import JoinFunction
 from funke.semantics.state import ListStateDescriptor
-
-_EPOCH = datetime(1970, 1, 1)
+from funke.semantics.time import millis_to_datetime, timestamp_to_millis
 
 
 @dataclass(frozen=True)
@@ -56,10 +55,6 @@ def _numbered(rows: list[dict[str, Any]], rownum: str | None, extra: dict[str, A
         yield {**row, **extra, **({rownum: i} if rownum else {})}
 
 
-def _timestamp(ms: int) -> datetime:
-    return _EPOCH + timedelta(milliseconds=ms)
-
-
 class WindowTopN(ProcessWindowFunction):
     """Top-N of a window TVF's rows: each window's elements ranked when it fires, with the TVF's
     ``window_start``, ``window_end`` and ``window_time`` columns (and the row number, if named)."""
@@ -69,7 +64,11 @@ class WindowTopN(ProcessWindowFunction):
 
     def process(self, key: Any, ctx: Any, elements: list[Any]) -> Iterator[dict[str, Any]]:
         w = ctx.window()
-        bounds = {"window_start": _timestamp(w.start), "window_end": _timestamp(w.end), "window_time": _timestamp(w.end - 1)}
+        bounds = {
+            "window_start": millis_to_datetime(w.start),
+            "window_end": millis_to_datetime(w.end),
+            "window_time": millis_to_datetime(w.end - 1),
+        }
         yield from _numbered(ranked(elements, self.order, self.limit), self.rownum, bounds)
 
 
@@ -83,24 +82,17 @@ class WindowResultTopN(KeyedProcessFunction):
         self.rows = ListStateDescriptor("rows")
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> None:
-        end = value[self.window_end]
+        end: datetime | None = value[self.window_end]  # (a timestamp column reaches the function as a datetime)
         if end is None:
             raise ValueError(f"window Top-N: a row without {self.window_end}: {value!r}")
         ctx.get_list_state(self.rows).add(value)
-        ctx.timer_service().register_event_time_timer(_millis(end) - 1)
+        ctx.timer_service().register_event_time_timer(timestamp_to_millis(end) - 1)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[dict[str, Any]]:
         state = ctx.get_list_state(self.rows)
         rows = list(state.get())
         state.clear()
         yield from _numbered(ranked(rows, self.order, self.limit), self.rownum, {})
-
-
-def _millis(t: datetime | int) -> int:
-    if isinstance(t, datetime):
-        naive = t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo is not None else t
-        return (naive - _EPOCH) // timedelta(milliseconds=1)
-    return int(t) // 1000  # epoch microseconds, as timestamps travel
 
 
 class PairRows(JoinFunction):

@@ -6,13 +6,10 @@ column; the query's expressions read the column."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
 from typing import Any
 
 from funke.semantics.functions import KeyedProcessFunction
-from funke.semantics.time import MIN_WATERMARK
-
-_EPOCH = datetime(1970, 1, 1)
+from funke.semantics.time import MIN_WATERMARK, millis_to_datetime
 
 
 class WithWatermark(KeyedProcessFunction):
@@ -23,4 +20,4 @@ class WithWatermark(KeyedProcessFunction):
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         wm = ctx.timer_service().current_watermark()
-        yield {**value, self.column: None if wm <= MIN_WATERMARK else _EPOCH + timedelta(milliseconds=wm)}
+        yield {**value, self.column: None if wm <= MIN_WATERMARK else millis_to_datetime(wm)}
