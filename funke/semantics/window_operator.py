@@ -382,8 +382,8 @@ class WindowOperator(Emitter):
         if skipped and self._is_element_late(timestamp):
             if self.spec.late_data_tag is not None:
                 self._out.append(OutputRecord(value, timestamp, self.spec.late_data_tag))
-            else:
-                self._late_dropped += 1
+            else:  # a partial aggregate counts the elements it stands for, as Flink counts each
+                self._late_dropped += value.count if isinstance(value, Partial) else 1
 
     def close(self) -> None:
         process_fn = self._process_fn()

@@ -33,7 +33,7 @@ from funke.spark import datasources, generated, kafka_source
 from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
-from funke.spark.operators import general_program, main_view, needs_time, side_view, two_input_program
+from funke.spark.operators import general_program, main_view, needs_time, pre_shuffled, side_view, two_input_program
 from funke.spark.python_fns import pandas_function, row_function
 from funke.spark.session import is_connect
 from funke.spark.sources import (
@@ -572,6 +572,8 @@ class Compiler:
         )
         counter = Compiled(elements)
         elements = self._count(counter, node, "rows_in", elements)
+        if program.preaggregate is not None and program.preaggregate.before_shuffle:
+            elements = pre_shuffled(elements, program)
         clock, beat = None, None
         if not self.streaming:
             rows, program = _operator_input(elements, program)

@@ -393,11 +393,34 @@ class PreAggregate:
     #: For session windows with a static gap: elements of a key within ``gap`` of each other
     #: form one pre-merged session (``pane_ms`` is then unused).
     session_gap_ms: int | None = None
+    #: Pre-aggregate every element before the shuffle to the buckets (``pre_shuffle``), not only
+    #: the on-time ones inside a bucket. Sound when the allowed lateness is 0 and no late side
+    #: output is read: then a pane's elements are all late (its windows are past the watermark:
+    #: dropped and counted, which a partial's count does) or all go into the same windows, where
+    #: an element older than the watermark is treated like a newer one (no trigger fires on an
+    #: element of a window the watermark has not passed).
+    before_shuffle: bool = False
+
+
+#: A partial aggregate made before the shuffle travels as the number of elements it stands for
+#: (``PARTIAL_N``) and one column per aggregate (``partial_column``; an average has two).
+PARTIAL_N = "fk_p_n"
+_POS, _START, _LAST, _PANE = "fk_p_pos", "fk_p_start", "fk_p_last", "fk_p_pane"
+
+
+def partial_column(index: int, fn: str) -> list[str]:
+    """The columns carrying aggregate ``index``'s partial accumulator (none for a count: ``PARTIAL_N`` is it)."""
+    if fn == "count":
+        return []
+    return [f"fk_p_{index}", f"fk_p_{index}_n"] if fn == "avg" else [f"fk_p_{index}"]
 
 
 def _elements(program: Program, elements: pd.DataFrame, watermark: int, convert: bool) -> Iterator[tuple[Any, Any, int | None]]:
     """(key, value, timestamp) in arrival order; on-time elements pre-aggregated where allowed."""
     pre = program.preaggregate
+    if pre is not None and PARTIAL_N in elements:  # aggregated before the shuffle
+        yield from _as_partials(program.keys, pre, elements)
+        return
     stamps = elements[TS] if TS in elements else pd.Series([None] * len(elements), index=elements.index)
     if pre is None or stamps.isna().any():
         yield from _one_by_one(program, elements, convert)
@@ -411,62 +434,113 @@ def _elements(program: Program, elements: pd.DataFrame, watermark: int, convert:
             items.append((int(pos), *item))
     grouped = elements[on_time]
     if len(grouped):
-        items += _partials(program, pre, grouped, np.flatnonzero(on_time))
+        parts = partial_frame(program.keys, pre, grouped, np.flatnonzero(on_time))
+        items += [(pos, *item) for pos, item in zip(parts[_POS].tolist(), _as_partials(program.keys, pre, parts), strict=True)]
     items.sort(key=lambda x: x[0])
     for _, key, value, ts in items:
         yield key, value, ts
 
 
-def _partials(program: Program, pre: PreAggregate, frame: pd.DataFrame, positions: np.ndarray) -> list[tuple[int, Any, Any, int]]:
+def partial_frame(keys: tuple[str, ...], pre: PreAggregate, frame: pd.DataFrame, positions: np.ndarray) -> pd.DataFrame:
+    """One row per key and pane (or pre-merged session) of ``frame``'s elements, in order of first
+    arrival: the keys, the first arrival's position and timestamp (``TS``), the smallest and
+    largest timestamp, the element count (``PARTIAL_N``) and the aggregates' partial columns."""
     ts = frame[TS].to_numpy(dtype="int64")
-    cols: dict[str, Any] = {"__pos": positions, "__ts": ts}
-    for k in program.keys:
+    cols: dict[str, Any] = {_POS: positions, TS: ts}
+    for k in keys:
         cols[k] = frame[k].to_numpy()
     for i, (_, column) in enumerate(pre.aggregates):
         if column is not None:
-            cols[f"__v{i}"] = frame[column].to_numpy()
+            cols[f"fk_v{i}"] = frame[column].array
     work = pd.DataFrame(cols)
     if pre.session_gap_ms is None:
-        work["__pane"] = (ts - pre.offset_ms) // pre.pane_ms
+        work[_PANE] = (ts - pre.offset_ms) // pre.pane_ms
     else:
-        work["__pane"] = _session_ids(work, program.keys, pre.session_gap_ms)
-    by = [*program.keys, "__pane"]
-    g = work.groupby(by, sort=False, dropna=False)
+        work[_PANE] = _session_ids(work, keys, pre.session_gap_ms)
+    g = work.groupby([*keys, _PANE], sort=False, dropna=False)
     # rows are in arrival order: "first" is the first arrival (a trigger may align to its timestamp)
-    first = g.agg(pos=("__pos", "first"), ts=("__ts", "first"), start=("__ts", "min"), last=("__ts", "max"), n=("__pos", "size"))
-    parts = []
+    out = g.agg(**{_POS: (_POS, "first"), TS: (TS, "first"), _START: (TS, "min"), _LAST: (TS, "max"), PARTIAL_N: (_POS, "size")})
     for i, (fn, _) in enumerate(pre.aggregates):
-        if fn == "count":
-            parts.append(first["n"].tolist())
+        names = partial_column(i, fn)
+        if not names:
             continue
-        gc = g[f"__v{i}"]
-        if fn == "sum":
-            parts.append(_py(gc.sum(min_count=0)))
+        gc = g[f"fk_v{i}"]
+        if fn in ("sum", "avg"):
+            out[names[0]] = gc.sum(min_count=0)
         elif fn == "min":
-            parts.append(_py(gc.min()))
+            out[names[0]] = gc.min()
         elif fn == "max":
-            parts.append(_py(gc.max()))
-        else:  # avg: (sum, count of non-null)
-            parts.append(list(zip(_py(gc.sum(min_count=0)), gc.count().tolist(), strict=True)))
-    out = []
-    keys = first.index.tolist()
-    accs = list(zip(*parts, strict=True)) if parts else [()] * len(keys)
+            out[names[0]] = gc.max()
+        if fn == "avg":  # (sum, count of non-null)
+            out[names[1]] = gc.count()
+    return out.reset_index().drop(columns=_PANE)
+
+
+def _as_partials(keys: tuple[str, ...], pre: PreAggregate, parts: pd.DataFrame) -> list[tuple[Any, Partial, int]]:
+    """(key, :class:`Partial`, timestamp of its first arrival) per row of a ``partial_frame``."""
+    counts = parts[PARTIAL_N].tolist()
+    accs: list[list[Any]] = []
+    for i, (fn, _) in enumerate(pre.aggregates):
+        names = partial_column(i, fn)
+        if fn == "count":
+            accs.append(counts)
+        elif fn == "avg":
+            accs.append(list(zip(_py(parts[names[0]]), parts[names[1]].tolist(), strict=True)))
+        else:
+            accs.append(_py(parts[names[0]]))
+    rows = list(zip(*accs, strict=True)) if accs else [()] * len(parts)
+    columns = [_py(parts[k]) for k in keys]
+    key_values = columns[0] if len(keys) == 1 else list(zip(*columns, strict=True))
+    stamps = parts[TS].tolist()
     gap = pre.session_gap_ms
-    lasts = first["last"].tolist()
-    starts = first["start"].tolist()
-    for idx, pos, t, start, last, n, acc in zip(keys, first["pos"].tolist(), first["ts"].tolist(), starts, lasts, first["n"].tolist(), accs, strict=True):
-        key_values = idx[:-1] if isinstance(idx, tuple) else (idx,)
-        key = key_values[0] if len(program.keys) == 1 else tuple(key_values)
-        window = None if gap is None else (int(start), int(last) + gap)
-        out.append((pos, key, Partial(tuple(acc), n, window), t))
-    return out
+    if gap is None:
+        windows: list[tuple[int, int] | None] = [None] * len(parts)
+    else:
+        windows = [(int(a), int(b) + gap) for a, b in zip(parts[_START].tolist(), parts[_LAST].tolist(), strict=True)]
+    return [
+        (key, Partial(tuple(acc), n, window), int(t))
+        for key, acc, n, window, t in zip(key_values, rows, counts, windows, stamps, strict=True)
+    ]
+
+
+def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The ``mapInArrow`` function that pre-aggregates a partition's elements per bucket, key and
+    pane before they are shuffled to the buckets (``PreAggregate.before_shuffle``): the rows that
+    travel are ``schema``'s (the control columns, the keys, ``PARTIAL_N`` and the partial columns)."""
+    pre = program.preaggregate
+    assert pre is not None and pre.before_shuffle
+    keys = (BUCKET, *program.keys)
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        received = [b for b in batches if b.num_rows]
+        if not received:
+            return
+        frame = pa.Table.from_batches(received).to_pandas(types_mapper=_nullable_integers)
+        if frame[TS].isna().any():
+            raise ValueError(f"{program.uid}: an element without an event timestamp reached an event-time window")
+        parts = partial_frame(keys, pre, frame, np.arange(len(frame)))
+        for c in (SEQ, WM, PT):
+            parts[c] = pd.array([None] * len(parts), dtype="Int64")
+        parts[CONTROL] = False
+        yield pa.RecordBatch.from_pandas(parts[list(schema.names)], schema=schema, preserve_index=False)
+
+    return run
+
+
+def _nullable_integers(t: Any) -> Any:
+    """pandas' nullable integer dtype for an Arrow integer type (``to_pandas`` would make floats of nullable ones)."""
+    import pyarrow as pa
+
+    return {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype()}.get(t)
 
 
 def _session_ids(work: pd.DataFrame, keys: tuple[str, ...], gap: int) -> np.ndarray:
     """Per row, an id shared by the rows of its key whose sessions ``[ts, ts + gap)`` chain together."""
-    order = work.sort_values([*keys, "__ts"], kind="stable").index.to_numpy()
+    order = work.sort_values([*keys, TS], kind="stable").index.to_numpy()
     sorted_keys = [work[k].to_numpy()[order] for k in keys]
-    ts = work["__ts"].to_numpy()[order]
+    ts = work[TS].to_numpy()[order]
     new = np.ones(len(order), dtype=bool)
     if len(order) > 1:
         same_key = np.ones(len(order) - 1, dtype=bool)

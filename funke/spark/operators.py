@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from funke.plan import nodes as n
-from funke.plan.types import Field, Schema, normalize_type
+from funke.plan.types import NUMERIC, Field, Schema, normalize_type
 from funke.semantics.functions import AcceptsPartials, NamedAggregates, OutputTag, builtin_aggregate
 from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.rolling import RollingOperator
@@ -80,7 +80,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
             result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end"))
         else:
             named = NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates))
-            pre = _preaggregate(node)
+            pre = _preaggregate(node, types)
             function = WindowAggregate(AcceptsPartials(named) if pre is not None else named)
             schema = _funke_schema(inputs)
             result_cols = tuple((a.alias, a.output_type(schema, node.where()) or "double") for a in node.aggregates)
@@ -94,7 +94,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         return g.Program(
             node.uid, make, keys, values, tuple(outputs), micros & set(values),
             user_rows=node.function is not None, window_result=True, buckets=buckets, types=types,
-            preaggregate=_preaggregate(node),
+            preaggregate=_preaggregate(node, types),
         )
     if isinstance(node, n.KeyedProcess):
         function = node.function
@@ -164,22 +164,30 @@ def _broadcast_factory(function: Any, descriptors: tuple[Any, ...], keyed: bool)
     return lambda: BroadcastProcessOperator(function, descriptors)
 
 
-def _preaggregate(node: n.WindowAggregate) -> g.PreAggregate | None:
+def _preaggregate(node: n.WindowAggregate, types: dict[str, str]) -> g.PreAggregate | None:
     """Pre-aggregation per pane when the window's result does not depend on element order or count."""
     a = node.assigner
     trigger = node.trigger
     if node.function is not None or node.evictor is not None or (trigger is not None and trigger.reads_elements):
         return None
+    aggregates = tuple((x.fn, x.column) for x in node.aggregates)
     if isinstance(a, TumblingEventTimeWindows):
         pane, offset = a.size_ms, a.offset_ms
     elif isinstance(a, SlidingEventTimeWindows):
         pane, offset = math.gcd(a.size_ms, a.slide_ms), a.offset_ms
     elif isinstance(a, EventTimeSessionWindows) and a.gap_ms is not None and not a.is_dynamic and _event_time_only(trigger):
         # (Other triggers see the intermediate sessions an element-by-element merge goes through.)
-        return g.PreAggregate(1, 0, tuple((x.fn, x.column) for x in node.aggregates), session_gap_ms=a.gap_ms)
+        return g.PreAggregate(1, 0, aggregates, session_gap_ms=a.gap_ms)
     else:
         return None
-    return g.PreAggregate(pane, offset % pane, tuple((x.fn, x.column) for x in node.aggregates))
+    # Before the shuffle, late elements are not told apart (see PreAggregate.before_shuffle), and
+    # the partial columns carry numbers only.
+    before = (
+        node.allowed_lateness_ms == 0
+        and node.late_tag is None
+        and all(c is None or types.get(c) in NUMERIC for _, c in aggregates)
+    )
+    return g.PreAggregate(pane, offset % pane, aggregates, before_shuffle=before)
 
 
 def _event_time_only(trigger: Trigger | None) -> bool:
@@ -210,3 +218,30 @@ def side_view(tagged: DataFrame, program: g.Program, tag: OutputTag) -> DataFram
             return _view(tagged, o, i)
     raise ValueError(f"{program.uid} has no side output {tag.name!r}")
 
+
+
+def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
+    """``elements`` (the general operator's input rows) pre-aggregated per partition, bucket, key
+    and pane before the shuffle (``g.PreAggregate.before_shuffle``): a few partial rows travel to
+    the buckets instead of every element."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import DoubleType, IntegralType, LongType, StructField, StructType
+
+    pre = program.preaggregate
+    assert pre is not None and pre.before_shuffle
+    spark_types = {f.name: f.dataType for f in elements.schema.fields}
+    fields = [StructField(c, spark_types[c]) for c in g.CONTROL_COLUMNS]
+    fields += [StructField(k, spark_types[k]) for k in program.keys]
+    fields.append(StructField(g.PARTIAL_N, LongType()))
+    for i, (fn, column) in enumerate(pre.aggregates):
+        names = g.partial_column(i, fn)
+        if not names:
+            continue
+        t = spark_types[column]
+        if fn in ("sum", "avg"):  # a sum carried as Python would hold it: integers exact, else a double
+            t = LongType() if isinstance(t, IntegralType) else DoubleType()
+        fields.append(StructField(names[0], t))
+        if fn == "avg":
+            fields.append(StructField(names[1], LongType()))
+    schema = StructType(fields)
+    return elements.mapInArrow(g.pre_shuffle(program, to_arrow_schema(schema)), schema)

@@ -8,6 +8,7 @@ not read elements.
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from funke.triggers import ContinuousEventTimeTrigger, ContinuousProcessingTimeT
 AGGS = (("count", None), ("sum", "v"), ("max", "v"))
 
 
-def program(assigner, trigger, lateness, pre):
+def program(assigner, trigger, lateness, pre, before_shuffle=False):
     named = NamedAggregates((("n", CountAggregate()), ("total", SumAggregate("v")), ("top", MaxAggregate("v"))))
     spec = WindowSpec.of(assigner, trigger=trigger, allowed_lateness=lateness)
     fn = WindowAggregate(AcceptsPartials(named) if pre else named)
@@ -30,16 +31,40 @@ def program(assigner, trigger, lateness, pre):
     gap = assigner.gap_ms if isinstance(assigner, EventTimeSessionWindows) else None
     return g.Program(
         "w", lambda: WindowOperator(spec, fn), ("k",), ("k", "v"), outputs, window_result=True,
-        types={"k": "string", "v": "bigint"}, preaggregate=g.PreAggregate(pane, 0, AGGS, gap) if pre else None,
+        types={"k": "string", "v": "bigint"}, preaggregate=g.PreAggregate(pane, 0, AGGS, gap, before_shuffle) if pre else None,
     )
+
+
+def elements(rows):
+    return pd.DataFrame(
+        {g.CONTROL: [False] * len(rows), g.TS: [t for _, t, _ in rows], "k": [k for k, _, _ in rows], "v": [v for _, _, v in rows]}
+    )
+
+
+#: What a partition's pre-aggregated rows look like on their way to the buckets (``operators.pre_shuffled``).
+PARTIAL_ROWS = pa.schema(
+    [(g.BUCKET, pa.int32()), (g.SEQ, pa.int64()), (g.CONTROL, pa.bool_()), (g.TS, pa.int64()), (g.WM, pa.int64()), (g.PT, pa.int64())]
+    + [("k", pa.string()), (g.PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64()), ("fk_p_2", pa.int64())]
+)
+
+
+def shuffled(prog, partitions):
+    """``partitions`` (lists of rows), each pre-aggregated as ``mapInArrow`` would, then put together as a bucket receives them."""
+    out = []
+    for rows in partitions:
+        frame = elements(rows).assign(**{g.BUCKET: 0, g.SEQ: None, g.WM: None, g.PT: None})
+        batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
+        out += [b.to_pandas() for b in g.pre_shuffle(prog, PARTIAL_ROWS)(iter([batch]))]
+    return pd.concat(out, ignore_index=True) if out else None
 
 
 def run(prog, batches):
     snap, out = None, []
     for i, (rows, wm, pt) in enumerate(batches):
-        frame = pd.DataFrame(
-            {g.CONTROL: [False] * len(rows), g.TS: [t for _, t, _ in rows], "k": [k for k, _, _ in rows], "v": [v for _, _, v in rows]}
-        )
+        if prog.preaggregate is not None and prog.preaggregate.before_shuffle:  # rows: a list of partitions
+            frame = shuffled(prog, rows) if rows else elements([]).drop(columns="v")
+        else:
+            frame = elements(rows)
         res, snap = g.run_bucket(prog, snap, frame, spark_watermark=wm, processing_time=pt)
         res = res.drop(columns=[g.OUT_SEQ]).astype(object)
         out += [(i, *r) for r in res.where(res.notna(), None).itertuples(index=False, name=None)]
@@ -80,6 +105,35 @@ def test_preaggregation_equals_one_by_one(batches, kind, trig, lateness):
     pre = run(program(assigner, trigger, lateness, pre=True), schedule)
     assert sorted(pre, key=repr) == sorted(plain, key=repr)
     assert sum(1 for r in plain if r[1] == g.DROPPED) == sum(1 for r in pre if r[1] == g.DROPPED)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.lists(st.lists(element, max_size=8), min_size=1, max_size=2), min_size=1, max_size=6),
+    st.sampled_from(["tumbling", "sliding"]),
+    st.sampled_from(["default", "continuous-event", "continuous-processing", "purging"]),
+)
+def test_preaggregation_before_the_shuffle_equals_one_by_one(batches, kind, trig):
+    """Each batch comes from one or two partitions, each pre-aggregated on its own (late elements
+    included) before reaching the bucket: the same windows, early firings and dropped counts as
+    the partitions' rows one by one, partition after partition (the order a bucket sees them in)."""
+    assigner = {"tumbling": TumblingEventTimeWindows.of(seconds(5)), "sliding": SlidingEventTimeWindows.of(seconds(6), seconds(2))}[kind]
+    trigger = {
+        "default": None,
+        "continuous-event": ContinuousEventTimeTrigger.of(seconds(2)),
+        "continuous-processing": ContinuousProcessingTimeTrigger.of(seconds(1)),
+        "purging": PurgingTrigger.of(EventTimeTrigger.create()),
+    }[trig]
+    plain_schedule, pre_schedule, seen = [], [], 0
+    for i, partitions in enumerate(batches):
+        wm = seen - 2_000 if seen else 0
+        plain_schedule.append(([r for p in partitions for r in p], wm, 1_000 * i))
+        pre_schedule.append(([p for p in partitions if p], wm, 1_000 * i))
+        seen = max([seen, *(t for p in partitions for _, t, _ in p)])
+    end = ([], 10**15, 1_000 * len(batches))
+    plain = run(program(assigner, trigger, 0, pre=False), [*plain_schedule, end])
+    pre = run(program(assigner, trigger, 0, pre=True, before_shuffle=True), [*pre_schedule, end])
+    assert sorted(pre, key=repr) == sorted(plain, key=repr)
 
 
 def test_a_bounded_bucket_without_output_converts_to_arrow():
