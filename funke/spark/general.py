@@ -506,34 +506,55 @@ def _as_partials(keys: tuple[str, ...], pre: PreAggregate, parts: pd.DataFrame) 
 def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The ``mapInArrow`` function that pre-aggregates a partition's elements per bucket, key and
     pane before they are shuffled to the buckets (``PreAggregate.before_shuffle``): the rows that
-    travel are ``schema``'s (the control columns, the keys, ``PARTIAL_N`` and the partial columns)."""
+    travel are ``schema``'s (the control columns, the keys, ``PARTIAL_N`` and the partial columns),
+    one per group, in order of the group's first element (Arrow's ordered group-by: the same
+    partials as ``partial_frame``, at a fraction of its cost)."""
     pre = program.preaggregate
-    assert pre is not None and pre.before_shuffle
-    keys = (BUCKET, *program.keys)
+    assert pre is not None and pre.before_shuffle and pre.session_gap_ms is None
+    keys = [BUCKET, *program.keys]
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         received = [b for b in batches if b.num_rows]
         if not received:
             return
-        frame = pa.Table.from_batches(received).to_pandas(types_mapper=_nullable_integers)
-        if frame[TS].isna().any():
+        table = pa.Table.from_batches(received)
+        if table[TS].null_count:
             raise ValueError(f"{program.uid}: an element without an event timestamp reached an event-time window")
-        parts = partial_frame(keys, pre, frame, np.arange(len(frame)))
+        stamps = table[TS].to_numpy()
+        columns = {k: table[k] for k in keys}
+        columns[_PANE] = pa.array((stamps - pre.offset_ms) // pre.pane_ms)
+        columns[TS] = table[TS]
+        aggregations: list[tuple[Any, str, Any]] = [(TS, "first", None), ([], "count_all", None)]
+        for i, (fn, column) in enumerate(pre.aggregates):
+            if fn == "count":
+                continue
+            columns[f"fk_v{i}"] = table[column]
+            if fn in ("sum", "avg"):  # the sum of no values is 0, as in partial_frame
+                aggregations.append((f"fk_v{i}", "sum", pc.ScalarAggregateOptions(min_count=0)))
+            else:
+                aggregations.append((f"fk_v{i}", fn, None))
+            if fn == "avg":
+                aggregations.append((f"fk_v{i}", "count", None))
+        grouped = pa.table(columns).group_by([*keys, _PANE], use_threads=False).aggregate(aggregations)
+        out = {k: grouped[k] for k in keys}
+        out[TS], out[PARTIAL_N] = grouped[f"{TS}_first"], grouped["count_all"]
+        for i, (fn, _) in enumerate(pre.aggregates):
+            names = partial_column(i, fn)
+            if names:
+                out[names[0]] = grouped[f"fk_v{i}_{'sum' if fn == 'avg' else fn}"]
+            if fn == "avg":
+                out[names[1]] = grouped[f"fk_v{i}_count"]
+        rows = grouped.num_rows
+        out[CONTROL] = pa.array([False] * rows)
         for c in (SEQ, WM, PT):
-            parts[c] = pd.array([None] * len(parts), dtype="Int64")
-        parts[CONTROL] = False
-        yield pa.RecordBatch.from_pandas(parts[list(schema.names)], schema=schema, preserve_index=False)
+            out[c] = pa.nulls(rows, pa.int64())
+        arrays = [out[f.name].cast(f.type) for f in schema]
+        yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
 
     return run
-
-
-def _nullable_integers(t: Any) -> Any:
-    """pandas' nullable integer dtype for an Arrow integer type (``to_pandas`` would make floats of nullable ones)."""
-    import pyarrow as pa
-
-    return {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(), pa.int64(): pd.Int64Dtype()}.get(t)
 
 
 def _session_ids(work: pd.DataFrame, keys: tuple[str, ...], gap: int) -> np.ndarray:

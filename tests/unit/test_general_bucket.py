@@ -37,7 +37,7 @@ def program(assigner, trigger, lateness, pre, before_shuffle=False):
 
 def elements(rows):
     return pd.DataFrame(
-        {g.CONTROL: [False] * len(rows), g.TS: [t for _, t, _ in rows], "k": [k for k, _, _ in rows], "v": [v for _, _, v in rows]}
+        {g.CONTROL: [False] * len(rows), g.TS: [t for _, t, _ in rows], "k": [k for k, _, _ in rows], "v": pd.array([v for _, _, v in rows], dtype="Int64")}
     )
 
 
@@ -73,6 +73,7 @@ def run(prog, batches):
 
 element = st.tuples(st.sampled_from("ab"), st.integers(0, 30_000), st.integers(-5, 5))
 batch = st.lists(element, max_size=12)
+maybe_null = st.tuples(st.sampled_from("ab"), st.integers(0, 30_000), st.none() | st.integers(-5, 5))
 
 
 @settings(max_examples=100, deadline=None)
@@ -109,7 +110,7 @@ def test_preaggregation_equals_one_by_one(batches, kind, trig, lateness):
 
 @settings(max_examples=100, deadline=None)
 @given(
-    st.lists(st.lists(st.lists(element, max_size=8), min_size=1, max_size=2), min_size=1, max_size=6),
+    st.lists(st.lists(st.lists(maybe_null, max_size=8), min_size=1, max_size=2), min_size=1, max_size=6),
     st.sampled_from(["tumbling", "sliding"]),
     st.sampled_from(["default", "continuous-event", "continuous-processing", "purging"]),
 )
@@ -147,3 +148,29 @@ def test_a_bounded_bucket_without_output_converts_to_arrow():
     out = g.batch_function(prog)(no_rows)
     assert len(out) == 0
     assert isinstance(pa.Array.from_pandas(out["k"], type=pa.string()), pa.Array)
+
+
+def test_which_windows_pre_aggregate_before_the_shuffle():
+    """Only where late elements need not be told apart (allowed lateness 0, no late side output)
+    and the partials are numbers; sessions and triggers that read elements never."""
+    import funke as fk
+    from funke.spark.operators import _preaggregate
+    from funke.triggers import CountTrigger
+
+    env = fk.StreamEnvironment(app="pre")
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.milliseconds(0)).with_timestamp_assigner("t")
+    keyed = env.from_collection([], "k string, v bigint, s string, t timestamp", watermarks=wm).key_by("k")
+    types = {"k": "string", "v": "bigint", "s": "string", "t": "timestamp"}
+    tumbling = TumblingEventTimeWindows.of(seconds(5))
+
+    def pre(windowed, **aggs):
+        return _preaggregate(windowed.aggregate(**(aggs or {"n": "count", "total": ("sum", "v")})).node, types)
+
+    assert pre(keyed.window(tumbling)).before_shuffle
+    assert pre(keyed.window(SlidingEventTimeWindows.of(seconds(6), seconds(2)))).before_shuffle
+    assert pre(keyed.window(tumbling).trigger(ContinuousProcessingTimeTrigger.of(seconds(1)))).before_shuffle
+    assert not pre(keyed.window(tumbling).allowed_lateness(seconds(1))).before_shuffle
+    assert not pre(keyed.window(tumbling).side_output_late_data(fk.OutputTag("late", "k string, v bigint, s string, t timestamp"))).before_shuffle
+    assert not pre(keyed.window(tumbling), low=("min", "s")).before_shuffle
+    assert not pre(keyed.window(EventTimeSessionWindows.with_gap(seconds(2)))).before_shuffle
+    assert pre(keyed.window(tumbling).trigger(CountTrigger.of(3))) is None
