@@ -561,18 +561,17 @@ class Compiler:
         stamp = F.lit(None).cast("bigint")
         if ts is not None:
             stamp = F.unix_millis(F.col(ts).cast("timestamp"))
-        elements = df.select(
-            bucket.alias(g.BUCKET),
-            F.lit(None).cast("bigint").alias(g.SEQ),  # arrival order: Spark keeps each source partition's order
-            F.lit(False).alias(g.CONTROL),
-            stamp.alias(g.TS),
-            F.lit(None).cast("bigint").alias(g.WM),
-            F.lit(None).cast("bigint").alias(g.PT),
-            *(F.unix_micros(F.col(c).cast("timestamp")).alias(c) if c in program.micros else F.col(c) for c in program.values),
-        )
+        values = [F.unix_micros(F.col(c).cast("timestamp")).alias(c) if c in program.micros else F.col(c) for c in program.values]
+        nothing = F.lit(None).cast("bigint")
+        # SEQ null: arrival order, as Spark keeps each source partition's order
+        control = {g.BUCKET: bucket, g.SEQ: nothing, g.CONTROL: F.lit(False), g.TS: stamp, g.WM: nothing, g.PT: nothing}
+        early = program.preaggregate is not None and program.preaggregate.before_shuffle
+        if early:  # partial aggregates are made of these; they get the other control columns after
+            control = {c: control[c] for c in (g.BUCKET, g.TS)}
+        elements = df.select(*(column.alias(name) for name, column in control.items()), *values)
         counter = Compiled(elements)
         elements = self._count(counter, node, "rows_in", elements)
-        if program.preaggregate is not None and program.preaggregate.before_shuffle:
+        if early:
             elements = pre_shuffled(elements, program)
         clock, beat = None, None
         if not self.streaming:

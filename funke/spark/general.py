@@ -505,8 +505,9 @@ def _as_partials(keys: tuple[str, ...], pre: PreAggregate, parts: pd.DataFrame) 
 
 def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The ``mapInArrow`` function that pre-aggregates a partition's elements per bucket, key and
-    pane before they are shuffled to the buckets (``PreAggregate.before_shuffle``): the rows that
-    travel are ``schema``'s (the control columns, the keys, ``PARTIAL_N`` and the partial columns),
+    pane before they are shuffled to the buckets (``PreAggregate.before_shuffle``). In: ``BUCKET``,
+    ``TS``, the keys and the aggregated columns. Out: ``schema``'s columns (``BUCKET``, ``TS``, the
+    keys, ``PARTIAL_N`` and the partial columns),
     one per group, in order of the group's first element (Arrow's ordered group-by: the same
     partials as ``partial_frame``, at a fraction of its cost)."""
     pre = program.preaggregate
@@ -547,10 +548,6 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
                 out[names[0]] = grouped[f"fk_v{i}_{'sum' if fn == 'avg' else fn}"]
             if fn == "avg":
                 out[names[1]] = grouped[f"fk_v{i}_count"]
-        rows = grouped.num_rows
-        out[CONTROL] = pa.array([False] * rows)
-        for c in (SEQ, WM, PT):
-            out[c] = pa.nulls(rows, pa.int64())
         arrays = [out[f.name].cast(f.type) for f in schema]
         yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
 

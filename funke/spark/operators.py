@@ -221,17 +221,17 @@ def side_view(tagged: DataFrame, program: g.Program, tag: OutputTag) -> DataFram
 
 
 def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
-    """``elements`` (the general operator's input rows) pre-aggregated per partition, bucket, key
-    and pane before the shuffle (``g.PreAggregate.before_shuffle``): a few partial rows travel to
-    the buckets instead of every element."""
+    """``elements`` (``BUCKET``, ``TS``, the keys and the aggregated columns: only what the partials
+    need crosses to Python) pre-aggregated per partition, bucket, key and pane before the shuffle
+    (``g.PreAggregate.before_shuffle``): a few partial rows travel to the buckets instead of every
+    element, with the control columns of element rows."""
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import DoubleType, IntegralType, LongType, StructField, StructType
 
     pre = program.preaggregate
     assert pre is not None and pre.before_shuffle
     spark_types = {f.name: f.dataType for f in elements.schema.fields}
-    fields = [StructField(c, spark_types[c]) for c in g.CONTROL_COLUMNS]
-    fields += [StructField(k, spark_types[k]) for k in program.keys]
+    fields = [StructField(c, spark_types[c]) for c in (g.BUCKET, g.TS, *program.keys)]
     fields.append(StructField(g.PARTIAL_N, LongType()))
     for i, (fn, column) in enumerate(pre.aggregates):
         names = g.partial_column(i, fn)
@@ -244,4 +244,9 @@ def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
         if fn == "avg":
             fields.append(StructField(names[1], LongType()))
     schema = StructType(fields)
-    return elements.mapInArrow(g.pre_shuffle(program, to_arrow_schema(schema)), schema)
+    partials = elements.mapInArrow(g.pre_shuffle(program, to_arrow_schema(schema)), schema)
+    nothing = F.lit(None).cast("bigint")
+    return partials.select(
+        g.BUCKET, nothing.alias(g.SEQ), F.lit(False).alias(g.CONTROL), g.TS, nothing.alias(g.WM), nothing.alias(g.PT),
+        *(f"`{f.name}`" for f in fields[2:]),
+    )

@@ -120,12 +120,13 @@ class _ResultColumns:
         if not out:
             return [[] for _ in self.names]
         kinds = set(map(type, out))
-        if kinds == {dict} and all(len(o) == width for o in out):
+        widths = set(map(len, out)) if kinds <= {dict, tuple} else set()  # (map: no Python call per row)
+        if kinds == {dict} and widths == {width}:
             try:
                 return [list(map(itemgetter(name), out)) for name in self.names]
             except KeyError:
                 pass  # a key is missing (another one in its place): check_row says which
-        elif kinds == {tuple} and all(len(o) == width for o in out):
+        elif kinds == {tuple} and widths == {width}:
             return [list(map(itemgetter(i), out)) for i in range(width)]
         rows = [check_row(o, self.output, self.where) for o in out]
         return [list(map(itemgetter(i), rows)) for i in range(width)]

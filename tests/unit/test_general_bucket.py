@@ -43,8 +43,7 @@ def elements(rows):
 
 #: What a partition's pre-aggregated rows look like on their way to the buckets (``operators.pre_shuffled``).
 PARTIAL_ROWS = pa.schema(
-    [(g.BUCKET, pa.int32()), (g.SEQ, pa.int64()), (g.CONTROL, pa.bool_()), (g.TS, pa.int64()), (g.WM, pa.int64()), (g.PT, pa.int64())]
-    + [("k", pa.string()), (g.PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64()), ("fk_p_2", pa.int64())]
+    [(g.BUCKET, pa.int32()), (g.TS, pa.int64()), ("k", pa.string()), (g.PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64()), ("fk_p_2", pa.int64())]
 )
 
 
@@ -52,9 +51,9 @@ def shuffled(prog, partitions):
     """``partitions`` (lists of rows), each pre-aggregated as ``mapInArrow`` would, then put together as a bucket receives them."""
     out = []
     for rows in partitions:
-        frame = elements(rows).assign(**{g.BUCKET: 0, g.SEQ: None, g.WM: None, g.PT: None})
+        frame = elements(rows).drop(columns=g.CONTROL).assign(**{g.BUCKET: 0})
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
-        out += [b.to_pandas() for b in g.pre_shuffle(prog, PARTIAL_ROWS)(iter([batch]))]
+        out += [b.to_pandas().assign(**{g.CONTROL: False}) for b in g.pre_shuffle(prog, PARTIAL_ROWS)(iter([batch]))]
     return pd.concat(out, ignore_index=True) if out else None
 
 
