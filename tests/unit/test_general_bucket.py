@@ -70,6 +70,17 @@ def run(prog, batches):
     return out
 
 
+ASSIGNERS = {
+    "tumbling": TumblingEventTimeWindows.of(seconds(5)),
+    "sliding": SlidingEventTimeWindows.of(seconds(6), seconds(2)),
+    "session": EventTimeSessionWindows.with_gap(seconds(2)),
+}
+TRIGGERS = {
+    "default": None,
+    "continuous-event": ContinuousEventTimeTrigger.of(seconds(2)),
+    "continuous-processing": ContinuousProcessingTimeTrigger.of(seconds(1)),
+    "purging": PurgingTrigger.of(EventTimeTrigger.create()),
+}
 element = st.tuples(st.sampled_from("ab"), st.integers(0, 30_000), st.integers(-5, 5))
 batch = st.lists(element, max_size=12)
 maybe_null = st.tuples(st.sampled_from("ab"), st.integers(0, 30_000), st.none() | st.integers(-5, 5))
@@ -83,19 +94,10 @@ maybe_null = st.tuples(st.sampled_from("ab"), st.integers(0, 30_000), st.none() 
     st.sampled_from([0, 3_000]),
 )
 def test_preaggregation_equals_one_by_one(batches, kind, trig, lateness):
-    assigner = {
-        "tumbling": TumblingEventTimeWindows.of(seconds(5)),
-        "sliding": SlidingEventTimeWindows.of(seconds(6), seconds(2)),
-        "session": EventTimeSessionWindows.with_gap(seconds(2)),
-    }[kind]
+    assigner = ASSIGNERS[kind]
     if kind == "session" and trig.startswith("continuous"):
         trig = "default"  # sessions pre-merge only under event-time triggers
-    trigger = {
-        "default": None,
-        "continuous-event": ContinuousEventTimeTrigger.of(seconds(2)),
-        "continuous-processing": ContinuousProcessingTimeTrigger.of(seconds(1)),
-        "purging": PurgingTrigger.of(EventTimeTrigger.create()),
-    }[trig]
+    trigger = TRIGGERS[trig]
     schedule, seen = [], 0
     for i, rows in enumerate(batches):
         schedule.append((rows, seen - 2_000 if seen else 0, 1_000 * i))  # Spark's watermark: max seen - bound
@@ -117,13 +119,7 @@ def test_preaggregation_before_the_shuffle_equals_one_by_one(batches, kind, trig
     """Each batch comes from one or two partitions, each pre-aggregated on its own (late elements
     included) before reaching the bucket: the same windows, early firings and dropped counts as
     the partitions' rows one by one, partition after partition (the order a bucket sees them in)."""
-    assigner = {"tumbling": TumblingEventTimeWindows.of(seconds(5)), "sliding": SlidingEventTimeWindows.of(seconds(6), seconds(2))}[kind]
-    trigger = {
-        "default": None,
-        "continuous-event": ContinuousEventTimeTrigger.of(seconds(2)),
-        "continuous-processing": ContinuousProcessingTimeTrigger.of(seconds(1)),
-        "purging": PurgingTrigger.of(EventTimeTrigger.create()),
-    }[trig]
+    assigner, trigger = ASSIGNERS[kind], TRIGGERS[trig]
     plain_schedule, pre_schedule, seen = [], [], 0
     for i, partitions in enumerate(batches):
         wm = seen - 2_000 if seen else 0
