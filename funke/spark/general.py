@@ -505,11 +505,13 @@ def _as_partials(keys: tuple[str, ...], pre: PreAggregate, parts: pd.DataFrame) 
 
 def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The ``mapInArrow`` function that pre-aggregates a partition's elements per bucket, key and
-    pane before they are shuffled to the buckets (``PreAggregate.before_shuffle``). In: ``BUCKET``,
-    ``TS``, the keys and the aggregated columns. Out: ``schema``'s columns (``BUCKET``, ``TS``, the
-    keys, ``PARTIAL_N`` and the partial columns),
-    one per group, in order of the group's first element (Arrow's ordered group-by: the same
-    partials as ``partial_frame``, at a fraction of its cost)."""
+    pane before they are shuffled to the buckets (``PreAggregate.before_shuffle``).
+
+    In: ``BUCKET``, ``TS``, the keys and the aggregated columns. Out: ``schema``'s columns
+    (``BUCKET``, ``TS``, the keys, ``PARTIAL_N`` and the partial columns), a row per group in
+    order of the group's first element (Arrow's ordered group-by: the partials ``partial_frame``
+    makes, at a tenth of its cost).
+    """
     pre = program.preaggregate
     assert pre is not None and pre.before_shuffle and pre.session_gap_ms is None
     keys = [BUCKET, *program.keys]
