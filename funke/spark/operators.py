@@ -74,13 +74,13 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         )
         key_cols = tuple((k, types[k]) for k in keys)
         bounds = (("window_start", "timestamp"), ("window_end", "timestamp"))
+        pre = _preaggregate(node, types)  # (None for a window function)
         if node.function is not None:
             function = node.function
             declared = _schema_columns(node.function_schema, node.where(), types) if node.function_schema is not None else inputs
             result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end"))
         else:
             named = NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates))
-            pre = _preaggregate(node, types)
             function = WindowAggregate(AcceptsPartials(named) if pre is not None else named)
             schema = _funke_schema(inputs)
             result_cols = tuple((a.alias, a.output_type(schema, node.where()) or "double") for a in node.aggregates)
@@ -94,7 +94,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         return g.Program(
             node.uid, make, keys, values, tuple(outputs), micros & set(values),
             user_rows=node.function is not None, window_result=True, buckets=buckets, types=types,
-            preaggregate=_preaggregate(node, types),
+            preaggregate=pre,
         )
     if isinstance(node, n.KeyedProcess):
         function = node.function
@@ -217,7 +217,6 @@ def side_view(tagged: DataFrame, program: g.Program, tag: OutputTag) -> DataFram
         if o.tag is not None and o.tag.name == tag.name:
             return _view(tagged, o, i)
     raise ValueError(f"{program.uid} has no side output {tag.name!r}")
-
 
 
 def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
