@@ -189,6 +189,9 @@ class PostgresSink(BatchSink):
     name: str = ""
     marker_table: str = MARKER_TABLE
     connect_timeout: int = 10
+    #: The column of row kinds when the results are a changelog (Flink's ``+I``, ``-U``, ``+U``, ``-D``);
+    #: upsert only. Not a column of the table: per key the batch's last change wins, ``-U``/``-D`` deleting.
+    changes: str | None = None
     kind: ClassVar[str] = "postgres"
     guarantee: ClassVar[str] = "exactly-once"
     _fitted: Schema | None = field(default=None, init=False, repr=False)
@@ -204,6 +207,8 @@ class PostgresSink(BatchSink):
             )
         if self.mode == "append" and self.key:
             raise PlanError("postgres sink key=... is for mode='upsert'; append mode writes every row")
+        if self.changes is not None and self.mode != "upsert":
+            raise PlanError("postgres sink: a changelog (changes=...) is written by key: mode='upsert' with key=[...]")
         if not self.table:
             raise PlanError("postgres sink needs a table name")
         self.name = self.name or self.table
@@ -252,6 +257,8 @@ class PostgresSink(BatchSink):
 
     def write_batch(self, df: Any, batch_id: int, job: str) -> None:
         data, schema, query_id = arrow_batch(df, self._where())
+        if self.changes is not None:  # (the kinds travel beside the table's columns, in ``data``)
+            schema = schema.select(n for n in schema.names if n != self.changes)
         self.write_table(data, schema, job=job, batch_id=batch_id, query_id=query_id)
 
     def write_table(self, data: pa.Table, schema: Schema, *, job: str, batch_id: int, query_id: str | None) -> bool:
@@ -365,14 +372,28 @@ class PostgresSink(BatchSink):
             return
         stage = sql.Identifier("funke_stage")
         typed = [sql.SQL("{} {}").format(sql.Identifier(f.name), sql.SQL(pg_type(f.dtype))) for f in schema]
+        staged = cols
+        if self.changes is not None:
+            typed.append(sql.SQL("{} text").format(sql.Identifier(self.changes)))
+            staged = sql.SQL(", ").join(sql.Identifier(n) for n in (*schema.names, self.changes))
+            csv = _csv(data.select([*schema.names, self.changes]))
         conn.execute(
             sql.SQL("CREATE TEMP TABLE {} ({}, funke_seq bigint GENERATED ALWAYS AS IDENTITY) ON COMMIT DROP").format(
                 stage, sql.SQL(", ").join(typed)
             )
         )
-        with conn.cursor().copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT csv)").format(stage, cols)) as copy:
+        with conn.cursor().copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT csv)").format(stage, staged)) as copy:
             copy.write(csv)
         keys = sql.SQL(", ").join(map(sql.Identifier, self.key))
+        if self.changes is not None:  # each key's last change: -U/-D delete it, +I/+U upsert it
+            last = sql.SQL("(SELECT DISTINCT ON ({}) * FROM {} ORDER BY {}, funke_seq DESC) AS last").format(keys, stage, keys)
+            match = sql.SQL(" AND ").join(sql.SQL("t.{0} = last.{0}").format(sql.Identifier(k)) for k in self.key)
+            conn.execute(
+                sql.SQL("DELETE FROM {} AS t USING {} WHERE {} AND last.{} IN ('-U', '-D')").format(
+                    _ident(self.table), last, match, sql.Identifier(self.changes)
+                )
+            )
+            stage = sql.SQL("{} WHERE {} IN ('+I', '+U')").format(last, sql.Identifier(self.changes))
         rest = [n for n in schema.names if n not in self.key]
         on_conflict = (
             sql.SQL("DO UPDATE SET {}").format(

@@ -27,7 +27,7 @@ funke's watermark trails the largest timestamp by at least 1 ms.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -176,6 +176,8 @@ class Connector:
     source: Callable[[TableDef], Any] | None = None
     sink: Callable[[TableDef], Any] | None = None
     fields: frozenset[str] = frozenset()
+    #: The sink for an updating query's changelog (its kinds in a ``row_kind`` column); None: inserts only.
+    changelog: Callable[[TableDef], Any] | None = None
 
     def check(self, t: TableDef) -> None:
         for option in t.options:
@@ -258,7 +260,7 @@ def _files_source(t: TableDef) -> Any:
     from funke.connectors.sources import files
 
     monitor = t.options.get("source.monitor-interval")
-    interval = interval_text_ms(monitor, t) if monitor else None
+    interval = interval_text_ms(monitor, f"table {t.name}") if monitor else None
     return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
 
 
@@ -272,14 +274,13 @@ _DURATION_UNITS = {
 }
 
 
-def interval_text_ms(text: str, t: TableDef) -> int:
+def interval_text_ms(text: str, where: str) -> int:
     """Flink's duration options: a number and a unit (``10 s``, ``500ms``, ``1 min``, ``2 hours``, ``1d``),
-    a bare number being milliseconds.
+    a bare number being milliseconds; ``where`` names the option's place in an error.
 
-    >>> t = TableDef("x", (), (), None, (), "datagen", {}, "")
-    >>> [interval_text_ms(v, t) for v in ("10 s", "500ms", "1 min", "2 hours", "1d", "250", " 3 SECONDS ")]
+    >>> [interval_text_ms(v, "table x") for v in ("10 s", "500ms", "1 min", "2 hours", "1d", "250", " 3 SECONDS ")]
     [10000, 500, 60000, 7200000, 86400000, 250, 3000]
-    >>> interval_text_ms("ten s", t)
+    >>> interval_text_ms("ten s", "table x")
     Traceback (most recent call last):
     ...
     funke.errors.PlanError: Flink SQL: table x: 'ten s' is not a duration (e.g. '10 s', '500 ms', '1 min')
@@ -288,7 +289,7 @@ def interval_text_ms(text: str, t: TableDef) -> int:
     digits = len(number) - len(number.lstrip("0123456789"))
     value, unit = number[:digits], number[digits:].strip().lower() or "ms"
     if not value or unit not in _DURATION_UNITS:
-        raise PlanError(f"Flink SQL: table {t.name}: {text!r} is not a duration (e.g. '10 s', '500 ms', '1 min')")
+        raise PlanError(f"Flink SQL: {where}: {text!r} is not a duration (e.g. '10 s', '500 ms', '1 min')")
     return int(value) * _DURATION_UNITS[unit]
 
 
@@ -318,6 +319,16 @@ def _jdbc_sink(t: TableDef) -> Any:
     dsn = f"postgresql://{auth}{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     mode = "upsert" if t.primary_key else "append"
     return postgres(_required(t, "table-name"), dsn=dsn, mode=mode, key=list(t.primary_key) or None)
+
+
+def _jdbc_changelog_sink(t: TableDef) -> Any:
+    """An updating query into a jdbc table: upserted and deleted by its primary key."""
+    if not t.primary_key:
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name} (jdbc) has no PRIMARY KEY, so it takes inserts only, and the query's result "
+            "is updating (a GROUP BY without a window): declare the key, PRIMARY KEY (...) NOT ENFORCED, to upsert"
+        )
+    return replace(_jdbc_sink(t), changes="row_kind")
 
 
 def _kafka_options(t: TableDef) -> tuple[str, str, str]:
@@ -357,8 +368,8 @@ CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
     "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink),
-    "print": Connector(frozenset(), sink=_print_sink),
-    "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink),
+    "print": Connector(frozenset(), sink=_print_sink, changelog=_print_sink),
+    "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode"}),
                        source=_kafka_source, sink=_kafka_sink),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),

@@ -18,9 +18,10 @@ from funke.api.streams import DataStream
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
-from funke.table.ddl import CONNECTORS, TableDef, table_def
+from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME
+from funke.table.ddl import CONNECTORS, TableDef, interval_text_ms, table_def
 from funke.table.dialect import parse, parse_script, position
-from funke.table.planner import Planner
+from funke.table.planner import Planner, is_updating
 
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
 _ANONYMOUS = "_fk_table_"
@@ -34,11 +35,16 @@ class Table:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return self._stream.columns
+        return tuple(c for c in self._stream.columns if c != ROW_KIND)
+
+    @property
+    def updating(self) -> bool:
+        """Whether the table is an updating result (a changelog: ``to_changelog_stream``), not insert-only."""
+        return is_updating(self._stream)
 
     def get_schema(self) -> Any:
         """The table's columns and their types (funke's ``Schema``)."""
-        return self._stream.schema
+        return self._stream.schema.select(self.columns)
 
     def select(self, *exprs: str) -> Table:
         """Columns or SQL expressions (``"price * qty AS total"``), as ``SELECT`` would."""
@@ -54,7 +60,8 @@ class Table:
         from funke.connectors.sinks import CollectSink
 
         sink = CollectSink()
-        node = n.Sink((self._stream.node,), spec=sink, explicit_uid="collect")
+        stream = self._t_env.to_changelog_stream(self) if self.updating else self._stream
+        node = n.Sink((stream.node,), spec=sink, explicit_uid="collect")
         return TableResult(self._t_env._run([node], f"{self._t_env.env.app}-collect"), sink)
 
     def explain(self) -> str:
@@ -81,6 +88,7 @@ class StreamTableEnvironment:
 
     def __init__(self, env: Any):
         self.env = env
+        self._config = TableConfig()
         self._views: dict[str, Table] = {}
         self._static: dict[str, StaticTable] = {}
         self._anonymous_views = 0
@@ -90,6 +98,10 @@ class StreamTableEnvironment:
     @classmethod
     def create(cls, env: Any) -> StreamTableEnvironment:
         return cls(env)
+
+    def get_config(self) -> TableConfig:
+        """The options queries are planned with (``get_config().set("table.exec.state.ttl", "1 h")``)."""
+        return self._config
 
     def from_data_stream(self, stream: DataStream) -> Table:
         """A stream as a table: its columns, its event time (the watermark's column) as the time attribute."""
@@ -146,7 +158,7 @@ class StreamTableEnvironment:
         views: dict[str, Any] = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
         views.update({name: (lambda t=t: t) for name, t in self._static.items()})
         views.update({name: (lambda name=name: self._source(name)) for name in self._tables if name not in views})
-        return Planner(views, sql)
+        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms)
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
         at = lambda node: position(node, sql)  # noqa: E731
@@ -222,20 +234,34 @@ class StreamTableEnvironment:
         if statement.args.get("overwrite"):
             raise UnsupportedError(f"Flink SQL: INSERT OVERWRITE (at {position(statement, sql)}) is not supported by funke")
         stream = self._planner(sql).lower(statement.expression)
+        updating = is_updating(stream)
+        if updating:
+            make = CONNECTORS[t.connector].changelog
+            if make is None:
+                raise UnsupportedError(
+                    f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating (a GROUP BY "
+                    f"without a window) and a {t.connector} table takes inserts only; write it to a jdbc table with a "
+                    "PRIMARY KEY (upserted by it) or to print"
+                )
+            if ROW_KIND_NAME in dict(t.columns):
+                raise PlanError(f"Flink SQL: table {name} has a column {ROW_KIND_NAME!r}, where an updating result's row kinds go")
         types = dict(t.columns)
         wanted = columns if columns is not None else [c for c, _ in t.columns]
         if unknown := [c for c in wanted if c not in types]:
             raise PlanError(f"Flink SQL: table {name} has no column {unknown[0]!r}; it has {', '.join(types)}")
-        if len(stream.columns) != len(wanted):
+        given = [c for c in stream.columns if c != ROW_KIND]
+        if len(given) != len(wanted):
             raise PlanError(
-                f"Flink SQL: INSERT INTO {name} gives {len(stream.columns)} column(s) ({', '.join(stream.columns)}) "
+                f"Flink SQL: INSERT INTO {name} gives {len(given)} column(s) ({', '.join(given)}) "
                 f"for {len(wanted)} ({', '.join(wanted)})"
             )
-        by_target = dict(zip(wanted, stream.columns, strict=True))
+        by_target = dict(zip(wanted, given, strict=True))
         exprs = [
             f"CAST(`{by_target[c]}` AS {ty}) AS `{c}`" if c in by_target else f"CAST(NULL AS {ty}) AS `{c}`"
             for c, ty in t.columns
         ]
+        if updating:  # (the kinds first, named as to_changelog_stream names them)
+            exprs.insert(0, f"`{ROW_KIND}` AS {ROW_KIND_NAME}")
         out = stream.select(*exprs)
         return n.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
 
@@ -252,13 +278,62 @@ class StreamTableEnvironment:
         """The table as a DataStream (an insert-only table: every row an insert)."""
         if not isinstance(table, Table):
             raise PlanError(f"to_data_stream() takes a Table, got {type(table).__name__}")
+        if table.updating:
+            raise PlanError(
+                "to_data_stream() takes an insert-only table, and this one is updating (a GROUP BY without a window): "
+                "to_changelog_stream() gives its changes, each row with its kind"
+            )
         return table._stream
+
+    def to_changelog_stream(self, table: Table) -> DataStream:
+        """The table's changes as a DataStream: each row with its kind in a first column ``row_kind``,
+        Flink's ``RowKind``: ``+I`` insert, ``-U`` the row as it was before an update, ``+U`` as it is
+        after, ``-D`` delete. Every row of an insert-only table is an insert."""
+        if not isinstance(table, Table):
+            raise PlanError(f"to_changelog_stream() takes a Table, got {type(table).__name__}")
+        if ROW_KIND_NAME in table.columns:
+            raise PlanError(f"to_changelog_stream(): the table has a column named {ROW_KIND_NAME!r}, where the row kinds go; rename it")
+        kind = f"`{ROW_KIND}` AS {ROW_KIND_NAME}" if table.updating else f"'{INSERT}' AS {ROW_KIND_NAME}"
+        return table._stream.select(kind, *(f"`{c}`" for c in table.columns))
 
     def _anonymous(self, table: Table) -> str:
         self._anonymous_views += 1
         name = f"{_ANONYMOUS}{self._anonymous_views}"
         self._views[name] = table
         return f"`{name}`"
+
+
+class TableConfig:
+    """Flink's ``TableConfig``: options read when a query is planned (later queries see a change).
+
+    Taken: ``table.exec.state.ttl``, how long a group aggregation, a deduplication or a regular join
+    keeps a key's state after its last write (processing time; Flink's units: ``'1 h'``, ``'10 s'``;
+    ``'0'``: for ever, the default). Any other option is refused: nothing is accepted and ignored.
+
+    >>> config = TableConfig().set("table.exec.state.ttl", "90 s")
+    >>> config.get("table.exec.state.ttl"), config.state_ttl_ms
+    ('90 s', 90000)
+    """
+
+    OPTIONS = ("table.exec.state.ttl",)
+
+    def __init__(self) -> None:
+        self._options: dict[str, str] = {}
+
+    def set(self, key: str, value: str) -> TableConfig:
+        if key not in self.OPTIONS:
+            raise UnsupportedError(f"Flink SQL: the option {key!r} is not supported by funke; it takes {', '.join(self.OPTIONS)}")
+        interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
+        self._options[key] = str(value)
+        return self
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self._options.get(key, default)
+
+    @property
+    def state_ttl_ms(self) -> int | None:
+        ttl = self._options.get("table.exec.state.ttl")
+        return (interval_text_ms(ttl, "option table.exec.state.ttl") or None) if ttl is not None else None
 
 
 class TableResult:

@@ -18,7 +18,14 @@ What runs (the first part of Flink SQL's streaming dialect):
 
 * an inner interval join of two views: key equalities and both time attributes bounded against each
   other, in ``ON`` or ``WHERE`` (``funke.api.joins``); an inner window join of two window TVFs;
-  a lookup join with a static table.
+  an inner regular join (keys without both time bounds, ``funke.table.joins``); a lookup join with a
+  static table.
+
+* updating results: a group aggregation without a window (``GROUP BY k``, ``funke.table.aggregate``)
+  and a deduplication on event time (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY ts [DESC])`` kept
+  at 1, ``funke.table.rank.Deduplicate``). Each is a changelog whose row kinds travel in a hidden
+  column (``funke.table.changelog``); projections and filters over it keep the kinds, anything else
+  over it is refused.
 
 Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``, ``CURRENT_WATERMARK(ts)``
 (``funke.table.watermark``).
@@ -39,6 +46,7 @@ from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
+from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
@@ -47,8 +55,11 @@ from funke.semantics.windows import (
     TumblingEventTimeWindows,
     WindowAssigner,
 )
+from funke.table.aggregate import GroupAggregate
+from funke.table.changelog import ROW_KIND
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
-from funke.table.rank import Order, PairRows, WindowResultTopN, WindowTopN
+from funke.table.joins import RegularJoin
+from funke.table.rank import Deduplicate, Order, PairRows, WindowResultTopN, WindowTopN
 from funke.table.watermark import WithWatermark
 
 #: Columns a window TVF adds to its table.
@@ -98,6 +109,9 @@ class Planner:
 
     views: Mapping[str, Callable[[], Any]]
     sql: str
+    #: ``table.exec.state.ttl``: how long the state of a group aggregation, deduplication or regular
+    #: join keeps a key's rows after their last write (processing time); None: for ever.
+    state_ttl_ms: int | None = None
     _hidden: int = field(default=0)
 
     def at(self, node: exp.Expression) -> str:
@@ -140,15 +154,11 @@ class Planner:
         aggregated = any(isinstance(n, exp.AggFunc) for e in query.expressions for n in e.walk())
         if query.args.get("group") or query.args.get("having") or aggregated:
             if tvf is None:
-                raise self.refuse(
-                    query.args.get("group") or query, "an aggregation without a window TVF (an updating result)",
-                    "aggregate over a window TVF (TABLE(TUMBLE(...)), HOP, CUMULATE, SESSION) "
-                    "with GROUP BY window_start, window_end",
-                )
+                return self._group_aggregate(query, stream)
             return self._window_aggregate(query, stream, tvf)
         if tvf is not None:
             raise self.refuse(source, "a window TVF without GROUP BY window_start, window_end", "aggregate its rows per window")
-        return stream.select(*self._projection(query.expressions, stream.schema))
+        return stream.select(*_kind_first(stream, self._projection(query.expressions, stream.schema)))
 
     def _no_refused_parts(self, query: exp.Select, allowed: tuple[str, ...] = ()) -> None:
         """Refuse the parts of a SELECT funke does not run (``_REFUSED``), but for ``allowed``."""
@@ -169,6 +179,8 @@ class Planner:
             if query.args.get(arg):
                 raise self.refuse(query.args[arg], f"{arg.rstrip('_').upper()} on a UNION ALL")
         left, right = self.lower(query.this), self.lower(query.expression)
+        for side in (left, right):
+            self._insert_only(side, query, "UNION ALL")
         if len(left.columns) != len(right.columns):
             raise PlanError(
                 f"Flink SQL: UNION ALL at {self.at(query)} of {len(left.columns)} column(s) ({', '.join(left.columns)}) "
@@ -221,6 +233,7 @@ class Planner:
         if partition and kind != "SESSION":
             raise self.refuse(args[0], f"PARTITION BY in {kind}", "only SESSION takes keys; GROUP BY them")
         stream = self._view(args[0].this)
+        self._insert_only(stream, args[0], f"a {kind} window")
         keys = tuple(c.name for c in partition or ())
         for c in partition or ():
             stream.schema.field(c.name, node=f"PARTITION BY at {self.at(c)}")
@@ -258,18 +271,49 @@ class Planner:
         names = [g.name if isinstance(g, exp.Column) else None for g in by]
         if WINDOW_START not in names or WINDOW_END not in names:
             raise self.refuse(group or query, "a window aggregation not grouped by both window_start and window_end")
-        keys = []
-        for g, name in zip(by, names, strict=True):
-            if name is None:
-                raise self.refuse(g, f"GROUP BY {g.sql()} (only columns)")
-            if name not in (WINDOW_START, WINDOW_END):
-                stream.schema.field(name, node=f"GROUP BY at {self.at(g)}")
-                keys.append(name)
+        keys = self._group_keys(by, stream, (WINDOW_START, WINDOW_END))
         if tvf.kind == "SESSION" and set(keys) != set(tvf.partition or ()):
             raise self.refuse(
                 group or query, "a SESSION window aggregation grouped by other columns than its PARTITION BY",
                 f"sessions are per key: GROUP BY window_start, window_end{''.join(', ' + k for k in tvf.partition or ())}",
             )
+        return self._aggregated(
+            query, stream, keys, lambda s, keys, aggregates: s.key_by(keys).window(tvf.assigner).aggregate(**aggregates)
+        )
+
+    def _group_aggregate(self, query: exp.Select, stream: Any) -> Any:
+        """``GROUP BY`` keys (or none) without a window TVF: Flink's group aggregation, an updating
+        result (``funke.table.aggregate``): a changelog of each key's aggregates, kind in ``ROW_KIND``."""
+        group = query.args.get("group")
+        keys = self._group_keys(list(group.expressions) if group is not None else [], stream, ())
+
+        def build(s: Any, keys: list[str], aggregates: dict[str, tuple[str, str | None]]) -> Any:
+            parts = [(alias, fn, column) for alias, (fn, column) in aggregates.items()]
+            fields = [Field(ROW_KIND, "string"), *(s.schema.field(k, node="GROUP BY") for k in keys)]
+            for alias, fn, column in parts:
+                fields.append(Field(alias, Aggregate(fn, column, alias).output_type(s.schema, f"{fn.upper()}({column or '*'})")))
+            return s.key_by(keys).process(GroupAggregate(keys, parts, self.state_ttl_ms), output_schema=Schema(tuple(fields)), name="GroupAggregate")
+
+        return self._aggregated(query, stream, keys, build, window=False)
+
+    def _group_keys(self, by: list[exp.Expression], stream: Any, window: tuple[str, ...]) -> list[str]:
+        """The GROUP BY columns other than the window's bounds (each a column of ``stream``)."""
+        keys = []
+        for g in by:
+            if not isinstance(g, exp.Column):
+                raise self.refuse(g, f"GROUP BY {g.sql()} (only columns)")
+            if g.name not in window:
+                stream.schema.field(g.name, node=f"GROUP BY at {self.at(g)}")
+                keys.append(g.name)
+        return keys
+
+    def _aggregated(
+        self, query: exp.Select, stream: Any, keys: list[str], build: Callable[[Any, list[str], dict[str, tuple[str, str | None]]], Any],
+        *, window: bool = True,
+    ) -> Any:
+        """The aggregation ``build(stream, keys, aggregates)`` makes, then HAVING and the SELECT list over
+        its rows (each aggregate call replaced by its column; a window's bounds and keys readable)."""
+        self._insert_only(stream, query, "an aggregation")
         aggregates: dict[str, tuple[str, str | None]] = {}
         renamed: dict[int, exp.Expression] = {}
         by_text: dict[str, exp.Expression] = {}  # the same aggregate twice (SELECT and HAVING) is computed once
@@ -281,18 +325,18 @@ class Planner:
                     aggregates[alias] = (fn, column)
                     by_text[text] = self._typed(exp.column(alias), fn, call, stream.schema)
                 renamed[id(call)] = by_text[text]
-        if not keys:  # one window for all rows (Flink's global window aggregation): one constant key
+        if not keys:  # one group for all rows (Flink's global aggregation): one constant key
             keys = [self._hide()]
             stream = stream.with_column(keys[0], "0")
-        out = stream.key_by(keys).window(tvf.assigner).aggregate(**aggregates)
+        out = build(stream, keys, aggregates)
+        grouped = (*keys, WINDOW_START, WINDOW_END) if window else tuple(keys)
 
         def rewrite(e: exp.Expression) -> exp.Expression:
             def swap(n: exp.Expression) -> exp.Expression:
                 if id(n) in renamed:
                     return renamed[id(n)].copy()
-                if isinstance(n, exp.Column) and n.name == WINDOW_TIME:
+                if window and isinstance(n, exp.Column) and n.name == WINDOW_TIME:
                     return _WINDOW_TIME.copy()
-                grouped = (*keys, WINDOW_START, WINDOW_END)
                 if isinstance(n, exp.Column) and n.name not in grouped and not n.find_ancestor(exp.AggFunc):
                     raise self.refuse(n, f"the column {n.name} outside an aggregate and not in GROUP BY")
                 return n
@@ -307,10 +351,18 @@ class Planner:
             name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
             body = e.this if isinstance(e, exp.Alias) else e
             if isinstance(body, exp.Star):
-                raise self.refuse(e, "SELECT * in a window aggregation", "name the columns")
+                raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
             body = rewrite(body)
             items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
-        return out.select(*(self.spark_sql(x, out.schema) for x in items))
+        return out.select(*_kind_first(out, [self.spark_sql(x, out.schema) for x in items]))
+
+    def _insert_only(self, stream: Any, node: exp.Expression, what: str) -> None:
+        """Refuse ``what`` over an updating result (a group aggregation's changelog)."""
+        if is_updating(stream):
+            raise self.refuse(
+                node, f"{what} over an updating result (a GROUP BY without a window TVF)",
+                "funke reads updating results only with projections and filters, to_changelog_stream and upsert sinks",
+            )
 
     def _current_watermark(self, query: exp.Select, stream: Any, tvf: Tvf | None) -> Any:
         """``CURRENT_WATERMARK(ts)`` in the SELECT list or WHERE: each row given the watermark when it
@@ -319,6 +371,7 @@ class Planner:
         calls = [c for c in query.find_all(exp.Anonymous) if c.name.upper() == "CURRENT_WATERMARK" and c.find_ancestor(exp.Select) is query]
         if not calls:
             return stream
+        self._insert_only(stream, calls[0], "CURRENT_WATERMARK")
         for c in calls:
             args = c.expressions
             if len(args) != 1 or not isinstance(args[0], exp.Column) or args[0].name != stream.node.event_time:
@@ -363,6 +416,7 @@ class Planner:
             stream, tvf = self._source(rel)
             if tvf is not None:
                 raise self.refuse(rel, "a join of a window TVF with a relation that is not one")
+            self._insert_only(stream, rel, "a join")
             sides.append((rel.alias_or_name, stream))
         (ln, left), (rn, right) = sides
         if ln == rn:
@@ -380,16 +434,26 @@ class Planner:
             elif not bounds.take(t, columns, times):
                 rest.append(t)
         if not keys:
-            raise self.refuse(join, "a join without an equality of the two sides' columns", "an interval join needs keys: ON l.k = r.k")
-        if not bounds.complete():
-            raise self.refuse(
-                join, "a join without both time attributes bounded against each other (a regular join: an updating result)",
-                f"bound them: {ln}.{times[0]} BETWEEN {rn}.{times[1]} - INTERVAL '1' MINUTE AND {rn}.{times[1]}",
-            )
+            raise self.refuse(join, "a join without an equality of the two sides' columns", "a join needs keys: ON l.k = r.k")
+        if not bounds.complete():  # a regular join; time conditions, if any, filter its pairs
+            rest = [t for t in terms if (pair := columns.key_pair(t)) is None or pair in (times, times[::-1])]
+            return columns.finish(self._regular_join(left, right, keys, columns), rest, query.expressions)
         joined = left.key_by([k for k, _ in keys]).interval_join(right.key_by([k for _, k in keys]))
         joined = bounds.apply(joined)
         pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
         return columns.finish(pairs, rest, query.expressions)
+
+    def _regular_join(self, left: Any, right: Any, keys: list[tuple[str, str]], columns: _JoinColumns) -> Any:
+        """Flink SQL's inner regular join (``funke.table.joins``): every row of both sides kept (for
+        ``table.exec.state.ttl`` when set), each arriving row paired with the other side's of equal keys.
+        A row with a NULL key matches nothing (SQL's ``=``)."""
+        sides = []
+        for side, stream, names in ((0, left, [k for k, _ in keys]), (1, right, [k for _, k in keys])):
+            kept = stream.filter(" AND ".join(f"`{k}` IS NOT NULL" for k in names)).key_by(names)
+            sides.append((kept, [(c, i) for (s, c), i in columns.internal.items() if s == side]))
+        fields = [Field(i, (left, right)[s].schema.field(c, node="the join").dtype) for (s, c), i in columns.internal.items()]
+        fn = RegularJoin(sides[0][1], sides[1][1], self.state_ttl_ms)
+        return sides[0][0].connect(sides[1][0]).process(fn, output_schema=Schema(tuple(fields)), name="RegularJoin")
 
     def _windowed(self, rel: exp.Expression) -> tuple[Any, Tvf] | None:
         """A window TVF in FROM, bare (``TABLE(TUMBLE(...)) AS l``) or as ``(SELECT * FROM TABLE(TUMBLE(...)) [WHERE ...]) AS l``:
@@ -484,6 +548,7 @@ class Planner:
         stream, tvf = self._source(rel)
         if tvf is not None or isinstance(stream, StaticTable):
             raise self.refuse(rel, "a lookup join whose left side is not a stream")
+        self._insert_only(stream, rel, "a lookup join")
         table = self._table(join.this)
         ln, rn = rel.alias_or_name, join.this.alias_or_name
         columns = _JoinColumns(self, ln, stream.schema, rn, table.schema, rename=False)
@@ -531,12 +596,8 @@ class Planner:
         partition = [c.name if isinstance(c, exp.Column) and not c.table else None for c in over.args.get("partition_by") or []]
         if None in partition:
             raise self.refuse(over, "PARTITION BY an expression", "partition by columns")
-        if WINDOW_START not in partition or WINDOW_END not in partition:
-            raise self.refuse(
-                over, "ROW_NUMBER() not partitioned by window_start and window_end (a regular Top-N or deduplication: an updating result)",
-                "window Top-N runs: PARTITION BY window_start, window_end[, keys]",
-            )
-        keys = [c for c in partition if c not in (WINDOW_START, WINDOW_END)]
+        windowed = WINDOW_START in partition and WINDOW_END in partition
+        keys = [c for c in partition if c not in (WINDOW_START, WINDOW_END)] if windowed else partition
         ordered = over.args.get("order")
         if ordered is None:
             raise self.refuse(over, "ROW_NUMBER() without ORDER BY")
@@ -549,8 +610,29 @@ class Planner:
 
         source = inner.args["from_"].this
         stream, tvf = self._source(source)
+        self._insert_only(stream, source, "a Top-N")
         where = inner.args.get("where")
-        if tvf is not None:
+        if not windowed:
+            if tvf is not None:
+                raise self.refuse(over, "a Top-N over a window TVF not partitioned by window_start and window_end")
+            if where is not None:
+                stream = stream.filter(self.spark_sql(where.this, stream.schema))
+            time = stream.node.event_time
+            if limit != 1 or len(order) != 1 or order[0].column != time:
+                raise self.refuse(
+                    over, "ROW_NUMBER() not partitioned by window_start and window_end, other than a deduplication on "
+                    "event time (a regular Top-N: an updating result)",
+                    f"deduplication runs: ORDER BY {time or 'the time attribute'} [DESC] with {rownum} = 1; window Top-N: "
+                    "PARTITION BY window_start, window_end[, keys]",
+                )
+            schema = self._fields(stream.schema, order, keys)
+            star = list(schema.names)
+            ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
+            if not keys:
+                keys = [self._hide()]
+                stream = stream.with_column(keys[0], "0")
+            ranked = stream.key_by(keys).process(Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms), output_schema=ddl)
+        elif tvf is not None:
             stream = self._tvf_rows(stream, where)
             if tvf.kind == "SESSION":
                 raise self.refuse(source, "a window Top-N over SESSION windows", "rank the rows of a SESSION window aggregation")
@@ -581,11 +663,11 @@ class Planner:
                 items += [exp.column(c, quoted=True) for c in star]
             else:
                 items.append(exp.column(rownum, quoted=True) if isinstance(e.unalias(), exp.Window) else e)
-        view = ranked.select(*self._projection(items, ranked.schema))
+        view = ranked.select(*_kind_first(ranked, self._projection(items, ranked.schema)))
         _unqualify(outer)
         if rest is not None:
             view = view.filter(self.spark_sql(rest, view.schema))
-        return view.select(*self._projection(outer.expressions, view.schema))
+        return view.select(*_kind_first(view, self._projection(outer.expressions, view.schema)))
 
     def _fields(self, schema: Schema, order: list[Order], keys: list[str]) -> Schema:
         """``schema``, checking the Top-N's ORDER BY and PARTITION BY columns are in it."""
@@ -682,6 +764,16 @@ class Planner:
             return n
 
         return e.copy().transform(flink_meaning).sql(dialect="spark")
+
+
+def is_updating(stream: Any) -> bool:
+    """Whether ``stream`` is an updating result: a changelog whose row kinds are in ``ROW_KIND``."""
+    return ROW_KIND in getattr(stream, "columns", ())
+
+
+def _kind_first(stream: Any, items: list[str]) -> list[str]:
+    """A projection's items, led by the row kind when ``stream`` is updating (projections keep it)."""
+    return [f"`{ROW_KIND}`", *items] if is_updating(stream) else items
 
 
 def _to_timestamp_ltz(planner: Planner, call: exp.Anonymous) -> exp.Expression:

@@ -18,8 +18,9 @@ from typing import Any
 
 from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunction
 from funke.semantics.joins import JoinFunction
-from funke.semantics.state import ListStateDescriptor
+from funke.semantics.state import ListStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import millis_to_datetime, timestamp_to_millis
+from funke.table.changelog import INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, with_ttl
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,45 @@ class WindowResultTopN(KeyedProcessFunction):
         rows = list(state.get())
         state.clear()
         yield from _numbered(ranked(rows, self.order, self.limit), self.rownum, {})
+
+
+class Deduplicate(KeyedProcessFunction):
+    """Flink SQL's deduplication on event time (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY ts [DESC])
+    = 1``), an updating result like Flink's ``RowTimeDeduplicateFunction``: a key's first row is inserted
+    (``+I``); a later row replaces it (``-U`` the kept row, ``+U`` the new one) when its time is earlier
+    (keep first, ``ORDER BY ts``) or the same or later (keep last, ``ORDER BY ts DESC``). No row is late.
+
+    >>> keep_last = Deduplicate("ts", keep_last=True, rownum=None)
+    >>> kept, out = None, []
+    >>> for row in ({"k": "a", "ts": 2}, {"k": "a", "ts": 1}, {"k": "a", "ts": 2}):
+    ...     kept, changes = keep_last.step(kept, row)
+    ...     out += [(c[ROW_KIND], c["ts"]) for c in changes]
+    >>> out
+    [('+I', 2), ('-U', 2), ('+U', 2)]
+    """
+
+    def __init__(self, time: str, *, keep_last: bool, rownum: str | None, ttl_ms: int | None = None) -> None:
+        self.time, self.keep_last, self.rownum, self.ttl_ms = time, keep_last, rownum, ttl_ms
+        self.kept = with_ttl(ValueStateDescriptor("kept"), ttl_ms)
+
+    def __repr__(self) -> str:  # (the plan's uid: two deduplications of one view are two operators)
+        return f"Deduplicate({self.time!r}, keep_last={self.keep_last}, rownum={self.rownum!r}, ttl_ms={self.ttl_ms})"
+
+    def step(self, kept: dict[str, Any] | None, value: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The row kept after ``value``, and the changes it emits."""
+        row = {ROW_KIND: INSERT, **value, **({self.rownum: 1} if self.rownum else {})}
+        if kept is None:
+            return row, [row]
+        t, before = value[self.time], kept[self.time]
+        if (t >= before) if self.keep_last else (t < before):
+            return row, [{**kept, ROW_KIND: UPDATE_BEFORE}, {**row, ROW_KIND: UPDATE_AFTER}]
+        return kept, []
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        state = ctx.get_state(self.kept)
+        kept, out = self.step(state.value(), value)
+        state.update(kept)
+        yield from out
 
 
 class PairRows(JoinFunction):

@@ -101,3 +101,42 @@ def test_a_window_join_pairs_each_keys_rows_per_window_and_drops_a_row_late_for_
         start = by_id[r["lid"]] // 10_000 * 10_000
         assert (r["window_start"], r["window_end"]) == (ts(start), ts(start + 10_000))
         assert r["window_time"] == ts(start + 9_999)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_regular_join_pairs_every_row_of_equal_keys_late_or_not_and_null_keys_never(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    nulls = [(None, 30_000, "Ln")], [(None, 30_000, "Rn")]  # (NULL = NULL is not true: no pair)
+    a, b = streams(env, LEFT + nulls[0], RIGHT + nulls[1], None if bounded else 3)
+    t_env.create_temporary_view("l", a)
+    t_env.create_temporary_view("r", b)
+    t = t_env.sql_query("SELECT l.id AS lid, r.id AS rid, r.t FROM l JOIN r ON l.k = r.k WHERE l.id <> 'La6'")
+    assert t.columns == ("lid", "rid", "t") and not t.updating
+    out = t_env.to_data_stream(t).collect()
+    env.execute(bounded=bounded).wait(300)
+    expected = sorted((li, ri, ts(rt)) for lk, _, li in LEFT for rk, rt, ri in RIGHT if lk == rk and li != "La6")
+    assert sorted((r["lid"], r["rid"], r["t"]) for r in out.rows) == expected
+    assert len(expected) == 5 * 7 + 2 * 2  # (each a with each a, b with b, late rows too; z and y have no partner)
+
+
+def test_a_regular_join_keeps_rows_for_the_state_ttl_of_processing_time(env):
+    import funke as fk
+    from funke.testing import TestStream, run
+
+    script = (
+        TestStream(schema="side string, k string, v bigint")
+        .add_elements([("L", "a", 1)], timestamps=[0])  # at processing time 0
+        .advance_processing_time(fk.seconds(60))
+        .add_elements([("R", "a", 10)], timestamps=[0])  # 60 s: L1 (written at 0, TTL 90 s) is alive
+        .advance_processing_time(fk.seconds(60))
+        .add_elements([("R", "a", 20), ("L", "a", 2)], timestamps=[0, 0])  # 120 s: L1 expired, R10 alive
+    )
+    t_env = StreamTableEnvironment.create(env)
+    t_env.get_config().set("table.exec.state.ttl", "90 s")
+    t_env.create_temporary_view("ev", env.from_source(script))
+    t = t_env.sql_query(
+        "SELECT l.v AS lv, r.v AS rv FROM (SELECT * FROM ev WHERE side = 'L') l JOIN (SELECT * FROM ev WHERE side = 'R') r ON l.k = r.k"
+    )
+    pairs = t_env.to_data_stream(t)
+    result = run(env, pairs)
+    assert sorted((r["lv"], r["rv"]) for r in result[pairs]) == [(1, 10), (2, 10), (2, 20)]  # not (1, 20)

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funke as fk
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
+from funke.plan.connect import CoProcess
 from funke.table import StreamTableEnvironment
+from funke.table.aggregate import GroupAggregate
+from funke.table.changelog import ROW_KIND
+from funke.table.joins import RegularJoin
+from funke.table.rank import Deduplicate
 from funke.windows import CumulativeEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 SESSION = "TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 RANKED = "SELECT *, ROW_NUMBER() OVER ({over}) AS r FROM {src}"
 TOP_N = f"SELECT * FROM ({RANKED})"
+GROUPED = "(SELECT k, COUNT(*) AS n FROM ev GROUP BY k)"
+TUMBLE_COUNT = "SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE {src}, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end"
 
 
 @pytest.fixture
@@ -97,10 +106,20 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT k FROM ev ORDER BY k", "ORDER BY (at line 1, column 27)"),
         (f"SELECT COUNT(*) FROM {TUMBLE} WHERE ts > CURRENT_WATERMARK(ts) GROUP BY window_start, window_end",
          "CURRENT_WATERMARK in a window aggregation"),
-        ("SELECT k, COUNT(*) FROM ev GROUP BY k", "an aggregation without a window TVF"),
+        ("SELECT k, COUNT(*) FROM (SELECT k, COUNT(*) AS n FROM ev GROUP BY k) GROUP BY k", "an aggregation over an updating result"),
+        ("SELECT k, COUNT(*) AS n FROM ev GROUP BY k UNION ALL SELECT k, v FROM ev", "UNION ALL over an updating result"),
+        ("SELECT a.k FROM (SELECT k, MAX(ts) AS ts FROM ev GROUP BY k) a JOIN ev b ON a.k = b.k AND a.ts BETWEEN b.ts AND b.ts",
+         "a join over an updating result"),
+        (f"WITH g AS (SELECT k, MAX(ts) AS ts FROM ev GROUP BY k) {TUMBLE_COUNT.format(src='g')}", "a TUMBLE window over an updating result"),
+        (f"SELECT * FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY n', src=GROUPED)}) WHERE r <= 2",
+         "a Top-N over an updating result"),
+        ("SELECT k, COUNT(DISTINCT v) FROM ev GROUP BY k", "COUNT(DISTINCT ...)"),
+        ("SELECT k, v, COUNT(*) FROM ev GROUP BY k", "the column v outside an aggregate and not in GROUP BY"),
+        ("SELECT COUNT(*) FROM ev GROUP BY v + 1", "GROUP BY v + 1 (only columns)"),
         ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window here (at line 1, column 11)"),
         (f"{TOP_N.format(over='PARTITION BY k ORDER BY v', src='ev')} WHERE r = 1",
-         "ROW_NUMBER() not partitioned by window_start and window_end (a regular Top-N or deduplication"),
+         "ROW_NUMBER() not partitioned by window_start and window_end, other than a deduplication on event time"),
+        (f"{TOP_N.format(over='PARTITION BY k ORDER BY ts', src='ev')} WHERE r <= 2", "(a regular Top-N: an updating result)"),
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r > 2",
          "the condition r > 2 on r (at line 1, column"),
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r <= 2 AND r <= 3",
@@ -123,7 +142,7 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
          "GROUP BY window_start, window_end", "PARTITION BY in TUMBLE (at line 1, column 41)"),
         ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
          "GROUP BY window_start, window_end", "write CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)"),
-        ("SELECT a.k FROM ev a JOIN plain b ON a.k = b.k", "a join without both time attributes bounded against each other"),
+        ("SELECT a.k FROM ev a JOIN plain b ON a.v > b.v", "a join without an equality"),
         ("SELECT a.k FROM ev a LEFT JOIN ev b ON a.k = b.k", "a LEFT JOIN (at line 1, column 32)"),
         ("SELECT a.k FROM ev a JOIN ev b USING (k)", "JOIN ... USING"),
         ("SELECT a.k FROM ev a JOIN ev b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND", "a join without an equality"),
@@ -302,3 +321,107 @@ def test_a_top_n_over_rows_without_a_watermark_is_refused(t_env):
     t_env.create_temporary_view("w", env.from_collection([], "k string, window_start timestamp, window_end timestamp, v int"))
     with pytest.raises(PlanError, match="ranks rows by their window_end, but w has no watermark"):
         t_env.sql_query(f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src='w')} WHERE r <= 1")
+
+
+def test_a_group_aggregation_without_a_window_is_an_updating_result_read_as_a_changelog(t_env):
+    t = t_env.sql_query("SELECT k, COUNT(*) AS n, AVG(v) AS a FROM ev WHERE v > 0 GROUP BY k HAVING SUM(v) > 1")
+    assert t.updating and t.columns == ("k", "n", "a") and t.get_schema().names == ("k", "n", "a")
+    node = t._stream.node
+    while not isinstance(node, n.KeyedProcess):
+        node = node.inputs[0]
+    assert isinstance(node.function, GroupAggregate) and node.function.keys == ("k",)
+    assert [fn for _, fn, _ in node.function.aggregates] == ["count", "avg", "sum"]
+    # a projection and filter over it stay updating; the changelog names the kinds
+    t_env.create_temporary_view("totals", t)
+    doubled = t_env.sql_query("SELECT k, n * 2 AS n2 FROM totals WHERE n > 1")
+    assert doubled.updating and doubled.columns == ("k", "n2")
+    assert t_env.to_changelog_stream(doubled).columns == ("row_kind", "k", "n2")
+    assert t_env.to_changelog_stream(t_env.sql_query("SELECT k FROM ev")).columns == ("row_kind", "k")  # every row +I
+    assert t_env.sql_query("SELECT COUNT(*) AS n FROM ev").columns == ("n",)  # one group for all rows
+    with pytest.raises(PlanError, match=r"to_data_stream\(\) takes an insert-only table.*to_changelog_stream"):
+        t_env.to_data_stream(t)
+
+
+def test_an_updating_result_goes_only_into_a_table_that_takes_changes(t_env, tmp_path):
+    t_env.execute_sql(f"CREATE TABLE files (k STRING, n BIGINT) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'parquet')")
+    t_env.execute_sql("CREATE TABLE nokey (k STRING, n BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://h/db', 'table-name' = 'x')")
+    t_env.execute_sql("CREATE TABLE keyed (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "
+                      "WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://h/db', 'table-name' = 'x')")  # fmt: skip
+    query = "SELECT k, COUNT(*) FROM ev GROUP BY k"
+    with pytest.raises(UnsupportedError, match="INSERT INTO files .* is updating .* a filesystem table takes inserts only"):
+        t_env.execute_script(f"INSERT INTO files {query};")
+    with pytest.raises(UnsupportedError, match="table nokey \\(jdbc\\) has no PRIMARY KEY"):
+        t_env.execute_script(f"INSERT INTO nokey {query};")
+    t_env.execute_script(f"INSERT INTO keyed {query};")
+    sink = t_env.env._sinks[-1]
+    assert sink.spec.changes == "row_kind" and sink.spec.key == ("k",) and sink.input.schema.names[0] == "row_kind"
+    t_env.execute_sql("CREATE TABLE shown (k STRING, n BIGINT) WITH ('connector' = 'print')")
+    t_env.execute_script(f"INSERT INTO shown {query};")  # (print shows each change with its kind, as Flink's does)
+    assert t_env.env._sinks[-1].input.schema.names == ("row_kind", "k", "n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.one_of(st.none(), st.integers(-5, 5))), max_size=30))
+def test_the_changelog_applied_in_order_is_the_aggregate_recomputed_after_every_row(rows):
+    agg = GroupAggregate(("k",), (("n", "count", None), ("s", "sum", "v"), ("lo", "min", "v"), ("m", "avg", "v")))
+    states: dict = {}
+    table: dict = {}  # the result the changes build, by key
+    seen: dict = {}
+    for k, v in rows:
+        states[k], out = agg.step(states.get(k), {"k": k, "v": v})
+        seen.setdefault(k, []).append(v)
+        present = [x for x in seen[k] if x is not None]
+        now = {"k": k, "n": len(seen[k]), "s": sum(present) if present else None, "lo": min(present, default=None),
+               "m": sum(present) / len(present) if present else None}  # fmt: skip
+        kinds = [r.pop(ROW_KIND) for r in out]
+        if k not in table:
+            assert kinds == ["+I"] and out == [now]
+        elif table[k] == now:
+            assert kinds == []  # nothing changed: nothing emitted
+        else:
+            assert kinds == ["-U", "+U"] and out == [table[k], now]  # -U is the row as it was
+        table[k] = now
+
+
+def test_a_row_number_per_key_on_event_time_kept_at_one_is_a_deduplication(t_env):
+    t = t_env.sql_query(f"{TOP_N.format(over='PARTITION BY k ORDER BY ts DESC', src='ev')} WHERE r = 1 AND v > 0")
+    assert t.updating and t.columns == ("k", "ts", "v", "p", "r")
+    node = t._stream.node
+    while not isinstance(node, n.KeyedProcess):
+        node = node.inputs[0]
+    assert isinstance(node.function, Deduplicate) and (node.function.time, node.function.keep_last) == ("ts", True)
+    first = t_env.sql_query(f"SELECT k, v FROM ({RANKED.format(over='PARTITION BY k ORDER BY ts', src='ev')}) WHERE r = 1")
+    assert first.updating and first.columns == ("k", "v")
+
+
+def test_a_join_without_time_bounds_is_a_regular_join_keeping_rows_for_the_state_ttl(t_env):
+    t_env.get_config().set("table.exec.state.ttl", "90 s")
+    t = t_env.sql_query("SELECT a.k, a.v, b.v AS w FROM ev a JOIN plain b ON a.k = b.k AND a.ts > TIMESTAMP '2024-01-01 00:00:00' WHERE b.v > 1")
+    assert not t.updating and t.columns == ("k", "v", "w")
+    node = t._stream.node
+    while not isinstance(node, CoProcess):
+        node = node.inputs[0]
+    fn = node.function
+    assert isinstance(fn, RegularJoin) and fn.ttl_ms == 90_000 and all(d.ttl_config.ttl_ms == 90_000 for d in fn.rows)
+    assert [i.keys for i in node.inputs] == [("k",), ("k",)]
+    agg = t_env.sql_query("SELECT k, COUNT(*) AS n FROM plain GROUP BY k")  # (planned after the set: it sees the TTL)
+    assert _function(agg, n.KeyedProcess).ttl_ms == 90_000
+    with pytest.raises(UnsupportedError, match="the option 'table.exec.mini-batch.enabled' is not supported by funke"):
+        t_env.get_config().set("table.exec.mini-batch.enabled", "true")
+    with pytest.raises(PlanError, match="option table.exec.state.ttl: 'soon' is not a duration"):
+        t_env.get_config().set("table.exec.state.ttl", "soon")
+
+
+def _function(table, kind):
+    node = table._stream.node
+    while not isinstance(node, kind):
+        node = node.inputs[0]
+    return node.function
+
+
+def test_with_a_state_ttl_a_group_aggregation_emits_every_row_even_an_unchanged_result():
+    agg = GroupAggregate(("k",), (("top", "max", "v"),), ttl_ms=1_000)
+    assert agg.accumulators.ttl_config.ttl_ms == 1_000
+    state, _ = agg.step(None, {"k": "a", "v": 5})
+    _, out = agg.step(state, {"k": "a", "v": 1})  # (without a TTL: nothing, the maximum stays 5)
+    assert [(r[ROW_KIND], r["top"]) for r in out] == [("-U", 5), ("+U", 5)]

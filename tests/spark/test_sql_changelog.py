@@ -1,0 +1,116 @@
+"""Flink SQL's group aggregation without a window on Spark: an updating result, read as a changelog
+(``to_changelog_stream``) and written to PostgreSQL by primary key, streaming and bounded. The expected
+changes come from recomputing each key's aggregates from scratch after every row."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from funke.table import StreamTableEnvironment
+from tests.servers import ensure_postgres
+
+pytestmark = pytest.mark.spark
+
+# Two rows per micro-batch: some keys change twice in one batch, some across batches. a's third row
+# is a null (COUNT(*) changes, SUM and MAX do not); b's MAX stays when 4 follows 6; c crosses the
+# HAVING bound (total < 10) with its second row, and d has only nulls.
+ROWS = [("a", 1), ("b", 6), ("a", 2), ("c", 5), ("a", None), ("b", 4), ("c", 7), ("d", None), ("a", 0), ("b", 6)]
+
+
+def aggregates(values: list[int | None]) -> tuple[int, int | None, int | None]:
+    present = [v for v in values if v is not None]
+    return len(values), (sum(present) if present else None), (max(present) if present else None)
+
+
+def reference_changelog() -> dict[str, list[tuple]]:
+    """Per key, Flink's changes in order: +I first, then -U/+U for each row that changes the result."""
+    seen: dict[str, list[int | None]] = {}
+    out: dict[str, list[tuple]] = {}
+    for k, v in ROWS:
+        before = aggregates(seen[k]) if k in seen else None
+        seen.setdefault(k, []).append(v)
+        after = aggregates(seen[k])
+        if before is None:
+            out.setdefault(k, []).append(("+I", k, *after))
+        elif before != after:
+            out[k] += [("-U", k, *before), ("+U", k, *after)]
+    return out
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_group_aggregation_changelog_and_upsert_into_postgres(env, bounded):
+    import psycopg
+
+    dsn = ensure_postgres()
+    table = f"sql_totals_{uuid.uuid4().hex[:8]}"
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"k": k, "v": v} for k, v in ROWS]
+    t_env.create_temporary_view("o", env.from_collection(rows, "k string, v bigint", rows_per_batch=2))
+    totals = t_env.sql_query("SELECT k, COUNT(*) AS n, SUM(v) AS total, MAX(v) AS top FROM o GROUP BY k")
+    assert totals.updating and totals.columns == ("k", "n", "total", "top")
+    changes = t_env.to_changelog_stream(totals).collect()
+    t_env.execute_sql(
+        f"CREATE TABLE small (k STRING, n BIGINT, total BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'jdbc', "
+        f"'url' = 'jdbc:postgresql://127.0.0.1:5432/test', 'table-name' = '{table}', 'username' = 'postgres')"
+    )
+    # HAVING filters each change: c's update past the bound leaves its -U alone, which deletes c's row
+    t_env.execute_script("INSERT INTO small SELECT k, COUNT(*), SUM(v) FROM o GROUP BY k HAVING SUM(v) < 10;")
+    env.execute(bounded=bounded).wait(300)
+
+    got: dict[str, list[tuple]] = {}
+    for r in changes.rows:
+        got.setdefault(r["k"], []).append((r["row_kind"], r["k"], r["n"], r["total"], r["top"]))
+    assert got == reference_changelog()
+    with psycopg.connect(dsn) as conn:
+        written = conn.execute(f"SELECT k, n, total FROM {table}").fetchall()
+        conn.execute(f"DROP TABLE {table}")
+    final = {k: aggregates([v for kk, v in ROWS if kk == k]) for k, _ in ROWS}
+    assert sorted(written) == sorted((k, n, s) for k, (n, s, _) in final.items() if s is not None and s < 10)
+    assert "c" not in {k for k, _, _ in written}  # (it was there once: inserted, then deleted)
+
+
+# (key, event time in s, value), two rows per micro-batch and out of order: a@1 arrives after a@2
+DUPLICATES = [("a", 2, 1), ("b", 5, 2), ("a", 1, 3), ("a", 2, 4), ("b", 4, 5), ("b", 6, 6), ("a", 3, 7)]
+
+
+def reference_dedup(keep_last: bool) -> dict[str, list[tuple]]:
+    """Per key, the changes of the kept row: the latest (keep last; a tie goes to the later arrival)
+    or the earliest (keep first; a tie stays with the earlier) by event time among the rows so far."""
+    out: dict[str, list[tuple]] = {}
+    rows: dict[str, list[tuple[int, int, int]]] = {}
+    for i, (k, t, v) in enumerate(DUPLICATES):
+        before = _kept(rows[k], keep_last) if k in rows else None
+        rows.setdefault(k, []).append((t, i, v))
+        after = _kept(rows[k], keep_last)
+        if before is None:
+            out[k] = [("+I", k, after[0], after[2])]
+        elif after != before:
+            out[k] += [("-U", k, before[0], before[2]), ("+U", k, after[0], after[2])]
+    return out
+
+
+def _kept(rows: list[tuple[int, int, int]], keep_last: bool) -> tuple[int, int, int]:
+    return max(rows) if keep_last else min(rows)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_deduplication_on_event_time_keeps_the_first_or_the_last_row_as_a_changelog(env, bounded):
+    import datetime as dt
+
+    import funke as fk
+
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    rows = [{"k": k, "ts": dt.datetime(2024, 1, 1, 0, 0, t), "v": v} for k, t, v in DUPLICATES]
+    t_env = StreamTableEnvironment.create(env)
+    t_env.create_temporary_view("o", env.from_collection(rows, "k string, ts timestamp, v bigint", rows_per_batch=2, watermarks=wm))
+    ranked = "SELECT k, ts, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts {}) AS rn FROM o) WHERE rn = 1"
+    last = t_env.to_changelog_stream(t_env.sql_query(ranked.format("DESC"))).collect()
+    first = t_env.to_changelog_stream(t_env.sql_query(ranked.format("ASC"))).collect()
+    env.execute(bounded=bounded).wait(300)
+    for sink, keep_last in ((last, True), (first, False)):
+        got: dict[str, list[tuple]] = {}
+        for r in sink.rows:
+            got.setdefault(r["k"], []).append((r["row_kind"], r["k"], r["ts"].second, r["v"]))
+        assert got == reference_dedup(keep_last), keep_last
