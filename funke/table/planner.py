@@ -18,8 +18,8 @@ What runs (the first part of Flink SQL's streaming dialect):
 
 * an inner interval join of two views: key equalities and both time attributes bounded against each
   other, in ``ON`` or ``WHERE`` (``funke.api.joins``); an inner window join of two window TVFs;
-  an inner regular join (keys without both time bounds, ``funke.table.joins``); a lookup join with a
-  static table.
+  a regular join, inner or outer (keys without both time bounds, ``funke.table.joins``; an outer one
+  is an updating result); a lookup join with a static table.
 
 * updating results: a group aggregation without a window (``GROUP BY k``, ``funke.table.aggregate``)
   and a deduplication on event time (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY ts [DESC])`` kept
@@ -56,7 +56,7 @@ from funke.semantics.windows import (
     WindowAssigner,
 )
 from funke.table.aggregate import GroupAggregate
-from funke.table.changelog import ROW_KIND
+from funke.table.changelog import INSERT, ROW_KIND
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.joins import RegularJoin
 from funke.table.rank import Deduplicate, Order, PairRows, WindowResultTopN, WindowTopN
@@ -407,9 +407,10 @@ class Planner:
         windowed = [self._windowed(rel) for rel in rels]
         if any(w is not None for w in windowed):
             return self._window_join(query, join, windowed)
-        if join.side or join.kind not in ("", "INNER", "CROSS") or join.args.get("using"):
-            what = f"a {join.side or join.kind} JOIN" if join.side or join.kind else "JOIN ... USING"
-            raise self.refuse(join, what, "an inner interval join runs")
+        outer = (join.side in ("LEFT", "FULL"), join.side in ("RIGHT", "FULL"))
+        if join.kind not in ("", "INNER", "CROSS", "OUTER") or join.args.get("using"):
+            what = f"a {' '.join(x for x in (join.side, join.kind) if x)} JOIN" if join.side or join.kind else "JOIN ... USING"
+            raise self.refuse(join, what, "inner joins and LEFT, RIGHT and FULL regular joins run")
         self._plain_join_query(query)
         sides = []
         for rel in rels:
@@ -435,25 +436,50 @@ class Planner:
                 rest.append(t)
         if not keys:
             raise self.refuse(join, "a join without an equality of the two sides' columns", "a join needs keys: ON l.k = r.k")
+        if any(outer) and bounds.complete():
+            raise self.refuse(join, f"a {join.side} interval join", "an inner interval join runs, and LEFT, RIGHT and FULL regular joins")
         if not bounds.complete():  # a regular join; time conditions, if any, filter its pairs
             rest = [t for t in terms if (pair := columns.key_pair(t)) is None or pair in (times, times[::-1])]
-            return columns.finish(self._regular_join(left, right, keys, columns), rest, query.expressions)
+            if any(outer):  # (ON decides which rows pair up: only keys there; WHERE filters the result)
+                for t in _conjuncts(join.args["on"]) if join.args.get("on") else []:
+                    pair = columns.key_pair(t)
+                    if pair is None or pair in (times, times[::-1]):
+                        raise self.refuse(t, f"a condition other than a key equality in the ON of a {join.side} JOIN", "put it in WHERE")
+            regular = self._regular_join(left, right, keys, columns, outer)
+            return columns.finish(regular, rest, query.expressions)
         joined = left.key_by([k for k, _ in keys]).interval_join(right.key_by([k for _, k in keys]))
         joined = bounds.apply(joined)
         pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
         return columns.finish(pairs, rest, query.expressions)
 
-    def _regular_join(self, left: Any, right: Any, keys: list[tuple[str, str]], columns: _JoinColumns) -> Any:
-        """Flink SQL's inner regular join (``funke.table.joins``): every row of both sides kept (for
-        ``table.exec.state.ttl`` when set), each arriving row paired with the other side's of equal keys.
-        A row with a NULL key matches nothing (SQL's ``=``)."""
-        sides = []
-        for side, stream, names in ((0, left, [k for k, _ in keys]), (1, right, [k for _, k in keys])):
-            kept = stream.filter(" AND ".join(f"`{k}` IS NOT NULL" for k in names)).key_by(names)
-            sides.append((kept, [(c, i) for (s, c), i in columns.internal.items() if s == side]))
-        fields = [Field(i, (left, right)[s].schema.field(c, node="the join").dtype) for (s, c), i in columns.internal.items()]
-        fn = RegularJoin(sides[0][1], sides[1][1], self.state_ttl_ms)
-        return sides[0][0].connect(sides[1][0]).process(fn, output_schema=Schema(tuple(fields)), name="RegularJoin")
+    def _regular_join(self, left: Any, right: Any, keys: list[tuple[str, str]], columns: _JoinColumns, outer: tuple[bool, bool]) -> Any:
+        """Flink SQL's regular join (``funke.table.joins``): every row of both sides kept (for
+        ``table.exec.state.ttl`` when set), each arriving row paired with the other side's of equal keys;
+        an outer side's unmatched rows padded with NULLs (an updating result). A row with a NULL key
+        matches nothing (SQL's ``=``): an outer side's goes straight out padded, an inner side's nowhere."""
+        streams, mapped = (left, right), []
+        fields = [Field(i, streams[s].schema.field(c, node="the join").dtype) for (s, c), i in columns.internal.items()]
+        if any(outer):
+            fields.insert(0, Field(ROW_KIND, "string"))
+        schema = Schema(tuple(fields))
+        keyed, unmatched = [], []
+        for side, names in ((0, [k for k, _ in keys]), (1, [k for _, k in keys])):
+            mapped.append([(c, i) for (s, c), i in columns.internal.items() if s == side])
+            known = " AND ".join(f"`{k}` IS NOT NULL" for k in names)
+            keyed.append(streams[side].filter(known).key_by(names))
+            if outer[side]:  # (its NULL-keyed rows: padded at once, never retracted)
+                own = {i: c for c, i in mapped[side]}
+                padded = [
+                    f"'{INSERT}' AS `{f.name}`" if f.name == ROW_KIND
+                    else f"`{own[f.name]}` AS `{f.name}`" if f.name in own else f"CAST(NULL AS {f.dtype}) AS `{f.name}`"
+                    for f in schema
+                ]  # fmt: skip
+                unmatched.append(streams[side].filter(f"NOT ({known})").select(*padded))
+        fn = RegularJoin(mapped[0], mapped[1], self.state_ttl_ms, outer)
+        out = keyed[0].connect(keyed[1]).process(fn, output_schema=schema, name="RegularJoin")
+        for rows in unmatched:
+            out = out.union(rows)
+        return out
 
     def _windowed(self, rel: exp.Expression) -> tuple[Any, Tvf] | None:
         """A window TVF in FROM, bare (``TABLE(TUMBLE(...)) AS l``) or as ``(SELECT * FROM TABLE(TUMBLE(...)) [WHERE ...]) AS l``:
@@ -853,7 +879,7 @@ class _JoinColumns:
         """The joined rows filtered by the conditions ``rest`` (ANDed), then the SELECT list ``expressions``."""
         if rest:
             joined = joined.filter(self.planner.spark_sql(self.rewrite(exp.and_(*rest)), joined.schema))
-        return joined.select(*(self.planner.spark_sql(x, joined.schema) for x in self.projection(expressions)))
+        return joined.select(*_kind_first(joined, [self.planner.spark_sql(x, joined.schema) for x in self.projection(expressions)]))
 
     def projection(self, expressions: list[exp.Expression]) -> list[exp.Expression]:
         """A join's SELECT list over the joined columns (a column kept under its own name stays a column)."""

@@ -140,3 +140,33 @@ def test_a_regular_join_keeps_rows_for_the_state_ttl_of_processing_time(env):
     pairs = t_env.to_data_stream(t)
     result = run(env, pairs)
     assert sorted((r["lv"], r["rv"]) for r in result[pairs]) == [(1, 10), (2, 10), (2, 20)]  # not (1, 20)
+
+
+@pytest.mark.parametrize(("side", "bounded"), [("LEFT", False), ("FULL", False), ("FULL", True)])
+def test_an_outer_regular_join_retracts_a_padded_row_when_its_first_partner_comes(env, side, bounded):
+    from collections import Counter
+
+    t_env = StreamTableEnvironment.create(env)
+    orders = [("a", 1), ("b", 2), ("a", 3), (None, 4), ("c", 5), ("b", 6)]
+    prices = [("b", "B1"), ("d", "D1"), ("a", "A1"), (None, "N1"), ("b", "B2"), ("e", "E1")]
+    per = None if bounded else 2
+    t_env.create_temporary_view("o", env.from_collection([{"k": k, "id": i} for k, i in orders], "k string, id bigint", rows_per_batch=per))
+    t_env.create_temporary_view("p", env.from_collection([{"k": k, "name": n} for k, n in prices], "k string, name string", rows_per_batch=per))
+    t = t_env.sql_query(f"SELECT o.id, p.name FROM o {side} JOIN p ON o.k = p.k")
+    assert t.updating
+    changes = t_env.to_changelog_stream(t).collect()
+    env.execute(bounded=bounded).wait(300)
+    table: Counter = Counter()
+    for r in changes.rows:  # the changelog applied in order: each -D takes back a row it inserted before
+        row = (r["id"], r["name"])
+        if r["row_kind"] == "-D":
+            assert table[row] > 0, (row, changes.rows)
+            table[row] -= 1
+        else:
+            assert r["row_kind"] == "+I"
+            table[row] += 1
+    pairs = [(i, n) for k, i in orders for kk, n in prices if k is not None and k == kk]
+    lonely_orders = [(i, None) for k, i in orders if k is None or k not in {kk for kk, _ in prices}]
+    lonely_prices = [(None, n) for k, n in prices if k is None or k not in {kk for kk, _ in orders}]
+    expected = Counter(pairs + lonely_orders + (lonely_prices if side == "FULL" else []))
+    assert +table == expected

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -143,7 +145,9 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT COUNT(*) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
          "GROUP BY window_start, window_end", "write CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)"),
         ("SELECT a.k FROM ev a JOIN plain b ON a.v > b.v", "a join without an equality"),
-        ("SELECT a.k FROM ev a LEFT JOIN ev b ON a.k = b.k", "a LEFT JOIN (at line 1, column 32)"),
+        ("SELECT a.k FROM ev a LEFT JOIN ev b ON a.k = b.k AND a.ts BETWEEN b.ts AND b.ts", "a LEFT interval join (at line 1, column 32)"),
+        ("SELECT a.k FROM ev a LEFT JOIN ev b ON a.k = b.k AND a.v > 1", "a condition other than a key equality in the ON of a LEFT JOIN"),
+        ("SELECT a.k FROM ev a LEFT SEMI JOIN ev b ON a.k = b.k", "a LEFT SEMI JOIN (at line 1, column 37)"),
         ("SELECT a.k FROM ev a JOIN ev b USING (k)", "JOIN ... USING"),
         ("SELECT a.k FROM ev a JOIN ev b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND", "a join without an equality"),
         ("SELECT a.k FROM ev a JOIN ev b ON a.k = b.k JOIN ev c ON b.k = c.k", "a join of more than two relations"),
@@ -425,3 +429,29 @@ def test_with_a_state_ttl_a_group_aggregation_emits_every_row_even_an_unchanged_
     state, _ = agg.step(None, {"k": "a", "v": 5})
     _, out = agg.step(state, {"k": "a", "v": 1})  # (without a TTL: nothing, the maximum stays 5)
     assert [(r[ROW_KIND], r["top"]) for r in out] == [("-U", 5), ("+U", 5)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from((0, 1)), st.sampled_from("ab")), max_size=20),
+    st.sampled_from([(False, False), (True, False), (False, True), (True, True)]),
+)
+def test_a_regular_join_changelog_applied_in_order_is_the_join_of_the_rows_so_far(arrivals, outer):
+    join = RegularJoin([("k", "lk"), ("n", "l")], [("k", "rk"), ("n", "r")], outer=outer)
+    kept: dict = {"a": ({}, {}), "b": ({}, {})}  # per key, as keyed state is
+    table: Counter = Counter()
+    seen: list[list[int]] = [[], []]
+    keys: dict[int, str] = {}
+    for n, (side, k) in enumerate(arrivals):
+        for r in join.arrive(kept[k], side, {"k": k, "n": n}):
+            row = (r["l"], r["r"])
+            kind = r.pop(ROW_KIND, "+I")
+            table[row] += 1 if kind == "+I" else -1
+            assert kind in ("+I", "-D") and table[row] >= 0
+        seen[side].append(n)
+        keys[n] = k
+        pairs = [(a, b) for a in seen[0] for b in seen[1] if keys[a] == keys[b]]
+        lonely = [(a, None) for a in seen[0] if outer[0] and all(keys[a] != keys[b] for b in seen[1])]
+        lonely += [(None, b) for b in seen[1] if outer[1] and all(keys[a] != keys[b] for a in seen[0])]
+        assert +table == Counter(pairs + lonely)
+    assert join.updating == any(outer)
