@@ -59,7 +59,7 @@ from funke.table.aggregate import GroupAggregate
 from funke.table.changelog import INSERT, ROW_KIND
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.joins import RegularJoin
-from funke.table.rank import Deduplicate, Order, PairRows, WindowResultTopN, WindowTopN
+from funke.table.rank import Deduplicate, Order, OuterPairRows, PairRows, WindowResultTopN, WindowTopN
 from funke.table.watermark import WithWatermark
 
 #: Columns a window TVF adds to its table.
@@ -510,8 +510,10 @@ class Planner:
         """Two window TVFs of the same windows joined ``ON l.window_start = r.window_start AND l.window_end =
         r.window_end AND keys``: Flink's window join, ``l.join(r).where(keys).equal_to(keys).window(assigner)``;
         each window's pairs when the watermark passes its end, late rows dropped. Other conditions filter the pairs."""
-        if join.side or join.kind not in ("", "INNER") or join.args.get("using"):
-            raise self.refuse(join, f"a {join.side or join.kind} window join" if join.side or join.kind else "JOIN ... USING", "an inner window join runs")
+        outer = (join.side in ("LEFT", "FULL"), join.side in ("RIGHT", "FULL"))
+        if join.kind not in ("", "INNER", "OUTER") or join.args.get("using"):
+            what = f"a {' '.join(x for x in (join.side, join.kind) if x)} window join" if join.side or join.kind else "JOIN ... USING"
+            raise self.refuse(join, what, "inner, LEFT, RIGHT and FULL window joins run")
         self._plain_join_query(query)
         rels = (query.args["from_"].this, join.this)
         for rel, side in zip(rels, sides, strict=True):
@@ -550,6 +552,33 @@ class Planner:
         pairs_of = {side: {c: columns.internal[(side, c)] for c in (left, right)[side].schema.names} for side in (0, 1)}
         lkeys = [k for k, _ in keys]
         out_fields = [Field(pairs_of[s][f.name], f.dtype) for s, sch in ((0, left.schema), (1, right.schema)) for f in sch.fields]
+        if any(outer):  # Flink's outer window join: a row without a partner in its window, padded with NULLs
+            if not join.args.get("on") or any(columns.key_pair(t) is None for t in _conjuncts(join.args["on"])):
+                raise self.refuse(join, f"a condition other than equalities in the ON of a {join.side} window join", "put it in WHERE")
+            # keyed by the keys as JSON, a NULL-keyed row by its side alone: it meets nobody and goes out padded
+            # Keyed by the keys as JSON; a NULL-keyed row by its side alone: it meets nobody and goes out padded.
+            # Each side's window columns are NULL where it is padded (a marker column tells).
+            key = self._hide()
+            grouped, bounds_of = [], []
+            for side, stream, names in ((0, left, lkeys), (1, right, [k for _, k in keys])):
+                known = " AND ".join(f"`{k}` IS NOT NULL" for k in names)
+                fields = ", ".join(f"'{i}', `{k}`" for i, k in enumerate(names))
+                marker = self._hide()
+                stream = stream.with_column(key, f"CASE WHEN {known} THEN to_json(named_struct({fields})) ELSE '{side}' END")
+                grouped.append(stream.with_column(marker, "1 = 1"))
+                pairs_of[side][marker] = marker
+                out_fields.append(Field(marker, "boolean"))
+                bounds_of.append((marker, {b: self._hide() for b in bounds}))
+            joined = (
+                grouped[0].co_group(grouped[1]).where(key).equal_to(key).window(ltvf.assigner)
+                .apply(OuterPairRows(pairs_of[0], pairs_of[1], outer), output_schema=Schema(tuple(out_fields)))
+            )  # fmt: skip
+            whole = {WINDOW_START: f"`{WINDOW_START}`", WINDOW_END: f"`{WINDOW_END}`", WINDOW_TIME: f"`{WINDOW_END}` - INTERVAL 1 MILLISECOND"}
+            for side, (marker, names) in enumerate(bounds_of):
+                for b, name in names.items():
+                    joined = joined.with_column(name, f"CASE WHEN `{marker}` THEN {whole[b]} END")
+                    columns.internal[(side, b)] = name
+            return columns.finish(joined, rest, query.expressions)
         joined = (
             left.join(right).where(lkeys).equal_to([k for _, k in keys]).window(ltvf.assigner)
             .apply(PairRows(pairs_of[0], pairs_of[1]), output_schema=Schema(tuple(out_fields)))

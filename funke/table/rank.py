@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunction
-from funke.semantics.joins import JoinFunction
+from funke.semantics.joins import CoGroupFunction, JoinFunction
 from funke.semantics.state import ListStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import millis_to_datetime, timestamp_to_millis
 from funke.table.changelog import INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, with_ttl
@@ -144,3 +144,30 @@ class PairRows(JoinFunction):
 
     def join(self, left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
         return {**{n: left.get(c) for c, n in self.left.items()}, **{n: right.get(c) for c, n in self.right.items()}}
+
+
+class OuterPairRows(CoGroupFunction):
+    """A SQL outer window join's rows for one key and window: every pair, and each row of an outer side
+    that has no partner padded with NULLs (``outer``: which sides are outer; LEFT is the first).
+
+    >>> fn = OuterPairRows({"k": "lk", "x": "x"}, {"k": "rk", "y": "y"}, (True, True))
+    >>> fn.co_group([{"k": 1, "x": "a"}], [])
+    [{'lk': 1, 'x': 'a', 'rk': None, 'y': None}]
+    >>> len(fn.co_group([{"k": 1, "x": "a"}, {"k": 1, "x": "b"}], [{"k": 1, "y": "c"}]))
+    2
+    """
+
+    def __init__(self, left: dict[str, str], right: dict[str, str], outer: tuple[bool, bool]) -> None:
+        self.pair, self.outer = PairRows(left, right), tuple(outer)
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"OuterPairRows({self.pair.left!r}, {self.pair.right!r}, {self.outer})"
+
+    def co_group(self, lefts: list[dict[str, Any]], rights: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if lefts and rights:
+            return [self.pair.join(a, b) for a in lefts for b in rights]
+        if lefts and self.outer[0]:
+            return [self.pair.join(a, {}) for a in lefts]
+        if rights and self.outer[1]:
+            return [self.pair.join({}, b) for b in rights]
+        return []

@@ -170,3 +170,41 @@ def test_an_outer_regular_join_retracts_a_padded_row_when_its_first_partner_come
     lonely_prices = [(None, n) for k, n in prices if k is None or k not in {kk for kk, _ in orders}]
     expected = Counter(pairs + lonely_orders + (lonely_prices if side == "FULL" else []))
     assert +table == expected
+
+
+@pytest.mark.parametrize(("side", "bounded"), [("FULL", False), ("LEFT", True)])
+def test_an_outer_window_join_pads_the_rows_without_a_partner_in_their_window(env, side, bounded):
+    """test_joins' streams, one row late for a window that fired (La7: dropped when streaming), and a
+    NULL key on each side (they meet nobody). Per window: every pair, and the rows of an outer side
+    without a partner of their key in their window, padded with NULLs, window columns included."""
+    from collections import Counter
+
+    t_env = StreamTableEnvironment.create(env)
+    left = [*LEFT, ("a", 5_000, "La7"), ("b", 25_000, "Lb3"), (None, 31_000, "Ln")]
+    right = [*RIGHT, (None, 31_000, "Rn")]
+    a, b = streams(env, left, right, None if bounded else 3)
+    t_env.create_temporary_view("l", a)
+    t_env.create_temporary_view("r", b)
+    t = t_env.sql_query(
+        f"SELECT L.id AS lid, R.id AS rid, L.window_start AS lws, R.window_start AS rws FROM {WINDOWED.format(v='l')} L "
+        f"{side} JOIN {WINDOWED.format(v='r')} R ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k"
+    )
+    out = t_env.to_data_stream(t).collect()
+    assert env.execute(bounded=bounded).wait(300).done
+    kept = [row for row in left if bounded or row[2] != "La7"]
+
+    def meet(x, y):
+        return x[0] is not None and x[0] == y[0] and x[1] // 10_000 == y[1] // 10_000
+
+    expected = Counter((x[2], y[2]) for x in kept for y in right if meet(x, y))
+    expected.update((x[2], None) for x in kept if not any(meet(x, y) for y in right))
+    if side == "FULL":
+        expected.update((None, y[2]) for y in right if not any(meet(x, y) for x in kept))
+    assert Counter((r["lid"], r["rid"]) for r in out.rows) == expected
+    assert expected[("Ln", None)] == 1 and expected[("Lb3", None)] == 1 and (side == "LEFT" or expected[(None, "Rn")] == 1)
+    starts: dict = {}  # (an id may name rows of several windows: Lz, Ry)
+    for _, t, i in (*left, *right):
+        starts.setdefault(i, set()).add(ts(t // 10_000 * 10_000))
+    for r in out.rows:  # (a padded side's window columns are NULL, as its other columns are)
+        for i, start in ((r["lid"], r["lws"]), (r["rid"], r["rws"])):
+            assert (start is None) if i is None else (start in starts[i]), r

@@ -154,7 +154,9 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT COUNT(*) FROM ev a JOIN ev b ON a.k = b.k AND a.ts = b.ts", "an aggregation over a join"),
         (f"SELECT a.k FROM {TUMBLE} a JOIN {TUMBLE} b ON a.k = b.k", "a join of window TVFs not on both window_start and window_end"),
         (f"SELECT a.k FROM {TUMBLE} a JOIN ev b ON a.k = b.k", "a join of a window TVF with a relation that is not one"),
-        (f"SELECT a.k FROM {TUMBLE} a LEFT JOIN {TUMBLE} b ON a.k = b.k", "a LEFT window join"),
+        (f"SELECT a.k FROM {TUMBLE} a LEFT SEMI JOIN {TUMBLE} b ON a.k = b.k", "a LEFT SEMI window join"),
+        (f"SELECT a.k FROM {TUMBLE} a LEFT JOIN {TUMBLE} b ON a.window_start = b.window_start AND a.window_end = b.window_end "
+         "AND a.k = b.k AND a.v > 1", "a condition other than equalities in the ON of a LEFT window join"),
         (f"SELECT a.k FROM {TUMBLE} a JOIN {TUMBLE.replace('10', '20')} b ON a.window_start = b.window_start "
          "AND a.window_end = b.window_end AND a.k = b.k", "a window join of different windows"),
         (f"SELECT a.k FROM {SESSION} a JOIN {SESSION} b ON a.window_start = b.window_start "
