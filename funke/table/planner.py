@@ -21,9 +21,10 @@ What runs (the first part of Flink SQL's streaming dialect):
   a regular join, inner or outer (keys without both time bounds, ``funke.table.joins``; an outer one
   is an updating result); a lookup join with a static table.
 
-* updating results: a group aggregation without a window (``GROUP BY k``, ``funke.table.aggregate``)
-  and a deduplication on event time (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY ts [DESC])`` kept
-  at 1, ``funke.table.rank.Deduplicate``). Each is a changelog whose row kinds travel in a hidden
+* updating results: a group aggregation without a window (``GROUP BY k``, ``funke.table.aggregate``),
+  a deduplication on event time (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY ts [DESC])`` kept
+  at 1, ``funke.table.rank.Deduplicate``) and a regular Top-N (the same without windows otherwise,
+  ``funke.table.rank.TopN``). Each is a changelog whose row kinds travel in a hidden
   column (``funke.table.changelog``); projections and filters over it keep the kinds, anything else
   over it is refused.
 
@@ -59,7 +60,7 @@ from funke.table.aggregate import GroupAggregate
 from funke.table.changelog import INSERT, ROW_KIND
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.joins import RegularJoin
-from funke.table.rank import Deduplicate, Order, OuterPairRows, PairRows, WindowResultTopN, WindowTopN
+from funke.table.rank import Deduplicate, Order, OuterPairRows, PairRows, TopN, WindowResultTopN, WindowTopN
 from funke.table.watermark import WithWatermark
 
 #: Columns a window TVF adds to its table.
@@ -673,20 +674,19 @@ class Planner:
             if where is not None:
                 stream = stream.filter(self.spark_sql(where.this, stream.schema))
             time = stream.node.event_time
-            if limit != 1 or len(order) != 1 or order[0].column != time:
-                raise self.refuse(
-                    over, "ROW_NUMBER() not partitioned by window_start and window_end, other than a deduplication on "
-                    "event time (a regular Top-N: an updating result)",
-                    f"deduplication runs: ORDER BY {time or 'the time attribute'} [DESC] with {rownum} = 1; window Top-N: "
-                    "PARTITION BY window_start, window_end[, keys]",
-                )
             schema = self._fields(stream.schema, order, keys)
             star = list(schema.names)
             ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
             if not keys:
                 keys = [self._hide()]
                 stream = stream.with_column(keys[0], "0")
-            ranked = stream.key_by(keys).process(Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms), output_schema=ddl)
+            fn: Any
+            if limit == 1 and len(order) == 1 and time is not None and order[0].column == time:
+                fn = Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms)
+            else:  # (the row number costs updates of every rank that moves: only when the result shows it)
+                shown = any(isinstance(e, exp.Star) or any(c.name == rownum for c in e.find_all(exp.Column)) for e in outer.expressions)
+                fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms)
+            ranked = stream.key_by(keys).process(fn, output_schema=ddl)
         elif tvf is not None:
             stream = self._tvf_rows(stream, where)
             if tvf.kind == "SESSION":

@@ -20,7 +20,7 @@ from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunctio
 from funke.semantics.joins import CoGroupFunction, JoinFunction
 from funke.semantics.state import ListStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import millis_to_datetime, timestamp_to_millis
-from funke.table.changelog import INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, with_ttl
+from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, with_ttl
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,108 @@ class Deduplicate(KeyedProcessFunction):
         state = ctx.get_state(self.kept)
         kept, out = self.step(state.value(), value)
         state.update(kept)
+        yield from out
+
+
+def compare(order: Sequence[Order], a: dict[str, Any], b: dict[str, Any]) -> int:
+    """-1, 0 or 1 as row ``a`` sorts before, with or after ``b`` by ``order`` (nulls as each order says)."""
+    for o in order:
+        x, y = a.get(o.column), b.get(o.column)
+        if x is None or y is None:
+            if x is None and y is None:
+                continue
+            first = (x is None) == o.nulls_first
+            return -1 if first else 1
+        if x != y:
+            c = -1 if x < y else 1
+            return -c if o.descending else c
+    return 0
+
+
+class TopN(KeyedProcessFunction):
+    """Flink SQL's regular Top-N over an insert-only input (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY
+    ...) <= N`` not per window), an updating result like Flink's ``AppendOnlyTopNFunction``.
+
+    Per key a buffer of sort keys, each with its rows in arrival order. A row enters when the buffer
+    holds fewer than N rows or it sorts strictly before the buffer's worst sort key (a tie with the
+    worst of a full buffer stays out). Without the row number in the result: the row pushed out of the
+    top N is deleted (``-D``), then the new one inserted (``+I``). With it (``rownum``): each row whose
+    rank moves is updated at that rank (``-U`` the row that was there, ``+U`` the one that is now),
+    and the row landing at a rank not held before is inserted (``+I``).
+
+    >>> top = TopN([Order("v", descending=True)], 2, rownum=None)
+    >>> buffer, out = [], []
+    >>> for v in (3, 5, 4, 1):
+    ...     buffer, changes = top.step(buffer, {"v": v})
+    ...     out += [(c[ROW_KIND], c["v"]) for c in changes]
+    >>> out
+    [('+I', 3), ('+I', 5), ('-D', 3), ('+I', 4)]
+    """
+
+    def __init__(self, order: Sequence[Order], limit: int, rownum: str | None, *, numbered: bool | None = None, ttl_ms: int | None = None) -> None:
+        """``numbered``: whether the result shows the row number (default: when ``rownum`` names it);
+        unnumbered rows carry ``rownum`` as NULL."""
+        self.order, self.limit, self.rownum, self.ttl_ms = tuple(order), limit, rownum, ttl_ms
+        self.numbered = bool(rownum) if numbered is None else numbered
+        self.buffer = with_ttl(ValueStateDescriptor("buffer"), ttl_ms)
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"TopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms})"
+
+    def step(self, buffer: list[list[Any]], value: dict[str, Any]) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+        """The buffer after ``value`` (a sorted list of ``[row of the sort key, [rows]]``) and the changes."""
+        buffer = [[key, list(rows)] for key, rows in buffer]
+        held = sum(len(rows) for _, rows in buffer)
+        if buffer and compare(self.order, value, buffer[-1][0]) >= 0 and held >= self.limit:
+            return buffer, []  # (not in range: it stays out, as in Flink)
+        at = 0
+        while at < len(buffer) and compare(self.order, buffer[at][0], value) < 0:
+            at += 1
+        if at < len(buffer) and compare(self.order, buffer[at][0], value) == 0:
+            buffer[at][1].append(value)
+        else:
+            buffer.insert(at, [value, [value]])
+        return (self._numbered if self.numbered else self._unnumbered)(buffer, at, value)
+
+    def _unnumbered(self, buffer: list[list[Any]], at: int, value: dict[str, Any]) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+        out = []
+        blank = {self.rownum: None} if self.rownum else {}
+        if sum(len(rows) for _, rows in buffer) > self.limit:
+            last = buffer[-1][1].pop()
+            if not buffer[-1][1]:
+                buffer.pop()
+            if last == value:
+                return buffer, []
+            out.append({ROW_KIND: DELETE, **last, **blank})
+        out.append({ROW_KIND: INSERT, **value, **blank})
+        return buffer, out
+
+    def _numbered(self, buffer: list[list[Any]], at: int, value: dict[str, Any]) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+        def row(kind: str, r: dict[str, Any], rank: int) -> dict[str, Any]:
+            return {ROW_KIND: kind, **r, str(self.rownum): rank}
+
+        out, rank, current, i = [], 0, value, 0
+        while i < len(buffer) and rank <= self.limit:
+            rows = buffer[i][1]
+            if i < at:
+                rank += len(rows)
+            elif i == at:
+                rank += len(rows)
+            else:
+                for prev in rows:
+                    if rank > self.limit:
+                        break
+                    out += [row(UPDATE_BEFORE, prev, rank), row(UPDATE_AFTER, current, rank)]
+                    current, rank = prev, rank + 1
+            i += 1
+        if rank <= self.limit:
+            out.append(row(INSERT, current, rank))
+        return buffer[:i], out
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        state = ctx.get_state(self.buffer)
+        buffer, out = self.step(state.value() or [], value)
+        state.update(buffer)
         yield from out
 
 

@@ -114,3 +114,45 @@ def test_deduplication_on_event_time_keeps_the_first_or_the_last_row_as_a_change
         for r in sink.rows:
             got.setdefault(r["k"], []).append((r["row_kind"], r["k"], r["ts"].second, r["v"]))
         assert got == reference_dedup(keep_last), keep_last
+
+
+# (key, value, id): ties on the value, and rows that enter the top 2 of their key late
+SCORES = [("a", 5, 1), ("b", 1, 2), ("a", 7, 3), ("a", 5, 4), ("b", 3, 5), ("a", 9, 6), ("b", None, 7), ("a", 6, 8), ("b", 2, 9)]
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_regular_top_n_is_a_changelog_of_the_best_rows_per_key_with_or_without_their_rank(env, bounded):
+    from functools import cmp_to_key
+
+    from funke.table.rank import Order, TopN, compare
+
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"k": k, "v": v, "id": i} for k, v, i in SCORES]
+    t_env.create_temporary_view("o", env.from_collection(rows, "k string, v bigint, id bigint", rows_per_batch=2))
+    ranked = "(SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM o)"
+    numbered = t_env.to_changelog_stream(t_env.sql_query(f"SELECT k, id, rn FROM {ranked} WHERE rn <= 2")).collect()
+    plain = t_env.to_changelog_stream(t_env.sql_query(f"SELECT k, id FROM {ranked} WHERE rn < 3")).collect()
+    env.execute(bounded=bounded).wait(300)
+
+    order = [Order("v", descending=True, nulls_first=False)]  # (Flink's default for DESC: nulls last)
+    for sink, with_rank in ((numbered, True), (plain, False)):
+        got: dict[str, list[tuple]] = {}
+        for r in sink.rows:
+            got.setdefault(r["k"], []).append((r["row_kind"], r["id"], r.get("rn")))
+        # each key's changes as the function makes them, replayed here row by row
+        top, expected = TopN(order, 2, "rn", numbered=with_rank), {}
+        buffers: dict[str, list] = {}
+        for row in rows:
+            buffers[row["k"]], out = top.step(buffers.get(row["k"], []), row)
+            expected.setdefault(row["k"], []).extend((c["_fk_row_kind"], c["id"], c["rn"] if with_rank else None) for c in out)
+        assert got == expected, with_rank
+        for k in ("a", "b"):  # and what they leave: the two best of each key, ties in arrival order
+            best = sorted((r for r in rows if r["k"] == k), key=cmp_to_key(lambda x, y: compare(order, x, y)))[:2]
+            held: dict = {}
+            for kind, i, rank in got[k]:
+                slot = rank if with_rank else i
+                if kind in ("-U", "-D"):
+                    del held[slot]
+                else:
+                    held[slot] = i
+            assert sorted(held.values()) == sorted(r["id"] for r in best)
