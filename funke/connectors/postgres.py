@@ -454,3 +454,29 @@ def postgres(
     require("psycopg", "postgres", "postgres")
     keys = (key,) if isinstance(key, str) else tuple(key or ())
     return PostgresSink(table, dsn, mode, keys, name or "", marker_table)
+
+
+def postgres_table(table: str, schema: str | Schema, *, dsn: str = "", name: str | None = None) -> Any:
+    """A PostgreSQL table as a lookup table for ``DataStream.join`` (and Flink SQL's lookup join):
+    ``schema`` names the columns read and their Spark types. Spark reads it whole in every micro-batch
+    (broadcast to the tasks), so each batch joins the table as it is when the batch runs."""
+    from funke.connectors.tables import spark_table
+
+    require("psycopg", "postgres", "postgres")
+    declared = Schema.of(schema)
+    assert declared is not None
+
+    def load(spark: Any) -> Any:
+        from funke.spark.datasources import register
+
+        register(spark)
+        return (
+            spark.read.format("funke_postgres")
+            .option("dsn", dsn)
+            .option("table", table)
+            .option("columns", ",".join(declared.names))
+            .option("schema", declared.ddl())
+            .load()
+        )
+
+    return spark_table(load, declared, name=name or f"postgres({table})")

@@ -8,6 +8,8 @@
   natively (``explode(sequence(...))``), so Python never touches a row.
 * ``funke_clock`` and ``funke_beat``: a general operator's time rows, one per bucket, with the
   watermark funke computes (every micro-batch), or only when the driver says one is due.
+* ``funke_postgres``: a PostgreSQL table read whole (batch), for a lookup join: a streaming
+  query reads it again in every micro-batch, so each batch joins the table as it is then.
 """
 
 from __future__ import annotations
@@ -356,6 +358,36 @@ class _Beat(_DriverFile):
         return iter([(b,) for b in range(self.buckets)])
 
 
+class PostgresDataSource(DataSource):
+    """A PostgreSQL table's columns (``columns``: comma-separated, as the schema names them), read
+    with psycopg in one partition. Options: ``dsn``, ``table``, ``columns``, ``schema`` (DDL)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "funke_postgres"
+
+    def schema(self) -> str:
+        return self.options["schema"]
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _PostgresRead(self.options["dsn"], self.options["table"], self.options["columns"].split(","))
+
+
+class _PostgresRead(DataSourceReader):
+    def __init__(self, dsn: str, table: str, columns: list[str]):
+        self.dsn, self.table, self.columns = dsn, table, columns
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        import psycopg
+        from psycopg import sql
+
+        query = sql.SQL("SELECT {} FROM {}").format(
+            sql.SQL(", ").join(map(sql.Identifier, self.columns)), sql.Identifier(*self.table.split(".", 1))
+        )
+        with psycopg.connect(self.dsn, connect_timeout=10) as conn:
+            yield from (tuple(row) for row in conn.execute(query))
+
+
 def _next_watermark(commits: str) -> int:
     """The watermark (ms) Spark's last committed batch passes on to the next (0: none yet)."""
     import json
@@ -395,6 +427,7 @@ def register(spark: Any) -> None:
     spark.dataSource.register(TicksDataSource)
     spark.dataSource.register(ClockDataSource)
     spark.dataSource.register(BeatDataSource)
+    spark.dataSource.register(PostgresDataSource)
     try:
         spark._funke_sources_registered = True
     except AttributeError:  # Spark Connect sessions may refuse attributes

@@ -178,6 +178,8 @@ class Connector:
     fields: frozenset[str] = frozenset()
     #: The sink for an updating query's changelog (its kinds in a ``row_kind`` column); None: inserts only.
     changelog: Callable[[TableDef], Any] | None = None
+    #: The table a lookup join reads (``JOIN t FOR SYSTEM_TIME AS OF ...``); None: not a lookup table.
+    lookup: Callable[[TableDef], Any] | None = None
 
     def check(self, t: TableDef) -> None:
         for option in t.options:
@@ -308,6 +310,12 @@ def _print_sink(t: TableDef) -> Any:
 def _jdbc_sink(t: TableDef) -> Any:
     from funke.connectors.postgres import postgres
 
+    mode = "upsert" if t.primary_key else "append"
+    return postgres(_required(t, "table-name"), dsn=_jdbc_dsn(t), mode=mode, key=list(t.primary_key) or None)
+
+
+def _jdbc_dsn(t: TableDef) -> str:
+    """A jdbc table's PostgreSQL connection URL (libpq's), from ``url``, ``username`` and ``password``."""
     url = _required(t, "url")
     if not url.startswith("jdbc:postgresql://"):
         raise UnsupportedError(
@@ -316,9 +324,14 @@ def _jdbc_sink(t: TableDef) -> Any:
     parts = urlsplit(url.removeprefix("jdbc:"))
     user, password = t.options.get("username"), t.options.get("password")
     auth = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "") + "@" if user else ""
-    dsn = f"postgresql://{auth}{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
-    mode = "upsert" if t.primary_key else "append"
-    return postgres(_required(t, "table-name"), dsn=dsn, mode=mode, key=list(t.primary_key) or None)
+    return f"postgresql://{auth}{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def _jdbc_lookup(t: TableDef) -> Any:
+    """A jdbc table in a lookup join: read whole in every micro-batch (the table as it is then)."""
+    from funke.connectors.postgres import postgres_table
+
+    return postgres_table(_required(t, "table-name"), _ddl(t), dsn=_jdbc_dsn(t), name=t.name)
 
 
 def _jdbc_changelog_sink(t: TableDef) -> Any:
@@ -369,7 +382,8 @@ CONNECTORS: dict[str, Connector] = {
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
     "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink),
     "print": Connector(frozenset(), sink=_print_sink, changelog=_print_sink),
-    "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink),
+    "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
+                   lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode"}),
                        source=_kafka_source, sink=_kafka_sink),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),

@@ -158,6 +158,10 @@ class StreamTableEnvironment:
         views: dict[str, Any] = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
         views.update({name: (lambda t=t: t) for name, t in self._static.items()})
         views.update({name: (lambda name=name: self._source(name)) for name in self._tables if name not in views})
+        for name, t in self._tables.items():  # a table only a lookup join reads (jdbc): its StaticTable
+            connector = CONNECTORS[t.connector]
+            if connector.source is None and connector.lookup is not None and name not in self._views:
+                views[name] = lambda t=t, make=connector.lookup: make(t)
         return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms)
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:

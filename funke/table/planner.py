@@ -214,7 +214,13 @@ class Planner:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             if node.args.get("db") or node.args.get("catalog"):
                 raise self.refuse(node, f"a qualified table name ({node.sql()})", "register a view with create_temporary_view")
-            return self._view(node), None
+            view = self._view(node)
+            if isinstance(view, StaticTable):
+                raise self.refuse(
+                    node, f"reading the lookup table {node.name} here",
+                    f"a static or jdbc table is read by a lookup join: FROM s JOIN {node.name} FOR SYSTEM_TIME AS OF s.ts AS t ON s.k = t.k",
+                )
+            return view, None
         raise self.refuse(node, f"{node.sql(dialect='spark')} in FROM")
 
     def _view(self, table: exp.Table) -> Any:
