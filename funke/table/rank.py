@@ -215,9 +215,7 @@ class TopN(KeyedProcessFunction):
         out, rank, current, i = [], 0, value, 0
         while i < len(buffer) and rank <= self.limit:
             rows = buffer[i][1]
-            if i < at:
-                rank += len(rows)
-            elif i == at:
+            if i <= at:  # (up to the new row's sort key, ranks stay; the new row is its key's last)
                 rank += len(rows)
             else:
                 for prev in rows:
