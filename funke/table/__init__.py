@@ -15,8 +15,9 @@ from typing import Any
 
 from funke.connectors.tables import table as _static_table
 from funke.table.environment import StatementSet, StreamTableEnvironment, Table, TableResult
+from funke.table.windows import Session, Slide, Tumble
 
-__all__ = ["StatementSet", "StreamTableEnvironment", "Table", "TableResult"]
+__all__ = ["Session", "Slide", "StatementSet", "StreamTableEnvironment", "Table", "TableResult", "Tumble"]
 
 
 class _Package(types.ModuleType):

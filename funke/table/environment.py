@@ -9,7 +9,7 @@ exactly-once sinks, savepoints and dead letters like any job of its environment.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlglot import exp
@@ -22,6 +22,7 @@ from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME
 from funke.table.ddl import CONNECTORS, TableDef, interval_text_ms, table_def
 from funke.table.dialect import parse, parse_script, position
 from funke.table.planner import Planner, is_updating
+from funke.table.windows import GroupWindow, window_columns
 
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
 _ANONYMOUS = "_fk_table_"
@@ -55,6 +56,18 @@ class Table:
 
     filter = where
 
+    def group_by(self, *keys: str) -> GroupedTable:
+        """Group the rows by these columns; ``select`` then takes aggregates (an updating result, as
+        ``GROUP BY`` in Flink SQL): ``t.group_by("k").select("k", "SUM(v) AS total")``."""
+        return GroupedTable(self, keys)
+
+    def window(self, window: GroupWindow) -> GroupWindowedTable:
+        """A group window (``funke.table.windows``: ``Tumble``, ``Slide``, ``Session``) to group by:
+        ``t.window(Tumble.over(fk.seconds(10)).on("ts").alias("w")).group_by("w", "k").select("k", "w.start", "COUNT(*) AS n")``."""
+        if not isinstance(window, GroupWindow):
+            raise PlanError(f"window() takes Tumble, Slide or Session from funke.table.windows, got {window!r}")
+        return GroupWindowedTable(self, window)
+
     def execute(self) -> TableResult:
         """Run this table's query as its own job; ``collect()`` on the result yields its rows as they come."""
         from funke.connectors.sinks import CollectSink
@@ -72,6 +85,44 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({', '.join(self.columns)})"
+
+
+class GroupedTable:
+    """``table.group_by(keys)``: ``select`` its keys and aggregates (SQL expressions)."""
+
+    def __init__(self, table: Table, keys: Sequence[str]) -> None:
+        self._table, self._keys = table, tuple(keys)
+
+    def select(self, *exprs: str) -> Table:
+        t_env = self._table._t_env
+        group = f" GROUP BY {', '.join(self._keys)}" if self._keys else ""
+        return t_env.sql_query(f"SELECT {', '.join(exprs)} FROM {t_env._anonymous(self._table)}{group}")
+
+
+class GroupWindowedTable:
+    """``table.window(w)``: ``group_by`` the window's alias (and keys)."""
+
+    def __init__(self, table: Table, window: GroupWindow) -> None:
+        self._table, self._window = table, window
+
+    def group_by(self, *keys: str) -> WindowGroupedTable:
+        if self._window.name not in keys:
+            raise PlanError(f"group_by() of a windowed table must name the window ({self._window.name!r}) among {keys}")
+        return WindowGroupedTable(self._table, self._window, tuple(k for k in keys if k != self._window.name))
+
+
+class WindowGroupedTable:
+    """``table.window(w).group_by(w, keys)``: ``select`` the keys, the window's ``w.start``, ``w.end``,
+    ``w.rowtime`` and aggregates; one row per window and key when the window closes."""
+
+    def __init__(self, table: Table, window: GroupWindow, keys: tuple[str, ...]) -> None:
+        self._table, self._window, self._keys = table, window, keys
+
+    def select(self, *exprs: str) -> Table:
+        t_env, w = self._table._t_env, self._window
+        tvf = w.tvf(t_env._anonymous(self._table).strip("`"), self._keys)
+        items = ", ".join(window_columns(e, str(w.name)) for e in exprs)
+        return t_env.sql_query(f"SELECT {items} FROM {tvf} GROUP BY {', '.join(('window_start', 'window_end', *self._keys))}")
 
 
 class StreamTableEnvironment:

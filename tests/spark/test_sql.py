@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 import funke as fk
-from funke.table import StreamTableEnvironment
+from funke.table import StreamTableEnvironment, Tumble
 from funke.windows import TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
@@ -53,6 +53,10 @@ def test_a_tumble_aggregation_equals_the_datastream_window_and_drops_late_rows(e
     )
     got = t_env.to_data_stream(sql).collect()
     program = stream.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).aggregate(n="count", total=("sum", "v")).collect()
+    windowed = t_env.from_data_stream(stream).window(Tumble.over(fk.seconds(10)).on("ts").alias("w"))  # (the Table API)
+    api = t_env.to_data_stream(
+        windowed.group_by("w", "k").select("k", "w.start AS window_start", "COUNT(*) AS n", "SUM(v) AS total", "AVG(v) AS mean", "MAX(v) AS top")
+    ).collect()
     env.execute(bounded=bounded).wait(300)
     if bounded:  # no late data in a batch run: a@3 s and b@-20 s count
         expected = [("a", 0, 3, 67, 22), ("a", 10, 1, 4, 4), ("b", -20, 1, 128, 128), ("b", 10, 3, 56, 18)]
@@ -60,6 +64,7 @@ def test_a_tumble_aggregation_equals_the_datastream_window_and_drops_late_rows(e
         expected = [("a", 0, 2, 3, 1), ("a", 10, 1, 4, 4), ("b", 10, 3, 56, 18)]  # AVG of INT is an INT (1.5 -> 1)
     assert window_rows(got.rows, "n", "total", "mean") == expected
     assert window_rows(program.rows, "n", "total") == [e[:4] for e in expected]
+    assert window_rows(api.rows, "n", "total", "mean") == expected
     assert all(r["window_time"] == r["window_end"] - dt.timedelta(milliseconds=1) for r in got.rows)
     assert all(type(r["total"]) is int and type(r["mean"]) is int for r in got.rows)
 

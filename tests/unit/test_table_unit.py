@@ -495,3 +495,23 @@ def test_a_top_n_changelog_applied_in_order_is_the_first_n_rows_so_far(values, l
             assert [ranks[k]["i"] for k in sorted(ranks)] == [r["i"] for r in first] and sorted(ranks) == list(range(1, len(first) + 1))
         else:
             assert sorted(+table) == sorted(r["i"] for r in first)
+
+
+def test_the_table_api_group_by_and_group_windows_are_the_sql_queries(t_env):
+    from funke.table import Session, Slide, Tumble
+
+    ev = t_env.sql_query("SELECT * FROM ev")
+    t = ev.window(Tumble.over(fk.seconds(10)).on("ts").alias("w")).group_by("w", "k").select("k", "w.start AS ws", "w.rowtime AS wt", "COUNT(*) AS n")
+    w = window_of(t)
+    assert isinstance(w.assigner, TumblingEventTimeWindows) and w.assigner.size_ms == 10_000 and w.input.keys == ("k",)
+    assert t.columns == ("k", "ws", "wt", "n") and not t.updating
+    hop = window_of(ev.window(Slide.over(fk.minutes(1)).every(fk.seconds(5)).on("ts").alias("h")).group_by("h").select("COUNT(*) AS n"))
+    assert (hop.assigner.size_ms, hop.assigner.slide_ms) == (60_000, 5_000)
+    session = window_of(ev.window(Session.with_gap(fk.seconds(3)).on("ts").alias("s")).group_by("s", "k").select("k", "s.end AS e", "COUNT(*) AS n"))
+    assert isinstance(session.assigner, EventTimeSessionWindows) and session.input.keys == ("k",)
+    grouped = ev.group_by("k").select("k", "SUM(v) AS total")
+    assert grouped.updating and grouped.columns == ("k", "total")
+    with pytest.raises(PlanError, match="must name the window"):
+        ev.window(Tumble.over(fk.seconds(10)).on("ts").alias("w")).group_by("k")
+    with pytest.raises(PlanError, match=r"needs .on\(time column\) and .alias\(name\)"):
+        ev.window(Tumble.over(fk.seconds(10)).on("ts")).group_by(None).select("COUNT(*)")
