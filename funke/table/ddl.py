@@ -339,7 +339,7 @@ def _jdbc_changelog_sink(t: TableDef) -> Any:
     if not t.primary_key:
         raise UnsupportedError(
             f"Flink SQL: table {t.name} (jdbc) has no PRIMARY KEY, so it takes inserts only, and the query's result "
-            "is updating (a GROUP BY without a window): declare the key, PRIMARY KEY (...) NOT ENFORCED, to upsert"
+            "is updating: declare the key, PRIMARY KEY (...) NOT ENFORCED, to upsert"
         )
     return replace(_jdbc_sink(t), changes="row_kind")
 

@@ -295,7 +295,8 @@ class StreamTableEnvironment:
             if make is None:
                 raise UnsupportedError(
                     f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating (a GROUP BY "
-                    f"without a window) and a {t.connector} table takes inserts only; write it to a jdbc table with a "
+                    f"without a window, a regular Top-N, a deduplication or an outer join) and a {t.connector} table takes "
+                    "inserts only; write it to a jdbc table with a "
                     "PRIMARY KEY (upserted by it) or to print"
                 )
             if ROW_KIND_NAME in dict(t.columns):
@@ -335,7 +336,8 @@ class StreamTableEnvironment:
             raise PlanError(f"to_data_stream() takes a Table, got {type(table).__name__}")
         if table.updating:
             raise PlanError(
-                "to_data_stream() takes an insert-only table, and this one is updating (a GROUP BY without a window): "
+                "to_data_stream() takes an insert-only table, and this one is updating (a GROUP BY without a window, a regular "
+                "Top-N, a deduplication or an outer join): "
                 "to_changelog_stream() gives its changes, each row with its kind"
             )
         return table._stream

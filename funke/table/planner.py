@@ -364,10 +364,11 @@ class Planner:
         return out.select(*_kind_first(out, [self.spark_sql(x, out.schema) for x in items]))
 
     def _insert_only(self, stream: Any, node: exp.Expression, what: str) -> None:
-        """Refuse ``what`` over an updating result (a group aggregation's changelog)."""
+        """Refuse ``what`` over an updating result (the changelog of a group aggregation, a regular Top-N,
+        a deduplication or an outer regular join)."""
         if is_updating(stream):
             raise self.refuse(
-                node, f"{what} over an updating result (a GROUP BY without a window TVF)",
+                node, f"{what} over an updating result (a GROUP BY without a window TVF, a regular Top-N, a deduplication or an outer join)",
                 "funke reads updating results only with projections and filters, to_changelog_stream and upsert sinks",
             )
 
