@@ -63,6 +63,9 @@ class WindowTopN(ProcessWindowFunction):
     def __init__(self, order: Sequence[Order], limit: int, rownum: str | None) -> None:
         self.order, self.limit, self.rownum = tuple(order), limit, rownum
 
+    def __repr__(self) -> str:  # (the plan's uid: two Top-Ns of one view are two operators)
+        return f"WindowTopN({self.order!r}, {self.limit}, rownum={self.rownum!r})"
+
     def process(self, key: Any, ctx: Any, elements: list[Any]) -> Iterator[dict[str, Any]]:
         w = ctx.window()
         bounds = {
@@ -81,6 +84,9 @@ class WindowResultTopN(KeyedProcessFunction):
     def __init__(self, order: Sequence[Order], limit: int, rownum: str | None, window_end: str = "window_end") -> None:
         self.order, self.limit, self.rownum, self.window_end = tuple(order), limit, rownum, window_end
         self.rows = ListStateDescriptor("rows")
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"WindowResultTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, window_end={self.window_end!r})"
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> None:
         end: datetime | None = value[self.window_end]  # (a timestamp column reaches the function as a datetime)

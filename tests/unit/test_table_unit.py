@@ -515,3 +515,17 @@ def test_the_table_api_group_by_and_group_windows_are_the_sql_queries(t_env):
         ev.window(Tumble.over(fk.seconds(10)).on("ts").alias("w")).group_by("k")
     with pytest.raises(PlanError, match=r"needs .on\(time column\) and .alias\(name\)"):
         ev.window(Tumble.over(fk.seconds(10)).on("ts")).group_by(None).select("COUNT(*)")
+
+
+def test_two_rankings_of_one_view_that_differ_only_in_their_parameters_are_two_operators(t_env):
+    """A plan's uid hashes a function by its repr: the planner's functions spell their parameters, so two
+    collects of such queries in one job are two queries (the same uid made their query names collide)."""
+    top = f"SELECT * FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)}) WHERE r <= {{n}}"
+    dedup = "SELECT * FROM ({}) WHERE r = 1"
+    pairs = [
+        (top.format(n=1), top.format(n=2)),
+        (dedup.format(RANKED.format(over="PARTITION BY k ORDER BY ts", src="ev")), dedup.format(RANKED.format(over="PARTITION BY k ORDER BY ts DESC", src="ev"))),
+        ("SELECT k, COUNT(*) AS n FROM ev GROUP BY k", "SELECT k, MAX(v) AS n FROM ev GROUP BY k"),
+    ]
+    for a, b in pairs:
+        assert t_env.sql_query(a)._stream.node.uid != t_env.sql_query(b)._stream.node.uid, (a, b)
