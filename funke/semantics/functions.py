@@ -32,6 +32,7 @@ __all__ = [
     "OutputTag",
     "ProcessWindowFunction",
     "ReduceFunction",
+    "SqlSumAggregate",
     "SumAggregate",
     "TimeDomain",
     "as_reduce_callable",
@@ -223,6 +224,23 @@ class AvgAggregate(AggregateFunction):
         return (a[0] + b[0], a[1] + b[1])
 
 
+@dataclass(frozen=True)
+class SqlSumAggregate(AvgAggregate):
+    """Sum of ``field`` as SQL has it: ``None`` (NULL), not 0, until a value that is not null comes.
+    The accumulator is :class:`AvgAggregate`'s, the sum and the number of values.
+
+    >>> agg = SqlSumAggregate("v")
+    >>> agg.get_result(agg.add({"v": None}, agg.create_accumulator())) is None
+    True
+    >>> agg.get_result(agg.add({"v": 2}, agg.add({"v": None}, agg.create_accumulator())))
+    2
+    """
+
+    def get_result(self, accumulator: tuple[Any, int]) -> Any:
+        total, count = accumulator
+        return total if count else None
+
+
 # --------------------------------------------------------------------------- contexts
 
 
@@ -355,12 +373,13 @@ class NamedAggregates(AggregateFunction):
         return tuple(f.merge(x, y) for (_, f), x, y in zip(self.parts, a, b, strict=True))
 
 
-def builtin_aggregate(fn: str, field: str | None) -> AggregateFunction:
-    """The built-in aggregate named ``fn`` (count, sum, min, max, avg) over ``field``."""
+def builtin_aggregate(fn: str, field: str | None, *, sql_nulls: bool = False) -> AggregateFunction:
+    """The built-in aggregate named ``fn`` (count, sum, min, max, avg) over ``field``; ``sql_nulls``: a sum
+    of no values is NULL, as in SQL (:class:`SqlSumAggregate`), not 0."""
     if fn == "count":
         return CountAggregate()
     table: dict[str, Callable[[Any], AggregateFunction]] = {
-        "sum": SumAggregate,
+        "sum": SqlSumAggregate if sql_nulls else SumAggregate,
         "min": MinAggregate,
         "max": MaxAggregate,
         "avg": AvgAggregate,

@@ -9,7 +9,8 @@ accumulators expire that long after their last write (its next row is a ``+I`` a
 ``ROW_KIND`` inside a query; ``to_changelog_stream`` and ``collect()`` name it ``row_kind``.
 
 Aggregates follow SQL: ``COUNT(*)`` counts rows; ``SUM``, ``MIN``, ``MAX`` and ``AVG`` skip nulls and
-are NULL while a key has seen no value (the planner casts an integer ``AVG`` back to its type).
+are NULL while a key has seen no value (the planner casts an integer ``AVG`` back to its type). They are
+the built-in aggregates of ``funke.semantics.functions``, ``SUM`` the SQL one (``SqlSumAggregate``).
 
 >>> agg = GroupAggregate(("k",), (("n", "count", None), ("top", "max", "v"), ("total", "sum", "v")))
 >>> state = None
@@ -26,34 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from funke.semantics.functions import KeyedProcessFunction
+from funke.semantics.functions import KeyedProcessFunction, NamedAggregates, builtin_aggregate
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.changelog import INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, with_ttl
-
-
-def _add(fn: str, acc: Any, x: Any) -> Any:
-    """``acc`` with the value ``x`` folded in (``count``: every row; the others skip nulls)."""
-    if fn == "count":
-        return acc + 1
-    if x is None:
-        return acc
-    if fn in ("sum", "avg"):
-        return (acc[0] + x, acc[1] + 1)
-    if acc is None:
-        return x
-    return min(acc, x) if fn == "min" else max(acc, x)
-
-
-def _result(fn: str, acc: Any) -> Any:
-    if fn == "sum":
-        return acc[0] if acc[1] else None
-    if fn == "avg":
-        return acc[0] / acc[1] if acc[1] else None
-    return acc
-
-
-def _initial(fn: str) -> Any:
-    return 0 if fn == "count" else (0, 0) if fn in ("sum", "avg") else None
 
 
 class GroupAggregate(KeyedProcessFunction):
@@ -62,6 +38,9 @@ class GroupAggregate(KeyedProcessFunction):
 
     def __init__(self, keys: Sequence[str], aggregates: Sequence[tuple[str, str, str | None]], ttl_ms: int | None = None) -> None:
         self.keys, self.aggregates, self.ttl_ms = tuple(keys), tuple(aggregates), ttl_ms
+        self.functions = NamedAggregates(
+            tuple((alias, builtin_aggregate(fn, c, sql_nulls=True)) for alias, fn, c in self.aggregates)
+        )
         self.accumulators = with_ttl(ValueStateDescriptor("accumulators"), ttl_ms)
 
     def __repr__(self) -> str:  # (the plan's uid: two aggregations of one view are two operators)
@@ -69,8 +48,8 @@ class GroupAggregate(KeyedProcessFunction):
 
     def step(self, accumulators: tuple[Any, ...] | None, value: dict[str, Any]) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
         """The key's new accumulators after ``value``, and the changelog rows it emits."""
-        before = accumulators if accumulators is not None else tuple(_initial(fn) for _, fn, _ in self.aggregates)
-        after = tuple(_add(fn, a, None if c is None else value[c]) for (_, fn, c), a in zip(self.aggregates, before, strict=True))
+        before = accumulators if accumulators is not None else self.functions.create_accumulator()
+        after = self.functions.add(value, before)
         new = self._row(after, value)
         if accumulators is None:
             return after, [{ROW_KIND: INSERT, **new}]
@@ -80,9 +59,7 @@ class GroupAggregate(KeyedProcessFunction):
         return after, [{ROW_KIND: UPDATE_BEFORE, **old}, {ROW_KIND: UPDATE_AFTER, **new}]
 
     def _row(self, accumulators: tuple[Any, ...], value: dict[str, Any]) -> dict[str, Any]:
-        row = {k: value[k] for k in self.keys}
-        row.update((alias, _result(fn, a)) for (alias, fn, _), a in zip(self.aggregates, accumulators, strict=True))
-        return row
+        return {**{k: value[k] for k in self.keys}, **self.functions.get_result(accumulators)}
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         state = ctx.get_state(self.accumulators)

@@ -9,11 +9,11 @@ yet is emitted padded with NULLs (``+I``); when its first partner arrives, the p
 grows with the inputs unless ``table.exec.state.ttl`` lets rows expire: a row then pairs only with rows
 of the other side written less than the TTL ago (processing time), as in Flink.
 
->>> join = RegularJoin([("k", "k"), ("x", "x")], [("y", "y")], outer=(True, False))
->>> state = ({}, {})
->>> [(r["_fk_row_kind"], r["x"], r["y"]) for r in join.arrive(state, 0, {"k": 1, "x": "a"})]
+>>> from funke.semantics.co_process import KeyedCoProcessOperator
+>>> join = KeyedCoProcessOperator(RegularJoin([("k", "k"), ("x", "x")], [("y", "y")], outer=(True, False)))
+>>> [(r.value["_fk_row_kind"], r.value["x"], r.value["y"]) for r in join.process_element1(1, {"k": 1, "x": "a"})]
 [('+I', 'a', None)]
->>> [(r["_fk_row_kind"], r["x"], r["y"]) for r in join.arrive(state, 1, {"k": 1, "y": "b"})]
+>>> [(r.value["_fk_row_kind"], r.value["x"], r.value["y"]) for r in join.process_element2(1, {"k": 1, "y": "b"})]
 [('-D', 'a', None), ('+I', 'a', 'b')]
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from funke.semantics.co_process import KeyedCoProcessFunction
-from funke.semantics.state import MapStateDescriptor
+from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, with_ttl
 
 
@@ -37,8 +37,10 @@ class RegularJoin(KeyedCoProcessFunction):
     ) -> None:
         self.columns = (tuple(left), tuple(right))
         self.ttl_ms, self.outer = ttl_ms, tuple(outer)
-        # per side: {n: [row, matched]} (a map, so that marking a row matched rewrites that row alone)
+        # per side: {n: [row, matched]} (a map, so that marking a row matched rewrites that row alone), n in arrival order
         self.rows = tuple(with_ttl(MapStateDescriptor(name), ttl_ms) for name in ("left", "right"))
+        # per side: the n of its next row (a counter, not the highest n kept plus one: that reads every row)
+        self.next_ids = tuple(with_ttl(ValueStateDescriptor(f"{name}_next_id"), ttl_ms) for name in ("left", "right"))
 
     @property
     def updating(self) -> bool:
@@ -47,21 +49,29 @@ class RegularJoin(KeyedCoProcessFunction):
     def __repr__(self) -> str:  # (the plan's uid)
         return f"RegularJoin({self.columns!r}, ttl_ms={self.ttl_ms}, outer={self.outer})"
 
-    def arrive(self, kept: Any, side: int, value: dict[str, Any]) -> list[dict[str, Any]]:
-        """The changes ``value`` arriving on ``side`` makes; ``kept`` holds both sides' rows as two
-        mutable mappings (a dict or MapState each) of ``n -> [row, matched]``."""
+    def arrive(self, state: Any, side: int, value: dict[str, Any]) -> list[dict[str, Any]]:
+        """The changes ``value`` arriving on ``side`` makes; ``state``: the key's state (the ``ctx`` of
+        ``process_element1``/``2``)."""
         other = 1 - side
+        kept = [state.get_map_state(d) for d in self.rows]
         out: list[dict[str, Any]] = []
-        partners = sorted(_items(kept[other]), key=lambda item: item[0])  # (arrival order)
+        partners = sorted(kept[other].items(), key=lambda item: item[0])  # (arrival order)
         for n, (row, matched) in partners:
             if self.outer[other] and not matched:  # its NULL-padded row is retracted, once
                 out.append(self._row(DELETE, row, None, other))
-                _put(kept[other], n, [row, True])
+                kept[other].put(n, [row, True])
             out.append(self._row(INSERT, value, row, side))
         if self.outer[side] and not partners:
             out.append(self._row(INSERT, value, None, side))
-        ids = [n for n, _ in _items(kept[side])]
-        _put(kept[side], max(ids, default=-1) + 1, [value, bool(partners)])
+        # A kept row keeps its number. The counter expires with the TTL, but a row marked matched later lives
+        # longer (and a savepoint from before the counter has rows and no counter): it restarts after the
+        # highest number kept, at 0 only when the side keeps no row.
+        counter = state.get_state(self.next_ids[side])
+        n = counter.value()
+        if n is None:
+            n = max(kept[side].keys(), default=-1) + 1
+        kept[side].put(n, [value, bool(partners)])
+        counter.update(n + 1)
         return out
 
     def _row(self, kind: str, row: dict[str, Any], other: dict[str, Any] | None, side: int) -> dict[str, Any]:
@@ -72,19 +82,8 @@ class RegularJoin(KeyedCoProcessFunction):
         return out
 
     def process_element1(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        yield from self.arrive((ctx.get_map_state(self.rows[0]), ctx.get_map_state(self.rows[1])), 0, value)
+        yield from self.arrive(ctx, 0, value)
 
     def process_element2(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        yield from self.arrive((ctx.get_map_state(self.rows[0]), ctx.get_map_state(self.rows[1])), 1, value)
-
-
-def _items(kept: Any) -> list[tuple[int, list[Any]]]:
-    return list(kept.items())
-
-
-def _put(kept: Any, n: int, entry: list[Any]) -> None:
-    if isinstance(kept, dict):
-        kept[n] = entry
-    else:
-        kept.put(n, entry)
+        yield from self.arrive(ctx, 1, value)
 

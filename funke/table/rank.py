@@ -199,12 +199,15 @@ class TopN(KeyedProcessFunction):
             buffer[at][1].append(value)
         else:
             buffer.insert(at, [value, [value]])
-        return (self._numbered if self.numbered else self._unnumbered)(buffer, at, value)
+        if self.numbered:
+            return self._numbered(buffer, at, value)
+        return self._unnumbered(buffer, value, full=held >= self.limit)
 
-    def _unnumbered(self, buffer: list[list[Any]], at: int, value: dict[str, Any]) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+    def _unnumbered(self, buffer: list[list[Any]], value: dict[str, Any], *, full: bool) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+        """``full``: whether the buffer held N rows before ``value`` (one is pushed out now)."""
         out = []
         blank = {self.rownum: None} if self.rownum else {}
-        if sum(len(rows) for _, rows in buffer) > self.limit:
+        if full:
             last = buffer[-1][1].pop()
             if not buffer[-1][1]:
                 buffer.pop()

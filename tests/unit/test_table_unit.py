@@ -13,6 +13,8 @@ import funke as fk
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.plan.connect import CoProcess
+from funke.semantics.clock import ManualClock
+from funke.semantics.co_process import KeyedCoProcessOperator
 from funke.table import StreamTableEnvironment
 from funke.table.aggregate import GroupAggregate
 from funke.table.changelog import ROW_KIND
@@ -408,7 +410,7 @@ def test_a_join_without_time_bounds_is_a_regular_join_keeping_rows_for_the_state
     while not isinstance(node, CoProcess):
         node = node.inputs[0]
     fn = node.function
-    assert isinstance(fn, RegularJoin) and fn.ttl_ms == 90_000 and all(d.ttl_config.ttl_ms == 90_000 for d in fn.rows)
+    assert isinstance(fn, RegularJoin) and fn.ttl_ms == 90_000 and all(d.ttl_config.ttl_ms == 90_000 for d in (*fn.rows, *fn.next_ids))
     assert [i.keys for i in node.inputs] == [("k",), ("k",)]
     agg = t_env.sql_query("SELECT k, COUNT(*) AS n FROM plain GROUP BY k")  # (planned after the set: it sees the TTL)
     assert _function(agg, n.KeyedProcess).ttl_ms == 90_000
@@ -440,12 +442,13 @@ def test_with_a_state_ttl_a_group_aggregation_emits_every_row_even_an_unchanged_
 )
 def test_a_regular_join_changelog_applied_in_order_is_the_join_of_the_rows_so_far(arrivals, outer):
     join = RegularJoin([("k", "lk"), ("n", "l")], [("k", "rk"), ("n", "r")], outer=outer)
-    kept: dict = {"a": ({}, {}), "b": ({}, {})}  # per key, as keyed state is
+    op = KeyedCoProcessOperator(join)
     table: Counter = Counter()
     seen: list[list[int]] = [[], []]
     keys: dict[int, str] = {}
     for i, (side, k) in enumerate(arrivals):
-        for r in join.arrive(kept[k], side, {"k": k, "n": i}):
+        for record in (op.process_element2 if side else op.process_element1)(k, {"k": k, "n": i}):
+            r = record.value
             row = (r["l"], r["r"])
             kind = r.pop(ROW_KIND, "+I")
             table[row] += 1 if kind == "+I" else -1
@@ -457,6 +460,17 @@ def test_a_regular_join_changelog_applied_in_order_is_the_join_of_the_rows_so_fa
         lonely += [(None, b) for b in seen[1] if outer[1] and all(keys[a] != keys[b] for a in seen[0])]
         assert +table == Counter(pairs + lonely)
     assert join.updating == any(outer)
+
+
+def test_a_regular_join_row_outliving_its_sides_counter_by_the_state_ttl_keeps_its_number():
+    clock = ManualClock()
+    op = KeyedCoProcessOperator(RegularJoin([("n", "l")], [("n", "r")], ttl_ms=1_000, outer=(True, False)), clock=clock)
+    op.process_element1("k", {"n": "a"})  # (the left counter written at 0)
+    clock.advance_to(500)
+    op.process_element2("k", {"n": "x"})  # marks a matched: a's TTL renewed at 500, past its counter's
+    clock.advance_to(1_200)  # the left counter has expired, a has not
+    assert [r.value["r"] for r in op.process_element1("k", {"n": "b"})] == ["x"]
+    assert [(r.value["l"], r.value["r"]) for r in op.process_element2("k", {"n": "y"})] == [("a", "y"), ("b", "y")]
 
 
 @settings(max_examples=300, deadline=None)
