@@ -1,4 +1,4 @@
-"""Sink descriptions: print, collect (tests, examples), files (Spark's exactly-once file sink)."""
+"""Sink descriptions: print, collect (tests, examples), files (Spark's exactly-once file sink), blackhole."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from funke.connectors.base import SinkSpec
+from funke.connectors.base import BatchSink, SinkSpec
 from funke.errors import PlanError
 
 
@@ -65,6 +65,26 @@ class FileSink(SinkSpec):
 
     def describe(self) -> str:
         return f"files({self.format}: {self.path})"
+
+
+@dataclass(eq=False)
+class BlackholeSink(BatchSink):
+    """Flink's ``blackhole``: every row is computed (Spark's ``noop`` writer runs the batch whole)
+    and none is kept. For benchmarks: the job's cost without a sink's."""
+
+    kind: ClassVar[str] = "blackhole"
+    #: Nothing is written, so a replayed batch writes nothing twice.
+    guarantee: ClassVar[str] = "exactly-once"
+
+    def write_batch(self, df: Any, batch_id: int, job: str) -> None:
+        df.write.format("noop").mode("overwrite").save()
+
+    def describe(self) -> str:
+        return "blackhole()"
+
+
+def blackhole() -> BlackholeSink:
+    return BlackholeSink()
 
 
 def print_(limit: int = 20) -> PrintSink:

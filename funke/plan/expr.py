@@ -278,9 +278,12 @@ def _named(m: re.Match[str] | None) -> str | None:
 
 @dataclass(frozen=True, eq=False)
 class Sql(Expr):
-    """A SQL expression string, resolved by Spark's analyzer at compile time."""
+    """A SQL expression string, resolved by Spark's analyzer at compile time. ``declared`` is its
+    type when the writer knows it for certain (Flink SQL's planner does for some), else it is
+    known only to Spark (but for a bare column's)."""
 
     text: str
+    declared: str | None = None
 
     def __repr__(self) -> str:
         return f"expr({self.text!r})"
@@ -294,6 +297,8 @@ class Sql(Expr):
         return _named(_IDENT.match(t)) or _named(_AS.search(t))
 
     def dtype(self, schema: Schema, node: str) -> str | None:
+        if self.declared is not None:
+            return self.declared
         name = _named(_IDENT.match(self.text.strip()))
         return schema.field(name, node=node).dtype if name else None
 

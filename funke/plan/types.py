@@ -35,8 +35,11 @@ NUMERIC = INTEGRAL | {"float", "double"}
 def normalize_type(t: str | None) -> str | None:
     if t is None:
         return None
-    t = t.strip().lower()
-    if "<" in t or "(" in t:  # complex and decimal types, spelled as Spark's simpleString()
+    t = t.strip()
+    if "<" in t:  # complex types, spelled as Spark's simpleString(); a struct's field names keep their case
+        return re.sub(r"\s+", "", re.sub(r"(?<![A-Za-z0-9_`])[A-Za-z_][A-Za-z0-9_]*(?=\s*[<>,(]|\s*$)", lambda m: m.group(0).lower(), t))
+    t = t.lower()
+    if "(" in t:  # decimal types
         return re.sub(r"\s+", "", t)
     return _ALIASES.get(t, t)
 

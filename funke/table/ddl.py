@@ -17,6 +17,13 @@ Connectors (Flink's names and options; an option funke does not know is refused,
   ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``); a sink keys its records by
   the primary key.
 * ``redis-stream`` (source, funke's): ``stream``, ``url``.
+* ``nexmark`` (source): the Nexmark benchmark's events (``funke.connectors.nexmark``): ``first-event.rate``
+  (= ``next-event.rate``; events per second of event time, 10 000), ``events.num`` (0: unbounded),
+  ``person.proportion``, ``auction.proportion``, ``bid.proportion`` (1, 3, 46), the hot ratios
+  ``auction.hot-ratio.sellers``, ``bid.hot-ratio.auctions``, ``bid.hot-ratio.bidders`` (4, 2, 4), and
+  ``rate.limited`` (false: as fast as Spark goes; true: ``first-event.rate`` rows a second). A
+  micro-batch holds at most a second of event time (``first-event.rate`` rows).
+* ``blackhole`` (sink): computes every row and keeps none (inserts and changelogs).
 
 ``WATERMARK FOR ts AS ts - INTERVAL 'n' unit`` is Flink SQL's watermark, ``max(ts) - n``: the
 DataStream strategy ``for_bounded_out_of_orderness(n - 1 ms)`` (whose watermark is ``max - bound - 1``),
@@ -79,9 +86,12 @@ class TableDef:
 
 def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str]) -> TableDef:
     """Read one ``CREATE TABLE`` statement; anything funke would not honour is refused, naming it."""
-    if (create.args.get("kind") or "").upper() != "TABLE" or not isinstance(create.this, exp.Schema):
+    kind = (create.args.get("kind") or "").upper()
+    if kind != "TABLE" or not isinstance(create.this, exp.Schema):
+        what = f"CREATE {kind} {create.this.sql(comments=False)[:40]}" if kind != "TABLE" else "CREATE TABLE without columns"
         raise UnsupportedError(
-            f"Flink SQL: {create.sql()[:60]}... (at {at(create)}) is not supported: execute_sql takes CREATE TABLE with columns"
+            f"Flink SQL: {what} (at {at(create)}) is not supported by funke: execute_sql takes CREATE TABLE with columns, "
+            "CREATE VIEW and INSERT INTO"
         )
     name = create.this.this.name
     columns: list[tuple[str, str]] = []
@@ -117,8 +127,13 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
             raise PlanError(f"Flink SQL: table {name} has no column {c!r}; it has {', '.join(names)}")
     if watermark and dict(columns).get(watermark[0], "timestamp") != "timestamp":
         raise PlanError(f"Flink SQL: the watermark's column {watermark[0]} of table {name} must be a TIMESTAMP")
-    options = _options(create)
+    options = _options(create, at)
     connector = options.pop("connector", None)
+    if connector is None and "connector.type" in options:
+        raise UnsupportedError(
+            f"Flink SQL: table {name}: the legacy 'connector.type' options (Flink's old table descriptors) are not supported by "
+            f"funke; write 'connector' = ... with the connector's options: one of {', '.join(sorted(CONNECTORS))}"
+        )
     if connector is None:
         raise PlanError(f"Flink SQL: table {name} needs WITH ('connector' = ...): one of {', '.join(sorted(CONNECTORS))}")
     if connector not in CONNECTORS:
@@ -130,6 +145,11 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
 
 
 def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
+    if kind.this == exp.DataType.Type.STRUCT:  # ROW<name type, ...>: Spark's struct, the fields' names as written
+        fields = [f"{f.name}:{_type(f.args['kind'], at)}" for f in kind.expressions if isinstance(f, exp.ColumnDef)]
+        if len(fields) != len(kind.expressions) or not fields:
+            raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke: write ROW<name type, ...>")
+        return f"struct<{','.join(fields)}>"
     if kind.this == exp.DataType.Type.DECIMAL:
         params = [p.name for p in kind.expressions]
         return f"decimal({','.join(params)})" if params else "decimal(10,0)"
@@ -156,12 +176,13 @@ def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression
     )
 
 
-def _options(create: exp.Create) -> dict[str, str]:
+def _options(create: exp.Create, at: Callable[[exp.Expression], str]) -> dict[str, str]:
     props = create.args.get("properties")
     out: dict[str, str] = {}
     for p in props.expressions if props is not None else []:
-        if not isinstance(p, exp.Property):
-            raise UnsupportedError(f"Flink SQL: the table property {p.sql()} is not supported by funke")
+        if type(p) is not exp.Property or "value" not in p.args:  # (PARTITIONED BY, ... are Property kinds too)
+            what = "PARTITIONED BY (a partitioned table)" if isinstance(p, exp.PartitionedByProperty) else p.sql()
+            raise UnsupportedError(f"Flink SQL: {what} in CREATE TABLE (at {at(create)}) is not supported by funke")
         out[p.this.name if isinstance(p.this, exp.Literal) else p.name] = p.args["value"].name
     return out
 
@@ -258,6 +279,41 @@ def _datagen(t: TableDef) -> Any:
     return generator(columns, schema=_ddl(t), events=int(rows) if rows is not None else None, rows_per_second=rate)
 
 
+def _nexmark(t: TableDef) -> Any:
+    """Nexmark's events (``funke.connectors.nexmark``), into the table's ``event_type`` and ROW columns."""
+    from funke.connectors.nexmark import FIELDS, Nexmark
+    from funke.connectors.sources import generator
+
+    rate = _number(t, "first-event.rate", 10_000)
+    if _number(t, "next-event.rate", rate) != rate:
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: next-event.rate differs from first-event.rate; funke's nexmark has one rate (no rate.shape)"
+        )
+    ints = {o: int(_number(t, o, d)) for o, d in (("person.proportion", 1), ("auction.proportion", 3), ("bid.proportion", 46),
+            ("auction.hot-ratio.sellers", 4), ("bid.hot-ratio.auctions", 2), ("bid.hot-ratio.bidders", 4), ("events.num", 0))}  # fmt: skip
+    limited = t.options.get("rate.limited", "false").lower()
+    if limited not in ("true", "false"):
+        raise PlanError(f"Flink SQL: table {t.name}: rate.limited must be true or false, got {limited!r}")
+    model = Nexmark(rate, ints["person.proportion"], ints["auction.proportion"], ints["bid.proportion"],
+                    ints["auction.hot-ratio.sellers"], ints["bid.hot-ratio.auctions"], ints["bid.hot-ratio.bidders"])  # fmt: skip
+    fields: dict[str, tuple[str, ...]] = {}
+    for name, ty in t.columns:
+        if name == "event_type" and ty in ("tinyint", "smallint", "int", "bigint"):
+            continue
+        if name not in FIELDS or not ty.startswith("struct<"):
+            raise PlanError(
+                f"Flink SQL: table {t.name}: a nexmark table's columns are event_type INT and the ROWs person, auction and bid "
+                f"(fields of each: {'; '.join(f'{k}: {chr(44).join(v)}' for k, v in FIELDS.items())}); {name} {ty} is none of them"
+            )
+        fields[name] = tuple(f.split(":", 1)[0] for f in ty[len("struct<") : -1].split(","))
+    made = model.columns(fields)
+    columns = {name: made[name] for name, _ in t.columns}
+    events = ints["events.num"] or None
+    # a micro-batch holds at most one second of event time, so the watermark moves on in steps of a second at most
+    return generator(columns, schema=_ddl(t), events=events, rows_per_second=rate if limited == "true" else None,
+                     rows_per_batch=max(1, int(rate)))  # fmt: skip
+
+
 def _files_source(t: TableDef) -> Any:
     from funke.connectors.sources import files
 
@@ -305,6 +361,12 @@ def _print_sink(t: TableDef) -> Any:
     from funke.connectors.sinks import print_
 
     return print_()
+
+
+def _blackhole(t: TableDef) -> Any:
+    from funke.connectors.sinks import blackhole
+
+    return blackhole()
 
 
 def _jdbc_sink(t: TableDef) -> Any:
@@ -387,4 +449,8 @@ CONNECTORS: dict[str, Connector] = {
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode"}),
                        source=_kafka_source, sink=_kafka_sink),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
+    "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",
+                                    "bid.proportion", "rate.limited", "auction.hot-ratio.sellers", "bid.hot-ratio.auctions",
+                                    "bid.hot-ratio.bidders"}), source=_nexmark),
+    "blackhole": Connector(frozenset(), sink=_blackhole, changelog=_blackhole),
 }  # fmt: skip

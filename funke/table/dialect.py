@@ -4,7 +4,7 @@ sqlglot (no Flink dialect of its own) parses the standard SQL around them; what 
 the argument forms of ``TUMBLE``, ``HOP``, ``CUMULATE`` and ``SESSION``: ``TABLE name`` (for
 ``SESSION`` with ``PARTITION BY`` keys) and ``DESCRIPTOR(column)``. This dialect parses those
 into ``TableArg`` and ``Descriptor`` nodes, takes Flink's quoting (backticks for names, single
-quotes for strings), and turns parse errors into funke's, with the line and column.
+quotes for strings) and its ``ROW<name type, ...>`` type (sqlglot's ``STRUCT``), and turns parse errors into funke's, with the line and column.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class Flink(Dialect):
         IDENTIFIERS = ["`"]
         QUOTES = ["'"]
         #: SESSION is a keyword to sqlglot (SET SESSION ...); in Flink SQL it is also a window TVF.
-        KEYWORDS = {k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"}
+        #: ROW is Flink's structured type, ``ROW<name type, ...>``: sqlglot's STRUCT.
+        KEYWORDS = {**{k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"}, "ROW": TokenType.STRUCT}
 
     class Parser(parser.Parser):
         #: DDL: ``WATERMARK FOR ts AS ts - INTERVAL '5' SECOND`` in CREATE TABLE (as sqlglot's RisingWave
@@ -86,6 +87,10 @@ class Flink(Dialect):
             node = self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))
             node.meta.update(line=token.line, col=token.col, start=token.start)
             return node
+
+        #: Functions whose Flink arguments sqlglot's own parse would misplace (REGEXP_EXTRACT's third is
+        #: the group, not a position): kept as written, for the planner to give Flink's meaning.
+        FUNCTIONS = {**parser.Parser.FUNCTIONS, "REGEXP_EXTRACT": lambda args: exp.Anonymous(this="REGEXP_EXTRACT", expressions=args)}
 
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,

@@ -263,7 +263,7 @@ class StreamTableEnvironment:
             stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
             planner = Planner({}, t.sql)
             for column, formula in t.computed:
-                stream = stream.with_column(column, planner.spark_sql(formula, stream.schema))
+                stream = stream.with_column(column, planner.typed_sql(formula, stream.schema))
             strategy = t.strategy()
             if strategy is not None:
                 stream = stream.assign_timestamps_and_watermarks(strategy)

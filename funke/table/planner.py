@@ -47,8 +47,9 @@ from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
+from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
-from funke.plan.types import INTEGRAL, Field, Schema
+from funke.plan.types import INTEGRAL, Field, Schema, normalize_type
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
     EventTimeSessionWindows,
@@ -62,6 +63,7 @@ from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, po
 from funke.table.joins import RegularJoin
 from funke.table.rank import Deduplicate, Order, OuterPairRows, PairRows, TopN, WindowResultTopN, WindowTopN
 from funke.table.watermark import WithWatermark
+from funke.table.windows import group_window_query
 
 #: Columns a window TVF adds to its table.
 WINDOW_START, WINDOW_END, WINDOW_TIME = "window_start", "window_end", "window_time"
@@ -130,6 +132,8 @@ class Planner:
             raise self.refuse(query, f"a {type(query).__name__.upper()} statement", "sql_query takes one SELECT")
         if query.args.get("with_"):
             self._ctes(query.args["with_"])
+        if (windowed := self._group_window(query)) is not None:
+            return self.lower(windowed)
         if query.args.get("joins"):
             return self._join(query)
         self._no_refused_parts(query)
@@ -160,6 +164,22 @@ class Planner:
         if tvf is not None:
             raise self.refuse(source, "a window TVF without GROUP BY window_start, window_end", "aggregate its rows per window")
         return stream.select(*_kind_first(stream, self._projection(query.expressions, stream.schema)))
+
+    def _group_window(self, query: exp.Select) -> exp.Select | None:
+        """A legacy group window (``GROUP BY k, TUMBLE(ts, size)``) as the window TVF over the query's
+        FROM (``funke.table.windows.group_window_query``); None without one."""
+        group = query.args.get("group")
+        if group is None or not any(isinstance(g, WindowTvf) for g in group.expressions):
+            return None
+        source = query.args.get("from_")
+        if source is None or query.args.get("joins"):
+            raise self.refuse(group, "a group window over a join")
+        stream, tvf = self._source(source.this)
+        if tvf is not None:
+            raise self.refuse(group, "a group window over a window TVF")
+        name = self._hide()
+        self.views = {**self.views, name: lambda: stream}
+        return group_window_query(query, name, self.refuse)
 
     def _no_refused_parts(self, query: exp.Select, allowed: tuple[str, ...] = ()) -> None:
         """Refuse the parts of a SELECT funke does not run (``_REFUSED``), but for ``allowed``."""
@@ -295,6 +315,7 @@ class Planner:
         keys = self._group_keys(list(group.expressions) if group is not None else [], stream, ())
 
         def build(s: Any, keys: list[str], aggregates: dict[str, tuple[str, str | None]]) -> Any:
+            self._known_types(s.select(*(f"`{c}`" for c in (*keys, *(c for _, c in aggregates.values() if c)))), "a GROUP BY")
             parts = [(alias, fn, column) for alias, (fn, column) in aggregates.items()]
             fields = [Field(ROW_KIND, "string"), *(s.schema.field(k, node="GROUP BY") for k in keys)]
             for alias, fn, column in parts:
@@ -332,9 +353,11 @@ class Planner:
                     aggregates[alias] = (fn, column)
                     by_text[text] = self._typed(exp.column(alias), fn, call, stream.schema)
                 renamed[id(call)] = by_text[text]
+        if window and not aggregates:  # (GROUP BY alone: each key's row once per window; a count to compute, unread)
+            aggregates[self._hide()] = ("count", None)
         if not keys:  # one group for all rows (Flink's global aggregation): one constant key
             keys = [self._hide()]
-            stream = stream.with_column(keys[0], "0")
+            stream = stream.with_column(keys[0], Sql("0", declared="int"))
         out = build(stream, keys, aggregates)
         grouped = (*keys, WINDOW_START, WINDOW_END) if window else tuple(keys)
 
@@ -361,7 +384,17 @@ class Planner:
                 raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
             body = rewrite(body)
             items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
-        return out.select(*_kind_first(out, [self.spark_sql(x, out.schema) for x in items]))
+        return out.select(*_kind_first(out, [self.typed_sql(x, out.schema) for x in items]))
+
+    def _known_types(self, stream: Any, what: str) -> None:
+        """``what`` keeps rows in funke's state, so it needs each column's type: refuse columns whose type
+        only Spark knows (an expression funke cannot type), naming them."""
+        unknown = [f.name for f in stream.schema if f.dtype is None]
+        if unknown:
+            raise PlanError(
+                f"Flink SQL: {what} needs the type of {', '.join(unknown)}, an expression whose type funke cannot tell: "
+                f"CAST it in the query (CAST(... AS BIGINT) AS {unknown[0]})"
+            )
 
     def _insert_only(self, stream: Any, node: exp.Expression, what: str) -> None:
         """Refuse ``what`` over an updating result (the changelog of a group aggregation, a regular Top-N,
@@ -466,6 +499,8 @@ class Planner:
         an outer side's unmatched rows padded with NULLs (an updating result). A row with a NULL key
         matches nothing (SQL's ``=``): an outer side's goes straight out padded, an inner side's nowhere."""
         streams, mapped = (left, right), []
+        for stream in streams:
+            self._known_types(stream, "a regular join")
         fields = [Field(i, streams[s].schema.field(c, node="the join").dtype) for (s, c), i in columns.internal.items()]
         if any(outer):
             fields.insert(0, Field(ROW_KIND, "string"))
@@ -641,6 +676,8 @@ class Planner:
         deduplication when N is 1). ``r`` is a window TVF (its rows ranked per window by the window
         operator, late rows dropped) or a relation carrying window_start and window_end, such as a window
         aggregation (its rows ranked when the watermark passes the window's end)."""
+        if inner.args.get("joins"):
+            raise self.refuse(inner.args["joins"][0], "a Top-N (ROW_NUMBER) over a join in one SELECT", "rank the rows of a subquery or view that joins")
         self._no_refused_parts(inner)
         for arg in ("group", "having"):
             if inner.args.get(arg):
@@ -686,7 +723,7 @@ class Planner:
             ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
             if not keys:
                 keys = [self._hide()]
-                stream = stream.with_column(keys[0], "0")
+                stream = stream.with_column(keys[0], Sql("0", declared="int"))
             fn: Any
             if limit == 1 and len(order) == 1 and time is not None and order[0].column == time:
                 fn = Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms)
@@ -704,7 +741,7 @@ class Planner:
             ddl = Schema((*schema.fields, *bounds, Field(rownum, "bigint")))
             if not keys:
                 keys = [self._hide()]
-                stream = stream.with_column(keys[0], "0")
+                stream = stream.with_column(keys[0], Sql("0", declared="int"))
             ranked = stream.key_by(keys).window(tvf.assigner).process(WindowTopN(order, limit, rownum), output_schema=ddl)
         else:
             if stream.node.watermark is None:  # (its windows would never close in a stream)
@@ -800,16 +837,22 @@ class Planner:
             if c.name in (WINDOW_START, WINDOW_END, WINDOW_TIME):
                 raise self.refuse(c, f"{c.name} in {where}", "filter window results with HAVING")
 
-    def _projection(self, items: list[exp.Expression], schema: Schema) -> list[str]:
-        out = []
+    def _projection(self, items: list[exp.Expression], schema: Schema) -> list[str | Sql]:
+        out: list[str | Sql] = []
         for i, e in enumerate(items):
             if isinstance(e, exp.Star):  # (the planner's own columns left out)
                 out += [f"`{c}`" for c in schema.names if not c.startswith("_fk_")]
                 continue
+            if isinstance(e, exp.Column) and e.table and e.table in schema.names:  # a ROW column's field: named by it
+                e = exp.alias_(e, e.name, quoted=True)
             if not isinstance(e, (exp.Alias, exp.Column)):
                 e = exp.alias_(e, f"EXPR${i}", quoted=True)
-            out.append(self.spark_sql(e, schema))
+            out.append(self.typed_sql(e, schema))
         return out
+
+    def typed_sql(self, e: exp.Expression, schema: Schema | None) -> Sql:
+        """``spark_sql``, with its type when the planner knows it for certain (``exact_type``)."""
+        return Sql(self.spark_sql(e, schema), declared=exact_type(e.unalias(), schema))
 
     def spark_sql(self, e: exp.Expression, schema: Schema | None) -> str:
         """``e`` as a Spark SQL expression with Flink's meaning (integer ``/`` divides integers)."""
@@ -825,7 +868,7 @@ class Planner:
                     raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
             return n
 
-        return e.copy().transform(flink_meaning).sql(dialect="spark")
+        return e.copy().transform(flink_meaning).sql(dialect="spark", comments=False)
 
 
 def is_updating(stream: Any) -> bool:
@@ -833,7 +876,7 @@ def is_updating(stream: Any) -> bool:
     return ROW_KIND in getattr(stream, "columns", ())
 
 
-def _kind_first(stream: Any, items: list[str]) -> list[str]:
+def _kind_first(stream: Any, items: list[str | Sql]) -> list[str | Sql]:
     """A projection's items, led by the row kind when ``stream`` is updating (projections keep it)."""
     return [f"`{ROW_KIND}`", *items] if is_updating(stream) else items
 
@@ -848,8 +891,41 @@ def _to_timestamp_ltz(planner: Planner, call: exp.Anonymous) -> exp.Expression:
     return exp.Anonymous(this=spark, expressions=[args[0]])
 
 
+def _regexp_extract(planner: Planner, call: exp.Anonymous) -> exp.Expression:
+    """Flink's ``REGEXP_EXTRACT(s, regex[, group])``: NULL when the regex does not match (Spark gives ''),
+    group 0 (the whole match) when none is given (Spark takes group 1)."""
+    args = call.expressions
+    if len(args) not in (2, 3):
+        raise planner.refuse(call, f"{call.sql()} (REGEXP_EXTRACT takes a string, a regex and a group index)")
+    s, regex = args[0], args[1]
+    group = args[2] if len(args) == 3 else exp.Literal.number(0)
+    extract = exp.Anonymous(this="REGEXP_EXTRACT", expressions=[s.copy(), regex.copy(), group])
+    return exp.Case(ifs=[exp.If(this=exp.RegexpLike(this=s, expression=regex), true=extract)])
+
+
+def _split_index(planner: Planner, call: exp.Anonymous) -> exp.Expression:
+    """Flink's ``SPLIT_INDEX(s, separator, index)``: the ``index``-th (from 0) part of ``s`` split at
+    every ``separator`` (a string, taken literally), NULL past the last or for a negative index."""
+    args = call.expressions
+    if len(args) != 3 or not (isinstance(args[1], exp.Literal) and args[1].is_string):
+        raise planner.refuse(call, f"{call.sql()} (funke's SPLIT_INDEX takes a string, a separator string literal and an index)")
+    s, separator, index = args
+    parts = exp.Anonymous(this="SPLIT", expressions=[s, exp.Literal.string("\\Q" + separator.name + "\\E"), exp.Literal.number(-1)])
+    at = exp.Anonymous(this="TRY_ELEMENT_AT", expressions=[parts, exp.Add(this=exp.Paren(this=index.copy()), expression=exp.Literal.number(1))])
+    return exp.Case(ifs=[exp.If(this=exp.GTE(this=index, expression=exp.Literal.number(0)), true=at)])
+
+
+def _proctime(planner: Planner, call: exp.Anonymous) -> exp.Expression:
+    """``PROCTIME()`` as a value: a processing-time attribute, which funke's views do not have (a lookup
+    join's ``FOR SYSTEM_TIME AS OF PROCTIME()`` reads it as "now" and runs)."""
+    raise planner.refuse(call, "PROCTIME() (a processing-time attribute)", "windows and joins run on event time (WATERMARK FOR ...)")
+
+
 #: Flink SQL functions Spark spells (or means) differently, by name.
-_FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {"TO_TIMESTAMP_LTZ": _to_timestamp_ltz}
+_FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {
+    "TO_TIMESTAMP_LTZ": _to_timestamp_ltz, "REGEXP_EXTRACT": _regexp_extract, "SPLIT_INDEX": _split_index,
+    "PROCTIME": _proctime,
+}  # fmt: skip
 
 _ORDER = ("tinyint", "smallint", "int", "bigint")
 
@@ -884,12 +960,56 @@ def _type_of(e: exp.Expression, schema: Schema | None) -> str | None:
     return None
 
 
+def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
+    """The Spark type of ``e`` where Flink's and Spark's agree for certain: a column, a ROW's field
+    (``person.id``), a CAST, a CASE whose results all have one such type; None otherwise."""
+    if isinstance(e, exp.Paren):
+        return exact_type(e.this, schema)
+    if isinstance(e, exp.Cast):
+        return normalize_type(e.to.sql(dialect="spark"))
+    if isinstance(e, exp.Column) and schema is not None:
+        if not e.table:
+            f = schema.get(e.name)
+            return f.dtype if f is not None else None
+        row = schema.get(e.table)
+        return _row_fields(row.dtype).get(e.name) if row is not None and row.dtype else None
+    if isinstance(e, exp.Case) and e.args.get("default") is not None:
+        kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(e, (exp.Predicate, exp.Connector, exp.Not)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, ...)
+        return "boolean"
+    if isinstance(e, exp.Literal) and e.is_string:
+        return "string"
+    if isinstance(e, exp.Literal) and e.name.isdigit():  # (an integer literal: INT, BIGINT past INT's range)
+        return "int" if int(e.name) < 2**31 else "bigint" if int(e.name) < 2**63 else None
+    if isinstance(e, (exp.Add, exp.Sub, exp.Mul)):  # integers: the wider type, in Flink and Spark alike
+        kinds = (exact_type(e.this, schema), exact_type(e.expression, schema))
+        return _wider(*kinds) if all(k in INTEGRAL for k in kinds) else None
+    return None
+
+
+def _row_fields(dtype: str) -> dict[str, str]:
+    """A flat ``struct<a:t,b:u>`` type's fields and their types ({} for any other type)."""
+    if not dtype.startswith("struct<") or dtype.count("<") > 1:
+        return {}
+    return dict(f.split(":", 1) for f in dtype[len("struct<") : -1].split(",") if ":" in f)
+
+
 def _unqualify(query: exp.Select) -> None:
     """``t.x`` in ``query`` (not in its subqueries), with ``t`` its FROM relation or that's alias: the stream's column ``x``."""
     named = {query.args["from_"].this.alias_or_name} - {""}
     for column in query.find_all(exp.Column):
         if column.table and column.table in named and column.find_ancestor(exp.Select) is query:
             column.set("table", None)
+
+
+def _numbered(name: str, seen: set[str]) -> str:
+    """``name``, or if ``seen`` has it already ``name0``, ``name1``, ... (Flink's unique output names); added to ``seen``."""
+    out, n = name, 0
+    while out in seen:
+        out, n = f"{name}{n}", n + 1
+    seen.add(out)
+    return out
 
 
 def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
@@ -915,16 +1035,20 @@ class _JoinColumns:
         """The joined rows filtered by the conditions ``rest`` (ANDed), then the SELECT list ``expressions``."""
         if rest:
             joined = joined.filter(self.planner.spark_sql(self.rewrite(exp.and_(*rest)), joined.schema))
-        return joined.select(*_kind_first(joined, [self.planner.spark_sql(x, joined.schema) for x in self.projection(expressions)]))
+        return joined.select(*_kind_first(joined, [self.planner.typed_sql(x, joined.schema) for x in self.projection(expressions)]))
 
     def projection(self, expressions: list[exp.Expression]) -> list[exp.Expression]:
-        """A join's SELECT list over the joined columns (a column kept under its own name stays a column)."""
+        """A join's SELECT list over the joined columns (a column kept under its own name stays a column);
+        a name taken already gets a number, as Flink names them (``B.dateTime, A.dateTime``: ``dateTime``,
+        ``dateTime0``)."""
         items: list[exp.Expression] = []
+        seen: set[str] = set()
         for i, e in enumerate(expressions):
             if isinstance(e, exp.Star):
                 items += [exp.alias_(exp.column(internal, quoted=True), out, quoted=True) for internal, out in self.star()]
+                seen.update(out for _, out in self.star())
                 continue
-            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
+            name = _numbered(e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}", seen)
             body = self.rewrite(e.this if isinstance(e, exp.Alias) else e)
             same = isinstance(body, exp.Column) and body.name == name
             items.append(body if same else exp.alias_(body, name, quoted=True))
@@ -938,13 +1062,10 @@ class _JoinColumns:
 
     def star(self) -> list[tuple[str, str]]:
         """``SELECT *``: the left's columns, then the right's; a name taken already gets a number (Flink's ``id0``)."""
-        out, seen = [], set()
+        out: list[tuple[str, str]] = []
+        seen: set[str] = set()
         for (_, c), i in self.internal.items():
-            name, n = c, 0
-            while name in seen:
-                name, n = f"{c}{n}", n + 1
-            seen.add(name)
-            out.append((i, name))
+            out.append((i, _numbered(c, seen)))
         return out
 
     def side_of(self, column: exp.Column) -> int | None:

@@ -1,4 +1,5 @@
-"""The Table API's group windows (PyFlink's ``Tumble``, ``Slide``, ``Session``), as Flink SQL's window TVFs.
+"""The Table API's group windows (PyFlink's ``Tumble``, ``Slide``, ``Session``), and Flink SQL's legacy
+group windows (``GROUP BY k, TUMBLE(ts, size)``, ``group_window_query``), as Flink SQL's window TVFs.
 
 ``table.window(Tumble.over(fk.seconds(10)).on("ts").alias("w")).group_by("w", "k").select("k", "w.start",
 "COUNT(*) AS n")`` is the query ``SELECT k, window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE t,
@@ -16,11 +17,14 @@ DESCRIPTOR(ts), INTERVAL '10000' MILLISECOND)) GROUP BY window_start, window_end
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+
+from sqlglot import exp
 
 from funke.errors import PlanError
 from funke.semantics.time import Duration, seconds, to_millis
+from funke.table.dialect import Descriptor, TableArg, WindowTvf
 
 __all__ = ["Session", "Slide", "Tumble", "seconds"]
 
@@ -83,3 +87,58 @@ _PROPERTIES = {"start": "window_start", "end": "window_end", "rowtime": "window_
 def window_columns(expression: str, alias: str) -> str:
     """``expression`` with the window's properties (``alias.start``, ``.end``, ``.rowtime``) as the TVF's columns."""
     return re.sub(rf"\b{re.escape(alias)}\.(start|end|rowtime)\b", lambda m: _PROPERTIES[m.group(1)], expression)
+
+
+# -- Flink SQL's legacy group windows: GROUP BY k, TUMBLE(ts, size) ------------------------------
+#: A legacy group window's arguments after the time attribute, as the window TVF takes them.
+_LEGACY_ARGS = {"TUMBLE": 1, "HOP": 2, "SESSION": 1}
+#: Its auxiliary functions (``TUMBLE_START(ts, size)``, ...) and the TVF's column each is.
+_AUXILIARY = {"_START": "window_start", "_END": "window_end", "_ROWTIME": "window_time"}
+
+
+def group_window_query(query: exp.Select, view: str, refuse: Callable[..., Exception]) -> exp.Select | None:
+    """``query`` with a legacy group window in its ``GROUP BY`` (``TUMBLE(ts, size)``, ``HOP(ts, slide,
+    size)``, ``SESSION(ts, gap)``) written as the window TVF over ``view`` (its ``FROM``, registered
+    under that name): ``GROUP BY window_start, window_end, keys``, ``TUMBLE_START(...)`` and the other
+    auxiliary functions the TVF's ``window_start``, ``window_end``, ``window_time``. Flink runs both
+    forms alike in event time (one result per window when the watermark passes it, late rows dropped).
+    None when ``GROUP BY`` has no group window."""
+    group = query.args.get("group")
+    if group is None or not any(isinstance(g, WindowTvf) for g in group.expressions):
+        return None
+    q = query.copy()
+    calls = [g for g in q.args["group"].expressions if isinstance(g, WindowTvf)]
+    if len(calls) > 1:
+        raise refuse(calls[1], "two group windows in one GROUP BY")
+    call = calls[0]
+    kind = call.name.upper()
+    args = call.expressions
+    if kind not in _LEGACY_ARGS or len(args) != 1 + _LEGACY_ARGS[kind] or not isinstance(args[0], exp.Column):
+        raise refuse(call, f"{kind}(...) in GROUP BY with these arguments", "write TUMBLE(ts, size), HOP(ts, slide, size) or SESSION(ts, gap)")
+    keys = [g for g in q.args["group"].expressions if g is not call]
+    table = exp.Table(this=exp.to_identifier(view))
+    tvf = WindowTvf(this=kind, expressions=[
+        TableArg(this=table, partition=[exp.column(k.name) for k in keys] if kind == "SESSION" else None),
+        Descriptor(expressions=[exp.column(args[0].name)]), *(a.copy() for a in args[1:]),
+    ])  # fmt: skip
+    source = q.args["from_"].this
+    alias = source.alias if isinstance(source, (exp.Table, exp.Subquery)) and source.alias else None
+    q.args["from_"].set("this", exp.Table(this=exp.Anonymous(this="TABLE", expressions=[tvf]), alias=exp.TableAlias(this=exp.to_identifier(alias)) if alias else None))
+    q.args["group"].set("expressions", [exp.column("window_start"), exp.column("window_end"), *keys])
+
+    def auxiliary(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Anonymous):
+            name = n.name.upper()
+            for suffix, column in _AUXILIARY.items():
+                if name.endswith(suffix) and name.removesuffix(suffix) in _LEGACY_ARGS:
+                    if name.removesuffix(suffix) != kind:
+                        raise refuse(n, f"{name}(...) with a {kind} group window", f"write {kind}{suffix}(...)")
+                    return exp.column(column)
+            if name.endswith("_PROCTIME") and name.removesuffix("_PROCTIME") in _LEGACY_ARGS:
+                raise refuse(n, f"{name}(...) (a processing-time attribute)")
+        return n
+
+    q.set("expressions", [e.transform(auxiliary) for e in q.expressions])
+    if q.args.get("having") is not None:
+        q.set("having", q.args["having"].transform(auxiliary))
+    return q

@@ -1,5 +1,5 @@
-"""Flink SQL on Spark: window TVF aggregations equal the DataStream program they lower to, streaming
-(with late rows dropped, as Flink SQL does) and bounded; projections and filters with Flink's integer
+"""Flink SQL on Spark: window TVF aggregations (and the legacy group windows, ``GROUP BY TUMBLE(ts, size)``)
+equal the DataStream program they lower to, streaming (with late rows dropped, as Flink SQL does) and bounded; projections and filters with Flink's integer
 division. Expected rows are derived by hand."""
 
 from __future__ import annotations
@@ -57,6 +57,10 @@ def test_a_tumble_aggregation_equals_the_datastream_window_and_drops_late_rows(e
     api = t_env.to_data_stream(
         windowed.group_by("w", "k").select("k", "w.start AS window_start", "COUNT(*) AS n", "SUM(v) AS total", "AVG(v) AS mean", "MAX(v) AS top")
     ).collect()
+    legacy = t_env.to_data_stream(t_env.sql_query(  # (Flink SQL's legacy group window: the same query)
+        "SELECT e.k, TUMBLE_START(e.ts, INTERVAL '10' SECOND) AS window_start, COUNT(*) AS n, SUM(e.v) AS total, AVG(e.v) AS mean "
+        "FROM ev AS e GROUP BY TUMBLE(e.ts, INTERVAL '10' SECOND), e.k"
+    )).collect()  # fmt: skip
     env.execute(bounded=bounded).wait(300)
     if bounded:  # no late data in a batch run: a@3 s and b@-20 s count
         expected = [("a", 0, 3, 67, 22), ("a", 10, 1, 4, 4), ("b", -20, 1, 128, 128), ("b", 10, 3, 56, 18)]
@@ -65,6 +69,7 @@ def test_a_tumble_aggregation_equals_the_datastream_window_and_drops_late_rows(e
     assert window_rows(got.rows, "n", "total", "mean") == expected
     assert window_rows(program.rows, "n", "total") == [e[:4] for e in expected]
     assert window_rows(api.rows, "n", "total", "mean") == expected
+    assert window_rows(legacy.rows, "n", "total", "mean") == expected
     assert all(r["window_time"] == r["window_end"] - dt.timedelta(milliseconds=1) for r in got.rows)
     assert all(type(r["total"]) is int and type(r["mean"]) is int for r in got.rows)
 
@@ -138,6 +143,10 @@ def test_session_windows_per_partition_key(env, bounded):
         "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start, window_end"
     )
     out = t_env.to_data_stream(t).collect()
+    legacy = t_env.to_data_stream(t_env.sql_query(  # (the legacy group window: the same sessions)
+        "SELECT k, SESSION_START(ts, INTERVAL '5' SECOND) AS window_start, SESSION_END(ts, INTERVAL '5' SECOND) AS window_end, "
+        "COUNT(*) AS n, SUM(v) AS s FROM ev GROUP BY k, SESSION(ts, INTERVAL '5' SECOND)"
+    )).collect()  # fmt: skip
     env.execute(bounded=bounded).wait(300)
     # a's session [1 s, 7 s) closes after the third batch's rows (watermark 16 s); a@3 s in the fourth then
     # opens [3 s, 8 s), already late: dropped, as is b@-20 s
@@ -147,6 +156,7 @@ def test_session_windows_per_partition_key(env, bounded):
         expected = [("a", 1_000, 7_000, 2, 3)]
     expected += [("a", 15_000, 20_000, 1, 4), ("b", 16_000, 23_000, 3, 56)]
     assert windows_ms(out.rows, "n", "s") == sorted(expected)
+    assert windows_ms(legacy.rows, "n", "s") == sorted(expected)
 
 
 def test_union_all_subqueries_and_with_streaming_equal_bounded(env):

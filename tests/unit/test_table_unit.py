@@ -543,3 +543,13 @@ def test_two_rankings_of_one_view_that_differ_only_in_their_parameters_are_two_o
     ]
     for a, b in pairs:
         assert t_env.sql_query(a)._stream.node.uid != t_env.sql_query(b)._stream.node.uid, (a, b)
+
+
+def test_the_planner_types_the_columns_it_can_and_a_join_refuses_untyped_ones_by_name(t_env):
+    typed = t_env.sql_query("SELECT k, v + 1 AS w, v * 2 > 3 AS big, CASE WHEN v > 0 THEN 'p' ELSE 'n' END AS sign, CAST(p AS INT) AS q FROM ev")
+    assert [(f.name, f.dtype) for f in typed.get_schema()] == [("k", "string"), ("w", "int"), ("big", "boolean"), ("sign", "string"), ("q", "int")]
+    t_env.create_temporary_view("halves", t_env.sql_query("SELECT k, ts, ABS(p) AS a FROM ev"))
+    with pytest.raises(PlanError, match="a regular join needs the type of a, an expression"):
+        t_env.sql_query("SELECT * FROM halves AS h JOIN plain AS x ON h.k = x.k")
+    with pytest.raises(PlanError, match="a GROUP BY needs the type of a"):
+        t_env.sql_query("SELECT k, SUM(a) AS s FROM halves GROUP BY k")
