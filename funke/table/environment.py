@@ -21,7 +21,8 @@ from funke.plan import nodes as n
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME
 from funke.table.ddl import CONNECTORS, TableDef, interval_text_ms, table_def
 from funke.table.dialect import parse, parse_script, position
-from funke.table.planner import Planner, is_updating
+from funke.table.lowering import is_updating
+from funke.table.planner import Planner
 from funke.table.windows import GroupWindow, window_columns
 
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
