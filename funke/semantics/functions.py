@@ -32,7 +32,6 @@ __all__ = [
     "OutputTag",
     "ProcessWindowFunction",
     "ReduceFunction",
-    "SqlSumAggregate",
     "SumAggregate",
     "TimeDomain",
     "as_reduce_callable",
@@ -147,22 +146,29 @@ class CountAggregate(AggregateFunction):
 
 @dataclass(frozen=True)
 class SumAggregate(AggregateFunction):
-    """Sum of ``field`` (the element itself when ``field`` is None); 0 for no elements."""
+    """Sum of ``field`` (the element itself when ``field`` is None), skipping nulls; ``None`` (NULL) until
+    a value that is not null comes, as SQL's ``SUM`` and Spark's native window sum give.
+
+    >>> agg = SumAggregate("v")
+    >>> agg.get_result(agg.add({"v": None}, agg.create_accumulator())) is None
+    True
+    >>> agg.get_result(agg.merge(agg.add({"v": 2}, agg.create_accumulator()), agg.add({"v": None}, agg.create_accumulator())))
+    2
+    """
 
     field: str | int | None = None
 
     def create_accumulator(self) -> Any:
-        return 0
+        return None
 
     def add(self, value: Any, accumulator: Any) -> Any:
-        x = _field_getter(self.field)(value)
-        return accumulator if x is None else accumulator + x  # SQL's sum skips nulls
+        return self.merge(accumulator, _field_getter(self.field)(value))
 
     def get_result(self, accumulator: Any) -> Any:
         return accumulator
 
     def merge(self, a: Any, b: Any) -> Any:
-        return a + b
+        return b if a is None else a if b is None else a + b
 
 
 @dataclass(frozen=True)
@@ -222,23 +228,6 @@ class AvgAggregate(AggregateFunction):
 
     def merge(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
         return (a[0] + b[0], a[1] + b[1])
-
-
-@dataclass(frozen=True)
-class SqlSumAggregate(AvgAggregate):
-    """Sum of ``field`` as SQL has it: ``None`` (NULL), not 0, until a value that is not null comes.
-    The accumulator is :class:`AvgAggregate`'s, the sum and the number of values.
-
-    >>> agg = SqlSumAggregate("v")
-    >>> agg.get_result(agg.add({"v": None}, agg.create_accumulator())) is None
-    True
-    >>> agg.get_result(agg.add({"v": 2}, agg.add({"v": None}, agg.create_accumulator())))
-    2
-    """
-
-    def get_result(self, accumulator: tuple[Any, int]) -> Any:
-        total, count = accumulator
-        return total if count else None
 
 
 # --------------------------------------------------------------------------- contexts
@@ -373,13 +362,12 @@ class NamedAggregates(AggregateFunction):
         return tuple(f.merge(x, y) for (_, f), x, y in zip(self.parts, a, b, strict=True))
 
 
-def builtin_aggregate(fn: str, field: str | None, *, sql_nulls: bool = False) -> AggregateFunction:
-    """The built-in aggregate named ``fn`` (count, sum, min, max, avg) over ``field``; ``sql_nulls``: a sum
-    of no values is NULL, as in SQL (:class:`SqlSumAggregate`), not 0."""
+def builtin_aggregate(fn: str, field: str | None) -> AggregateFunction:
+    """The built-in aggregate named ``fn`` (count, sum, min, max, avg) over ``field``."""
     if fn == "count":
         return CountAggregate()
     table: dict[str, Callable[[Any], AggregateFunction]] = {
-        "sum": SqlSumAggregate if sql_nulls else SumAggregate,
+        "sum": SumAggregate,
         "min": MinAggregate,
         "max": MaxAggregate,
         "avg": AvgAggregate,

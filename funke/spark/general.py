@@ -465,7 +465,9 @@ def partial_frame(keys: tuple[str, ...], pre: PreAggregate, frame: pd.DataFrame,
         if not names:
             continue
         gc = g[f"fk_v{i}"]
-        if fn in ("sum", "avg"):
+        if fn == "sum":  # (NULL for a group of nulls only, as SumAggregate)
+            out[names[0]] = gc.sum(min_count=1)
+        elif fn == "avg":
             out[names[0]] = gc.sum(min_count=0)
         elif fn == "min":
             out[names[0]] = gc.min()
@@ -535,8 +537,8 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
             if fn == "count":
                 continue
             columns[f"fk_v{i}"] = table[column]
-            if fn in ("sum", "avg"):  # the sum of no values is 0, as in partial_frame
-                aggregations.append((f"fk_v{i}", "sum", pc.ScalarAggregateOptions(min_count=0)))
+            if fn in ("sum", "avg"):  # a sum of nulls only: NULL (SumAggregate), an average's 0 (with its count 0)
+                aggregations.append((f"fk_v{i}", "sum", pc.ScalarAggregateOptions(min_count=1 if fn == "sum" else 0)))
             else:
                 aggregations.append((f"fk_v{i}", fn, None))
             if fn == "avg":

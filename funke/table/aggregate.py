@@ -10,7 +10,7 @@ accumulators expire that long after their last write (its next row is a ``+I`` a
 
 Aggregates follow SQL: ``COUNT(*)`` counts rows; ``SUM``, ``MIN``, ``MAX`` and ``AVG`` skip nulls and
 are NULL while a key has seen no value (the planner casts an integer ``AVG`` back to its type). They are
-the built-in aggregates of ``funke.semantics.functions``, ``SUM`` the SQL one (``SqlSumAggregate``).
+the built-in aggregates of ``funke.semantics.functions``.
 
 >>> agg = GroupAggregate(("k",), (("n", "count", None), ("top", "max", "v"), ("total", "sum", "v")))
 >>> state = None
@@ -39,7 +39,7 @@ class GroupAggregate(KeyedProcessFunction):
     def __init__(self, keys: Sequence[str], aggregates: Sequence[tuple[str, str, str | None]], ttl_ms: int | None = None) -> None:
         self.keys, self.aggregates, self.ttl_ms = tuple(keys), tuple(aggregates), ttl_ms
         self.functions = NamedAggregates(
-            tuple((alias, builtin_aggregate(fn, c, sql_nulls=True)) for alias, fn, c in self.aggregates)
+            tuple((alias, builtin_aggregate(fn, c)) for alias, fn, c in self.aggregates)
         )
         self.accumulators = with_ttl(ValueStateDescriptor("accumulators"), ttl_ms)
 
@@ -48,7 +48,7 @@ class GroupAggregate(KeyedProcessFunction):
 
     def step(self, accumulators: tuple[Any, ...] | None, value: dict[str, Any]) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
         """The key's new accumulators after ``value``, and the changelog rows it emits."""
-        before = accumulators if accumulators is not None else self.functions.create_accumulator()
+        before = self._restored(accumulators) if accumulators is not None else self.functions.create_accumulator()
         after = self.functions.add(value, before)
         new = self._row(after, value)
         if accumulators is None:
@@ -57,6 +57,14 @@ class GroupAggregate(KeyedProcessFunction):
         if old == new and not self.ttl_ms:  # (with a TTL Flink emits it anyway: downstream state must not expire first)
             return after, []
         return after, [{ROW_KIND: UPDATE_BEFORE, **old}, {ROW_KIND: UPDATE_AFTER, **new}]
+
+    def _restored(self, accumulators: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Accumulators as kept; a SUM's from before it became a number (a ``(sum, count)`` pair, in
+        savepoints of the first version) read as that number."""
+        return tuple(
+            (a[0] if a[1] else None) if fn == "sum" and isinstance(a, tuple) else a
+            for (_, fn, _), a in zip(self.aggregates, accumulators, strict=True)
+        )
 
     def _row(self, accumulators: tuple[Any, ...], value: dict[str, Any]) -> dict[str, Any]:
         return {**{k: value[k] for k in self.keys}, **self.functions.get_result(accumulators)}

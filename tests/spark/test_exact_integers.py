@@ -62,11 +62,13 @@ def test_bigints_through_one_and_two_input_functions_exactly(env, bounded):
 def test_window_aggregates_pre_aggregated_before_the_shuffle_stay_exact(env, bounded):
     """A general-path window of built-in aggregates travels to its buckets as partial rows
     (``PreAggregate.before_shuffle``): their sums, minima and maxima of bigints above 2**53, with
-    nulls among them, are those of the native path and of Python's integers."""
+    nulls among them (and a window of nulls only, whose sum is NULL), are those of the native path
+    and of Python's integers."""
     def at(ms):
         return dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
 
-    values = [("a", BIG, 100), ("a", None, 200), ("a", 3, 9_000), ("b", -BIG - 3, 500), ("b", None, 600), ("a", BIG, 12_000)]
+    values = [("a", BIG, 100), ("a", None, 200), ("a", 3, 9_000), ("b", -BIG - 3, 500), ("b", None, 600), ("a", BIG, 12_000),
+              ("c", None, 700), ("c", None, 800)]  # fmt: skip
     rows = [{"k": k, "id": v, "t": at(t)} for k, v, t in values]
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.milliseconds(0)).with_timestamp_assigner("t")
     keyed = env.from_collection(rows, "k string, id bigint, t timestamp", rows_per_batch=2, watermarks=wm).key_by("k")
@@ -79,6 +81,7 @@ def test_window_aggregates_pre_aggregated_before_the_shuffle_stay_exact(env, bou
         return sorted((r["k"], r["window_start"], r["n"], r["total"], r["low"], r["high"]) for r in sink.rows)
 
     w0, w1 = at(0).replace(tzinfo=None), at(10_000).replace(tzinfo=None)
-    expected = [("a", w0, 3, BIG + 3, 3, BIG), ("a", w1, 1, BIG, BIG, BIG), ("b", w0, 2, -BIG - 3, -BIG - 3, -BIG - 3)]
+    expected = [("a", w0, 3, BIG + 3, 3, BIG), ("a", w1, 1, BIG, BIG, BIG), ("b", w0, 2, -BIG - 3, -BIG - 3, -BIG - 3),
+                ("c", w0, 2, None, None, None)]  # (a window of nulls only: its SUM is NULL, as Spark's and SQL's)
     assert [r[0:1] + r[2:] for r in got(general)] == [r[0:1] + r[2:] for r in expected]
     assert got(general) == got(native)

@@ -553,3 +553,12 @@ def test_the_planner_types_the_columns_it_can_and_a_join_refuses_untyped_ones_by
         t_env.sql_query("SELECT * FROM halves AS h JOIN plain AS x ON h.k = x.k")
     with pytest.raises(PlanError, match="a GROUP BY needs the type of a"):
         t_env.sql_query("SELECT k, SUM(a) AS s FROM halves GROUP BY k")
+
+
+def test_a_group_aggregations_sum_kept_as_a_pair_by_its_first_version_restores_as_its_number():
+    agg = GroupAggregate(("k",), (("n", "count", None), ("total", "sum", "v")))
+    # (savepoints of the first GroupAggregate kept a SUM as (sum, count of values))
+    after, changes = agg.step((2, (5, 1)), {"k": "a", "v": 3})
+    assert after == (3, 8) and changes[1] == {ROW_KIND: "+U", "k": "a", "n": 3, "total": 8}
+    after, changes = agg.step((1, (0, 0)), {"k": "a", "v": None})
+    assert after == (2, None) and [c["total"] for c in changes] == [None, None]
