@@ -89,3 +89,53 @@ def events_frame(spark: Any, settings: Settings = Settings()) -> Any:
     columns = model.columns()
     frame = spark.range(0, settings.events).withColumnRenamed("id", "i").select(*(F.expr(e).alias(n) for n, e in columns.items()))
     return frame.withColumn("dateTime", F.coalesce("person.dateTime", "auction.dateTime", "bid.dateTime"))
+
+
+@dataclass(frozen=True)
+class QueryRun:
+    """One query's job over the events: its wall time (start to end, Spark's planning included) and
+    the rows its ``blackhole`` sink was given."""
+
+    query: str
+    seconds: float
+    output_rows: int
+
+    def events_per_s(self, events: int) -> float:
+        return events / self.seconds if self.seconds > 0 else 0.0
+
+
+def run_nexmark_bench(
+    spark: Any, settings: Settings, queries: tuple[str, ...] = RUNS, *, bounded: bool = False, on_step: Any = lambda s: None
+) -> list[QueryRun]:
+    """Each query's unchanged script as its own job over ``settings.events`` events, one after the other."""
+    import shutil
+    import tempfile
+    import time
+
+    import funke as fk
+    from funke.table import StreamTableEnvironment
+
+    unknown = [q for q in queries if q not in RUNS]
+    if unknown:
+        raise ValueError(f"funke does not run {', '.join(unknown)} (refused: {', '.join(f'{q}: {REFUSED[q][0]}' for q in unknown if q in REFUSED)})")
+    if settings.events <= 0:
+        raise ValueError("the benchmark needs a bounded number of events (--events > 0)")
+    root = Path(tempfile.mkdtemp(prefix="funke-bench-nexmark-"))
+    runs = []
+    try:
+        for q in queries:
+            on_step(f"{q}: {settings.events:,} events, {'bounded' if bounded else 'streaming'}")
+            env = fk.StreamEnvironment(app=f"nexmark-{q}", spark=spark, checkpoint_dir=str(root / q))
+            StreamTableEnvironment.create(env).execute_script(script(q, settings))
+            start = time.monotonic()
+            handle = env.execute(bounded=bounded).wait(3_600)
+            runs.append(QueryRun(q, time.monotonic() - start, int(handle.metrics()["output_rows"])))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return runs
+
+
+def summary(runs: list[QueryRun], settings: Settings, bounded: bool) -> str:
+    """One line for docs/benchmarks.md."""
+    each = ", ".join(f"{r.query} {r.events_per_s(settings.events):,.0f} events/s ({r.output_rows:,} rows)" for r in runs)
+    return f"{settings.events:,} events at {settings.tps:,} events/s of event time, {'bounded' if bounded else 'streaming'}: {each}"
