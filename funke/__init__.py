@@ -35,7 +35,7 @@ _FROM = {
 }
 #: Subpackages users reach as attributes (``fk.windows``, ``fk.sinks``, ``fk.table`` ...).
 _MODULES = frozenset(
-    {"connectors", "evictors", "functions", "sinks", "sources", "state", "triggers", "windows", "testing", "table", "services", "bench"}
+    {"cep", "connectors", "evictors", "functions", "sinks", "sources", "state", "triggers", "windows", "testing", "table", "services", "bench"}
 )
 
 if TYPE_CHECKING:

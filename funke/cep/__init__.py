@@ -8,9 +8,13 @@
 >>> [(m["a"], m["b"]) for m in out]
 [(['a1', 'a2'], ['b']), (['a1'], ['b']), (['a2'], ['b'])]
 
-Running a pattern on a keyed stream (``CEP.pattern(keyed, pattern)``) comes with the
-Spark integration; the automaton (:class:`NFA`) is usable on its own already.
+On a keyed stream, ``CEP.pattern(keyed, pattern)`` gives a :class:`PatternStream`; its
+``process(PatternProcessFunction)``, ``select(fn)`` and ``flat_select(fn)`` give the matches
+as rows, on Spark (see ``funke.cep.stream``). ``CEP`` and ``PatternStream`` are imported on
+first use, so a Spark worker that unpickles a pattern does not import the DataStream API.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from funke.cep.pattern import Pattern
 from funke.semantics.cep import (
@@ -26,8 +30,17 @@ from funke.semantics.cep import (
     SkipStrategyError,
     iterative,
 )
+from funke.semantics.cep_operator import (
+    PatternProcessContext,
+    PatternProcessFunction,
+    TimedOutPartialMatchHandler,
+)
+
+if TYPE_CHECKING:
+    from funke.cep.stream import CEP, PatternStream
 
 __all__ = [
+    "CEP",
     "NFA",
     "AfterMatchSkipStrategy",
     "CepOutput",
@@ -37,7 +50,19 @@ __all__ = [
     "NFAState",
     "Pattern",
     "PatternContext",
+    "PatternProcessContext",
+    "PatternProcessFunction",
+    "PatternStream",
     "SimpleCondition",
     "SkipStrategyError",
+    "TimedOutPartialMatchHandler",
     "iterative",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CEP", "PatternStream"):
+        from funke.cep import stream
+
+        return getattr(stream, name)
+    raise AttributeError(f"module 'funke.cep' has no attribute {name!r}")

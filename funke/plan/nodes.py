@@ -565,7 +565,8 @@ class KeyedProcess(DeclaredOutput, Node):
         self.check_output(inputs)
 
     def label(self) -> str:
-        return f"process {type(self.function).__qualname__}"
+        describe = getattr(self.function, "describe", None)  # a planner-made function says what it runs (CEP: the pattern)
+        return f"process {type(self.function).__qualname__}" + (f" {describe()}" if callable(describe) else "")
 
 
 @dataclass(frozen=True, eq=False)

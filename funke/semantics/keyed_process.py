@@ -85,6 +85,11 @@ class KeyedProcessOperator(Emitter):
     def timer_service(self) -> InternalTimerService:
         return self._timers
 
+    @property
+    def num_late_records_dropped(self) -> int:
+        """Late elements the function dropped, for a function that counts them (``CepOperator``); else 0."""
+        return getattr(self.function, "num_late_records_dropped", 0)
+
     def open(self) -> None:
         """Call the function's ``open``; done automatically before the first element."""
         if not self._opened:

@@ -22,6 +22,7 @@ FORBIDDEN = {
     "runtime": ("funke.api", "funke.cli"),
     "savepoints": ("funke.api", "funke.cli"),
     "table": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
+    "cep": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
 }
 
 

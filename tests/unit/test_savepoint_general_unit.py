@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from funke.cep import Pattern
 from funke.savepoints import Savepoint, SavepointError, is_general
 from funke.savepoints.general import (
     FORMAT,
@@ -29,6 +30,7 @@ from funke.savepoints.general import (
     table_names,
     write_tables,
 )
+from funke.semantics.cep_operator import CepOperator, PatternSelect
 from funke.semantics.evictors import TimestampedValue
 from funke.semantics.functions import CountAggregate, KeyedProcessFunction, NamedAggregates, SumAggregate
 from funke.semantics.joins import IntervalJoinOperator, ProcessJoinFunction
@@ -97,6 +99,27 @@ JOINED = g.Program(
     second=g.SecondInput(("k", "g"), ("k", "g", "v", "x"), frozenset(), TYPES),
 )  # fmt: skip
 
+
+
+def low(e):
+    return e["v"] < 1
+
+
+def high(e):
+    return e["v"] >= 1
+
+
+def first_low(match):
+    return {"k": match["low"][0]["k"]}
+
+
+# a pattern: the automaton's partial matches and the elements waiting for the watermark are keyed state
+PATTERN = Pattern.begin("low").where(low).followed_by("high").where(high).within(5_000)
+CEP = g.Program(
+    "cep", lambda: KeyedProcessOperator(CepOperator(PATTERN, PatternSelect(first_low))), ("k", "g"), ("k", "g", "v", "x"),
+    (g.Output(None, (("k", "string"),)),), user_rows=True, types=TYPES,
+)  # fmt: skip
+
 ELEMENTS = [(1000, "a", 1, 0.5, 3), (1500, "a", 1, 1.5, 3), (3000, "b", 2, 2.0, 4)]
 
 
@@ -160,7 +183,26 @@ def test_a_rolling_aggregate_s_accumulated_records_are_value_state_named_acc():
     assert tables.timers.empty and records(tables.buckets) == [(0, 0, None, None, None, None)]
 
 
-@pytest.mark.parametrize("program", [PROCESS, SESSIONS, ROLLING, JOINED], ids=lambda p: p.uid)
+def test_a_pattern_s_partial_matches_and_waiting_elements_become_readable_rows():
+    tables = decode_buckets(stored(CEP, [ELEMENTS[:2], ELEMENTS[2:]]), table="cep")
+    # watermark 1199: the element at 1000 went through the automaton (a partial match, waiting for "high"),
+    # the ones at 1500 and 3000 wait for the watermark; a run is [automaton state, last event's node, start, start id]
+    assert records(tables.state) == [
+        ('["a",1]', "user", "partial_matches", "value", "void",
+         ('{"partial":[["high",0,1000,[1000,0]],["low",null,-1,null]],"completed":[],'
+          '"events":[[0,"low",1000,0,{"k":"a","g":1,"v":0.5,"x":3},null]],"next_node":1,"next_event":1,"time":1199}'), "5000", 0),
+        ('["a",1]', "user", "elements", "map", "void", '{"$map":[[1500,[{"k":"a","g":1,"v":1.5,"x":3}]]]}', '{"$map":[[1500,5000]]}', 0),
+        ('["b",2]', "user", "elements", "map", "void", '{"$map":[[3000,[{"k":"b","g":2,"v":2.0,"x":4}]]]}', '{"$map":[[3000,5000]]}', 1),
+    ]  # fmt: skip
+    # a timer per waiting timestamp, and one at the partial match's time-out (1000 + 5000)
+    assert records(tables.timers) == [
+        ('["a",1]', "event_time", "void", 1500, 0),
+        ('["a",1]', "event_time", "void", 6000, 0),
+        ('["b",2]', "event_time", "void", 3000, 1),
+    ]
+
+
+@pytest.mark.parametrize("program", [PROCESS, SESSIONS, ROLLING, JOINED, CEP], ids=lambda p: p.uid)
 def test_the_tables_give_back_the_very_snapshots_and_the_operator_goes_on_from_them(program, tmp_path):
     raw = stored(program, [ELEMENTS[:2], ELEMENTS[2:]])
     names = table_names(program.uid)
