@@ -479,6 +479,36 @@ def bench_nexmark(
         console.print(f"appended to {doc}")
 
 
+@bench.command("cep")
+def bench_cep(
+    events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 1_000_000,
+    keys: Annotated[int, typer.Option(help="keys the pattern runs on")] = 10_000,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch (the first two are not counted in the steady rate)")] = 100_000,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """A three-step CEP pattern (small, then medium, then large, within 5.5 s) per key on the general path;
+    its matches checked against the pure-Python automaton run per key."""
+    import datetime as dt
+
+    from funke.bench import report
+    from funke.bench.cep import run_cep_bench, summary
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    canonical = ["funke", "bench", "cep", "--events", str(events), "--keys", str(keys), "--batch-rows", str(batch_rows)]
+    with _reported():
+        spark = session()
+        setup = report.setup(spark)
+        run = run_cep_bench(spark, events, keys, rows_per_batch=batch_rows, on_step=_step)
+    line = summary(run)
+    console.print(line)
+    if write:
+        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+        report.add_to_section(doc, "CEP (`funke bench cep`)", [entry])
+        console.print(f"appended to {doc}")
+
+
 @bench.command("general")
 def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,
