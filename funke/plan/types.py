@@ -138,6 +138,19 @@ def _split_top_level(s: str) -> list[str]:
     return parts
 
 
+def struct_fields(dtype: str | None) -> dict[str, str]:
+    """A ``struct<a:t,b:u>`` type's fields and their types, in order ({} for any other type).
+
+    >>> struct_fields("struct<id:bigint,price:decimal(23,3),at:struct<t:timestamp>>")
+    {'id': 'bigint', 'price': 'decimal(23,3)', 'at': 'struct<t:timestamp>'}
+    >>> struct_fields("bigint")
+    {}
+    """
+    if dtype is None or not dtype.startswith("struct<") or not dtype.endswith(">"):
+        return {}
+    return dict(f.split(":", 1) for f in _split_top_level(dtype[len("struct<") : -1]) if ":" in f)
+
+
 _FIELD = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*:?\s+(.+?)\s*(not\s+null)?\s*$", re.IGNORECASE)
 
 

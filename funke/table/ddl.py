@@ -283,6 +283,7 @@ def _nexmark(t: TableDef) -> Any:
     """Nexmark's events (``funke.connectors.nexmark``), into the table's ``event_type`` and ROW columns."""
     from funke.connectors.nexmark import FIELDS, Nexmark
     from funke.connectors.sources import generator
+    from funke.plan.types import struct_fields
 
     rate = _number(t, "first-event.rate", 10_000)
     if _number(t, "next-event.rate", rate) != rate:
@@ -300,12 +301,13 @@ def _nexmark(t: TableDef) -> Any:
     for name, ty in t.columns:
         if name == "event_type" and ty in ("tinyint", "smallint", "int", "bigint"):
             continue
-        if name not in FIELDS or not ty.startswith("struct<"):
+        row = struct_fields(ty)
+        if name not in FIELDS or not row:
             raise PlanError(
                 f"Flink SQL: table {t.name}: a nexmark table's columns are event_type INT and the ROWs person, auction and bid "
                 f"(fields of each: {'; '.join(f'{k}: {chr(44).join(v)}' for k, v in FIELDS.items())}); {name} {ty} is none of them"
             )
-        fields[name] = tuple(f.split(":", 1)[0] for f in ty[len("struct<") : -1].split(","))
+        fields[name] = tuple(row)
     made = model.columns(fields)
     columns = {name: made[name] for name, _ in t.columns}
     events = ints["events.num"] or None

@@ -53,7 +53,7 @@ from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
-from funke.plan.types import INTEGRAL, Field, Schema, normalize_type
+from funke.plan.types import INTEGRAL, Field, Schema, normalize_type, struct_fields
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
     EventTimeSessionWindows,
@@ -68,7 +68,7 @@ from funke.table.join_lowering import JoinLowering
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.rank import Deduplicate, Order, TopN, WindowResultTopN, WindowTopN
 from funke.table.watermark import WithWatermark
-from funke.table.windows import group_window_query
+from funke.table.windows import group_window_query, has_group_window
 
 _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
@@ -172,9 +172,9 @@ class Planner(JoinLowering):
     def _group_window(self, query: exp.Select) -> exp.Select | None:
         """A legacy group window (``GROUP BY k, TUMBLE(ts, size)``) as the window TVF over the query's
         FROM (``funke.table.windows.group_window_query``); None without one."""
-        group = query.args.get("group")
-        if group is None or not any(isinstance(g, WindowTvf) for g in group.expressions):
+        if not has_group_window(query):
             return None
+        group = query.args["group"]
         source = query.args.get("from_")
         if source is None or query.args.get("joins"):
             raise self.refuse(group, "a group window over a join")
@@ -728,7 +728,7 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
             f = schema.get(e.name)
             return f.dtype if f is not None else None
         row = schema.get(e.table)
-        return _row_fields(row.dtype).get(e.name) if row is not None and row.dtype else None
+        return struct_fields(row.dtype).get(e.name) if row is not None else None
     if isinstance(e, exp.Case) and e.args.get("default") is not None:
         kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
         return kinds.pop() if len(kinds) == 1 else None
@@ -742,13 +742,6 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
         kinds = (exact_type(e.this, schema), exact_type(e.expression, schema))
         return _wider(*kinds) if all(k in INTEGRAL for k in kinds) else None
     return None
-
-
-def _row_fields(dtype: str) -> dict[str, str]:
-    """A flat ``struct<a:t,b:u>`` type's fields and their types ({} for any other type)."""
-    if not dtype.startswith("struct<") or dtype.count("<") > 1:
-        return {}
-    return dict(f.split(":", 1) for f in dtype[len("struct<") : -1].split(",") if ":" in f)
 
 
 def _unqualify(query: exp.Select) -> None:

@@ -96,6 +96,12 @@ _LEGACY_ARGS = {"TUMBLE": 1, "HOP": 2, "SESSION": 1}
 _AUXILIARY = {"_START": "window_start", "_END": "window_end", "_ROWTIME": "window_time"}
 
 
+def has_group_window(query: exp.Select) -> bool:
+    """Whether ``query``'s ``GROUP BY`` has a legacy group window (``TUMBLE(ts, size)``, ...)."""
+    group = query.args.get("group")
+    return group is not None and any(isinstance(g, WindowTvf) for g in group.expressions)
+
+
 def group_window_query(query: exp.Select, view: str, refuse: Callable[..., Exception]) -> exp.Select | None:
     """``query`` with a legacy group window in its ``GROUP BY`` (``TUMBLE(ts, size)``, ``HOP(ts, slide,
     size)``, ``SESSION(ts, gap)``) written as the window TVF over ``view`` (its ``FROM``, registered
@@ -103,8 +109,7 @@ def group_window_query(query: exp.Select, view: str, refuse: Callable[..., Excep
     auxiliary functions the TVF's ``window_start``, ``window_end``, ``window_time``. Flink runs both
     forms alike in event time (one result per window when the watermark passes it, late rows dropped).
     None when ``GROUP BY`` has no group window."""
-    group = query.args.get("group")
-    if group is None or not any(isinstance(g, WindowTvf) for g in group.expressions):
+    if not has_group_window(query):
         return None
     q = query.copy()
     calls = [g for g in q.args["group"].expressions if isinstance(g, WindowTvf)]
