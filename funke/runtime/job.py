@@ -10,6 +10,7 @@ Batch (``bounded=True``): the same plan as Spark batch jobs, run in a background
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -36,6 +37,26 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from funke.config import FunkeSettings
     from funke.spark.compiler import Compiled, QueryPlan
+
+#: Failures of Spark's machinery rather than of the job, which a restart from the checkpoint
+#: rides out: Spark gives a Python worker it starts on its own (a Python source's reader, a
+#: Python sink's committer) a fixed 10 s to connect back, which a loaded machine can miss.
+TRANSIENT_FAILURES = ("Python worker failed to connect back",)
+#: How often one query of a run is restarted after a transient failure before the job fails.
+MAX_RESTARTS = 3
+
+
+def transient(error: Any) -> bool:
+    """Whether a query's failure is one of Spark's transient ones (``TRANSIENT_FAILURES``).
+
+    >>> transient("org.apache.spark.SparkException: Python worker failed to connect back.")
+    True
+    >>> transient("ZeroDivisionError: division by zero")
+    False
+    """
+    text = str(error)
+    return any(t in text for t in TRANSIENT_FAILURES)
+
 
 
 class StreamEnvironment(Protocol):
@@ -90,6 +111,8 @@ class QueryState:
     clocks: list[Clock] = field(default_factory=list)
     #: When the query's general operators on Spark's watermark need a batch (``funke.runtime.watermarks``).
     beats: list[Beat] = field(default_factory=list)
+    #: Times the query was restarted from its checkpoint after a transient failure (``transient``).
+    restarts: int = 0
 
     def __post_init__(self) -> None:
         self.clocks = [Clock(c.path, c.inputs, c.uid, timers=DueTimers(c.buckets, c.observe)) for c in self.plan.compiled.clocks]
@@ -292,7 +315,40 @@ class JobHandle:
             except BaseException as e:  # reported by wait()
                 self._error = e
 
+    def recover(self, query_id: str | None = None) -> None:
+        """Restart, from its checkpoint, each query that failed transiently (``transient``), at
+        most ``MAX_RESTARTS`` times per query: as Flink restarts a failed job from its last
+        checkpoint. The checkpoint makes the restart exact: Spark replays the batch that did not
+        commit, and funke's sinks take a replayed batch once. ``query_id``: first wait for that
+        query to have terminated (the listener hears of it just before)."""
+        if self.mode != "streaming":
+            return
+        failed = self.by_query.get(query_id) if query_id is not None else None
+        query = failed.query if failed is not None else None
+        if query is not None and str(query.id) == query_id:  # not already restarted
+            with contextlib.suppress(Exception):  # it raises the failure it waited for
+                query.awaitTermination()
+        with self._lock:
+            if self.ended is not None:
+                return
+            for st in self.states:
+                q = st.query
+                if q is None or st.finished or st.restarts >= MAX_RESTARTS or q.isActive:
+                    continue
+                err = q.exception()
+                if err is None or not transient(err):
+                    continue
+                st.restarts += 1
+                why = str(err).splitlines()[0]
+                log.warning("job %s: %s failed transiently (%s); restart %d of %d from its checkpoint", self.name, st.sink.where(), why, st.restarts, MAX_RESTARTS)
+                try:
+                    _resume_query(self, st)
+                except BaseException as e:  # reported by wait()
+                    self._error = e
+                    return
+
     def _raise_if_failed(self) -> None:
+        self.recover()
         if self._error is not None:
             self.stop()
             self._registry("failed")
@@ -383,6 +439,7 @@ class JobHandle:
             "watermark": _show_watermark(next((s.watermark for s in self.states if s.watermark), None)),
             "late_rows_dropped": sum(s.late_rows_dropped for s in self.states),
             "dead_letters": sum(s.dead_letters for s in self.states),
+            "restarts": sum(s.restarts for s in self.states),
             "rows_per_s": round(rows / elapsed) if elapsed > 0 else 0,
         }
         if self.mode == "streaming":
@@ -541,22 +598,30 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
             if checkpoints.query_finished(st.sink.uid):
                 st.finished = True  # ended in an earlier run: nothing left to read
             elif not st.plan.lazy or checkpoints.has_query(st.sink.uid):
-                st.end_batch.update(checkpoints.ends(st.sink.uid))  # end rows read before a crash
-                if st.ended_in(checkpoints.last_committed(st.sink.uid)):
-                    st.finished = True  # ... and the batch after them committed too
-                    continue
-                if st.clocks:  # funke's watermarks go on from where the last planned batch left them
-                    kept = {o.get("id"): o for o in checkpoints.last_source_offsets(st.sink.uid) if isinstance(o, dict)}
-                    for clock in st.clocks:
-                        if clock.uid in kept:
-                            clock.restore(kept[clock.uid])
-                _start_query(handle, st)
+                _resume_query(handle, st)
     except BaseException:
         handle.stop()
         raise
     if handle.connect:
         handle._poller = threading.Thread(target=_poll_progress, args=(handle,), name=f"funke-progress-{handle.name}", daemon=True)
         handle._poller.start()
+
+
+def _resume_query(handle: JobHandle, st: QueryState) -> None:
+    """Start ``st``'s query where its checkpoint says it is: after a crashed or stopped run,
+    or after this run's query failed transiently."""
+    checkpoints = handle.checkpoints
+    assert checkpoints is not None
+    st.end_batch.update(checkpoints.ends(st.sink.uid))  # end rows read before a crash
+    if st.ended_in(checkpoints.last_committed(st.sink.uid)):
+        st.finished = True  # ... and the batch after them committed too
+        return
+    if st.clocks:  # funke's watermarks go on from where the last planned batch left them
+        kept = {o.get("id"): o for o in checkpoints.last_source_offsets(st.sink.uid) if isinstance(o, dict)}
+        for clock in st.clocks:
+            if clock.uid in kept:
+                clock.restore(kept[clock.uid])
+    _start_query(handle, st)
 
 
 def _unload_state_stores(spark: Any) -> None:
@@ -606,10 +671,11 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
     if interval:
         writer = writer.trigger(processingTime=f"{interval} milliseconds")
     spec = st.sink.spec
+    fresh = not handle.resumed and st.restarts == 0  # a restarted query goes on with the files it wrote
     if st.plan.split is not None:
         for s in st.plan.sinks:
             if isinstance(s.spec, FileSink):
-                _prepare_file_sink(s.spec, fresh=not handle.resumed)
+                _prepare_file_sink(s.spec, fresh=fresh)
             if handle.connect and isinstance(s.spec, CollectSink):
                 raise PlanError(
                     f"{s.where()}: under Spark Connect a query with several outputs writes them on the server, "
@@ -617,7 +683,7 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
                 )
         writer = writer.foreachBatch(_split_writer(handle.name, handle.cores, st.plan))
     elif isinstance(spec, FileSink):
-        _prepare_file_sink(spec, fresh=not handle.resumed)
+        _prepare_file_sink(spec, fresh=fresh)
         writer = writer.format(spec.format).option("path", spec.path)
     elif handle.connect and isinstance(spec, CollectSink):
         # foreachBatch runs on the Connect server: collect through Spark's memory sink instead.
@@ -648,7 +714,9 @@ def _listener(handle: JobHandle, states: dict[str, QueryState]) -> Any:
             pass
 
         def onQueryTerminated(self, event: Any) -> None:
-            pass
+            if event.exception and transient(event.exception):
+                recover = threading.Thread(target=handle.recover, args=(str(event.id),), name=f"funke-restart-{handle.name}", daemon=True)
+                recover.start()
 
     return reading_json(Listener())
 
@@ -718,35 +786,61 @@ def _run_batch(handle: JobHandle) -> None:
             if st.plan.lazy and not any(s.dead_letters for s in handle.states):
                 st.finished = True  # no bad rows: no dead-letter job to run
                 continue
-            t0 = time.monotonic()
-            from pyspark.sql import Observation
-            from pyspark.sql import functions as F
-
-            out_obs = Observation(f"funke_out_{_safe(st.sink.uid)}")
-            spec, df = st.sink.spec, st.compiled.frame.observe(out_obs, F.count(F.lit(1)).alias("rows"))
-            if isinstance(spec, CollectSink):
-                spec.add_batch(0, [r.asDict() for r in df.collect()])
-            elif isinstance(spec, PrintSink):
-                for r in df.collect()[: spec.limit]:
-                    print(r.asDict())
-            elif isinstance(spec, BatchSink):
-                spec.write_batch(df, 0, handle.name)
-            elif isinstance(spec, FileSink):
-                _prepare_file_sink(spec, fresh=True)
-                df.write.mode("error").format(spec.format).save(spec.path)
-            else:
-                raise PlanError(f"no Spark writer for sink {spec.describe()}")
-            got = 0
-            for m in st.compiled.metrics:
-                if m.observation is not None:
-                    observed = m.observation.get
-                    got += int(observed.get("rows") or 0) if m.counts_rows else 0
-                    st.dead_letters += int(observed.get("dead") or 0)
-            st.input_rows, st.batches = got, 1
-            st.output_rows = int(out_obs.get.get("rows") or 0)
-            st.record_batch(int((time.monotonic() - t0) * 1000), got)
-            st.finished = True
+            while True:
+                try:
+                    _run_batch_query(handle, st)
+                    break
+                except Exception as e:
+                    if not transient(e) or st.restarts >= MAX_RESTARTS or not _rerunnable(st):
+                        raise
+                    st.restarts += 1
+                    why = str(e).splitlines()[0]
+                    log.warning("job %s: %s failed transiently (%s); run %d of %d", handle.name, st.sink.where(), why, st.restarts + 1, MAX_RESTARTS + 1)
     except BaseException as e:  # reported by wait()
         handle._error = e
     finally:
         handle.ended = time.monotonic()
+
+
+def _rerunnable(st: QueryState) -> bool:
+    """Whether a bounded query that failed can run again: its file sink (Spark writes it or
+    nothing, and refuses a directory that exists) holds no file; an empty directory goes."""
+    spec = st.sink.spec
+    if isinstance(spec, FileSink):
+        path = Path(spec.path)
+        if path.exists():
+            if any(f for f in path.rglob("*") if f.is_file()):
+                return False
+            shutil.rmtree(path)
+    return True
+
+
+def _run_batch_query(handle: JobHandle, st: QueryState) -> None:
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    t0 = time.monotonic()
+    out_obs = Observation(f"funke_out_{_safe(st.sink.uid)}")
+    spec, df = st.sink.spec, st.compiled.frame.observe(out_obs, F.count(F.lit(1)).alias("rows"))
+    if isinstance(spec, CollectSink):
+        spec.add_batch(0, [r.asDict() for r in df.collect()])
+    elif isinstance(spec, PrintSink):
+        for r in df.collect()[: spec.limit]:
+            print(r.asDict())
+    elif isinstance(spec, BatchSink):
+        spec.write_batch(df, 0, handle.name)
+    elif isinstance(spec, FileSink):
+        _prepare_file_sink(spec, fresh=True)
+        df.write.mode("error").format(spec.format).save(spec.path)
+    else:
+        raise PlanError(f"no Spark writer for sink {spec.describe()}")
+    got = 0
+    for m in st.compiled.metrics:
+        if m.observation is not None:
+            observed = m.observation.get
+            got += int(observed.get("rows") or 0) if m.counts_rows else 0
+            st.dead_letters += int(observed.get("dead") or 0)
+    st.input_rows, st.batches = got, 1
+    st.output_rows = int(out_obs.get.get("rows") or 0)
+    st.record_batch(int((time.monotonic() - t0) * 1000), got)
+    st.finished = True

@@ -142,6 +142,7 @@ class JobCollector:
         yield counter("funke_batches", "Micro-batches committed by each query", "batches")
         yield counter("funke_late_rows_dropped", "Rows dropped as late (Spark's state operators and funke's, see explain())", "late_rows_dropped")
         yield counter("funke_dead_letters", "Rows sent to the dead-letter output", "dead_letters")
+        yield counter("funke_restarts", "Times each query was restarted from its checkpoint after a transient Spark failure", "restarts")
 
         yield self._operator_rows(job, per_query)
 
