@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from funke.spark.compiler import Compiled, QueryPlan
 
 #: Failures of Spark's machinery rather than of the job, which a restart from the checkpoint
-#: rides out: Spark gives a Python worker it starts on its own (a Python source's reader, a
-#: Python sink's committer) a fixed 10 s to connect back, which a loaded machine can miss.
+#: rides out: Spark gives the one Python worker it starts on its own rather than through its
+#: daemon (a Python streaming source's runner, started with the query) a fixed 10 s to connect
+#: back, which a loaded machine can miss. Bounded runs start none.
 TRANSIENT_FAILURES = ("Python worker failed to connect back",)
 #: How often one query of a run is restarted after a transient failure before the job fails.
 MAX_RESTARTS = 3
@@ -786,33 +787,11 @@ def _run_batch(handle: JobHandle) -> None:
             if st.plan.lazy and not any(s.dead_letters for s in handle.states):
                 st.finished = True  # no bad rows: no dead-letter job to run
                 continue
-            while True:
-                try:
-                    _run_batch_query(handle, st)
-                    break
-                except Exception as e:
-                    if not transient(e) or st.restarts >= MAX_RESTARTS or not _rerunnable(st):
-                        raise
-                    st.restarts += 1
-                    why = str(e).splitlines()[0]
-                    log.warning("job %s: %s failed transiently (%s); run %d of %d", handle.name, st.sink.where(), why, st.restarts + 1, MAX_RESTARTS + 1)
+            _run_batch_query(handle, st)
     except BaseException as e:  # reported by wait()
         handle._error = e
     finally:
         handle.ended = time.monotonic()
-
-
-def _rerunnable(st: QueryState) -> bool:
-    """Whether a bounded query that failed can run again: its file sink (Spark writes it or
-    nothing, and refuses a directory that exists) holds no file; an empty directory goes."""
-    spec = st.sink.spec
-    if isinstance(spec, FileSink):
-        path = Path(spec.path)
-        if path.exists():
-            if any(f for f in path.rglob("*") if f.is_file()):
-                return False
-            shutil.rmtree(path)
-    return True
 
 
 def _run_batch_query(handle: JobHandle, st: QueryState) -> None:

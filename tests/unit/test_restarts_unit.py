@@ -1,5 +1,5 @@
-"""When a job restarts a query (or reruns a bounded one) after a transient Spark failure, and
-when it fails instead: the decisions, without Spark (tests/spark/test_restarts.py runs one for real)."""
+"""When a job restarts a query after a transient Spark failure, and when it fails instead: the
+decisions, without Spark (tests/spark/test_restarts.py runs one for real)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from funke.connectors.sinks import CollectSink, FileSink
+from funke.connectors.sinks import CollectSink
 from funke.errors import JobFailedError
 from funke.runtime import job as jobs
 
@@ -63,43 +63,3 @@ def test_any_other_failure_fails_the_job_without_a_restart(monkeypatch):
     with pytest.raises(JobFailedError, match="division by zero"):
         handle._raise_if_failed()
     assert started == [] and st.restarts == 0
-
-
-def bounded(spec, monkeypatch, errors: list[Exception]) -> tuple[jobs.JobHandle, list[int]]:
-    sink = SimpleNamespace(where=lambda: "sink 'out'", uid="out", spec=spec)
-    st = SimpleNamespace(finished=False, restarts=0, sink=sink, plan=SimpleNamespace(lazy=False), dead_letters=0)
-    runs: list[int] = []
-
-    def run(handle, state):
-        runs.append(state.restarts)
-        if errors:
-            raise errors.pop(0)
-        state.finished = True
-
-    monkeypatch.setattr(jobs, "_run_batch_query", run)
-    return jobs.JobHandle("j", "batch", None, [st]), runs
-
-
-def test_a_bounded_query_failed_transiently_runs_again_and_an_empty_file_sink_directory_goes(monkeypatch, tmp_path):
-    out = tmp_path / "out"
-    (out / "_temporary").mkdir(parents=True)  # what a write Spark aborted leaves
-    handle, runs = bounded(FileSink(str(out)), monkeypatch, [RuntimeError(TRANSIENT)])
-    jobs._run_batch(handle)
-    assert handle._error is None and runs == [0, 1] and not out.exists()
-
-
-def test_a_bounded_query_is_not_run_again_over_files_it_wrote_nor_for_other_failures(monkeypatch, tmp_path):
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "part-0.parquet").write_text("x")
-    handle, runs = bounded(FileSink(str(out)), monkeypatch, [RuntimeError(TRANSIENT)])
-    jobs._run_batch(handle)
-    assert "connect back" in str(handle._error) and runs == [0]
-
-    handle, runs = bounded(CollectSink(), monkeypatch, [ValueError("bad row")])
-    jobs._run_batch(handle)
-    assert isinstance(handle._error, ValueError) and runs == [0]
-
-    handle, runs = bounded(CollectSink(), monkeypatch, [RuntimeError(TRANSIENT)] * (jobs.MAX_RESTARTS + 1))
-    jobs._run_batch(handle)
-    assert "connect back" in str(handle._error) and runs == list(range(jobs.MAX_RESTARTS + 1))
