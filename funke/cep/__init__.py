@@ -8,7 +8,8 @@
 >>> [(m["a"], m["b"]) for m in out]
 [(['a1', 'a2'], ['b']), (['a1'], ['b']), (['a2'], ['b'])]
 
-On a keyed stream, ``CEP.pattern(keyed, pattern)`` gives a :class:`PatternStream`; its
+On a keyed stream, ``CEP.pattern(keyed, pattern)`` gives a :class:`PatternStream` (a third
+argument, ``comparator(a, b) -> int``, orders events with the same timestamp); its
 ``process(PatternProcessFunction)``, ``select(fn)`` and ``flat_select(fn)`` give the matches
 as rows, on Spark (see ``funke.cep.stream``). ``CEP`` and ``PatternStream`` are imported on
 first use, so a Spark worker that unpickles a pattern does not import the DataStream API.

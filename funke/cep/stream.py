@@ -30,7 +30,14 @@ from typing import Any
 from funke.api.streams import DataStream, KeyedStream
 from funke.errors import PlanError
 from funke.plan.types import Schema
-from funke.semantics.cep_operator import CepOperator, PatternFlatSelect, PatternProcessFunction, PatternSelect
+from funke.semantics.cep_operator import (
+    CepOperator,
+    PatternFlatSelect,
+    PatternProcessFunction,
+    PatternSelect,
+    _name_of,
+    as_comparator,
+)
 from funke.semantics.functions import OutputTag
 
 __all__ = ["CEP", "PatternStream"]
@@ -40,8 +47,27 @@ class CEP:
     """Flink's ``CEP``: the entry point that applies a pattern to a stream."""
 
     @staticmethod
-    def pattern(input: KeyedStream, pattern: Any) -> PatternStream:
-        """Match ``pattern`` per key of ``input``; in event time unless ``.in_processing_time()``."""
+    def pattern(input: KeyedStream, pattern: Any, comparator: Any = None) -> PatternStream:
+        """Match ``pattern`` per key of ``input``; in event time unless ``.in_processing_time()``.
+
+        ``comparator`` (Flink's ``EventComparator``): ``compare(a, b) -> int`` (or an object with
+        that ``compare`` method) orders the events of one key that have the same timestamp before
+        the pattern sees them: negative puts ``a`` first, positive ``b``, 0 keeps arrival order.
+        Without it, events of one timestamp go in arrival order. In processing time, the events
+        of one key that arrive in the same millisecond are ordered by it (as in Flink), which
+        makes them wait for a processing-time timer instead of being matched on arrival.
+
+        >>> import funke as fk
+        >>> from funke.cep import Pattern
+        >>> env = fk.StreamEnvironment(app="doc")
+        >>> keyed = env.from_collection([("k", 1)], "k string, v bigint").key_by("k")
+        >>> CEP.pattern(keyed, Pattern.begin("a"), comparator=lambda a, b: a["v"] - b["v"])
+        PatternStream(Pattern.begin('a'), event time, ties ordered by <lambda>)
+        >>> CEP.pattern(keyed, Pattern.begin("a"), comparator="v")
+        Traceback (most recent call last):
+        ...
+        funke.errors.PlanError: CEP.pattern(stream, pattern, comparator): a comparator must be a function compare(a, b) -> int (negative: a first, 0: arrival order, positive: b first), or an object with a compare(a, b) method; got 'v'
+        """
         from funke.cep.pattern import Pattern
 
         if not isinstance(input, KeyedStream):
@@ -51,23 +77,38 @@ class CEP:
             )
         if not isinstance(pattern, Pattern):
             raise PlanError(f"CEP.pattern(stream, pattern) takes a funke.cep.Pattern, got {pattern!r}")
-        return PatternStream(input, pattern.validate())
+        if comparator is not None:
+            try:
+                comparator = as_comparator(comparator)
+            except TypeError as e:
+                raise PlanError(f"CEP.pattern(stream, pattern, comparator): {e}") from None
+        return PatternStream(input, pattern.validate(), comparator=comparator)
 
 
 class PatternStream:
     """A pattern applied to a keyed stream; ``process``/``select``/``flat_select`` give its matches as rows."""
 
-    def __init__(self, keyed: KeyedStream, pattern: Any, *, processing_time: bool = False, late_tag: OutputTag | None = None):
+    def __init__(
+        self,
+        keyed: KeyedStream,
+        pattern: Any,
+        *,
+        processing_time: bool = False,
+        late_tag: OutputTag | None = None,
+        comparator: Any = None,
+    ):
         self._keyed = keyed
         self._pattern = pattern
         self._processing_time = processing_time
         self._late_tag = late_tag
+        self._comparator = comparator
 
     def __repr__(self) -> str:
-        return f"PatternStream({self._pattern!r}, {'processing' if self._processing_time else 'event'} time)"
+        order = "" if self._comparator is None else f", ties ordered by {_name_of(self._comparator)}"
+        return f"PatternStream({self._pattern!r}, {'processing' if self._processing_time else 'event'} time{order})"
 
     def _with(self, **changes: Any) -> PatternStream:
-        fields = {"processing_time": self._processing_time, "late_tag": self._late_tag, **changes}
+        fields = {"processing_time": self._processing_time, "late_tag": self._late_tag, "comparator": self._comparator, **changes}
         return PatternStream(self._keyed, self._pattern, **fields)
 
     def in_processing_time(self) -> PatternStream:
@@ -119,7 +160,9 @@ class PatternStream:
                 "assign_timestamps_and_watermarks(...) before key_by(); or match in processing time "
                 "(CEP.pattern(...).in_processing_time())"
             )
-        operator = CepOperator(self._pattern, function, processing_time=self._processing_time, late_tag=self._late_tag)
+        operator = CepOperator(
+            self._pattern, function, processing_time=self._processing_time, late_tag=self._late_tag, comparator=self._comparator
+        )
         out = self._keyed.process(operator, output_schema=output_schema, name=name, uid=uid)
         return PatternResult(out._env, out.node)
 

@@ -7,12 +7,16 @@ keyed state, in checkpoints and savepoints like any other. What it does is Flink
 * **Event time.** An element newer than the watermark is buffered (MapState ``elements``:
   timestamp -> elements in arrival order) and an event-time timer is set at its timestamp.
   When the watermark passes, the buffered elements up to it go through the automaton in
-  timestamp order (equal timestamps in arrival order), then the automaton's time moves to the
+  timestamp order (equal timestamps in arrival order, or in the ``comparator``'s order when
+  there is one: Flink's ``EventComparator``), then the automaton's time moves to the
   watermark, which times out partial matches older than ``within``. An element at or below
   the watermark on arrival is late: it goes to the late-data side output if one is set, else
   it is dropped and counted (:attr:`CepOperator.num_late_records_dropped`).
 * **Processing time.** Elements go through the automaton as they come, stamped with the
-  processing time.
+  processing time. With a ``comparator`` they are buffered instead, under the processing
+  time they arrived at, with a processing-time timer at that time; when it fires, the
+  buffered elements go through in time order, those of one millisecond in the comparator's
+  order (as Flink's operator does).
 * The automaton's per-key state (partial matches and the events they hold) is ValueState
   ``partial_matches`` in plain data (lists, dicts and the events themselves), so a savepoint
   shows it as readable JSON; a key with nothing in flight keeps nothing.
@@ -44,6 +48,8 @@ dropped otherwise. A match is ``{pattern name: [events]}``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -59,6 +65,7 @@ __all__ = [
     "PatternProcessFunction",
     "PatternSelect",
     "TimedOutPartialMatchHandler",
+    "as_comparator",
     "export_nfa_state",
     "import_nfa_state",
 ]
@@ -202,6 +209,61 @@ class _TimerClock:
         return self.timers.current_processing_time()
 
 
+def as_comparator(comparator: Any) -> Callable[[Any, Any], Any]:
+    """Flink's ``EventComparator`` in Python: ``compare(a, b)`` (negative: ``a`` goes first, 0: keep
+    their arrival order, positive: ``b`` first), or an object with such a ``compare`` method.
+
+    >>> as_comparator(lambda a, b: a - b)(1, 2)
+    -1
+    >>> as_comparator(len)
+    Traceback (most recent call last):
+    ...
+    TypeError: a comparator must be a function compare(a, b) -> int (negative: a first, 0: arrival order, positive: b first), or an object with a compare(a, b) method; got <built-in function len>, which takes one argument: for a sort key k, pass lambda a, b: (k(a) > k(b)) - (k(a) < k(b))
+    """
+    bound = getattr(comparator, "compare", None)
+    fn = bound if callable(bound) and not isinstance(comparator, type) else comparator
+    what = (
+        "a comparator must be a function compare(a, b) -> int (negative: a first, 0: arrival order, positive: b "
+        "first), or an object with a compare(a, b) method"
+    )
+    if not callable(fn) or isinstance(fn, type):
+        raise TypeError(f"{what}; got {comparator!r}")
+    if _takes_one_argument(fn):
+        raise TypeError(
+            f"{what}; got {comparator!r}, which takes one argument: for a sort key k, "
+            "pass lambda a, b: (k(a) > k(b)) - (k(a) < k(b))"
+        )
+    return fn
+
+
+def _takes_one_argument(fn: Callable[..., Any]) -> bool:
+    try:
+        inspect.signature(fn).bind(None, None)
+    except TypeError:
+        return True
+    except ValueError:  # no signature to read (some builtins): let it be
+        return False
+    return False
+
+
+def _sorted_by(comparator: Callable[[Any, Any], Any] | None, elements: list[Any]) -> list[Any]:
+    """``elements`` (one timestamp's, in arrival order) in the comparator's order; a stable sort, as
+    Java's ``Stream.sorted``, so elements it calls equal keep their arrival order."""
+    if comparator is None or len(elements) < 2:
+        return elements
+
+    def compare(a: Any, b: Any) -> Any:
+        result = comparator(a, b)
+        if isinstance(result, bool) or not isinstance(result, (int, float)):
+            raise TypeError(
+                f"the CEP comparator {_name_of(comparator)} returned {result!r} for ({a!r}, {b!r}); "
+                "it must return a number: negative (a first), 0 (arrival order) or positive (b first)"
+            )
+        return result
+
+    return sorted(elements, key=functools.cmp_to_key(compare))
+
+
 #: The operator's keyed state (Flink's CepOperator names them alike).
 PARTIAL_MATCHES, ELEMENTS = "partial_matches", "elements"
 
@@ -211,6 +273,8 @@ class CepOperator(KeyedProcessFunction):
 
     ``processing_time``: match in arrival order, stamped with processing time, instead of in
     event-time order. ``late_tag``: where elements late on arrival go (event time).
+    ``comparator``: ``compare(a, b) -> int`` orders the elements of one timestamp before the
+    automaton sees them (Flink's ``EventComparator``); without one they go in arrival order.
     """
 
     def __init__(
@@ -220,6 +284,7 @@ class CepOperator(KeyedProcessFunction):
         *,
         processing_time: bool = False,
         late_tag: OutputTag | None = None,
+        comparator: Callable[[Any, Any], Any] | None = None,
     ) -> None:
         if not isinstance(function, PatternProcessFunction):
             raise TypeError(f"a pattern's matches go to a PatternProcessFunction subclass, got {function!r}")
@@ -229,6 +294,7 @@ class CepOperator(KeyedProcessFunction):
         self.function = function
         self.processing_time = processing_time
         self.late_tag = late_tag
+        self.comparator = None if comparator is None else as_comparator(comparator)
         #: Late elements dropped (no late tag), over this instance's life (Flink's numLateRecordsDropped).
         self.num_late_records_dropped = 0
         self._clock = _TimerClock()
@@ -246,7 +312,8 @@ class CepOperator(KeyedProcessFunction):
         """The pattern, the function, the notion of time and the late-data output, on one line."""
         time = "processing time" if self.processing_time else "event time"
         late = f", late data -> {self.late_tag.name!r}" if self.late_tag is not None and not self.processing_time else ""
-        return f"{self.pattern!r} -> {_name_of(self.function)} [{time}{late}]"
+        order = f", ties ordered by {_name_of(self.comparator)}" if self.comparator is not None else ""
+        return f"{self.pattern!r} -> {_name_of(self.function)} [{time}{late}{order}]"
 
     @property
     def nfa(self) -> NFA:
@@ -269,6 +336,9 @@ class CepOperator(KeyedProcessFunction):
         self._clock.timers = timers
         if self.processing_time:
             now = timers.current_processing_time()
+            if self.comparator is not None:  # (Flink's too) wait for this millisecond's others, to sort them
+                self._buffer(value, now, timers.register_processing_time_timer)
+                return
             state = self._load()
             yield from self._feed(state, [value], now, ctx)
             self._store(state, timers)
@@ -285,9 +355,12 @@ class CepOperator(KeyedProcessFunction):
             else:
                 self.num_late_records_dropped += 1
             return
+        self._buffer(value, timestamp, timers.register_event_time_timer)
+
+    def _buffer(self, value: Any, timestamp: int, register_timer: Callable[[int], None]) -> None:
         buffered = self._elements.get(timestamp)
         self._elements.put(timestamp, [value] if buffered is None else [*buffered, value])
-        timers.register_event_time_timer(timestamp)
+        register_timer(timestamp)
 
     # -- time
 
@@ -297,13 +370,16 @@ class CepOperator(KeyedProcessFunction):
         state = self._load()
         if ctx.time_domain() is TimeDomain.PROCESSING_TIME:
             now = timers.current_processing_time()
+            delete_timer = timers.delete_processing_time_timer
         else:
             now = timers.current_watermark()
-            due = sorted(t for t in self._elements.keys() if t <= now)  # noqa: SIM118 (MapState has keys(), no __iter__)
-            for t in due:
-                yield from self._feed(state, self._elements.get(t), t, ctx)
-                self._elements.remove(t)
-                timers.delete_event_time_timer(t)  # this run fed them: their own timers, still due, have nothing to do
+            delete_timer = timers.delete_event_time_timer
+        # (in processing time only a comparator buffers; its elements are all due: stamped at or before now)
+        due = sorted(t for t in self._elements.keys() if t <= now)  # noqa: SIM118 (MapState has keys(), no __iter__)
+        for t in due:
+            yield from self._feed(state, _sorted_by(self.comparator, self._elements.get(t)), t, ctx)
+            self._elements.remove(t)
+            delete_timer(t)  # this run fed them: their own timers, still due, have nothing to do
         yield from self._emit(self.nfa.advance_time(state, now), now, ctx)
         self._store(state, timers)
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from funke.cep import Pattern, PatternProcessFunction, TimedOutPartialMatchHandler
+import funke as fk
+from funke.cep import CEP, Pattern, PatternProcessFunction, TimedOutPartialMatchHandler
+from funke.errors import PlanError
 from funke.savepoints.general import encode_value
 from funke.semantics.cep import NFA
 from funke.semantics.cep_operator import CepOperator, PatternFlatSelect, PatternSelect
@@ -44,8 +47,8 @@ def _labels(match):
     return " ".join(e for events in match.values() for e in events)
 
 
-def operator(pattern, *, late=None, processing_time=False, clock=None, function=None):
-    fn = CepOperator(pattern, function or Labels(), late_tag=late, processing_time=processing_time)
+def operator(pattern, *, late=None, processing_time=False, clock=None, function=None, comparator=None):
+    fn = CepOperator(pattern, function or Labels(), late_tag=late, processing_time=processing_time, comparator=comparator)
     return KeyedProcessOperator(fn, clock=clock)
 
 
@@ -73,6 +76,85 @@ def test_equal_timestamps_go_in_arrival_order():
     for e in ("a1", "b1", "a2", "b2"):  # all at 5
         op.process_element("k", e, 5)
     assert out(op.advance_watermark(5)) == [("main", ("k", "a1 b1", 5)), ("main", ("k", "a2 b2", 5))]
+
+
+def by_kind(a, b):
+    """Flink's EventComparator as a function: "a" events before "b" events; the same kind: 0 (arrival order)."""
+    return (a[0] > b[0]) - (a[0] < b[0])
+
+
+class ByKindDescending:
+    """A Flink-style comparator object (``compare(a, b)``): "b" events before "a" events."""
+
+    def compare(self, a, b):
+        return by_kind(b, a)
+
+
+def test_a_comparator_orders_the_elements_of_one_timestamp_only_and_ties_keep_arrival_order():
+    arrival = [("b0", 4), ("b1", 5), ("a2", 5), ("a1", 5)]
+
+    def matches(comparator):
+        op = operator(A_THEN_B, comparator=comparator)
+        for e, t in arrival:
+            op.process_element("k", e, t)
+        return out(op.advance_watermark(MAX_WATERMARK))
+
+    # arrival order: b0 | b1 a2 a1: no "a" right before a "b"
+    assert matches(None) == []
+    # the comparator: b0 | a2 a1 b1 (a2 and a1 compare equal: arrival order; b0 is earlier, whatever its kind)
+    assert matches(by_kind) == [("main", ("k", "a1 b1", 5))]
+    # an object with compare(a, b): b0 | b1 a2 a1 -> "b" first, so again none
+    assert matches(ByKindDescending()) == []
+    assert matches(lambda a, b: by_kind(b, a) if a[1] == b[1] else 0) == []  # a "compare" that says 0: arrival order
+
+
+def test_a_comparator_in_processing_time_orders_the_elements_of_one_millisecond_on_a_timer():
+    clock = ManualClock(1_000)
+    op = operator(A_THEN_B.within(100), processing_time=True, clock=clock, comparator=by_kind)
+    assert op.process_element("k", "b1", None) == []  # waits for the rest of its millisecond, as in Flink
+    assert op.process_element("k", "a1", None) == []
+    assert op.next_processing_time() == 1_000
+    assert out(op.advance_processing_time()) == [("main", ("k", "a1 b1", 1_000))]  # a1 b1, not b1 a1
+    clock.advance_to(1_010)
+    op.process_element("k", "b2", None)
+    clock.advance_to(1_011)  # (no timer fired in between: both wait)
+    op.process_element("k", "a2", None)
+    assert out(op.advance_processing_time()) == []  # b2 @1010, then a2 @1011: the comparator orders within a millisecond
+    op.advance_processing_time(1_050)
+    op.process_element("k", "b3", None)
+    assert out(op.advance_processing_time()) == [("main", ("k", "a2 b3", 1_050))]
+    op.process_element("k", "a4", None)
+    assert out(op.advance_processing_time()) == []
+    assert out(op.advance_processing_time(1_150)) == [("timed-out", ("k", "a4", 1_150))]
+    assert op.snapshot()["state"] == [] and op.snapshot()["timers"] == []
+
+
+def test_a_comparator_must_compare_two_events():
+    env = fk.StreamEnvironment(app="cep-comparator")
+    keyed = env.from_collection([("k", "a")], "k string, kind string").key_by("k")
+    with pytest.raises(PlanError) as bad:
+        CEP.pattern(keyed, A_THEN_B, comparator="kind")
+    assert str(bad.value) == (
+        "CEP.pattern(stream, pattern, comparator): a comparator must be a function compare(a, b) -> int "
+        "(negative: a first, 0: arrival order, positive: b first), or an object with a compare(a, b) method; got 'kind'"
+    )
+    with pytest.raises(PlanError, match=r"which takes one argument: for a sort key k, pass lambda a, b: \(k\(a\) > k\(b\)\)"):
+        CEP.pattern(keyed, A_THEN_B, comparator=lambda e: e["kind"])
+    with pytest.raises(TypeError, match="a comparator must be a function"):
+        CepOperator(A_THEN_B, Labels(), comparator=42)
+    op = operator(A_THEN_B, comparator=lambda a, b: None)
+    op.process_element("k", "a1", 5)
+    op.process_element("k", "b1", 5)
+    with pytest.raises(
+        TypeError, match=r"the CEP comparator .*<lambda> returned None for \('b1', 'a1'\); it must return a number"
+    ):
+        op.advance_watermark(5)
+    assert repr(CEP.pattern(keyed, A_THEN_B)) == f"PatternStream({A_THEN_B!r}, event time)"
+    assert (
+        CepOperator(A_THEN_B, Labels(), comparator=ByKindDescending())
+        .describe()
+        .endswith("-> Labels [event time, ties ordered by ByKindDescending.compare]")
+    )
 
 
 def test_late_elements_go_to_the_late_output_or_are_dropped_and_counted():
@@ -182,13 +264,13 @@ PATTERNS = {
 }
 
 
-def reference(pattern, events):
-    """Per key, the events in (timestamp, arrival) order through a fresh automaton, then time to +infinity."""
+def reference(pattern, events, tie_rank=lambda e: 0):
+    """Per key, the events in (timestamp, tie_rank, arrival) order through a fresh automaton, then time to +infinity."""
     nfa = NFA.compile(pattern)
     found = []
     for key in sorted({k for k, _, _ in events}):
         state = nfa.initial_state()
-        mine = sorted(((t, i, e) for i, (k, e, t) in enumerate(events) if k == key), key=lambda x: x[:2])
+        mine = [(t, i, e) for t, _, i, e in sorted((t, tie_rank(e), i, e) for i, (k, e, t) in enumerate(events) if k == key)]
         outs = [nfa.process(state, e, t) for t, _, e in mine] + [nfa.advance_time(state, MAX_WATERMARK)]
         for o in outs:
             found += [("main", (key, _labels(m))) for m in o.matches]
@@ -197,11 +279,12 @@ def reference(pattern, events):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10**6), name=st.sampled_from(sorted(PATTERNS)))
-def test_the_operator_equals_the_automaton_in_timestamp_order(seed, name):
+@given(seed=st.integers(0, 10**6), name=st.sampled_from(sorted(PATTERNS)), compared=st.booleans())
+def test_the_operator_equals_the_automaton_in_timestamp_order(seed, name, compared):
+    """With a comparator (later kinds first), events of one timestamp go in its order, ties in arrival order."""
     rnd = random.Random(seed)
     events, t, watermark = [], 0, -1
-    op = operator(PATTERNS[name])
+    op = operator(PATTERNS[name], comparator=ByKindDescending() if compared else None)
     got = []
     for i in range(40):
         t += rnd.randrange(0, 6)
@@ -214,4 +297,4 @@ def test_the_operator_equals_the_automaton_in_timestamp_order(seed, name):
             got += op.advance_watermark(watermark)
     got += op.advance_watermark(MAX_WATERMARK)
     plain = [(tag, v[:2]) if tag == "main" else (tag, v) for tag, v in out(got)]
-    assert sorted(plain) == reference(PATTERNS[name], events)
+    assert sorted(plain) == reference(PATTERNS[name], events, (lambda e: -ord(e[0])) if compared else (lambda e: 0))

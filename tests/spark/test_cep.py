@@ -178,3 +178,42 @@ def test_late_elements_and_timed_out_partial_matches_go_to_their_side_outputs_in
         ignore=(),
     )
     assert_rows(result[pt_timed_out_out], [{"key": "j", "a": "a5", "b": "", "at": 10_000, "_step": 4}], ignore=())
+
+
+def kinds_in_order(a, b):
+    """Flink's EventComparator: of two events with one timestamp, "a" before "b"; the same kind keeps arrival order."""
+    return (a["kind"] > b["kind"]) - (a["kind"] < b["kind"])
+
+
+def test_a_comparator_orders_the_events_of_one_timestamp_on_spark(env):
+    script = (
+        TestStream(schema="key string, kind string, label string")
+        .add_elements(
+            [("k", "b", "b1"), ("k", "a", "a2"), ("k", "a", "a1"), ("j", "b", "b3"), ("j", "a", "a3")],
+            timestamps=[1_000, 1_000, 1_000, 2_000, 2_001],
+        )  # 0 (processing time 0)
+        .advance_watermark_to(5_000)  # 1
+        .advance_processing_time(fk.seconds(1))  # 2
+    )
+    pattern = Pattern.begin("a").where(is_a).next("b").where(is_b)
+    keyed = env.from_source(script).key_by("key")
+
+    def pair(m):
+        return {"key": m["a"][0]["key"], "a": m["a"][0]["label"], "b": m["b"][0]["label"]}
+
+    schema = "key string, a string, b string"
+    ordered = CEP.pattern(keyed, pattern, comparator=kinds_in_order).select(pair, output_schema=schema)
+    arrival = CEP.pattern(keyed, pattern).select(pair, output_schema=schema)
+    arriving = CEP.pattern(keyed, pattern, comparator=kinds_in_order).in_processing_time().select(pair, output_schema=schema)
+    result = run(env, ordered, arrival, arriving)
+
+    # k @1000: b1 a2 a1 -> a2 a1 b1 (a2, a1 compare equal: arrival order); j's b3 @2000 comes before a3 @2001 whatever the kind
+    assert_rows(result[ordered], [{"key": "k", "a": "a1", "b": "b1", "_step": 1}], ignore=())
+    assert_rows(result[arrival], [])
+    # processing time: the step's events of a key share its millisecond, so the comparator orders all of them
+    # (j's too); they wait for the processing-time timer at that millisecond, which fires with the next step
+    assert_rows(
+        result[arriving],
+        [{"key": "j", "a": "a3", "b": "b3", "_step": 1}, {"key": "k", "a": "a1", "b": "b1", "_step": 1}],
+        ignore=(),
+    )
