@@ -47,7 +47,11 @@ class Flink(Dialect):
         QUOTES = ["'"]
         #: SESSION is a keyword to sqlglot (SET SESSION ...); in Flink SQL it is also a window TVF.
         #: ROW is Flink's structured type, ``ROW<name type, ...>``: sqlglot's STRUCT.
-        KEYWORDS = {**{k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"}, "ROW": TokenType.STRUCT}
+        KEYWORDS = {
+            **{k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"},
+            "ROW": TokenType.STRUCT,
+            "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE,
+        }
 
     class Parser(parser.Parser):
         #: DDL: ``WATERMARK FOR ts AS ts - INTERVAL '5' SECOND`` in CREATE TABLE (as sqlglot's RisingWave
@@ -86,6 +90,59 @@ class Flink(Dialect):
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
             node = self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))
             node.meta.update(line=token.line, col=token.col, start=token.start)
+            return node
+
+        def _parse_match_recognize(self) -> exp.MatchRecognize | None:
+            """Flink's ``MATCH_RECOGNIZE (...)``: sqlglot's clauses, plus ``WITHIN INTERVAL ...`` after
+            ``PATTERN (...)`` (kept in the node's ``within`` meta) and ``AFTER MATCH SKIP TO variable``."""
+            if not self._match(TokenType.MATCH_RECOGNIZE):
+                return None
+            start = self._prev
+            self._match_l_paren()
+            partition = self._parse_partition_by()
+            order = self._parse_order()
+            measures = self._parse_csv(self._parse_match_recognize_measure) if self._match_text_seq("MEASURES") else None
+            rows = None
+            if self._match_text_seq("ONE", "ROW", "PER", "MATCH"):
+                rows = exp.var("ONE ROW PER MATCH")
+            elif self._match_text_seq("ALL", "ROWS", "PER", "MATCH"):
+                rows = exp.var("ALL ROWS PER MATCH")
+            after = None
+            if self._match_text_seq("AFTER", "MATCH", "SKIP"):
+                if self._match_text_seq("PAST", "LAST", "ROW"):
+                    after = exp.var("PAST LAST ROW")
+                elif self._match_text_seq("TO", "NEXT", "ROW"):
+                    after = exp.var("TO NEXT ROW")
+                elif self._match_text_seq("TO"):
+                    direction = "LAST"
+                    if self._match_texts(("FIRST", "LAST")):
+                        direction = self._prev.text.upper()
+                    variable = self._advance_any()
+                    if not variable:
+                        self.raise_error(f"Expecting a pattern variable after AFTER MATCH SKIP TO {direction}")
+                    after = exp.var(f"TO {direction} {variable.text if variable else ''}")
+            pattern = None
+            if self._match_text_seq("PATTERN"):
+                self._match_l_paren()
+                first, depth, last = self._curr, 1, None
+                while self._curr and depth > 0:
+                    depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(self._curr.token_type, 0)
+                    if depth > 0:
+                        last = self._curr
+                    self._advance()
+                if depth > 0 or first is None:
+                    self.raise_error("Expecting )", self._curr)
+                pattern = exp.var(self._find_sql(first, last) if last is not None else "")
+            within = self._parse_interval() if self._match_text_seq("WITHIN") else None
+            define = self._parse_csv(self._parse_name_as_expression) if self._match_text_seq("DEFINE") else None
+            self._match_r_paren()
+            node = self.expression(
+                exp.MatchRecognize(
+                    partition_by=partition, order=order, measures=measures, rows=rows, after=after,
+                    pattern=pattern, define=define, alias=self._parse_table_alias(),
+                )
+            )
+            node.meta.update(line=start.line, col=start.col, start=start.start, within=within)
             return node
 
         #: Functions whose Flink arguments sqlglot's own parse would misplace (REGEXP_EXTRACT's third is

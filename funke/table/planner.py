@@ -136,6 +136,8 @@ class Planner(JoinLowering):
             raise self.refuse(query, f"a {type(query).__name__.upper()} statement", "sql_query takes one SELECT")
         if query.args.get("with_"):
             self._ctes(query.args["with_"])
+        if query.args.get("match") is not None:
+            return self.lower(self._match_recognize(query))
         if (windowed := self._group_window(query)) is not None:
             return self.lower(windowed)
         if query.args.get("joins"):
@@ -184,6 +186,28 @@ class Planner(JoinLowering):
         name = self._hide()
         self.views = {**self.views, name: lambda: stream}
         return group_window_query(query, name, self.refuse)
+
+    def _match_recognize(self, query: exp.Select) -> exp.Select:
+        """``FROM v MATCH_RECOGNIZE (...) [AS] t``: the CEP pattern's matches (``funke.table.match_recognize``)
+        as a view named ``t``, and the query over it."""
+        from funke.table.match_recognize import MatchRecognize
+
+        node = query.args["match"]
+        source = query.args.get("from_")
+        if source is None or query.args.get("joins"):
+            raise self.refuse(node, "MATCH_RECOGNIZE over a join", "match over one view (join in a subquery first)")
+        stream, tvf = self._source(source.this)
+        if tvf is not None:
+            raise self.refuse(node, "MATCH_RECOGNIZE over a window TVF")
+        matches = MatchRecognize(node, stream, self.at, self._hide).lower()
+        name = self._hide()
+        self.views = {**self.views, name: lambda: matches}
+        alias = node.args.get("alias")
+        outer = query.copy()
+        outer.set("match", None)
+        table = exp.Table(this=exp.to_identifier(name), alias=alias.copy() if alias is not None else None)
+        outer.set("from_", exp.From(this=table))
+        return outer
 
     def _no_refused_parts(self, query: exp.Select, allowed: tuple[str, ...] = ()) -> None:
         """Refuse the parts of a SELECT funke does not run (``_REFUSED``), but for ``allowed``."""
