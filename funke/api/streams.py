@@ -88,6 +88,10 @@ class DataStream:
         """
         if isinstance(fn, Mapping):
             return self.select(*(to_expr(e).alias(k) for k, e in fn.items()))
+        if callable(getattr(fn, "output_schema", None)):  # a library's batch function (fk.ml.predict) knows its output
+            if output_schema is not None:
+                raise PlanError(f"map({fn!r}): its output is the stream's columns and its own; drop output_schema=")
+            output_schema, vectorized = fn.output_schema(self.schema), True
         return self._python(fn, "map", output_schema, vectorized, name, uid)
 
     def flat_map(self, fn: Callable[[dict[str, Any]], Any], *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:

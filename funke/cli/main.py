@@ -509,6 +509,34 @@ def bench_cep(
         console.print(f"appended to {doc}")
 
 
+@bench.command("ml")
+def bench_ml(
+    rows: Annotated[int, typer.Option(help="rows scored by each system")] = 10_000_000,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """Scoring with a scikit-learn linear model on 10 features: funke's fk.ml.predict against a plain PySpark
+    pandas_udf, same rows, outputs checked (target >= 1 M rows/s)."""
+    import datetime as dt
+
+    from funke.bench import report
+    from funke.bench.ml import ml_summary, run_ml_bench
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    with _reported():
+        spark = session()
+        setup = report.setup(spark)
+        _step(f"scoring: {rows:,} rows, funke fk.ml.predict and a plain PySpark pandas_udf")
+        line = ml_summary(run_ml_bench(spark, rows))
+    console.print(line)
+    if write:
+        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(['funke', 'bench', 'ml', '--rows', str(rows)])}`: {line}. {setup.versions}; {setup.machine}"
+        intro = "Issue 18: `fk.ml.predict` scoring a stream (see funke/bench/ml.py for what each side runs). Target >= 1 M rows/s."
+        report.add_to_section(doc, "Scoring a stream with a model (`funke bench ml`)", [entry], intro=intro)
+        console.print(f"appended to {doc}")
+
+
 @bench.command("general")
 def bench_general(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,

@@ -34,7 +34,7 @@ from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, pre_shuffled, side_view, two_input_program
-from funke.spark.python_fns import pandas_function, row_function
+from funke.spark.python_fns import arrow_column, pandas_function, row_function
 from funke.spark.session import is_connect
 from funke.spark.sources import (
     CORRUPT,
@@ -466,6 +466,10 @@ class Compiler:
         df = self.plain(up, node.uid)
         out_schema = node.schema or spark_schema_to_funke(df)
         spark_schema = out_schema.ddl() if node.mode != "filter" else df.schema
+        if node.vectorized and callable(getattr(node.fn, "arrow_column", None)):  # a library's added column (fk.ml.predict)
+            udf = F.arrow_udf(arrow_column(node.fn.arrow_column), node.fn.output_type)
+            column = udf(*(F.col(c) for c in node.fn.inputs))
+            return self._merge(df.withColumn(node.fn.output, column), up)
         if node.vectorized:
             fn = pandas_function(node.fn, node.mode, out_schema, node.where())
             result = df.mapInPandas(fn, spark_schema)

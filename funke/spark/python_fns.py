@@ -132,6 +132,16 @@ class _ResultColumns:
         return [list(map(itemgetter(i), rows)) for i in range(width)]
 
 
+def arrow_column(fn: Callable[..., pa.Array]) -> Callable[..., pa.Array]:
+    """A scalar Arrow UDF's function for ``fn`` (Arrow arrays in, one array out): typed so that
+    Spark reads its kind from the hints."""
+
+    def column(*arrays: pa.Array) -> pa.Array:
+        return fn(*arrays)
+
+    return column
+
+
 def pandas_function(fn: Callable[[Any], Any], mode: str, output: Schema, where: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """A ``mapInPandas`` function: ``fn`` maps a DataFrame (or, for filter, gives a boolean mask)."""
     names = list(output.names)

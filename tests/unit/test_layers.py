@@ -23,6 +23,7 @@ FORBIDDEN = {
     "savepoints": ("funke.api", "funke.cli"),
     "table": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
     "cep": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
+    "ml": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
 }
 
 
