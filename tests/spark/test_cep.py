@@ -57,21 +57,22 @@ TIMED_OUT = "k string, pattern string, match string, at bigint"
 BOUND_MS = 1_000
 
 
-def labels(match: dict) -> str:
-    return " ".join(f"{name}:{e['label']}" for name, events in match.items() for e in events)
+def labels(match: dict, field: str = "label") -> str:
+    return " ".join(f"{name}:{e[field]}" for name, events in match.items() for e in events)
 
 
 class Found(PatternProcessFunction, TimedOutPartialMatchHandler):
-    """Each match as a row; each timed-out partial match as a row of ``tag``."""
+    """Each match as a row; each timed-out partial match as a row of ``tag``; events named by ``field``."""
 
-    def __init__(self, name: str, tag: OutputTag) -> None:
-        self.name, self.tag = name, tag
+    def __init__(self, name: str, tag: OutputTag, field: str = "label") -> None:
+        self.name, self.tag, self.field = name, tag, field
 
     def process_match(self, match, ctx):
-        yield {"k": ctx.get_current_key(), "pattern": self.name, "match": labels(match)}
+        yield {"k": ctx.get_current_key(), "pattern": self.name, "match": labels(match, self.field)}
 
     def process_timed_out_match(self, match, ctx):
-        ctx.output(self.tag, {"k": ctx.get_current_key(), "pattern": self.name, "match": labels(match), "at": ctx.timestamp()})
+        row = {"k": ctx.get_current_key(), "pattern": self.name, "match": labels(match, self.field), "at": ctx.timestamp()}
+        ctx.output(self.tag, row)
 
 
 def random_stream(seed: int, n: int, keys: int) -> list[dict]:

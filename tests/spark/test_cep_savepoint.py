@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 
 import funke as fk
-from funke.cep import CEP, AfterMatchSkipStrategy, Pattern, PatternProcessFunction, TimedOutPartialMatchHandler
+from funke.cep import CEP, AfterMatchSkipStrategy, Pattern
 from funke.functions import OutputTag
 from funke.savepoints import read
 from funke.savepoints.general import decode_key, decode_value
 from funke.semantics.cep import NFA
 from funke.semantics.cep_operator import ELEMENTS, PARTIAL_MATCHES, export_nfa_state, next_timeout
 from funke.semantics.time import MAX_WATERMARK
+
+from . import test_cep
 
 pytestmark = pytest.mark.spark
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -58,8 +60,7 @@ PATTERNS = {
     "times": Pattern.begin("a", AfterMatchSkipStrategy.skip_past_last_event()).where(is_a)
     .followed_by_any("bc").where(is_b_or_c).times(2, 3).within(fk.milliseconds(600)),
 }  # fmt: skip
-MATCH = "k string, pattern string, match string"
-TIMED_OUT = "k string, pattern string, match string, at bigint"
+MATCH, TIMED_OUT = test_cep.MATCH, test_cep.TIMED_OUT
 
 
 def event(i: int) -> dict[str, Any]:
@@ -68,20 +69,7 @@ def event(i: int) -> dict[str, Any]:
 
 
 def labels(match: dict) -> str:
-    return " ".join(f"{name}:{e['n']}" for name, events in match.items() for e in events)
-
-
-class Found(PatternProcessFunction, TimedOutPartialMatchHandler):
-    """Each match as a row; each timed-out partial match as a row of ``tag``."""
-
-    def __init__(self, name: str, tag: OutputTag) -> None:
-        self.name, self.tag = name, tag
-
-    def process_match(self, match, ctx):
-        yield {"k": ctx.get_current_key(), "pattern": self.name, "match": labels(match)}
-
-    def process_timed_out_match(self, match, ctx):
-        ctx.output(self.tag, {"k": ctx.get_current_key(), "pattern": self.name, "match": labels(match), "at": ctx.timestamp()})
+    return test_cep.labels(match, "n")
 
 
 def job(spark, tmp_path, *, paced: bool = True) -> tuple[fk.StreamEnvironment, dict[str, Any]]:
@@ -105,7 +93,7 @@ def job(spark, tmp_path, *, paced: bool = True) -> tuple[fk.StreamEnvironment, d
     sinks = {}
     for name, pattern in PATTERNS.items():
         tag = OutputTag(f"timed-out-{name}", TIMED_OUT)
-        found = CEP.pattern(keyed, pattern).process(Found(name, tag), output_schema=MATCH, uid=f"cep-{name}")
+        found = CEP.pattern(keyed, pattern).process(test_cep.Found(name, tag, "n"), output_schema=MATCH, uid=f"cep-{name}")
         sinks[f"matches-{name}"] = found.sink_to(fk.sinks.collect(), uid=f"matches-{name}")
         sinks[f"timed-out-{name}"] = found.get_side_output(tag).sink_to(fk.sinks.collect(), uid=f"timed-out-{name}")
     return env, sinks
