@@ -243,14 +243,17 @@ class KeyedStream(DataStream):
             raise PlanError(f"reduce() takes a function (a, b) -> row or a ReduceFunction, got {fn!r}")
         return self._then(n.RollingAggregate((self._node,), reduce_fn=fn, explicit_name=name, explicit_uid=uid))
 
-    def process(self, function: KeyedProcessFunction, *, output_schema: str | Schema, name: str | None = None, uid: str | None = None) -> DataStream:
-        """Run ``function`` per element with keyed state and timers; it yields rows of ``output_schema``.
+    def process(self, function: KeyedProcessFunction, *, output_schema: str | Schema | None = None, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Run ``function`` per element with keyed state and timers; it yields rows of ``output_schema``
+        (a library's function that knows its output, such as ``fk.ml.online``, gives it itself).
 
         Side outputs: ``ctx.output(tag, row)`` in the function, ``stream.get_side_output(tag)`` here,
         with ``OutputTag(name, schema)``. On Spark, ``open()`` runs at the start of each micro-batch.
         """
         if not isinstance(function, KeyedProcessFunction):
             raise PlanError(f"process() takes a KeyedProcessFunction subclass, got {function!r}")
+        if output_schema is None and callable(getattr(function, "output_schema", None)):
+            output_schema = function.output_schema(self.schema)
         out = Schema.of(output_schema)
         if out is None:
             raise PlanError("process() needs output_schema=... naming the columns the function yields")
