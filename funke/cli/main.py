@@ -669,6 +669,40 @@ def bench_chaos(
         raise typer.Exit(1)
 
 
+@bench.command("graph")
+def bench_graph(
+    edges: Annotated[int, typer.Option(help="directed edges of the generated graph")] = 100_000,
+    vertices: Annotated[int, typer.Option(help="vertices (0: edges / 2, which leaves a giant component and many small ones)")] = 0,
+    seed: Annotated[int, typer.Option(help="seed of the generated edges")] = 18,
+    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+) -> None:
+    """PageRank and connected components on a generated graph: funke.graph on Spark against networkx, results checked."""
+    import datetime as dt
+
+    from funke.bench import report
+    from funke.bench.graph import graph_summary, run_graph_bench
+    from funke.bench.ysb import session
+
+    _check_doc(write, doc)
+    vertices = vertices or max(edges // 2, 1)
+    with _reported():
+        spark = session()
+        setup = report.setup(spark)
+        line = graph_summary(run_graph_bench(spark, edges, vertices, seed=seed, on_step=_step))
+    console.print(line)
+    if write:
+        canonical = ["funke", "bench", "graph", "--edges", str(edges), "--vertices", str(vertices), "--seed", str(seed)]
+        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
+        intro = (
+            "Issue 18: `funke.graph` (Gelly's algorithms as DataFrame iterations on Spark) against networkx in the same "
+            "process, on the same generated graph; see funke/bench/graph.py for what each side's time covers. PageRank "
+            "ranks are checked to agree within 1e-9, components exactly."
+        )
+        report.add_to_section(doc, "Graphs (`funke bench graph`)", [entry], intro=intro)
+        console.print(f"appended to {doc}")
+
+
 register_jobs(app)
 bench_kafka.register(bench)
 

@@ -24,6 +24,8 @@ FORBIDDEN = {
     "table": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
     "cep": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
     "ml": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
+    # graph runs on Spark DataFrames itself (pyspark allowed), but not through the stream compiler or jobs
+    "graph": ("funke.api", "funke.spark", "funke.runtime", "funke.cli", "funke.bench"),
 }
 
 

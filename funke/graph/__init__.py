@@ -1,0 +1,41 @@
+"""``funke.graph``: Flink's Gelly on Spark: a graph over two DataFrames and its library algorithms.
+
+Example (``spark`` a SparkSession)::
+
+    from funke.graph import Graph
+    g = Graph.from_edges(spark.createDataFrame([(1, 2, 1.0), (2, 3, 2.0), (4, 5, 1.0)], "src long, dst long, weight double"))
+    g.pagerank(damping=0.85, tolerance=1e-6)     # id, rank           (directed)
+    g.connected_components()                     # id, component      (weakly: edges both ways)
+    g.shortest_paths(source=1)                   # id, distance       (directed, weights >= 0)
+    g.label_propagation()                        # id, label          (undirected, synchronous)
+    g.triangle_count()                           # id, triangles      (undirected)
+
+The algorithms are DataFrame iterations written with :func:`iterate` (Flink's bulk iteration)
+and :func:`iterate_delta` (its delta iteration: a solution set and a workset), which users can
+call with their own step functions. GraphFrames is not used: its jar is not served for Spark 4.3.
+"""
+
+from funke.graph.algorithms import (
+    connected_components,
+    label_propagation,
+    pagerank,
+    shortest_paths,
+    triangle_count,
+    triangles,
+)
+from funke.graph.graph import Graph, GraphError
+from funke.graph.iteration import IterationResult, iterate, iterate_delta
+
+__all__ = [
+    "Graph",
+    "GraphError",
+    "IterationResult",
+    "connected_components",
+    "iterate",
+    "iterate_delta",
+    "label_propagation",
+    "pagerank",
+    "shortest_paths",
+    "triangle_count",
+    "triangles",
+]

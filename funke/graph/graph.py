@@ -1,0 +1,112 @@
+"""``Graph``: a vertex DataFrame and an edge DataFrame, checked once, with the algorithms as methods.
+
+Vertices have an ``id`` column plus any others; edges a ``src`` and a ``dst`` column of the same
+type plus any others (``weight`` for the weighted algorithms). Edges are directed as stored;
+each algorithm says whether it reads them directed or undirected. An edge whose ``src`` or
+``dst`` is not a vertex id is left out by every algorithm (Gelly refuses such a graph; checking
+costs a join and an action, so funke drops them instead, without a word).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from funke.errors import FunkeError, SchemaError, did_you_mean
+
+DataFrame = Any  # pyspark.sql.DataFrame; kept loose so that the checks run without Spark
+
+NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
+
+
+class GraphError(FunkeError, ValueError):
+    """An algorithm cannot run on this graph with these arguments (a negative weight, an unknown source, ...)."""
+
+
+def _require(frame: DataFrame, what: str, columns: tuple[str, ...]) -> dict[str, str]:
+    types = dict(frame.dtypes)
+    for name in columns:
+        if name not in types:
+            raise SchemaError(f"the {what} need a column {name!r}{did_you_mean(name, list(types))}")
+    return types
+
+
+class Graph:
+    """A graph over two Spark DataFrames (Gelly's ``Graph.fromDataSet(vertices, edges)``).
+
+    Example (``spark`` a SparkSession)::
+
+        g = Graph(spark.createDataFrame([(1,), (2,), (3,)], "id long"),
+                  spark.createDataFrame([(1, 2, 1.0), (2, 3, 2.5)], "src long, dst long, weight double"))
+        g.pagerank().orderBy("id").show()
+        g.shortest_paths(source=1).show()
+    """
+
+    def __init__(self, vertices: DataFrame, edges: DataFrame) -> None:
+        vtypes = _require(vertices, "vertices", ("id",))
+        etypes = _require(edges, "edges", ("src", "dst"))
+        kinds = {"vertices.id": vtypes["id"], "edges.src": etypes["src"], "edges.dst": etypes["dst"]}
+        if len(set(kinds.values())) > 1:
+            shown = ", ".join(f"{k} {v}" for k, v in kinds.items())
+            raise SchemaError(f"vertex ids and edge ends must have one type, got {shown}: cast them to one type first")
+        self.vertices = vertices
+        self.edges = edges
+
+    @classmethod
+    def from_edges(cls, edges: DataFrame) -> Graph:
+        """The graph whose vertices are the edges' ends (Gelly's ``Graph.fromDataSet(edges)``)."""
+        _require(edges, "edges", ("src", "dst"))
+        ids = edges.select(edges["src"].alias("id")).union(edges.select(edges["dst"].alias("id"))).distinct()
+        return cls(ids, edges)
+
+    def __repr__(self) -> str:
+        return f"Graph(vertices: {', '.join(self.vertices.columns)}; edges: {', '.join(self.edges.columns)})"
+
+    def weight_type(self, weight: str) -> str:
+        """The type of the edges' ``weight`` column; a missing or non-numeric column is refused."""
+        types = _require(self.edges, "edges", (weight,))
+        if types[weight] not in NUMERIC and not types[weight].startswith("decimal"):
+            raise SchemaError(f"edge weights must be numbers: column {weight!r} is {types[weight]}")
+        return types[weight]
+
+    def ids(self) -> DataFrame:
+        """The vertex ids, each once."""
+        return self.vertices.select("id").distinct()
+
+    def valid_edges(self, *columns: str) -> DataFrame:
+        """``src``, ``dst`` and ``columns`` of the edges whose both ends are vertices."""
+        ids = self.ids()
+        picked = self.edges.select("src", "dst", *columns)
+        picked = picked.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
+        return picked.join(ids.withColumnRenamed("id", "dst"), "dst", "left_semi").select("src", "dst", *columns)
+
+    # The algorithms (funke.graph.algorithms); each method passes its arguments on.
+
+    def pagerank(self, **options: Any) -> DataFrame:
+        from funke.graph.algorithms import pagerank
+
+        return pagerank(self, **options)
+
+    def connected_components(self, **options: Any) -> DataFrame:
+        from funke.graph.algorithms import connected_components
+
+        return connected_components(self, **options)
+
+    def shortest_paths(self, source: Any, **options: Any) -> DataFrame:
+        from funke.graph.algorithms import shortest_paths
+
+        return shortest_paths(self, source, **options)
+
+    def label_propagation(self, **options: Any) -> DataFrame:
+        from funke.graph.algorithms import label_propagation
+
+        return label_propagation(self, **options)
+
+    def triangle_count(self) -> DataFrame:
+        from funke.graph.algorithms import triangle_count
+
+        return triangle_count(self)
+
+    def triangles(self) -> DataFrame:
+        from funke.graph.algorithms import triangles
+
+        return triangles(self)
