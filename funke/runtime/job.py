@@ -59,7 +59,6 @@ def transient(error: Any) -> bool:
     return any(t in text for t in TRANSIENT_FAILURES)
 
 
-
 class StreamEnvironment(Protocol):
     """What the runtime reads of a job's environment (``funke.api.StreamEnvironment``; the
     runtime sits below the API and does not import it)."""

@@ -22,6 +22,7 @@ from funke.semantics.cep_operator import ELEMENTS, PARTIAL_MATCHES, export_nfa_s
 from funke.semantics.time import MAX_WATERMARK
 
 from . import test_cep
+from .test_cep import is_a, is_b, is_b_or_c, is_c
 
 pytestmark = pytest.mark.spark
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -34,22 +35,6 @@ EVENTS, KEYS, MS_PER_EVENT, BOUND_MS, RATE, PER_BATCH = 1_200, 3, 20, 150, 300, 
 _rnd = random.Random(17)
 KINDS = [_rnd.choice("aabbbcd") for _ in range(97)]
 JITTER = [_rnd.randrange(BOUND_MS) for _ in range(89)]
-
-
-def is_a(e):
-    return e["kind"] == "a"
-
-
-def is_b(e):
-    return e["kind"] == "b"
-
-
-def is_c(e):
-    return e["kind"] == "c"
-
-
-def is_b_or_c(e):
-    return e["kind"] in ("b", "c")
 
 
 #: A looping state (one_or_more) whose partial matches time out (within), and a bounded loop
