@@ -63,15 +63,25 @@ def is_large(e: Any) -> bool:
     return e["amount"] >= 90
 
 
-def pattern() -> Any:
-    """Small, then (relaxed) medium, then (relaxed) large, within ``WITHIN_MS``."""
+#: The conditions as SQL (``--conditions sql``): the same tests as ``is_small``, ``is_medium``, ``is_large``.
+SQL_CONDITIONS = ("amount < 10", "amount >= 40 AND amount < 50", "amount >= 90")
+CONDITIONS = ("sql", "python")
+
+
+def pattern(conditions: str = "python") -> Any:
+    """Small, then (relaxed) medium, then (relaxed) large, within ``WITHIN_MS``; the conditions as
+    Python functions or (``conditions="sql"``) as SQL, which lets Spark drop the events no
+    condition accepts before the operator (``funke.cep.sql``)."""
     import funke as fk
     from funke.cep import Pattern
 
+    if conditions not in CONDITIONS:
+        raise ValueError(f"conditions must be one of {', '.join(CONDITIONS)}, got {conditions!r}")
+    small, medium, large = SQL_CONDITIONS if conditions == "sql" else (is_small, is_medium, is_large)
     return (
-        Pattern.begin("a").where(is_small)
-        .followed_by("b").where(is_medium)
-        .followed_by("c").where(is_large)
+        Pattern.begin("a").where(small)
+        .followed_by("b").where(medium)
+        .followed_by("c").where(large)
         .within(fk.milliseconds(WITHIN_MS))
     )  # fmt: skip
 
@@ -81,7 +91,7 @@ def as_row(match: dict[str, list[Any]]) -> dict[str, int]:
     return {"k": a["k"], "a": a["i"], "b": b["i"], "c": c["i"]}
 
 
-def build(env: Any, events: int, keys: int, rows_per_batch: int) -> Any:
+def build(env: Any, events: int, keys: int, rows_per_batch: int, conditions: str = "python") -> Any:
     """The matches as a stream: the generated events keyed by ``k`` through :func:`pattern`."""
     import funke as fk
     from funke.cep import CEP
@@ -89,7 +99,7 @@ def build(env: Any, events: int, keys: int, rows_per_batch: int) -> Any:
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.milliseconds(BOUND_MS)).with_timestamp_assigner("ts")
     src = fk.sources.generator(columns(keys), schema=SCHEMA, events=events, rows_per_batch=rows_per_batch)
     stream = env.from_source(src, wm, name="events", uid="events")
-    return CEP.pattern(stream.key_by("k"), pattern()).select(as_row, output_schema=OUTPUT, uid="small-medium-large")
+    return CEP.pattern(stream.key_by("k"), pattern(conditions)).select(as_row, output_schema=OUTPUT, uid="small-medium-large")
 
 
 # -- the reference ------------------------------------------------------------------------------
@@ -157,6 +167,7 @@ class CepRun:
     batches: int
     matches: int
     load: float
+    conditions: str = "python"
 
     @property
     def events_per_s(self) -> float:
@@ -170,21 +181,24 @@ def run_cep_bench(
     keys: int = 10_000,
     *,
     rows_per_batch: int = 100_000,
+    conditions: str = "sql",
     timeout_s: float = 3_600,
     on_step: Callable[[str], None] = lambda s: None,
 ) -> CepRun:
     """The CEP job over ``events`` events of ``keys`` keys, streaming, its matches checked against the reference;
-    raises ``BenchMismatchError`` (no figures) when they differ."""
+    raises ``BenchMismatchError`` (no figures) when they differ. ``conditions``: ``sql`` or ``python``
+    (:func:`pattern`); the reference always runs the Python ones."""
     import funke as fk
 
     if events <= 0 or keys <= 0:
         raise ValueError(f"the CEP bench needs events > 0 and keys > 0, got {events} and {keys}")
+    pattern(conditions)  # refuses an unknown kind before any work
     root = tempfile.mkdtemp(prefix="funke-bench-cep-")
     try:
         out = os.path.join(root, "out")
         env = fk.StreamEnvironment(app="bench-cep", spark=spark, checkpoint_dir=os.path.join(root, "checkpoint"))
-        build(env, events, keys, rows_per_batch).sink_to(fk.sinks.files(out), uid="matches")
-        on_step(f"CEP job: {events:,} events over {keys:,} keys, {rows_per_batch:,} a micro-batch")
+        build(env, events, keys, rows_per_batch, conditions).sink_to(fk.sinks.files(out), uid="matches")
+        on_step(f"CEP job: {events:,} events over {keys:,} keys, {rows_per_batch:,} a micro-batch, {conditions} conditions")
         started = time.monotonic()
         handle = env.execute(fresh=True)
         handle.wait(timeout=timeout_s)
@@ -203,7 +217,7 @@ def run_cep_bench(
         raise BenchMismatchError("the CEP bench's matches are wrong, so its figures are not kept:\n- " + "\n- ".join(problems))
     return CepRun(
         events, keys, rows_per_batch, round(wall, 1), m.get("steady_rows_per_s"), m.get("batch_ms_p50"), m.get("batch_ms_p99"),
-        int(m.get("batches") or 0), len(got), round(os.getloadavg()[0], 1),
+        int(m.get("batches") or 0), len(got), round(os.getloadavg()[0], 1), conditions,
     )  # fmt: skip
 
 
@@ -235,12 +249,13 @@ def summary(run: CepRun) -> str:
     """One line for docs/benchmarks.md.
 
     >>> print(summary(CepRun(1_000_000, 10_000, 100_000, 50.0, 25_000, 4_000, 4_500, 11, 7_000, 2.5)))
-    1,000,000 events over 10,000 keys (100,000 a micro-batch, 11 batches), 3-step pattern (followed_by, within 5.5 s): 7,000 matches equal to the pure-Python automaton per key; steady 25,000 events/s (micro-batch p50 / p99 4,000 / 4,500 ms), 20,000 events/s start to end (50.0 s); target ≥ 200,000 events/s: **0.12** of it; load 2.5 at the end
+    1,000,000 events over 10,000 keys (100,000 a micro-batch, 11 batches), 3-step pattern (followed_by, within 5.5 s, python conditions): 7,000 matches equal to the pure-Python automaton per key; steady 25,000 events/s (micro-batch p50 / p99 4,000 / 4,500 ms), 20,000 events/s start to end (50.0 s); target ≥ 200,000 events/s: **0.12** of it; load 2.5 at the end
     """
     steady = run.steady_events_per_s or 0  # (None: too few micro-batches to leave the first two out)
     return (
         f"{run.events:,} events over {run.keys:,} keys ({run.rows_per_batch:,} a micro-batch, {run.batches} batches), "
-        f"3-step pattern (followed_by, within {WITHIN_MS / 1000:g} s): {run.matches:,} matches equal to the pure-Python "
+        f"3-step pattern (followed_by, within {WITHIN_MS / 1000:g} s, {run.conditions} conditions): "
+        f"{run.matches:,} matches equal to the pure-Python "
         f"automaton per key; steady {steady:,} events/s (micro-batch p50 / p99 {run.batch_ms_p50 or 0:,} / "
         f"{run.batch_ms_p99 or 0:,} ms), {run.events_per_s:,.0f} events/s start to end ({run.wall_s:.1f} s); "
         f"target ≥ 200,000 events/s: **{steady / 200_000:.2f}** of it; load {run.load} at the end"

@@ -148,15 +148,16 @@ class Pattern:
             raise MalformedPatternError(f"{call}() does not apply to a group pattern; put it on the stages inside the group")
 
     def where(self, condition: Any) -> Pattern:
-        """AND a condition onto the last stage: ``f(event) -> bool`` or an ``IterativeCondition``."""
+        """AND a condition onto the last stage: ``f(event) -> bool``, an ``IterativeCondition``, or a SQL
+        expression over the event's columns (``"amount < 10"``, see ``funke.cep.sql``)."""
         self._check_not_group("where")
-        cond = as_condition(condition, what="where(condition)")
+        cond = _condition(condition, "where(condition)")
         return self._replace(condition=cond if self.condition is None else AndCondition(self.condition, cond))
 
     def or_(self, condition: Any) -> Pattern:
         """OR a condition onto the last stage's condition (Flink's ``or``)."""
         self._check_not_group("or_")
-        cond = as_condition(condition, what="or_(condition)")
+        cond = _condition(condition, "or_(condition)")
         return self._replace(condition=cond if self.condition is None else OrCondition(self.condition, cond))
 
     def subtype(self, cls: type) -> Pattern:
@@ -175,7 +176,7 @@ class Pattern:
             raise MalformedPatternError(
                 "until() applies to looping stages only: call one_or_more() or times_or_more(n) before until()"
             )
-        return self._replace(until_condition=as_condition(condition, what="until(condition)"))
+        return self._replace(until_condition=_condition(condition, "until(condition)"))
 
     # -- quantifiers
 
@@ -395,6 +396,12 @@ def _quantifier_calls(q: Quantifier) -> str:
     if q.greedy:
         calls += ".greedy()"
     return calls
+
+
+def _condition(condition: Any, what: str) -> Condition:
+    from funke.cep.sql import sql_text
+
+    return sql_text(condition) or as_condition(condition, what=what)
 
 
 def _names(pattern: Pattern | None) -> list[str]:

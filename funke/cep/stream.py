@@ -35,6 +35,7 @@ from funke.semantics.cep_operator import (
     PatternFlatSelect,
     PatternProcessFunction,
     PatternSelect,
+    TimedOutPartialMatchHandler,
     _name_of,
     as_comparator,
 )
@@ -82,7 +83,12 @@ class CEP:
                 comparator = as_comparator(comparator)
             except TypeError as e:
                 raise PlanError(f"CEP.pattern(stream, pattern, comparator): {e}") from None
-        return PatternStream(input, pattern.validate(), comparator=comparator)
+        from funke.cep.sql import bind
+
+        pattern = pattern.validate()
+        if input.schema is not None:  # SQL conditions: compiled for the stream's columns, checked here
+            pattern = bind(pattern, input.schema)
+        return PatternStream(input, pattern, comparator=comparator)
 
 
 class PatternStream:
@@ -160,10 +166,19 @@ class PatternStream:
                 "assign_timestamps_and_watermarks(...) before key_by(); or match in processing time "
                 "(CEP.pattern(...).in_processing_time())"
             )
+        from funke.cep.sql import prefilter
+
+        pattern = self._pattern
         operator = CepOperator(
-            self._pattern, function, processing_time=self._processing_time, late_tag=self._late_tag, comparator=self._comparator
+            pattern, function, processing_time=self._processing_time, late_tag=self._late_tag, comparator=self._comparator
         )
-        out = self._keyed.process(operator, output_schema=output_schema, name=name, uid=uid)
+        keyed = self._keyed
+        timeouts = isinstance(function, TimedOutPartialMatchHandler) and getattr(function, "timeout_fn", True) is not None
+        kept = None if self._processing_time or self._late_tag is not None else prefilter(pattern, timeouts=timeouts)
+        if kept is not None:  # events no condition accepts cannot change a match: Spark drops them (funke.cep.sql)
+            source = DataStream(keyed._env, keyed.node.inputs[0])
+            keyed = source.filter(kept, name=f"events the pattern may accept: {kept}").key_by(list(keyed.key_columns))
+        out = keyed.process(operator, output_schema=output_schema, name=name, uid=uid)
         return PatternResult(out._env, out.node)
 
 

@@ -104,7 +104,7 @@ def as_condition(cond: Any, *, what: str = "condition") -> Condition:
         return cond
     if cond is None or not callable(cond):
         raise TypeError(
-            f"{what} must be a function event -> bool, a SimpleCondition or an IterativeCondition "
+            f"{what} must be a function event -> bool, a SQL expression (str), a SimpleCondition or an IterativeCondition "
             f"(wrap fn(event, ctx) with funke.cep.iterative), got {cond!r}"
         )
     return _FunctionCondition(cond)

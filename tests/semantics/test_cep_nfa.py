@@ -699,9 +699,10 @@ def test_malformed_patterns_are_refused(build, message):
     assert isinstance(info.value, PlanError) and isinstance(info.value, ValueError)
 
 
-def test_conditions_must_be_callables():
+def test_conditions_must_be_callables_or_sql():
     with pytest.raises(TypeError, match="wrap fn\\(event, ctx\\) with funke.cep.iterative"):
-        Pattern.begin("a").where("a")
+        Pattern.begin("a").where(42)
+    assert Pattern.begin("a").where("kind = 'a'").condition.describe() == "kind = 'a'"  # a string is SQL (funke.cep.sql)
 
 
 # --------------------------------------------------------------------------- properties
