@@ -333,6 +333,9 @@ class ValueState(_State):
 
     def value(self) -> Any:
         slot = self._slot()
+        if self._ttl is None:  # (the common case, without a closure per read)
+            stamped = self._table.entries.get(slot)
+            return None if stamped is None else stamped.value
         return self._read(self._table.entries.get(slot), lambda: self._table.entries.pop(slot, None))[1]
 
     def update(self, value: Any) -> None:
@@ -438,6 +441,8 @@ class MapState(_State):
     def _visible_items(self) -> list[tuple[Any, Any]]:
         slot = self._slot()
         entries = self._entries()
+        if self._ttl is None:  # nothing expires
+            return [(k, stamped.value) for k, stamped in entries.items()]
         items = []
         for k in list(entries):
             found, value = self._read(entries[k], lambda k=k: entries.pop(k, None))
@@ -449,6 +454,9 @@ class MapState(_State):
 
     def get(self, key: Any) -> Any:
         entries = self._entries()
+        if self._ttl is None:
+            stamped = entries.get(key)
+            return None if stamped is None else stamped.value
         found, value = self._read(entries.get(key), lambda: entries.pop(key, None))
         return value if found else None
 
