@@ -36,7 +36,8 @@ True
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from decimal import Decimal
+from typing import Any, ClassVar
 
 from funke.errors import PlanError
 from funke.semantics.cep import AndCondition, Condition, Consuming, NotCondition, OrCondition, SimpleCondition
@@ -71,7 +72,7 @@ class SqlCondition(SimpleCondition):
                     "or bind it with funke.cep.sql.bind(pattern, schema)"
                 )
             self._fn = _compile(self.sql, self.schema)
-        return self._fn(_Event(event), None) is True
+        return self._fn(event)
 
     def describe(self) -> str:
         return self.sql
@@ -92,7 +93,8 @@ class _Event:
         return self.rows_
 
 
-def _compile(sql: str, schema: Any) -> Any:
+def _compile(sql: str, schema: Any, *, fast: bool = True) -> Any:
+    """``sql`` as a predicate ``f(event) -> bool`` (TRUE only), its columns checked against ``schema``."""
     from sqlglot import exp
 
     from funke.table.dialect import parse
@@ -119,8 +121,121 @@ def _compile(sql: str, schema: Any) -> Any:
     def refuse(node: Any, what: str, hint: str = "") -> PlanError:
         return PlanError(f"the SQL condition {sql!r}: {what} is not supported in a condition{hint}")
 
-    compiler = ExprCompiler(schema, (), refuse, define=True)
-    return compiler.compile(node)
+    compiled = ExprCompiler(schema, (), refuse, define=True).compile(node)  # checks columns and types
+    quick = _Fast(schema).predicate(node) if fast else None
+    if quick is not None:
+        return quick
+    return lambda event: compiled(_Event(event), None) is True
+
+
+class _Fast:
+    """The common conditions (comparisons of numbers or strings, AND/OR/NOT, BETWEEN, IN, IS NULL,
+    + - *) as one Python expression with SQL's NULLs, compiled once: several times faster per event
+    than ``match_expr``'s closures. Anything else: None (the closures run it)."""
+
+    _CMP: ClassVar[dict[str, str]] = {"EQ": "==", "NEQ": "!=", "LT": "<", "LTE": "<=", "GT": ">", "GTE": ">="}
+    _ARITH: ClassVar[dict[str, str]] = {"Add": "+", "Sub": "-", "Mul": "*"}
+
+    def __init__(self, schema: Any) -> None:
+        self.schema, self.n = schema, 0
+
+    def predicate(self, node: Any) -> Any:
+        try:
+            code, kind = self.expr(node)
+        except _NotFast:
+            return None
+        if kind != "bool":
+            return None
+        # the source is built from the parsed tree only: names and literals by repr()
+        return eval(compile(f"lambda e: ({code}) is True", "<sql condition>", "eval"), {"__builtins__": {}})
+
+    def var(self) -> str:
+        self.n += 1
+        return f"_v{self.n}"
+
+    def expr(self, e: Any) -> tuple[str, str]:
+        """Python source of ``e`` (its value, None for NULL) and its kind: num, str or bool."""
+        from sqlglot import exp
+
+        from funke.plan.types import INTEGRAL, normalize_type
+
+        name = type(e).__name__
+        if isinstance(e, exp.Paren):
+            return self.expr(e.this)
+        if isinstance(e, exp.Column):
+            dtype = normalize_type(self.schema.field(e.name, node="a SQL condition").dtype or "string")
+            kind = "num" if dtype in INTEGRAL or dtype in ("float", "double") else {"string": "str", "boolean": "bool"}.get(dtype)
+            if kind is None:
+                raise _NotFast
+            return f"e.get({e.name!r})", kind
+        if isinstance(e, exp.Literal):
+            value = e.name if e.is_string else e.to_py()
+            if isinstance(value, Decimal):
+                value = float(value)
+            if not isinstance(value, (int, float, str)) or isinstance(value, bool):
+                raise _NotFast
+            return repr(value), "str" if e.is_string else "num"
+        if isinstance(e, exp.Boolean):
+            return repr(bool(e.this)), "bool"
+        if name in self._CMP:
+            (a, ka), (b, kb) = self.expr(e.this), self.expr(e.expression)
+            if ka != kb or ka == "bool":
+                raise _NotFast
+            x, y = self.var(), self.var()
+            return f"(None if ({x} := {a}) is None or ({y} := {b}) is None else {x} {self._CMP[name]} {y})", "bool"
+        if name in self._ARITH or isinstance(e, exp.Neg):
+            if isinstance(e, exp.Neg):
+                a, ka = self.expr(e.this)
+                x = self.var()
+                if ka != "num":
+                    raise _NotFast
+                return f"(None if ({x} := {a}) is None else -{x})", "num"
+            (a, ka), (b, kb) = self.expr(e.this), self.expr(e.expression)
+            if ka != "num" or kb != "num":
+                raise _NotFast
+            x, y = self.var(), self.var()
+            return f"(None if ({x} := {a}) is None or ({y} := {b}) is None else {x} {self._ARITH[name]} {y})", "num"
+        if isinstance(e, (exp.And, exp.Or)):
+            (a, ka), (b, kb) = self.expr(e.this), self.expr(e.expression)
+            if ka != "bool" or kb != "bool":
+                raise _NotFast
+            x, y = self.var(), self.var()
+            stop, other = ("False", "True") if isinstance(e, exp.And) else ("True", "False")
+            return (
+                f"({stop} if ({x} := {a}) is {stop} else ({stop} if ({y} := {b}) is {stop} else "
+                f"(None if {x} is None or {y} is None else {other})))"
+            ), "bool"
+        if isinstance(e, exp.Not):
+            a, ka = self.expr(e.this)
+            if ka != "bool":
+                raise _NotFast
+            x = self.var()
+            return f"(None if ({x} := {a}) is None else not {x})", "bool"
+        if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
+            a, _ = self.expr(e.this)
+            return f"({a} is None)", "bool"
+        if isinstance(e, exp.Between):
+            (a, ka), (lo, kl), (hi, kh) = self.expr(e.this), self.expr(e.args["low"]), self.expr(e.args["high"])
+            if not ka == kl == kh != "bool":
+                raise _NotFast
+            x, y, z = self.var(), self.var(), self.var()
+            return (
+                f"(None if ({x} := {a}) is None or ({y} := {lo}) is None or ({z} := {hi}) is None else {y} <= {x} <= {z})"
+            ), "bool"
+        if isinstance(e, exp.In) and e.expressions and not e.args.get("query"):
+            a, ka = self.expr(e.this)
+            values = [self.expr(v) for v in e.expressions]
+            if ka == "bool" or any(
+                k != ka or not isinstance(v, (exp.Literal)) for (_, k), v in zip(values, e.expressions, strict=True)
+            ):
+                raise _NotFast
+            x = self.var()
+            return f"(None if ({x} := {a}) is None else {x} in ({', '.join(c for c, _ in values)},))", "bool"
+        raise _NotFast
+
+
+class _NotFast(Exception):
+    """An expression :class:`_Fast` leaves to ``match_expr``."""
 
 
 def sql_text(condition: Any) -> SqlCondition | None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import funke as fk
 from funke.cep import CEP, Pattern, PatternProcessFunction, TimedOutPartialMatchHandler
-from funke.cep.sql import SqlCondition, bind, drops_nothing_a_match_needs, prefilter
+from funke.cep.sql import SqlCondition, _compile, bind, drops_nothing_a_match_needs, prefilter
 from funke.errors import PlanError
 from funke.plan.types import Schema
 from funke.semantics.cep import MalformedPatternError
@@ -89,6 +89,38 @@ def test_patterns_where_every_event_counts_get_no_filter(pattern, reason):
 def test_until_and_or_conditions_are_kept_by_the_filter():
     p = Pattern.begin("a").where("v = 1").or_("v = 9").followed_by("b").where("v = 2").one_or_more().until("v = 3")
     assert prefilter(p) == "((v = 1) OR (v = 9)) OR (v = 2) OR (v = 3)"
+
+
+FAST = [
+    "v < 3",
+    "v >= 2 AND v < 5",
+    "NOT (v > 3) OR id = 'e1'",
+    "v BETWEEN 1 AND 4",
+    "v IN (1, 2, 7)",
+    "id IS NULL OR v IS NULL",
+    "-v + 1 <> -2",
+    "v * 2 > w - 1.5",
+    "NOT (v = 1 AND w = 2.0)",
+    "(v < 2 OR w > 3) AND NOT id > 'e5'",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sql=st.sampled_from(FAST),
+    event=st.fixed_dictionaries(
+        {
+            "id": st.one_of(st.none(), st.sampled_from(["e1", "e5", "e9"])),
+            "v": st.one_of(st.none(), st.integers(-3, 8)),
+            "w": st.one_of(st.none(), st.floats(-4, 4, allow_nan=False)),
+        }
+    ),
+)
+def test_the_compiled_conditions_agree_with_match_expr_s_on_nulls_and_values(sql, event):
+    schema = Schema.of("id string, v int, w double")
+    fast, closures = _compile(sql, schema), _compile(sql, schema, fast=False)
+    assert fast.__code__.co_filename == "<sql condition>"  # (the fast path took it)
+    assert fast(event) is closures(event)
 
 
 # -- the rule, on random patterns
