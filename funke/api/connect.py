@@ -152,7 +152,7 @@ class BroadcastConnectedStream:
         self,
         function: KeyedBroadcastProcessFunction | BroadcastProcessFunction,
         *,
-        output_schema: str | Schema,
+        output_schema: str | Schema | None = None,
         name: str | None = None,
         uid: str | None = None,
     ) -> DataStream:
@@ -160,7 +160,9 @@ class BroadcastConnectedStream:
         ``process_broadcast_element(row, ctx)`` per broadcast row (broadcast state writable).
 
         Every broadcast row reaches every bucket (Flink: every parallel instance), before the
-        micro-batch's other rows: a rule applies to every element after it.
+        micro-batch's other rows: a rule applies to every element after it. A library's function
+        that knows its output (``fk.ml.serve``) gives ``output_schema`` itself:
+        ``function.output_schema(stream's schema, broadcast stream's schema, descriptors)``.
         """
         from funke.api.streams import DataStream
 
@@ -171,6 +173,8 @@ class BroadcastConnectedStream:
                 f"process() on a {'keyed ' if keyed else ''}stream connected to a broadcast stream takes a "
                 f"{wanted.__name__} subclass, got {function!r}"
             )
+        if output_schema is None and callable(getattr(function, "output_schema", None)):
+            output_schema = function.output_schema(self._first.schema, self._broadcast.stream.schema, self._broadcast.descriptors)
         node = BroadcastProcess(
             (self._first.node, self._broadcast.stream.node),
             function=function,

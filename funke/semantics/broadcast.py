@@ -277,6 +277,30 @@ class BroadcastProcessOperator(_BroadcastInputs, UnkeyedOperator):
         """Feed one element (``key`` is ignored: the input is not keyed)."""
         return self._emitting(partial(self._process, "process_element", value, timestamp, False))
 
+    def process_elements(self, elements: list[tuple[Any, Any, int | None]]) -> list[OutputRecord]:
+        """Feed ``(key, value, timestamp)`` elements in order, with no broadcast row between them.
+
+        A function with ``process_elements(values, ctx)`` gets them in one call (a library's
+        vectorized function, ``fk.ml.serve``): it returns, for each value in order, that value's
+        rows, each stamped with its element's timestamp. ``process_element`` only reads the
+        broadcast state, so one call over the elements is the same as one call each. Otherwise
+        each element goes to ``process_element``.
+        """
+        batch = getattr(self.function, "process_elements", None)
+        if batch is None or not elements:
+            return [r for key, value, ts in elements for r in self.process_element(key, value, ts)]
+
+        def run() -> None:
+            self.open()
+            name = f"{type(self.function).__name__}.process_elements"
+            per_element = list(batch([value for _, value, _ in elements], _Context(self, None, writable=False)))
+            if len(per_element) != len(elements):
+                raise TypeError(f"{name} gave rows for {len(per_element)} elements, not the {len(elements)} it was given")
+            for (_, _, ts), rows in zip(elements, per_element, strict=True):
+                self._emit(rows, "process_elements", ts)
+
+        return self._emitting(run)
+
     def process_broadcast_element(self, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         return self._emitting(partial(self._process, "process_broadcast_element", value, timestamp, True))
 

@@ -342,6 +342,9 @@ def _run_two_inputs(
         if side == 1:  # (the first input's columns are there too, empty: the union put them in)
             rows = rows[[TS, *renamed]].rename(columns=renamed)
         convert = view.user_rows and bool(view.micros)
+        if side == 0 and callable(getattr(op, "process_elements", None)):  # (after every broadcast row: one call)
+            records += op.process_elements(list(_one_by_one(view, rows, convert)))
+            continue
         for key, value, ts in _one_by_one(view, rows, convert):
             records += feed(key, value, ts)
 
