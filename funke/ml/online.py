@@ -45,6 +45,16 @@ run resumed from a savepoint, at the cost of one watermark's delay. It needs eve
 watermark strategy on the source); a row that is late (at or behind the watermark) or has no
 timestamp is taken at once.
 
+``window=fk.seconds(10)`` updates each key's model once per tumbling event-time window instead of
+once per row (FlinkML's and Spark's mini-batch learning): a row waits in keyed state until the
+watermark passes its window's end; then the key's rows of that window (in timestamp order) are all
+scored by the model as the window found it, and the model learns from them in one call: one
+scikit-learn ``partial_fit`` on the window's matrix (so ``MiniBatchKMeans`` and other mini-batch
+estimators fit), river's ``learn_one`` on each in order. The rows come out at the window's end
+(their timestamp is its last millisecond). A row that is late for its window, or has no
+timestamp, is a window of its own, at once. ``warm_up`` counts learned rows as before; a window
+is scored only if the model had learned ``warm_up`` rows when it began.
+
 A row with a null (or NaN) feature is neither scored nor learned from (its score is null); a
 row with a null target is scored, not learned from: that is how unlabelled rows get predictions
 while labelled ones train. ``warm_up=n``: a key's first ``n`` scorable rows are learned from but
@@ -90,14 +100,23 @@ def online(
     *,
     warm_up: int = 0,
     learn_params: Mapping[str, Any] | None = None,
-    order: str = "arrival",
+    order: str | None = None,
+    window: Any = None,
 ) -> OnlineModel:
     """A keyed process function that keeps ``model`` per key, scores each row, then learns from it.
 
-    See the module's documentation for the models it takes and what it does with each row.
+    See the module's documentation for the models it takes and what it does with each row;
+    ``window=`` (a duration) updates each key's model once per tumbling event-time window instead.
     """
     return OnlineModel(
-        model, tuple(features), target, output, warm_up=warm_up, learn_params=dict(learn_params or {}), order=order
+        model,
+        tuple(features),
+        target,
+        output,
+        warm_up=warm_up,
+        learn_params=dict(learn_params or {}),
+        order=order,
+        window=window,
     )
 
 
@@ -114,7 +133,8 @@ class OnlineModel(KeyedProcessFunction):
         *,
         warm_up: int = 0,
         learn_params: dict[str, Any] | None = None,
-        order: str = "arrival",
+        order: str | None = None,
+        window: Any = None,
     ) -> None:
         if not features or not all(isinstance(f, str) and f for f in features):
             raise PlanError(f"fk.ml.online: features= takes the names of the feature columns, got {features!r}")
@@ -126,8 +146,15 @@ class OnlineModel(KeyedProcessFunction):
             raise PlanError(f"fk.ml.online: output= names the new score column, got {output!r}")
         if not isinstance(warm_up, int) or warm_up < 0:
             raise PlanError(f"fk.ml.online: warm_up= is a number of rows (>= 0), got {warm_up!r}")
+        self.window_ms = _window_ms(window)
+        if order is None:
+            order = "arrival" if self.window_ms is None else "event_time"
         if order not in ORDERS:
             raise PlanError(f"fk.ml.online: order= is 'arrival' or 'event_time', got {order!r}")
+        if self.window_ms is not None and order != "event_time":
+            raise PlanError(
+                "fk.ml.online: window= learns once per event-time window, so rows go in event-time order: drop order="
+            )
         self.features, self.target, self.output, self.warm_up, self.order = features, target, output, warm_up, order
         self.learn_params = learn_params or {}
         self._new_model = _factory(model)
@@ -136,7 +163,8 @@ class OnlineModel(KeyedProcessFunction):
 
     def __repr__(self) -> str:
         learns = f", learns {self.target}" if self.target else ""
-        return f"online({self.model_name}, {self.kind}: {', '.join(self.features)} -> {self.output}{learns})"
+        every = f", per {self.window_ms} ms window" if self.window_ms is not None else ""
+        return f"online({self.model_name}, {self.kind}: {', '.join(self.features)} -> {self.output}{learns}{every})"
 
     def output_type(self, input_schema: Schema) -> str:
         """The score column's Spark type: a cluster number is a bigint, a class label the target's type."""
@@ -177,8 +205,16 @@ class OnlineModel(KeyedProcessFunction):
     def process_element(self, value: Any, ctx: Any) -> Iterator[dict[str, Any]]:
         row, t = dict(value), ctx.timestamp()
         if self.order == "event_time" and t is not None and t > ctx.timer_service().current_watermark():
-            self._pending.put(t, [*(self._pending.get(t) or []), row])
-            ctx.timer_service().register_event_time_timer(t)
+            if self.window_ms is None:
+                self._pending.put(t, [*(self._pending.get(t) or []), row])
+                ctx.timer_service().register_event_time_timer(t)
+                return
+            last = t - t % self.window_ms + self.window_ms - 1  # the window's last millisecond (Flink's maxTimestamp)
+            self._pending.put(last, [*(self._pending.get(last) or []), [t, row]])
+            ctx.timer_service().register_event_time_timer(last)
+            return
+        if self.window_ms is not None:  # late (its window is done) or no timestamp: a window of its own
+            yield from self._window([row])
             return
         yield from self._step(row)
 
@@ -186,8 +222,28 @@ class OnlineModel(KeyedProcessFunction):
         rows = self._pending.get(timestamp) if self.order == "event_time" else None
         if rows:
             self._pending.remove(timestamp)
+            if self.window_ms is not None:
+                yield from self._window([row for _, row in sorted(rows, key=lambda tr: tr[0])])  # (stable: ties in arrival order)
+                return
             for row in rows:
                 yield from self._step(row)
+
+    def _window(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """A window's rows: each scored by the model as the window found it, then one update from them all."""
+        model = self._model.value()
+        if model is None:
+            model = self._new_model()
+        seen = self._seen.value() or 0
+        xs = [_features(row, self.features) for row in rows]
+        scorable = [i for i, x in enumerate(xs) if x is not None]
+        scores = dict(zip(scorable, self._scores(model, [xs[i] for i in scorable]), strict=True)) if seen >= self.warm_up else {}
+        learn = [i for i in scorable if self.target is None or not _missing(rows[i].get(self.target))]
+        if learn:
+            self._learn_many(model, [xs[i] for i in learn], [rows[i].get(self.target) for i in learn] if self.target else None)
+            self._seen.update(seen + len(learn))
+            self._model.update(model)
+        for i, row in enumerate(rows):
+            yield {**row, self.output: scores.get(i)}
 
     def _step(self, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Score ``row`` with its key's model, then teach the model ``row``."""
@@ -226,6 +282,36 @@ class OnlineModel(KeyedProcessFunction):
             if kind == "sklearn-classifier"
             else _number(got, float)
         )
+
+    def _scores(self, model: Any, xs: list[list[float]]) -> list[Any]:
+        """The scores of several rows by one model that does not change meanwhile (scikit-learn: one call)."""
+        if not xs:
+            return []
+        if not self.kind.startswith("sklearn"):
+            return [self._score(model, x) for x in xs]
+        if not _fitted(model):
+            return [None] * len(xs)
+        import numpy as np
+
+        got = model.predict(np.asarray(xs, dtype="float64"))
+        if self.kind == "sklearn-classifier":
+            return [g.item() if hasattr(g, "item") else g for g in got]
+        return [_number(g, int if self.kind == "sklearn-clusterer" else float) for g in got]
+
+    def _learn_many(self, model: Any, xs: list[list[float]], ys: list[Any] | None) -> None:
+        """Learn from several rows at once: scikit-learn's ``partial_fit`` on all of them (a mini-batch:
+        ``MiniBatchKMeans`` fits here), river's ``learn_one`` on each in order."""
+        if not self.kind.startswith("sklearn"):
+            for i, x in enumerate(xs):
+                self._learn(model, x, None if ys is None else ys[i])
+            return
+        import numpy as np
+
+        matrix = np.asarray(xs, dtype="float64")
+        if ys is None:
+            model.partial_fit(matrix, **self.learn_params)
+        else:
+            model.partial_fit(matrix, ys, **self.learn_params)
 
     def _learn(self, model: Any, x: list[float], y: Any) -> None:
         if not self.kind.startswith("sklearn"):
@@ -285,6 +371,20 @@ def _kind(model: Any, target: str | None) -> str:
     raise PlanError(
         f"fk.ml.online: {name} cannot learn online: it needs learn_one (river) or partial_fit and predict (scikit-learn)"
     )
+
+
+def _window_ms(window: Any) -> int | None:
+    if window is None:
+        return None
+    from funke.semantics.time import to_millis
+
+    try:
+        ms = to_millis(window, what="window")
+    except (TypeError, ValueError) as e:
+        raise PlanError(f"fk.ml.online: window= takes a duration (fk.seconds(10)) or milliseconds: {e}") from None
+    if ms <= 0:
+        raise PlanError(f"fk.ml.online: window= must be longer than 0 ms, got {ms} ms")
+    return ms
 
 
 def _name(model: Any) -> str:

@@ -202,3 +202,93 @@ def test_keyed_process_takes_the_output_schema_from_the_function():
     keyed = env.from_collection([], SCHEMA).key_by(SCHEMA.names[0])
     scored = keyed.process(fk.ml.online(anomaly.HalfSpaceTrees, features=[SCHEMA.names[1]]), uid="baseline")
     assert list(scored.columns) == [*SCHEMA.names, "score"]
+
+
+def _windows_by_hand(model, rows, size, target="y"):
+    """Per key, per window of ``size`` ms in time order: score every row with the model as the window
+    found it, then one partial_fit on the window's rows (the contract of window=)."""
+    models, want = {}, {}
+    for w in sorted({r["t"] // size for r in rows}):
+        for k in sorted({r["k"] for r in rows}):
+            mine = sorted((r for r in rows if r["k"] == k and r["t"] // size == w), key=lambda r: r["t"])
+            if not mine:
+                continue
+            m = models.setdefault(k, copy.deepcopy(model))
+            x = np.asarray([[r["x"]] for r in mine])
+            fitted = hasattr(m, "coef_") or hasattr(m, "cluster_centers_")
+            scores = m.predict(x) if fitted else [None] * len(mine)
+            want.update({r["i"]: None if s is None else float(s) for r, s in zip(mine, scores, strict=True)})
+            m.partial_fit(x, [r[target] for r in mine]) if target else m.partial_fit(x)
+    return want
+
+
+def test_window_updates_each_key_s_model_once_per_window_with_the_window_s_rows_scored_before():
+    rnd = random.Random(11)
+    rows = []
+    for i in range(300):
+        x = rnd.random()
+        rows.append({"i": i, "k": rnd.choice("ab"), "x": x, "y": 3 * x - 1, "t": i * 10 + rnd.randrange(0, 40)})
+    model = SGDRegressor(random_state=0, learning_rate="constant", eta0=0.05)
+    fn = fk.ml.online(model, features=["x"], target="y", window=fk.milliseconds(200))
+    assert "per 200 ms window" in repr(fn)
+    op, got = KeyedProcessOperator(fn), {}
+    for lo in range(0, 300, 50):  # micro-batches of 50 rows, each followed by its watermark
+        batch = rows[lo : lo + 50]
+        for r in batch:
+            assert op.process_element(r["k"], r, r["t"]) == []
+        for rec in op.advance_watermark(max(r["t"] for r in batch) - 40):
+            got[rec.value["i"]] = rec.value["score"]
+            assert rec.timestamp % 200 == 199  # a window's rows come out at its end
+    for rec in op.advance_watermark(10**9):
+        got[rec.value["i"]] = rec.value["score"]
+    want = _windows_by_hand(model, rows, 200)
+    assert got.keys() == want.keys() == {r["i"] for r in rows}
+    first = {k: min(r["t"] // 200 for r in rows if r["k"] == k) for k in "ab"}
+    unscored = {r["i"] for r in rows if r["t"] // 200 == first[r["k"]]}  # a key's first window: nothing learned yet
+    assert {i for i, v in got.items() if v is None} == {i for i, v in want.items() if v is None} == unscored
+    assert {i: v for i, v in got.items() if v is not None} == pytest.approx(
+        {i: v for i, v in want.items() if v is not None}, rel=1e-12, abs=1e-12
+    )
+
+
+def test_mini_batch_k_means_learns_per_window_which_a_row_at_a_time_cannot():
+    from sklearn.cluster import MiniBatchKMeans
+
+    rnd = random.Random(3)
+    rows = [
+        {"i": i, "k": "a", "x": (0.0 if i % 2 else 10.0) + rnd.gauss(0, 0.1), "t": i} for i in range(120)
+    ]  # two groups, alternating
+    model = MiniBatchKMeans(n_clusters=2, random_state=0, n_init=1)
+    fn = fk.ml.online(model, features=["x"], window=40)
+    op = KeyedProcessOperator(fn)
+    for r in rows:
+        op.process_element("a", r, r["t"])
+    got = {rec.value["i"]: rec.value["score"] for rec in op.advance_watermark(10**9)}
+    assert got == _windows_by_hand(model, rows, 40, target=None)
+    later = [got[i] for i in range(40, 120)]
+    assert None not in later and len({got[i] for i in range(40, 120, 2)}) == 1 != len(set(later))  # groups apart
+
+
+def test_a_late_row_is_a_window_of_its_own_and_pending_windows_survive_a_snapshot():
+    model = SGDRegressor(random_state=0)
+    fn = fk.ml.online(model, features=["x"], target="y", window=100)
+    op = KeyedProcessOperator(fn)
+    rows = [{"i": i, "k": "a", "x": i / 10, "y": i / 5, "t": i * 30} for i in range(10)]
+    for r in rows[:6]:
+        op.process_element("a", r, r["t"])
+    first = op.advance_watermark(150)  # window [0, 100) fires
+    assert [rec.value["i"] for rec in first] == [0, 1, 2, 3]
+    restored = KeyedProcessOperator(copy.deepcopy(fn))
+    restored.restore(pickle.loads(pickle.dumps(op.snapshot())))
+    late = {"i": 99, "k": "a", "x": 0.5, "y": 1.0, "t": 10}
+    (rec,) = restored.process_element("a", late, late["t"])  # behind the watermark: scored and learned at once
+    assert rec.value["i"] == 99 and rec.value["score"] is not None
+    for r in rows[6:]:
+        restored.process_element("a", r, r["t"])
+    assert [rec.value["i"] for rec in restored.advance_watermark(10**9)] == [4, 5, 6, 7, 8, 9]
+    with pytest.raises(PlanError, match="drop order="):
+        fk.ml.online(model, features=["x"], target="y", window=100, order="arrival")
+    with pytest.raises(PlanError, match="longer than 0 ms"):
+        fk.ml.online(model, features=["x"], target="y", window=0)
+    with pytest.raises(PlanError, match="window= takes a duration"):
+        fk.ml.online(model, features=["x"], target="y", window="10s")
