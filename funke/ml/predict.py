@@ -1,13 +1,21 @@
 """Scoring a stream with a fitted model: ``stream.map(fk.ml.predict(model, features=[...]))``.
 
-The model scores whole Arrow batches at once (one ``predict`` call per batch of up to 10,000
-rows, on a numpy matrix of the feature columns), never row by row: on Spark a scalar Arrow UDF
-over the feature columns alone, so the stream's other columns never leave the JVM. It is
+Models: a scikit-learn estimator (anything with the method named by ``method``: ``predict``,
+``predict_proba``, ``decision_function``, ``transform``... fitted), an ONNX model (an
+``onnx.ModelProto``, or the path of a ``.onnx`` file) when ``onnxruntime`` is installed, or a fitted
+Spark MLlib model (a ``pyspark.ml`` model such as ``LinearRegressionModel`` or
+``LogisticRegressionModel``, or a ``PipelineModel``).
+
+A scikit-learn or ONNX model scores whole Arrow batches at once (one ``predict`` call per batch of
+up to 10,000 rows, on a numpy matrix of the feature columns), never row by row: on Spark a scalar
+Arrow UDF over the feature columns alone, so the stream's other columns never leave the JVM. It is
 pickled with the job, as any function of a ``map`` is, and does not change while the job runs.
 
-Models: a scikit-learn estimator (anything with the method named by ``method``: ``predict``,
-``predict_proba``, ``decision_function``, ``transform``... fitted), or an ONNX model (an
-``onnx.ModelProto``, or the path of a ``.onnx`` file) when ``onnxruntime`` is installed.
+A Spark MLlib model runs in the JVM, inside the query: the features are assembled into the vector
+column it reads (or, for a ``PipelineModel`` whose stages read raw columns, given as they are), its
+``transform`` adds its columns, and its ``predictionCol`` (``probabilityCol`` with
+``method="predict_proba"``, as ``array<double>``) becomes the score. Nothing goes to Python and
+nothing is pickled (``funke.ml.mllib`` has the details and what is refused).
 
 A row with a null (or NaN) feature is not scored: its output is null, and the others in its
 batch are scored as usual. A model that fails on a batch fails the job, naming the model.
@@ -17,10 +25,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from funke.errors import PlanError
 from funke.plan.types import Field, Schema
+
+if TYPE_CHECKING:
+    from funke.ml.mllib import MLlibPredict
 
 __all__ = ["Predict", "predict"]
 
@@ -28,13 +39,49 @@ __all__ = ["Predict", "predict"]
 NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean")
 
 
-def predict(model: Any, features: Sequence[str], output: str = "score", *, method: str = "predict") -> Predict:
+def predict(model: Any, features: Sequence[str], output: str = "score", *, method: str = "predict") -> Predict | MLlibPredict:
     """A vectorized ``map`` function adding ``model``'s score of ``features`` as column ``output``.
 
     ``method``: the scikit-learn method to call (``predict_proba`` gives each class's probability
-    as an ``array<double>``). For an ONNX model, ``method`` is ignored and refused if given.
+    as an ``array<double>``). For an ONNX model, ``method`` is ignored and refused if given. For a
+    Spark MLlib model, ``predict`` (its ``predictionCol``) or ``predict_proba`` (its ``probabilityCol``).
     """
+    if is_mllib(model):
+        from funke.ml.mllib import MLlibPredict
+
+        return MLlibPredict(model, tuple(features), output, method)
     return Predict(model, tuple(features), output, method)
+
+
+def is_mllib(model: Any) -> bool:
+    """A pyspark.ml object (fitted or not): ``funke.ml.mllib`` scores it in the JVM or says why not."""
+    return not isinstance(model, type) and type(model).__module__.startswith("pyspark.ml")
+
+
+def check_names(features: tuple[str, ...], output: str) -> None:
+    """Refuse what cannot name columns: no features, a feature twice, an empty output name."""
+    if not features or not all(isinstance(f, str) and f for f in features):
+        raise PlanError(f"fk.ml.predict: features= takes the names of the feature columns, got {features!r}")
+    if len(set(features)) != len(features):
+        raise PlanError(f"fk.ml.predict: a feature column is named twice in {list(features)}")
+    if not isinstance(output, str) or not output:
+        raise PlanError(f"fk.ml.predict: output= takes the name of the score column, got {output!r}")
+
+
+def scored_schema(scorer: Predict | MLlibPredict, input_schema: Schema | None) -> Schema:
+    """The input's columns, then the score: the features checked (present, numbers or booleans)."""
+    if input_schema is None:
+        raise PlanError(f"{scorer}: the stream's columns are not known, so the features cannot be checked")
+    types = {f.name: f.dtype for f in input_schema.fields}
+    missing = [f for f in scorer.features if f not in types]
+    if missing:
+        raise PlanError(f"{scorer}: no column {', '.join(missing)} in the stream (columns: {', '.join(types)})")
+    wrong = [f"{f} ({types[f]})" for f in scorer.features if types[f] not in NUMERIC]
+    if wrong:
+        raise PlanError(f"{scorer}: features must be numbers or booleans; {', '.join(wrong)} are not (cast them first)")
+    if scorer.output in types:
+        raise PlanError(f"{scorer}: the stream already has a column {scorer.output!r}; name the score otherwise (output=...)")
+    return Schema((*input_schema.fields, Field(scorer.output, scorer.output_type)))
 
 
 class Predict:
@@ -42,14 +89,12 @@ class Predict:
 
     #: ``DataStream.map`` runs it over pandas DataFrames (``vectorized=True``).
     vectorized = True
+    #: How ``explain()`` shows it (``funke.plan.capabilities``).
+    explain_form = "Arrow batches"
+    explain_why = "Spark scalar Arrow UDF over the feature columns alone (the others stay in the JVM); one model call per Arrow batch"
 
     def __init__(self, model: Any, features: tuple[str, ...], output: str, method: str) -> None:
-        if not features or not all(isinstance(f, str) and f for f in features):
-            raise PlanError(f"fk.ml.predict: features= takes the names of the feature columns, got {features!r}")
-        if len(set(features)) != len(features):
-            raise PlanError(f"fk.ml.predict: a feature column is named twice in {list(features)}")
-        if not isinstance(output, str) or not output:
-            raise PlanError(f"fk.ml.predict: output= takes the name of the score column, got {output!r}")
+        check_names(features, output)
         self.features, self.output, self.method = features, output, method
         self.model = _onnx(model, method, len(features)) or _sklearn(model, method, len(features))
         self.kind = "onnx" if isinstance(self.model, OnnxModel) else "scikit-learn"
@@ -73,18 +118,7 @@ class Predict:
 
     def output_schema(self, input_schema: Schema | None) -> Schema:
         """The input's columns, then the score (``DataStream.map`` calls this)."""
-        if input_schema is None:
-            raise PlanError(f"{self}: the stream's columns are not known, so the features cannot be checked")
-        types = {f.name: f.dtype for f in input_schema.fields}
-        missing = [f for f in self.features if f not in types]
-        if missing:
-            raise PlanError(f"{self}: no column {', '.join(missing)} in the stream (columns: {', '.join(types)})")
-        wrong = [f"{f} ({types[f]})" for f in self.features if types[f] not in NUMERIC]
-        if wrong:
-            raise PlanError(f"{self}: features must be numbers or booleans; {', '.join(wrong)} are not (cast them first)")
-        if self.output in types:
-            raise PlanError(f"{self}: the stream already has a column {self.output!r}; name the score otherwise (output=...)")
-        return Schema((*input_schema.fields, Field(self.output, self.output_type)))
+        return scored_schema(self, input_schema)
 
     def __call__(self, frame: Any) -> Any:
         """A pandas DataFrame with the score added (what ``map(..., vectorized=True)`` calls)."""
@@ -148,10 +182,10 @@ class Predict:
 def _sklearn(model: Any, method: str, width: int) -> Any:
     if isinstance(model, type):
         raise PlanError(f"fk.ml.predict: give a fitted model, not the class {model.__name__}")
-    if type(model).__module__.startswith("pyspark"):
+    if is_mllib(model):  # (fk.ml.predict gives it to funke.ml.mllib; this is for models run in Python)
         raise PlanError(
-            f"fk.ml.predict: {type(model).__name__} is a Spark MLlib model; funke scores scikit-learn and ONNX models "
-            "(Spark MLlib models are not supported yet)"
+            f"fk.ml.predict: {type(model).__name__} is a Spark MLlib model: it holds a JVM object, so it scores in the JVM "
+            "(stream.map(fk.ml.predict(model, ...))), not as a Python model pickled to the workers"
         )
     if not callable(getattr(model, method, None)):
         raise PlanError(f"fk.ml.predict: {type(model).__name__} has no method {method}()")

@@ -206,7 +206,8 @@ def place(node: Node) -> Placement:
         return Placement(GENERAL, "Flink emits one updated row per element; Spark's streaming aggregation emits one per key per batch")
     if isinstance(node, PythonFunction):
         form = "pandas batches" if node.vectorized else "rows of Arrow batches"
-        return Placement(NATIVE, f"Spark mapInArrow over {form}; no per-row pickling")
+        # a library's function (fk.ml.predict) says how it runs
+        return Placement(NATIVE, getattr(node.fn, "explain_why", None) or f"Spark mapInArrow over {form}; no per-row pickling")
     if isinstance(node, Watermark) and node.strategy.generator is not None:
         return Placement(GENERAL, GENERATOR_RUN)
     if isinstance(node, Watermark) and split_watermark(node):

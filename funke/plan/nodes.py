@@ -303,7 +303,7 @@ class PythonFunction(Node):
         return self.where_fn
 
     def label(self) -> str:
-        form = "pandas batches" if self.vectorized else "rows, Arrow batches"
+        form = getattr(self.fn, "explain_form", None) or ("pandas batches" if self.vectorized else "rows, Arrow batches")
         return f"{self.mode} {self.fn_name} [{form}]"
 
 

@@ -466,6 +466,8 @@ class Compiler:
         df = self.plain(up, node.uid)
         out_schema = node.schema or spark_schema_to_funke(df)
         spark_schema = out_schema.ddl() if node.mode != "filter" else df.schema
+        if node.vectorized and callable(getattr(node.fn, "spark_transform", None)):  # runs in the JVM (fk.ml.predict, MLlib)
+            return self._merge(_keep_event_time(df, node.fn.spark_transform(df)), up)
         if node.vectorized and callable(getattr(node.fn, "arrow_column", None)):  # a library's added column (fk.ml.predict)
             udf = F.arrow_udf(arrow_column(node.fn.arrow_column), node.fn.output_type)
             column = udf(*(F.col(c) for c in node.fn.inputs))

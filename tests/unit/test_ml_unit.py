@@ -12,6 +12,7 @@ from sklearn.linear_model import LinearRegression
 
 import funke as fk
 from funke.errors import PlanError
+from funke.ml.predict import Predict
 from funke.plan.types import Schema
 
 SCHEMA = Schema.of("id bigint, a double, b int, name string")
@@ -60,7 +61,16 @@ def test_a_pickled_scorer_scores_alike():
         (lambda: fk.ml.predict(fitted(), ["a", "b"], method="predict_proba"), "no method predict_proba"),
         (lambda: fk.ml.predict(fitted(), []), "names of the feature columns"),
         (lambda: fk.ml.predict(fitted(), ["a", "a"]), "named twice"),
-        (lambda: fk.ml.predict(type("PipelineModel", (), {"__module__": "pyspark.ml.pipeline"})(), ["a"]), "Spark MLlib"),
+        (
+            lambda: fk.ml.predict(type("PipelineModel", (), {"__module__": "pyspark.ml.pipeline"})(), ["a"]),
+            "is not a fitted Spark MLlib model",
+        ),
+        (lambda: fk.ml.predict(type("PipelineModel", (), {"__module__": "pyspark.ml.pipeline"})(), ["a", "a"]), "named twice"),
+        # the scorer run in Python (also fk.ml.serve's) takes no MLlib model: it would be pickled to the workers
+        (
+            lambda: Predict(type("LinearRegressionModel", (), {"__module__": "pyspark.ml.regression"})(), ("a",), "s", "predict"),
+            "holds a JVM object",
+        ),
     ],
 )
 def test_refusals_name_what_is_wrong(build, message):
@@ -75,6 +85,14 @@ def test_a_stream_map_takes_the_scorer_s_schema_and_checks_it_while_building():
     assert list(scored.columns) == ["id", "a", "b", "name", "score"]
     with pytest.raises(PlanError, match="no column c"):
         s.map(fk.ml.predict(fitted(), ["a", "c"]))
+
+
+def test_explain_says_a_python_model_scores_arrow_batches_in_a_udf():
+    env = fk.StreamEnvironment(app="ml-unit")
+    env.from_collection([{"id": 1, "a": 1.0, "b": 2, "name": "x"}], SCHEMA).map(fk.ml.predict(fitted(), ["a", "b"])).print()
+    text = env.explain()
+    assert "map predict(LinearRegression.predict(a, b) -> score) [Arrow batches]" in text
+    assert "why: Spark scalar Arrow UDF over the feature columns alone" in text
 
 
 def test_a_model_failing_on_a_batch_names_itself():
