@@ -1,30 +1,51 @@
-"""``funke bench graph``: PageRank and connected components on a generated graph, funke against networkx.
+"""``funke bench graph``: every algorithm of ``funke.graph`` on a generated graph, each result checked.
 
 The graph: ``vertices`` ids and ``edges`` directed edges whose ends are drawn uniformly with a
 seeded numpy generator (repeated edges and self-loops are kept, as drawn; vertices that no edge
-touches stay in the graph, dangling for PageRank). Both systems get it from the same arrays:
+touches stay in the graph, dangling for PageRank). Both sides get it from the same arrays:
 
 * funke: ``funke.graph.Graph`` over two DataFrames made from the arrays and ``localCheckpoint``-ed
-  before the clock starts; each time is until the algorithm's result DataFrame is computed;
-* networkx: ``nx.DiGraph`` (PageRank, ``weight=None``) and ``nx.Graph`` (components) built from the
-  arrays, each time including building its graph; ``nx.pagerank`` is scipy's sparse power
-  iteration, ``nx.connected_components`` a BFS in Python.
+  before the clock starts; each time is until the algorithm's result DataFrame is computed
+  (``localCheckpoint(eager=True)`` of it);
+* the reference, each time including building its graph from the arrays: networkx's
+  ``pagerank`` (scipy's sparse power iteration, on an ``nx.DiGraph``, ``weight=None``),
+  ``connected_components`` (a BFS in Python, ``nx.Graph``), ``single_source_shortest_path_length``
+  (a BFS from vertex 0 over the directed edges: funke's ``shortest_paths(0, weight=None)``, every
+  edge weighing 1) and ``triangles`` (``nx.Graph`` without self-loops); for label propagation,
+  :func:`synchronous_label_propagation` in plain Python: networkx's ``label_propagation_communities``
+  is semi-synchronous (it colours the graph and updates one colour at a time) and its
+  ``asyn_lpa_communities`` random, so neither gives the labels of funke's synchronous rule.
 
-Both use the same PageRank rule and stopping test (damping 0.85, L1 change < N * 1e-6), so the
-ranks must agree to rounding (checked: at most ``PAGERANK_TOLERANCE`` apart); the components
-must be the same partition (checked exactly). A run whose results differ raises and writes no line.
+Checks: PageRank (the same rule and stopping test, damping 0.85, L1 change < N * 1e-6) at most
+``PAGERANK_TOLERANCE`` apart; components, distances, labels and triangle counts exactly equal.
+A run whose results differ raises and writes no line.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 PAGERANK_TOLERANCE = 1e-9
+#: Rounds of label propagation (funke's default): the synchronous rule need not settle.
+LPA_ROUNDS = 20
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One algorithm: funke's time, the reference's, and what the check found equal."""
+
+    algorithm: str
+    funke_s: float
+    reference: str
+    reference_s: float
+    agreement: str
 
 
 @dataclass(frozen=True)
@@ -32,13 +53,7 @@ class GraphBench:
     vertices: int
     edges: int
     seed: int
-    funke_pagerank_s: float
-    networkx_pagerank_s: float
-    funke_components_s: float
-    networkx_components_s: float
-    pagerank_max_difference: float
-    components: int
-    largest_component: int
+    timings: tuple[Timing, ...]
 
 
 def generate(vertices: int, edges: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -47,10 +62,36 @@ def generate(vertices: int, edges: int, seed: int) -> tuple[np.ndarray, np.ndarr
     return rng.integers(0, vertices, edges, dtype=np.int64), rng.integers(0, vertices, edges, dtype=np.int64)
 
 
+def synchronous_label_propagation(ids: Iterable[Any], pairs: Iterable[tuple[Any, Any]], max_iterations: int) -> dict[Any, Any]:
+    """The rule of ``funke.graph.label_propagation`` in plain Python: all vertices at once take the
+    label most of their neighbours had (edges both ways, each neighbour once, no self-loops), ties
+    to the smallest label, until no label changes or after ``max_iterations`` rounds.
+
+    >>> synchronous_label_propagation(range(4), [(0, 1), (1, 2), (2, 0), (3, 3)], 5)
+    {0: 0, 1: 0, 2: 0, 3: 3}
+    """
+    near: dict[Any, set[Any]] = {v: set() for v in ids}
+    for a, b in pairs:
+        if a != b:
+            near[a].add(b)
+            near[b].add(a)
+    labels = {v: v for v in near}
+    for _ in range(max_iterations):
+        new = {}
+        for v, others in near.items():
+            votes = Counter(labels[u] for u in others)
+            top = max(votes.values(), default=0)
+            new[v] = min(label for label, k in votes.items() if k == top) if votes else labels[v]
+        if new == labels:
+            break
+        labels = new
+    return labels
+
+
 def run_graph_bench(
     spark: Any, edges: int, vertices: int, seed: int = 18, on_step: Callable[[str], None] | None = None
 ) -> GraphBench:
-    """Both systems on the same generated graph; raises ``AssertionError`` when their results differ."""
+    """funke and the references on the same generated graph; raises ``AssertionError`` when results differ."""
     import networkx as nx
     import pandas as pd
 
@@ -63,43 +104,104 @@ def run_graph_bench(
     g = Graph(ids, links)
     pairs = list(zip(src.tolist(), dst.tolist(), strict=True))
 
-    say(f"PageRank, funke: {vertices:,} vertices, {edges:,} edges")
-    started = time.monotonic()
-    ranks = g.pagerank(damping=0.85, tolerance=1e-6, max_iterations=100)
-    funke_pr = time.monotonic() - started
-    ours = {r["id"]: r["rank"] for r in ranks.collect()}
-    say("PageRank, networkx")
-    started = time.monotonic()
-    digraph = nx.DiGraph()
-    digraph.add_nodes_from(range(vertices))
-    digraph.add_edges_from(pairs)
-    theirs = nx.pagerank(digraph, alpha=0.85, tol=1e-6, max_iter=100, weight=None)
-    nx_pr = time.monotonic() - started
+    def funke(name: str, algorithm: Callable[[], Any], column: str) -> tuple[dict[Any, Any], float]:
+        say(f"{name}, funke: {vertices:,} vertices, {edges:,} edges")
+        started = time.monotonic()
+        result = algorithm().localCheckpoint(eager=True)
+        took = time.monotonic() - started
+        return {r["id"]: r[column] for r in result.collect()}, took
+
+    def reference(name: str, who: str, compute: Callable[[], Any]) -> tuple[Any, float]:
+        say(f"{name}, {who}")
+        started = time.monotonic()
+        result = compute()
+        return result, time.monotonic() - started
+
+    def directed() -> Any:
+        d = nx.DiGraph()
+        d.add_nodes_from(range(vertices))
+        d.add_edges_from(pairs)
+        return d
+
+    def undirected(self_loops: bool = True) -> Any:
+        u = nx.Graph()
+        u.add_nodes_from(range(vertices))
+        u.add_edges_from(pairs)
+        if not self_loops:
+            u.remove_edges_from(nx.selfloop_edges(u))
+        return u
+
+    timings = []
+
+    ours, took = funke("PageRank", lambda: g.pagerank(damping=0.85, tolerance=1e-6, max_iterations=100), "rank")
+    theirs, nx_took = reference(
+        "PageRank", "networkx", lambda: nx.pagerank(directed(), alpha=0.85, tol=1e-6, max_iter=100, weight=None)
+    )
     if ours.keys() != theirs.keys():
         raise AssertionError("funke's and networkx's PageRank rank different vertices")
     difference = max(abs(ours[v] - theirs[v]) for v in theirs)
     if difference > PAGERANK_TOLERANCE:
         raise AssertionError(f"funke's and networkx's PageRank differ by up to {difference:.3g} (> {PAGERANK_TOLERANCE})")
-
-    say("connected components, funke")
-    started = time.monotonic()
-    labels = g.connected_components()
-    funke_cc = time.monotonic() - started
-    ours_cc = {r["id"]: r["component"] for r in labels.collect()}
-    say("connected components, networkx")
-    started = time.monotonic()
-    undirected = nx.Graph()
-    undirected.add_nodes_from(range(vertices))
-    undirected.add_edges_from(pairs)
-    parts = list(nx.connected_components(undirected))
-    nx_cc = time.monotonic() - started
-    theirs_cc = {v: min(part) for part in parts for v in part}
-    if ours_cc != theirs_cc:
-        wrong = sum(ours_cc.get(v) != c for v, c in theirs_cc.items())
-        raise AssertionError(f"funke's and networkx's connected components differ at {wrong:,} vertices")
-    return GraphBench(
-        vertices, edges, seed, funke_pr, nx_pr, funke_cc, nx_cc, difference, len(parts), max(map(len, parts), default=0)
+    timings.append(
+        Timing("PageRank (damping 0.85, tolerance 1e-6)", took, "networkx", nx_took, f"ranks at most {difference:.1g} apart")
     )
+
+    ours, took = funke("connected components", g.connected_components, "component")
+    parts, nx_took = reference("connected components", "networkx", lambda: list(nx.connected_components(undirected())))
+    _same("connected components", ours, {v: min(part) for part in parts for v in part})
+    largest = max(map(len, parts), default=0)
+    timings.append(
+        Timing(
+            "weakly connected components",
+            took,
+            "networkx",
+            nx_took,
+            f"the same {len(parts):,} components (largest {largest:,} vertices)",
+        )
+    )
+
+    ours, took = funke("shortest paths", lambda: g.shortest_paths(source=0, weight=None), "distance")
+    hops, nx_took = reference("shortest paths", "networkx", lambda: nx.single_source_shortest_path_length(directed(), 0))
+    _same("shortest paths", ours, {v: float(hops.get(v, math.inf)) for v in range(vertices)})
+    farthest = max(hops.values(), default=0)
+    timings.append(
+        Timing(
+            "shortest paths from vertex 0 (unweighted)",
+            took,
+            "networkx",
+            nx_took,
+            f"the same distances ({len(hops):,} vertices reached, the farthest {farthest} hops away)",
+        )
+    )
+
+    ours, took = funke("label propagation", lambda: g.label_propagation(max_iterations=LPA_ROUNDS), "label")
+    labels, py_took = reference(
+        "label propagation", "plain Python", lambda: synchronous_label_propagation(range(vertices), pairs, LPA_ROUNDS)
+    )
+    _same("label propagation", ours, labels)
+    timings.append(
+        Timing(
+            f"label propagation ({LPA_ROUNDS} rounds at most)",
+            took,
+            "plain Python",
+            py_took,
+            f"the same labels ({len(set(labels.values())):,} communities)",
+        )
+    )
+
+    ours, took = funke("triangle count", g.triangle_count, "triangles")
+    counts, nx_took = reference("triangle count", "networkx", lambda: nx.triangles(undirected(self_loops=False)))
+    _same("triangle count", ours, counts)
+    timings.append(
+        Timing("triangle count", took, "networkx", nx_took, f"the same counts ({sum(counts.values()) // 3:,} triangles)")
+    )
+    return GraphBench(vertices, edges, seed, tuple(timings))
+
+
+def _same(what: str, ours: dict[Any, Any], theirs: dict[Any, Any]) -> None:
+    if ours != theirs:
+        wrong = sum(ours.get(v) != x for v, x in theirs.items()) + len(ours.keys() - theirs.keys())
+        raise AssertionError(f"funke's and the reference's {what} differ at {wrong:,} vertices")
 
 
 def _s(seconds: float) -> str:
@@ -108,11 +210,9 @@ def _s(seconds: float) -> str:
 
 def graph_summary(b: GraphBench) -> str:
     """One line for docs/benchmarks.md."""
-    return (
-        f"{b.vertices:,} vertices, {b.edges:,} uniform random directed edges (seed {b.seed}): PageRank (damping 0.85, "
-        f"tolerance 1e-6) funke {_s(b.funke_pagerank_s)}, networkx {_s(b.networkx_pagerank_s)}, funke/networkx "
-        f"**{b.funke_pagerank_s / b.networkx_pagerank_s:.0f}x** the time, ranks at most {b.pagerank_max_difference:.1g} apart; "
-        f"weakly connected components funke {_s(b.funke_components_s)}, networkx {_s(b.networkx_components_s)}, "
-        f"funke/networkx **{b.funke_components_s / b.networkx_components_s:.0f}x** the time, the same {b.components:,} "
-        f"components (largest {b.largest_component:,} vertices)"
-    )
+    parts = [
+        f"{t.algorithm} funke {_s(t.funke_s)}, {t.reference} {_s(t.reference_s)}, funke/{t.reference} "
+        f"**{t.funke_s / t.reference_s:.0f}x** the time, {t.agreement}"
+        for t in b.timings
+    ]
+    return f"{b.vertices:,} vertices, {b.edges:,} uniform random directed edges (seed {b.seed}): " + "; ".join(parts)

@@ -5,12 +5,16 @@ type plus any others (``weight`` for the weighted algorithms). Edges are directe
 each algorithm says whether it reads them directed or undirected. An edge whose ``src`` or
 ``dst`` is not a vertex id is left out by every algorithm (Gelly refuses such a graph; checking
 costs a join and an action, so funke drops them instead, without a word).
+
+Either may also be a bounded funke ``DataStream``: it runs once as a batch job and its rows
+become the DataFrame (``funke.graph.bounded``); an unbounded one is refused.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from funke.api.streams import DataStream
 from funke.errors import FunkeError, SchemaError, did_you_mean
 
 DataFrame = Any  # pyspark.sql.DataFrame; kept loose so that the checks run without Spark
@@ -23,15 +27,31 @@ class GraphError(FunkeError, ValueError):
 
 
 def _require(frame: DataFrame, what: str, columns: tuple[str, ...]) -> dict[str, str]:
-    types = dict(frame.dtypes)
+    """The column types of ``frame`` (a DataFrame, or a DataStream: checked before it runs), once it has ``columns``."""
+    if isinstance(frame, DataStream):
+        if frame.schema is None:
+            raise SchemaError(f"the {what}' columns are known only to Spark (an unaliased SQL expression): alias it")
+        types = {f.name: f.dtype or "?" for f in frame.schema}
+    else:
+        types = dict(frame.dtypes)
     for name in columns:
         if name not in types:
             raise SchemaError(f"the {what} need a column {name!r}{did_you_mean(name, list(types))}")
     return types
 
 
+def _frame(data: Any, what: str) -> DataFrame:
+    """A DataFrame as it is; a funke DataStream as the DataFrame of its rows (it must be bounded)."""
+    if isinstance(data, DataStream):
+        from funke.graph.bounded import frame_of
+
+        return frame_of(data, what)
+    return data
+
+
 class Graph:
-    """A graph over two Spark DataFrames (Gelly's ``Graph.fromDataSet(vertices, edges)``).
+    """A graph over two Spark DataFrames (Gelly's ``Graph.fromDataSet(vertices, edges)``), or
+    bounded funke streams (each run once as a batch job; see ``funke.graph.bounded``).
 
     Example (``spark`` a SparkSession)::
 
@@ -42,8 +62,10 @@ class Graph:
     """
 
     def __init__(self, vertices: DataFrame, edges: DataFrame) -> None:
-        vtypes = _require(vertices, "vertices", ("id",))
-        etypes = _require(edges, "edges", ("src", "dst"))
+        _require(vertices, "vertices", ("id",))
+        _require(edges, "edges", ("src", "dst"))
+        vertices, edges = _frame(vertices, "vertices"), _frame(edges, "edges")
+        vtypes, etypes = dict(vertices.dtypes), dict(edges.dtypes)
         kinds = {"vertices.id": vtypes["id"], "edges.src": etypes["src"], "edges.dst": etypes["dst"]}
         if len(set(kinds.values())) > 1:
             shown = ", ".join(f"{k} {v}" for k, v in kinds.items())
@@ -55,6 +77,7 @@ class Graph:
     def from_edges(cls, edges: DataFrame) -> Graph:
         """The graph whose vertices are the edges' ends (Gelly's ``Graph.fromDataSet(edges)``)."""
         _require(edges, "edges", ("src", "dst"))
+        edges = _frame(edges, "edges")
         ids = edges.select(edges["src"].alias("id")).union(edges.select(edges["dst"].alias("id"))).distinct()
         return cls(ids, edges)
 

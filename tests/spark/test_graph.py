@@ -178,6 +178,29 @@ def test_string_ids(spark):
     assert as_dict(g.shortest_paths(source="b", weight=None), "distance") == {"a": 2.0, "b": 0.0, "c": 1.0, "x": math.inf, "y": math.inf}
 
 
+def test_a_graph_from_bounded_streams_equals_the_graph_from_dataframes(spark, tmp_path):
+    import funke as fk
+
+    n, edges = 200, random_edges(6, 180, 500, weights=True, self_loops=3)  # 180..199: alone
+    (tmp_path / "edges").mkdir()
+    lines = [f"{a},{b},{w}" for a, b, w in edges] + ["3,x,1"]  # a bad record: to the dead letters
+    (tmp_path / "edges" / "part-0.csv").write_text("\n".join(lines) + "\n")
+    dead = fk.sinks.collect()
+    env = fk.StreamEnvironment(app="graph-input", spark=spark, dead_letters=dead)
+    read = env.from_source(fk.sources.files(str(tmp_path / "edges"), schema=SCHEMA, format="csv"))
+    vertices = env.from_collection([{"id": i} for i in range(n)], "id long")
+    from_streams = Graph(vertices, read.filter("src <> 0"))  # (a stream's operators run too)
+    assert [(r["job"], r["reason"].endswith("malformed record or a value of the wrong type"), r["raw"]) for r in dead.rows] == [
+        ("graph-input.graph-edges", True, "3,x,1")
+    ]
+    from_frames = graph(spark, range(n), [(a, b, w) for a, b, w in edges if a != 0])
+    assert sorted(from_streams.edges.columns) == ["dst", "src", "weight"]
+    expected = as_dict(from_frames.pagerank(weight="weight", tolerance=1e-3), "rank")
+    assert as_dict(from_streams.pagerank(weight="weight", tolerance=1e-3), "rank") == pytest.approx(expected, abs=1e-15)
+    expected = as_dict(Graph.from_edges(from_frames.edges).connected_components(), "component")
+    assert as_dict(Graph.from_edges(read.filter("src <> 0")).connected_components(), "component") == expected
+
+
 # Refusals that need the data.
 
 

@@ -84,11 +84,21 @@ def test_iteration_helpers_check_their_limits():
 
 
 def test_bench_graph_is_seeded_and_its_line_says_what_was_checked():
-    from funke.bench.graph import GraphBench, generate, graph_summary
+    from funke.bench.graph import GraphBench, Timing, generate, graph_summary, synchronous_label_propagation
 
     a, b = generate(50, 200, seed=3), generate(50, 200, seed=3)
     assert all((x == y).all() for x, y in zip(a, b, strict=True)) and a[0].max() < 50 and len(a[1]) == 200
-    line = graph_summary(GraphBench(20_000, 100_000, 18, 30.0, 3.0, 12.0, 0.6, 2e-17, 9, 19_990))
-    assert line.startswith("20,000 vertices, 100,000 uniform random directed edges (seed 18): PageRank")
-    assert "funke 30.0 s, networkx 3.00 s, funke/networkx **10x** the time, ranks at most 2e-17 apart" in line
-    assert "funke 12.0 s, networkx 0.60 s, funke/networkx **20x** the time, the same 9 components (largest 19,990 vertices)" in line
+    timings = (
+        Timing("PageRank (damping 0.85, tolerance 1e-6)", 30.0, "networkx", 3.0, "ranks at most 2e-17 apart"),
+        Timing("label propagation (20 rounds at most)", 12.0, "plain Python", 0.6, "the same labels (9 communities)"),
+    )
+    line = graph_summary(GraphBench(20_000, 100_000, 18, timings))
+    assert line == (
+        "20,000 vertices, 100,000 uniform random directed edges (seed 18): PageRank (damping 0.85, tolerance 1e-6) funke 30.0 s, "
+        "networkx 3.00 s, funke/networkx **10x** the time, ranks at most 2e-17 apart; label propagation (20 rounds at most) "
+        "funke 12.0 s, plain Python 0.60 s, funke/plain Python **20x** the time, the same labels (9 communities)"
+    )
+    # the reference rule: on a star, the centre takes the smallest leaf and the leaves the centre's label, back and forth
+    star = [(leaf, 0) for leaf in range(1, 5)]
+    assert synchronous_label_propagation(range(5), star, 1) == {0: 1, 1: 0, 2: 0, 3: 0, 4: 0}
+    assert synchronous_label_propagation(range(5), star, 4) == {0: 0, 1: 1, 2: 1, 3: 1, 4: 1}
