@@ -32,6 +32,8 @@ _FROM = {
     **dict.fromkeys(("hours", "milliseconds", "minutes", "seconds"), "funke.semantics.time"),
     "WatermarkStrategy": "funke.semantics.watermarks",
     "OutputTag": "funke.semantics.functions",
+    # Flink's DataSet iterations over DataFrames (bulk and delta), as the issue names them: fk.iterate(...)
+    **dict.fromkeys(("iterate", "iterate_delta"), "funke.graph.iteration"),
 }
 #: Subpackages users reach as attributes (``fk.windows``, ``fk.sinks``, ``fk.table`` ...).
 _MODULES = frozenset(
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from funke.api import DataStream, KeyedStream, StreamEnvironment, WindowedStream
     from funke.connectors.tables import spark_table
     from funke.errors import EnvironmentSetupError, FunkeError, JobFailedError, PlanError, SchemaError, UnsupportedError
+    from funke.graph.iteration import iterate, iterate_delta
     from funke.plan.expr import col, expr, fn, lit
     from funke.semantics.functions import OutputTag
     from funke.semantics.generators import (
@@ -102,6 +105,8 @@ __all__ = [
     "fn",
     "functions",
     "hours",
+    "iterate",
+    "iterate_delta",
     "lit",
     "milliseconds",
     "minutes",

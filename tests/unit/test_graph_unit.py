@@ -102,3 +102,11 @@ def test_bench_graph_is_seeded_and_its_line_says_what_was_checked():
     star = [(leaf, 0) for leaf in range(1, 5)]
     assert synchronous_label_propagation(range(5), star, 1) == {0: 1, 1: 0, 2: 0, 3: 0, 4: 0}
     assert synchronous_label_propagation(range(5), star, 4) == {0: 0, 1: 1, 2: 1, 3: 1, 4: 1}
+
+
+def test_the_iterations_are_fk_iterate_and_fk_iterate_delta():
+    import funke as fk
+    from funke.graph import iteration
+
+    assert (fk.iterate, fk.iterate_delta) == (iteration.iterate, iteration.iterate_delta)
+    assert {"iterate", "iterate_delta"} <= set(fk.__all__)
