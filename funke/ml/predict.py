@@ -68,17 +68,25 @@ def check_names(features: tuple[str, ...], output: str) -> None:
         raise PlanError(f"fk.ml.predict: output= takes the name of the score column, got {output!r}")
 
 
+def feature_types(owner: Any, features: Sequence[str], input_schema: Schema | None) -> dict[str, str | None]:
+    """The stream's column types, once ``features`` are checked to be columns of numbers or booleans
+    (``owner`` names the function in the errors)."""
+    if input_schema is None:
+        raise PlanError(f"{owner}: the stream's columns are not known, so the features cannot be checked")
+    types = {f.name: f.dtype for f in input_schema.fields}
+    missing = [f for f in features if f not in types]
+    if missing:
+        raise PlanError(f"{owner}: no column {', '.join(missing)} in the stream (columns: {', '.join(types)})")
+    wrong = [f"{f} ({types[f]})" for f in features if types[f] not in NUMERIC]
+    if wrong:
+        raise PlanError(f"{owner}: features must be numbers or booleans; {', '.join(wrong)} are not (cast them first)")
+    return types
+
+
 def scored_schema(scorer: Predict | MLlibPredict, input_schema: Schema | None) -> Schema:
     """The input's columns, then the score: the features checked (present, numbers or booleans)."""
-    if input_schema is None:
-        raise PlanError(f"{scorer}: the stream's columns are not known, so the features cannot be checked")
-    types = {f.name: f.dtype for f in input_schema.fields}
-    missing = [f for f in scorer.features if f not in types]
-    if missing:
-        raise PlanError(f"{scorer}: no column {', '.join(missing)} in the stream (columns: {', '.join(types)})")
-    wrong = [f"{f} ({types[f]})" for f in scorer.features if types[f] not in NUMERIC]
-    if wrong:
-        raise PlanError(f"{scorer}: features must be numbers or booleans; {', '.join(wrong)} are not (cast them first)")
+    types = feature_types(scorer, scorer.features, input_schema)
+    assert input_schema is not None
     if scorer.output in types:
         raise PlanError(f"{scorer}: the stream already has a column {scorer.output!r}; name the score otherwise (output=...)")
     return Schema((*input_schema.fields, Field(scorer.output, scorer.output_type)))
@@ -91,7 +99,9 @@ class Predict:
     vectorized = True
     #: How ``explain()`` shows it (``funke.plan.capabilities``).
     explain_form = "Arrow batches"
-    explain_why = "Spark scalar Arrow UDF over the feature columns alone (the others stay in the JVM); one model call per Arrow batch"
+    explain_why = (
+        "Spark scalar Arrow UDF over the feature columns alone (the others stay in the JVM); one model call per Arrow batch"
+    )
 
     def __init__(self, model: Any, features: tuple[str, ...], output: str, method: str) -> None:
         check_names(features, output)

@@ -64,7 +64,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from funke.errors import PlanError
-from funke.ml.predict import NUMERIC, Predict
+from funke.ml.predict import Predict, feature_types
 from funke.plan.types import Field, Schema
 from funke.semantics.broadcast import BroadcastProcessFunction
 from funke.semantics.functions import OutputTag
@@ -207,15 +207,8 @@ class ServedModel(BroadcastProcessFunction):
     ) -> Schema:
         """The events' columns, then the score and the version (``BroadcastConnectedStream.process``
         calls this with both streams' columns and the broadcast state's descriptors, and checks them)."""
-        if input_schema is None:
-            raise PlanError(f"{self}: the stream's columns are not known, so the features cannot be checked")
-        types = {f.name: f.dtype for f in input_schema.fields}
-        missing = [f for f in self.features if f not in types]
-        if missing:
-            raise PlanError(f"{self}: no column {', '.join(missing)} in the stream (columns: {', '.join(types)})")
-        wrong = [f"{f} ({types[f]})" for f in self.features if types[f] not in NUMERIC]
-        if wrong:
-            raise PlanError(f"{self}: features must be numbers or booleans; {', '.join(wrong)} are not (cast them first)")
+        types = feature_types(self, self.features, input_schema)
+        assert input_schema is not None
         for what, name in (("output", self.output), ("version_column", self.version_column)):
             if name in types:
                 raise PlanError(f"{self}: the stream already has a column {name!r}; name it otherwise ({what}=...)")
