@@ -78,7 +78,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from funke.errors import PlanError
-from funke.ml.predict import NUMERIC
+from funke.ml.predict import NUMERIC, check_features
+from funke.ml.predict import row_features as _features
 from funke.plan.types import Field, Schema
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
@@ -136,10 +137,7 @@ class OnlineModel(KeyedProcessFunction):
         order: str | None = None,
         window: Any = None,
     ) -> None:
-        if not features or not all(isinstance(f, str) and f for f in features):
-            raise PlanError(f"fk.ml.online: features= takes the names of the feature columns, got {features!r}")
-        if len(set(features)) != len(features):
-            raise PlanError(f"fk.ml.online: a feature column is named twice in {list(features)}")
+        check_features("fk.ml.online", features)
         if target is not None and (not isinstance(target, str) or target in features):
             raise PlanError(f"fk.ml.online: target= names one column that is not a feature, got {target!r}")
         if not isinstance(output, str) or not output or output in features or output == target:
@@ -407,17 +405,6 @@ def _fitted(model: Any) -> bool:
 
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def _features(row: Mapping[str, Any], names: tuple[str, ...]) -> list[float] | None:
-    """The row's features as floats, or None when one is null or NaN."""
-    x = []
-    for name in names:
-        v = row.get(name)
-        if _missing(v):
-            return None
-        x.append(float(v))
-    return x
 
 
 def _number(v: Any, kind: type) -> Any:

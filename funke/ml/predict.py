@@ -23,6 +23,7 @@ batch are scored as usual. A model that fails on a batch fails the job, naming t
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -58,12 +59,29 @@ def is_mllib(model: Any) -> bool:
     return not isinstance(model, type) and type(model).__module__.startswith("pyspark.ml")
 
 
+def check_features(call: str, features: tuple[str, ...]) -> None:
+    """Refuse a ``features=`` that cannot name columns: none, an empty or non-string name, a name twice
+    (``call`` names the function in the error: ``fk.ml.predict``, ``fk.ml.online``, ``fk.ml.serve``)."""
+    if not features or not all(isinstance(f, str) and f for f in features):
+        raise PlanError(f"{call}: features= takes the names of the feature columns, got {features!r}")
+    if len(set(features)) != len(features):
+        raise PlanError(f"{call}: a feature column is named twice in {list(features)}")
+
+
+def row_features(row: Any, names: tuple[str, ...]) -> list[float] | None:
+    """A row's features (a dict's ``names``) as floats, or None when one is null or NaN."""
+    x = []
+    for name in names:
+        v = row.get(name)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        x.append(float(v))
+    return x
+
+
 def check_names(features: tuple[str, ...], output: str) -> None:
     """Refuse what cannot name columns: no features, a feature twice, an empty output name."""
-    if not features or not all(isinstance(f, str) and f for f in features):
-        raise PlanError(f"fk.ml.predict: features= takes the names of the feature columns, got {features!r}")
-    if len(set(features)) != len(features):
-        raise PlanError(f"fk.ml.predict: a feature column is named twice in {list(features)}")
+    check_features("fk.ml.predict", features)
     if not isinstance(output, str) or not output:
         raise PlanError(f"fk.ml.predict: output= takes the name of the score column, got {output!r}")
 

@@ -60,11 +60,12 @@ import math
 import os
 import pickle
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from funke.errors import PlanError
-from funke.ml.predict import Predict, feature_types
+from funke.ml.predict import Predict, check_features, feature_types
+from funke.ml.predict import row_features as _features
 from funke.plan.types import Field, Schema
 from funke.semantics.broadcast import BroadcastProcessFunction
 from funke.semantics.functions import OutputTag
@@ -163,10 +164,7 @@ class ServedModel(BroadcastProcessFunction):
         output_type: str | None = None,
         version_column: str = "model_version",
     ) -> None:
-        if not features or not all(isinstance(f, str) and f for f in features):
-            raise PlanError(f"fk.ml.serve: features= takes the names of the feature columns, got {features!r}")
-        if len(set(features)) != len(features):
-            raise PlanError(f"fk.ml.serve: a feature column is named twice in {list(features)}")
+        check_features("fk.ml.serve", features)
         for what, name in (("output", output), ("version_column", version_column)):
             if not isinstance(name, str) or not name or name in features:
                 raise PlanError(f"fk.ml.serve: {what}= names a new column (not a feature), got {name!r}")
@@ -360,17 +358,6 @@ def _decode(data: bytes) -> Any:
             f"the model bytes are neither a pickle (protocol 2+) nor an ONNX model: {type(e).__name__}: {e}"
         ) from None
     return proto
-
-
-def _features(row: Mapping[str, Any], names: tuple[str, ...]) -> list[float] | None:
-    """The row's features as floats, or None when one is null or NaN."""
-    x = []
-    for name in names:
-        v = row.get(name)
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None
-        x.append(float(v))
-    return x
 
 
 def _plain(v: Any) -> Any:
