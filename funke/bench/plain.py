@@ -10,6 +10,9 @@ usual way: after the last event comes one flush event dated far in the future. I
 ``view`` of a real ad, so no filter Spark pushes below the watermark can drop it; it opens
 a window no watermark ever passes, which is never emitted.
 
+``append_until_flushed`` ends any such append-mode stream the same way (``funke bench
+general --sessions`` streams its plain ``session_window`` job with it).
+
 Two settings change the writing, as a Spark user would change it:
 
 * ``exactly_once=False``: a ``foreachBatch`` appending each batch's rows as plain Parquet
@@ -60,17 +63,22 @@ FLUSH_MS = 253_402_214_400_000
 TRIGGER_INTERVAL = "1 second"
 
 
-def event_columns(source: GeneratorSource, *, skip: tuple[str, ...] = ()) -> list[str]:
-    """The generator's columns as ``CAST(<its SQL> AS <type>) AS name``, over the index ``i``."""
-    out = []
+def event_sql(source: GeneratorSource, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """The generator's columns as ``CAST(<its SQL> AS <type>)`` by name, over the index ``i``."""
+    out = {}
     for name, e in source.columns:
         if name in skip:
             continue
         if not isinstance(e, Sql):
             raise TypeError(f"generator column '{name}' is {e!r}, not a SQL string the plain job can reuse")
         field = source.schema.get(name)
-        out.append(f"CAST({e.text} AS {field.dtype if field else 'string'}) AS `{name}`")
+        out[name] = f"CAST({e.text} AS {field.dtype if field else 'string'})"
     return out
+
+
+def event_columns(source: GeneratorSource, *, skip: tuple[str, ...] = ()) -> list[str]:
+    """The generator's columns as ``CAST(<its SQL> AS <type>) AS name``, over the index ``i``."""
+    return [f"{sql} AS `{name}`" for name, sql in event_sql(source, skip=skip).items()]
 
 
 def ysb_events(n: int | None, campaigns: int = ysb.CAMPAIGNS) -> GeneratorSource:
@@ -174,21 +182,48 @@ def streaming(
             reports = progress.of(query.id)
             if trigger:
                 return sum(_events_read(p, n) for p in reports) >= n
-            return any((p.eventTime or {}).get("watermark", "").startswith("9999") for p in reports)
+            return _flushed(reports)
 
         _wait(query, finished, timeout_s)
         wall = time.monotonic() - started
     finally:
         progress.close()
     on_finished()
-    reports = progress.of(query.id)
-    batches = tuple(Batch(p.batchId, int((p.durationMs or {}).get("triggerExecution", 0)), _events_read(p, n)) for p in reports)
-    dropped = sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for p in reports for s in (p.stateOperators or []))
-    run = Run(SYSTEM, "streaming", sum(b.events for b in batches), wall, batches, {}, dropped)
+    run = _reported_run(progress.of(query.id), n, wall)
     if not trigger:
         return dataclasses.replace(run, windows=parquet_windows(spark, output))
     firings = split_firings(batch_window_rows(spark, output))  # update mode: a window's last row is its final count
     return dataclasses.replace(run, windows=firings.final, early_rows=firings.early_rows, problems=firings.problems)
+
+
+def append_until_flushed(spark: SparkSession, frame: DataFrame, n: int, output: str, checkpoint: str, timeout_s: float) -> Run:
+    """Stream ``frame`` (events ``0 .. n-1`` of a ``rate-micro-batch`` index, then the flush event ``n``) to
+    Parquet at ``output`` in append mode until the flush event's watermark has emitted every window.
+
+    The run's batches and dropped rows; its ``windows`` are left empty for the caller to read.
+    """
+    progress = ProgressLog(spark)
+    started = time.monotonic()
+    try:
+        writer = frame.writeStream.outputMode("append").format("parquet").option("path", output)
+        query = writer.option("checkpointLocation", checkpoint).start()
+        _wait(query, lambda: _flushed(progress.of(query.id)), timeout_s)
+        wall = time.monotonic() - started
+    finally:
+        progress.close()
+    return _reported_run(progress.of(query.id), n, wall)
+
+
+def _flushed(reports: list[Any]) -> bool:
+    """A micro-batch ran with the flush event's watermark: every window it closes is written."""
+    return any((p.eventTime or {}).get("watermark", "").startswith("9999") for p in reports)
+
+
+def _reported_run(reports: list[Any], n: int, wall: float) -> Run:
+    """The run's micro-batches (events ``0 .. n-1`` read, the flush event not counted) from Spark's progress reports."""
+    batches = tuple(Batch(p.batchId, int((p.durationMs or {}).get("triggerExecution", 0)), _events_read(p, n)) for p in reports)
+    dropped = sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for p in reports for s in (p.stateOperators or []))
+    return Run(SYSTEM, "streaming", sum(b.events for b in batches), wall, batches, {}, dropped)
 
 
 def _batch_writer(output: str, mode: str) -> Callable[[DataFrame, int], None]:

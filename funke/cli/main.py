@@ -567,10 +567,11 @@ def bench_general(
     if jobs:
         with _reported():
             runs = run_general(session(), events, sessions=sessions, on_step=_step)
-        table = Table("job", "steady events/s", "batch p50 / p99 ms", "general / native", "load", "output")
+        table = Table("job", "steady events/s", "batch p50 / p99 ms", "ratio", "load", "output")
         for r in runs:
             batches = f"{r.batch_ms_p50} / {r.batch_ms_p99}"
-            table.add_row(r.job, f"{r.steady_rows_per_s or 0:,}", batches, str(r.ratio_to_native), str(r.load), r.checked)
+            ratio = f"{r.ratio} of {r.versus}" if r.versus else ""
+            table.add_row(r.job, f"{r.steady_rows_per_s or 0:,}", batches, ratio, str(r.load), r.checked)
         console.print(table)
         canonical = ["funke", "bench", "general", "--events", str(events), "--map-rows", "0"]
         canonical += ["--sessions"] if sessions else []

@@ -31,11 +31,16 @@ def test_process_function_bench_checks_both_systems_against_a_batch_group_by(spa
     assert "funke/plain **" in process.process_summary(runs, 50)
 
 
-def test_the_sessions_job_of_the_general_bench_equals_the_numpy_sessions(spark, tmp_path):
+def test_both_sessions_jobs_of_the_general_bench_equal_the_numpy_sessions(spark, tmp_path):
     from funke.bench import general
+    from funke.bench.reference import reference_sessions
 
-    # 200 users' clicks over ~1.2 s of event time (up to 1 s out of order), a 20 ms gap: many sessions per user
-    run = general._sessions(20_000, str(tmp_path / "sessions"), keys=200, gap_ms=20)
-    assert run.problems == ()
-    sessions = int(run.checked.split()[0].replace(",", ""))
-    assert sessions > 1_000 and run.checked.endswith("sessions equal to the reference")
+    # 200 users' clicks over ~1.2 s of event time (up to 1 s out of order), a 20 ms gap: many sessions per user,
+    # and hundreds of clicks exactly one gap apart (sessions that touch merge, in Flink and in Spark's session_window)
+    expected = reference_sessions(20_000, keys=200, events_per_second=general.SESSION_EVENTS_PER_SECOND, gap_ms=20)
+    assert len(expected) > 1_000
+    funke = general._sessions(20_000, str(tmp_path / "sessions"), expected, keys=200, gap_ms=20)
+    plain = general._plain_sessions(spark, 20_000, str(tmp_path / "plain"), expected, keys=200, gap_ms=20)
+    assert funke.problems == () and plain.problems == ()
+    assert funke.checked == plain.checked == f"{len(expected):,} sessions equal to the reference"
+    assert plain.job == "sessions, 200 users (plain PySpark)"
