@@ -71,6 +71,8 @@ class StreamEnvironment:
         self.runtime_mode = runtime_mode
         self.dead_letters = dead_letters
         self.latency_mode = "micro-batch"
+        #: Event-time windows built so far whose path the latency mode decides.
+        self._mode_windows = 0
         self._sinks: list[n.Sink] = []
 
     # -- sources ------------------------------------------------------------------
@@ -102,7 +104,17 @@ class StreamEnvironment:
         return files(str(Path(self.settings.home) / "jobs" / job / "dead-letters"), overwrite=True)
 
     def set_latency_mode(self, mode: str) -> StreamEnvironment:
-        """``"micro-batch"`` (the default and, today, the only mode) or ``"realtime"``.
+        """``"micro-batch"`` (the default), ``"latency-first"`` or ``"realtime"`` (refused).
+
+        ``"latency-first"``: a window result leaves in the micro-batch whose elements pass the
+        watermark, not the next one. Spark computes its watermark after a batch, so its own
+        windows fire a batch late; in this mode event-time windows run on funke's operator
+        (``explain()`` says so) and funke's one-input operators on Spark's watermark (windows,
+        process functions) also move each key bucket's watermark to its largest event time -
+        bound - 1 after the batch's elements (Flink's rule, never past Spark's next watermark).
+        Elements more than the bound behind their bucket's latest can then be late a batch
+        sooner. Two-input operators (joins, connect, broadcast) keep the micro-batch schedule. Call it before
+        building windows: it decides their path.
 
         Spark 4.3's real-time trigger runs a query continuously instead of in micro-batches,
         but only over Spark's JVM Kafka source (``spark-sql-kafka-0-10``), and Maven Central
@@ -112,15 +124,24 @@ class StreamEnvironment:
 
         >>> StreamEnvironment().set_latency_mode("micro-batch").latency_mode
         'micro-batch'
+        >>> StreamEnvironment().set_latency_mode("latency-first").latency_mode
+        'latency-first'
         """
-        if mode not in ("micro-batch", "realtime"):
-            raise PlanError(f"set_latency_mode() takes 'micro-batch' or 'realtime', got {mode!r}")
+        if mode not in ("micro-batch", "latency-first", "realtime"):
+            raise PlanError(
+                f"set_latency_mode() takes 'micro-batch' or 'realtime' or 'latency-first' (same-batch window results), got {mode!r}"
+            )
         if mode == "realtime":
             raise UnsupportedError(
                 "set_latency_mode('realtime'): Spark's real-time trigger reads only through Spark's JVM Kafka connector "
                 "(spark-sql-kafka-0-10), which Maven Central does not serve for pyspark 4.3.0, and funke's Kafka source "
                 "is a Python data source, which that trigger does not take; jobs run in micro-batches (the latency "
                 "floor is a micro-batch: see docs/benchmarks.md, Kafka to Kafka latency)"
+            )
+        if mode != self.latency_mode and self._mode_windows:
+            raise PlanError(
+                f"set_latency_mode({mode!r}) after {self._mode_windows} event-time window(s) were built: the mode decides "
+                "their path; call it before building the job"
             )
         self.latency_mode = mode
         return self
@@ -142,7 +163,7 @@ class StreamEnvironment:
         """The plan tree; per node its uid, the path it runs on (native/general) and why."""
         if not self._sinks:
             raise PlanError("the job has no sink: call sink_to(...) or print() on a stream")
-        return explain_plan(self._sinks, mode=self._mode(bounded))
+        return explain_plan(self._sinks, mode=self._mode(bounded), latency_mode=self.latency_mode)
 
     def execute(
         self,

@@ -12,6 +12,7 @@ from funke.connectors.sinks import CollectSink, PrintSink
 from funke.connectors.tables import StaticTable, table
 from funke.errors import PlanError
 from funke.plan import nodes as n
+from funke.plan.capabilities import LATENCY_FIRST, NATIVE, place
 from funke.plan.expr import Alias, Col, Expr, to_expr
 from funke.plan.probe import probe
 from funke.plan.types import Field, Schema
@@ -345,6 +346,10 @@ class WindowedStream:
             function_schema=Schema.of(output_schema) if output_schema is not None else None,
             path_hint=self._path_hint,
         )
+        if self._path_hint is None and self._assigner.is_event_time:
+            self._env._mode_windows += 1  # (their path depends on the latency mode: set it first)
+            if self._env.latency_mode == LATENCY_FIRST and place(node).path == NATIVE:
+                node = dataclasses.replace(node, path_hint=LATENCY_FIRST)
         return DataStream(self._env, node)
 
     def reduce(self, fn: ReduceFunction | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]) -> DataStream:

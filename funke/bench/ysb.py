@@ -15,6 +15,8 @@ with ``BenchMismatchError`` and no figures are kept.
   PySpark batch job over ``spark.range``; events/s over the whole job.
 * ``latency_seconds > 0`` (streaming): both jobs over a wall-clock-paced source whose event
   time is the wall clock; per window row, the time it was written minus (window end + 5 s).
+  ``latency_mode="latency-first"``: funke's latency job runs in that mode (same-batch firing;
+  ``StreamEnvironment.set_latency_mode``); plain PySpark's is unchanged.
 
 Variants (``VARIANTS``): ``base`` (100 campaigns), ``cardinality`` (1 M campaigns, so
 about a million window keys open at once) and ``trigger`` (the data Artisans trigger on
@@ -107,8 +109,18 @@ class BenchMismatchError(FunkeError, AssertionError):
     """A system's window results differ from the reference: its figures measure a wrong job."""
 
 
-def check_options(*, variant: str, bounded: bool, exactly_once: str, latency_seconds: float) -> None:
+#: funke's latency modes the latency runs take (``StreamEnvironment.set_latency_mode``).
+LATENCY_MODES = ("micro-batch", "latency-first")
+
+
+def check_options(
+    *, variant: str, bounded: bool, exactly_once: str, latency_seconds: float, latency_mode: str = "micro-batch"
+) -> None:
     """Refuse what the harness does not measure, before Spark starts."""
+    if latency_mode not in LATENCY_MODES:
+        raise PlanError(f"--latency-mode takes {' or '.join(LATENCY_MODES)}, got {latency_mode!r}")
+    if latency_mode != "micro-batch" and latency_seconds <= 0:
+        raise PlanError(f"--latency-mode {latency_mode} is funke's mode for the latency runs: give --latency-seconds too")
     if variant not in VARIANTS:
         raise PlanError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     if exactly_once not in EXACTLY_ONCE:
@@ -231,6 +243,7 @@ def run_ysb(
     batch_seconds: float | None = None,
     latency_seconds: float = 0.0,
     rate: float = 100_000,
+    latency_mode: str = "micro-batch",
     exactly_once: str = "on",
     warmup: bool = True,
     rounds: int = 1,
@@ -248,8 +261,11 @@ def run_ysb(
     BenchMismatchError when a system's windows differ from the reference (else only record it).
     ``campaigns``: another campaign count than the variant's (small tests of the cardinality variant).
     ``operator_metrics``: funke counts rows out of every operator (what that costs).
+    ``latency_mode``: funke's latency job's (``set_latency_mode``).
     """
-    check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds)
+    check_options(
+        variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds, latency_mode=latency_mode
+    )
     check_sizes(events=events, rows_per_batch=rows_per_batch, rounds=rounds)
     step = on_step or (lambda _: None)
     spark = spark or session(variant)
@@ -292,8 +308,9 @@ def run_ysb(
                 mismatches += check_run(run, reference, events)
         latency: tuple[LatencyRun, ...] = ()
         if latency_seconds > 0:
-            step(f"funke, latency: {latency_seconds:.0f} s at {rate:,.0f} events/s, event time = wall clock")
-            a = funke_latency(spark, rate, latency_seconds, str(workdir / "funke-latency"))
+            mode = "" if latency_mode == "micro-batch" else f", {latency_mode}"
+            step(f"funke, latency{mode}: {latency_seconds:.0f} s at {rate:,.0f} events/s, event time = wall clock")
+            a = funke_latency(spark, rate, latency_seconds, str(workdir / "funke-latency"), latency_mode=latency_mode)
             step(f"plain PySpark, latency: {latency_seconds:.0f} s at {rate:,.0f} events/s, event time = wall clock")
             b = plain.latency(spark, rate, latency_seconds, job.partitions, str(workdir / "plain-latency"))
             latency = (a, b)
@@ -518,9 +535,12 @@ def funke_bounded(spark: Any, job: Job, workdir: str, *, on_finished: Callable[[
     return Run(SYSTEM, "bounded", m["input_rows"], wall, (Batch(0, round(wall * 1000), m["input_rows"]),), windows)
 
 
-def funke_latency(spark: Any, rate: float, seconds: float, workdir: str) -> LatencyRun:
-    """YSB over funke's paced generator for ``seconds``; event time = the micro-batch's wall clock (``current_timestamp()``)."""
-    env = _environment(spark, f"{workdir}/checkpoint")
+def funke_latency(spark: Any, rate: float, seconds: float, workdir: str, *, latency_mode: str = "micro-batch") -> LatencyRun:
+    """YSB over funke's paced generator for ``seconds``; event time = the micro-batch's wall clock (``current_timestamp()``).
+
+    ``latency_mode``: the job's (``"latency-first"``: its window on funke's operator, firing in the
+    micro-batch whose elements pass the watermark)."""
+    env = _environment(spark, f"{workdir}/checkpoint").set_latency_mode(latency_mode)
     paced = ysb.events(None, rate=rate)
     wall_clock = fk.expr("unix_millis(current_timestamp())")
     source = dataclasses.replace(paced, columns=tuple((k, wall_clock if k == "event_time" else e) for k, e in paced.columns))
@@ -536,4 +556,6 @@ def funke_latency(spark: Any, rate: float, seconds: float, workdir: str) -> Late
         progress.close()
     query = next(s.query for s in handle.states if s.sink.uid == "campaign-counts")
     source_name = "funke generator at a fixed rate (event time: current_timestamp())"
+    if latency_mode != "micro-batch":
+        source_name += f"; latency mode {latency_mode}"
     return latency_run(SYSTEM, seconds, rate, source_name, arrivals(spark, f"{workdir}/out"), progress.of(query.id))

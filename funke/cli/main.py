@@ -197,6 +197,13 @@ def bench_ysb(
     ] = 0,
     latency_seconds: Annotated[float, typer.Option(help="also measure latency past the watermark, this long per system")] = 0,
     rate: Annotated[float, typer.Option(help="events/s of the latency runs")] = 100_000,
+    latency_mode: Annotated[
+        str,
+        typer.Option(
+            help="funke's latency job's mode (set_latency_mode): micro-batch, or latency-first (window results in the "
+            "micro-batch whose elements pass the watermark); plain PySpark's is unchanged"
+        ),
+    ] = "micro-batch",
     exactly_once: Annotated[
         str,
         typer.Option(
@@ -224,8 +231,11 @@ def bench_ysb(
 
     if source not in ("generator", "kafka"):
         raise typer.BadParameter(f"{source!r}: choose generator or kafka", param_hint="--source")
+    if source == "kafka" and latency_mode != "micro-batch":
+        raise typer.BadParameter("measured with --source generator only", param_hint="--latency-mode")
     try:
-        check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds)
+        check_options(variant=variant, bounded=bounded, exactly_once=exactly_once, latency_seconds=latency_seconds,
+                      latency_mode=latency_mode)  # fmt: skip
         if source == "kafka":
             from funke.bench.ysb_kafka import check_options as check_kafka
 
@@ -243,6 +253,7 @@ def bench_ysb(
     canonical += ["--batch-seconds", f"{batch_seconds:g}"] if batch_seconds and not bounded else []
     canonical += ["--exactly-once", exactly_once] if exactly_once != "on" else []
     canonical += ["--latency-seconds", f"{latency_seconds:g}", "--rate", f"{rate:g}"] if latency_seconds else []
+    canonical += ["--latency-mode", latency_mode] if latency_mode != "micro-batch" else []
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
     canonical += [] if warmup else ["--no-warmup"]
     canonical += ["--operator-metrics"] if operator_metrics else []
@@ -258,6 +269,7 @@ def bench_ysb(
             batch_seconds=batch_seconds or None,
             latency_seconds=latency_seconds,
             rate=rate,
+            latency_mode=latency_mode,
             exactly_once=exactly_once,
             warmup=warmup,
             rounds=rounds,

@@ -32,6 +32,16 @@ from funke.plan.nodes import (
 
 NATIVE = "native"
 GENERAL = "general"
+#: A window's ``path_hint`` under ``set_latency_mode("latency-first")``: general where it would be native.
+LATENCY_FIRST = "latency-first"
+
+#: Why (explain()).
+LATENCY_FIRST_WHY = (
+    "latency-first: Spark's window fires in the micro-batch after the one whose elements pass the watermark (Spark "
+    "computes its watermark after a batch); funke's operator also moves each bucket's watermark to its largest event "
+    "time - bound - 1 after the batch's elements (never past Spark's next watermark), so results leave in the "
+    "micro-batch whose elements pass the watermark"
+)
 
 #: Window assigners whose default-trigger, zero-lateness results Spark computes exactly.
 #: Spark's watermark is ``max_ts - delay``; Flink's is ``max_ts - delay - 1`` with a window
@@ -284,6 +294,8 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("a user window function or evictor runs in Python")
     if node.path_hint == GENERAL:
         reasons.append("asked for with on_path('general')")
+    if node.path_hint == LATENCY_FIRST:
+        reasons.append(LATENCY_FIRST_WHY)
     reasons += _time_reasons(node)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)

@@ -6,7 +6,7 @@ from funke.plan.capabilities import place
 from funke.plan.nodes import Node, Sink
 
 
-def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming") -> str:
+def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", latency_mode: str = "micro-batch") -> str:
     lines = [f"funke plan ({mode}), {len(sinks)} sink(s)"]
     seen: set[int] = set()
 
@@ -29,6 +29,8 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming") ->
         render(s, "", True, True)
     lines.append("")
     lines.extend(NOTES[mode])
+    if mode == "streaming" and latency_mode == "latency-first":
+        lines.extend(LATENCY_FIRST_NOTES)
     return "\n".join(lines)
 
 
@@ -75,3 +77,9 @@ NOTES = {
         "with exactly the results of the unbounded run over the same events (no element is late in batch).",
     ],
 }
+
+LATENCY_FIRST_NOTES = [
+    "- latency-first: funke's one-input operators on Spark's watermark (windows, process functions) also move each",
+    "  key bucket's watermark to its largest event time - bound - 1 after a batch's elements, so a window result leaves",
+    "  in the micro-batch whose elements pass its end; two-input operators keep the schedule above.",
+]

@@ -491,7 +491,14 @@ def start_job(
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
     cores = session_cores(spark, env.settings, given=env.spark is not None)
     plans = compile_job(
-        spark, env.sinks, mode=mode, cores=cores, job=name, dead_letters=env.dead_letter_sink(name), operator_metrics=env.settings.operator_metrics
+        spark,
+        env.sinks,
+        mode=mode,
+        cores=cores,
+        job=name,
+        dead_letters=env.dead_letter_sink(name),
+        operator_metrics=env.settings.operator_metrics,
+        latency_mode=env.latency_mode,
     )
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)

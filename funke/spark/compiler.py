@@ -170,6 +170,9 @@ class Compiler:
         #: Sources (by id) whose watermark is per split (Kafka partitions), and then their splits.
         self.split_sources: set[int] = set()
         self.splits: dict[int, list[str]] = {}
+        #: ``set_latency_mode("latency-first")``: one-input general operators on Spark's watermark
+        #: fire in the micro-batch whose elements pass their time (``g.Program.same_batch_bound_ms``).
+        self.latency_first = False
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -561,6 +564,10 @@ class Compiler:
         """Run ``node`` as a funke operator over key buckets (``funke.spark.general``)."""
         df = self.plain(up, node.uid)
         program = general_program(node, self.buckets, df, self.side_tags.get(id(node), ()))
+        clock = self._clock(node, one_input=True) if up.control is None and needs_time(node) else None
+        bound = self._same_batch_bound(node, up, clock)
+        if bound is not None:
+            program = replace(program, same_batch_bound_ms=bound)
         keys = list(node.input.keys or ())
         ts = node.input.event_time
         bucket = F.pmod(F.xxhash64(*(F.col(k) for k in keys)), F.lit(self.buckets)).cast("int")
@@ -579,12 +586,11 @@ class Compiler:
         elements = self._count(counter, node, "rows_in", elements)
         if early:
             elements = pre_shuffled(elements, program)
-        clock, beat = None, None
+        beat = None
         if not self.streaming:
             rows, program = _operator_input(elements, program)
             tagged = rows.groupBy(g.BUCKET).applyInPandas(g.batch_function(program), program.output_ddl())
         else:
-            clock = self._clock(node, one_input=True) if up.control is None and needs_time(node) else None
             if clock is not None:
                 program = replace(program, clock=True, beat=True)
                 control = self._clock_rows(clock).drop(g.SIDE)
@@ -611,6 +617,24 @@ class Compiler:
         if beat is not None:
             out.beats.append(beat)
         return self._tagged(node, tagged, program, out)
+
+    def _same_batch_bound(self, node: n.Node, up: Compiled, clock: g.ClockSpec | None) -> int | None:
+        """The delay B of the one bounded-out-of-orderness watermark ``node`` follows, where same-batch
+        firing is asked for (``latency_first``) and sound: Spark's query watermark is this operator's
+        (one watermarked input, the query's only one; not funke's clock, a test script or a
+        WatermarkGenerator), so a bucket's ``largest event time - B - 1`` is never above it."""
+        if not (self.latency_first and self.streaming) or clock is not None or up.control is not None or not needs_time(node):
+            return None
+        if node.scripted_time or node.generated_time or node.input.event_time is None:
+            return None
+        marks = watermarks_meeting(node)
+        if len(marks) != 1 or self.query_watermarks.get(id(node), set()) - {id(marks[0])}:
+            return None
+        w = marks[0]
+        if w.strategy.generator is not None or split_watermark(w) or node.input.watermark != w.strategy:
+            return None
+        # (a watermark feeding a native interval join is declared to Spark that much further behind)
+        return w.strategy.max_out_of_orderness_ms + (_JOIN_SHIFT_MS if id(w) in self.join_watermarks else 0)
 
     def _count(self, c: Compiled, node: n.Node, field: str, frame: DataFrame) -> DataFrame:
         """``frame`` observed counting its rows (the end-of-input row aside) as ``node``'s ``field``."""
@@ -951,14 +975,17 @@ def compile_job(
     job: str = "funke",
     dead_letters: Any = None,
     operator_metrics: bool = False,
+    latency_mode: str = "micro-batch",
 ) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
-    dead letters when some check can fail (``dead_letters``: where they go)."""
+    dead letters when some check can fail (``dead_letters``: where they go). ``latency_mode``:
+    the environment's (``"latency-first"``: same-batch firing, ``Compiler.latency_first``)."""
     check_generators(sinks)
     if mode == "streaming":
         check_idleness(sinks)
     c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
     c.operator_metrics = operator_metrics
+    c.latency_first = latency_mode == "latency-first"
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
         c.query_watermarks = query_watermarks(sinks)

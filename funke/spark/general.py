@@ -30,6 +30,20 @@ Per batch a bucket applies, in order: processing time (timers due), the batch's 
 the new watermark. That is the schedule "each batch's elements, then the watermark", the
 same one the native path follows, so both give the same results.
 
+**Same-batch firing** (``set_latency_mode("latency-first")``, ``Program.same_batch_bound_ms``):
+Spark's watermark is computed after a batch, so a window whose end a batch's elements pass
+fires only in the next batch. With a bounded-out-of-orderness bound B on Spark's watermark
+(one input, not funke's clock, a test script or a WatermarkGenerator), a bucket also keeps the
+largest event time it has seen (across batches, in its snapshot) and, after the batch's
+elements and Spark's watermark, advances its operator to Flink's watermark for it,
+``largest - B - 1``. A bucket's largest event time is never above the query's, so this is never
+above the watermark Spark computes after the batch (``max - B``, Flink's ``- 1``): no timer
+fires before Flink's per-record watermark lets it, and a window leaves in the batch whose
+elements pass its end. Later batches' elements are checked for lateness against it (closer to
+Flink's per-record rule): only an element more than B behind the bucket's largest event time
+can be late where it was not before. Pre-aggregated partial rows carry their largest event
+time (``PARTIAL_MAX``). Two-input operators keep the schedule above.
+
 Output rows of all kinds leave the operator in one frame, tagged by ``__tag``: ``""`` for
 the main output, the tag's name for a side output, ``__dropped`` for the count of late
 elements dropped, ``__due`` for a bucket run's next processing-time timer. The compiler
@@ -116,6 +130,9 @@ class Program:
     beat: bool = False
     #: The operator's input columns in order, as Spark sends them (``named``).
     columns: tuple[str, ...] = ()
+    #: Same-batch firing (``set_latency_mode("latency-first")``): the bound B (ms) of the input's
+    #: bounded-out-of-orderness watermark; each run then also applies ``largest event time - B - 1``.
+    same_batch_bound_ms: int | None = None
 
     def second_view(self) -> Program:
         """This program as seen by the second input's rows (its keys, columns and types)."""
@@ -212,13 +229,19 @@ def run_bucket(
 
     ``spark_watermark`` is Spark's (``max_ts - delay``; 0 or less = none yet), turned into
     Flink's (``- 1``); a control row's ``__wm`` wins over it. ``final`` (a bounded run's
-    end) moves the watermark to +infinity.
+    end) moves the watermark to +infinity. With ``program.same_batch_bound_ms`` (B), the
+    watermark then moves on to the bucket's largest event time so far - B - 1 where that is
+    later (same-batch firing; the module's docstring).
     """
     batch = exact_integers(named(batch, program.columns))
     if program.second is not None:
         return _run_two_inputs(program, snapshot, batch, spark_watermark=spark_watermark, processing_time=processing_time, final=final)
     op = program.make()
+    latest: int | None = None
     if snapshot is not None:
+        if LATEST in snapshot:  # same-batch firing's, not the operator's (older snapshots lack it)
+            latest = snapshot[LATEST]
+            snapshot = {k: v for k, v in snapshot.items() if k != LATEST}
         op.restore(snapshot)
     records: list[OutputRecord] = []
     is_control = batch[CONTROL].fillna(False).astype(bool) if CONTROL in batch else pd.Series(False, index=batch.index)
@@ -246,11 +269,31 @@ def run_bucket(
         wm = _flink_watermark(spark_watermark)
     if wm is not None and wm > op.current_watermark:
         records += op.advance_watermark(wm)
+    bound = program.same_batch_bound_ms
+    if bound is not None:
+        latest = _largest_time(elements, latest)
+        local = None if latest is None else _flink_watermark(latest - bound)
+        if local is not None and local > op.current_watermark:
+            records += op.advance_watermark(local)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
     out = encode(program, records, convert, dropped, _next_processing_time(op))
     snap = op.snapshot()
+    if bound is not None and latest is not None:
+        snap[LATEST] = latest
     return out, (None if _empty(snap) else snap)
+
+
+#: A bucket's largest event time so far, in its snapshot (same-batch firing).
+LATEST = "fk_latest"
+
+
+def _largest_time(elements: pd.DataFrame, latest: int | None) -> int | None:
+    """The largest of ``latest`` and the elements' event times (a partial row's: ``PARTIAL_MAX``)."""
+    m = _max_or_none(elements, PARTIAL_MAX if PARTIAL_MAX in elements else TS)
+    if m is None:
+        return latest
+    return m if latest is None else max(latest, m)
 
 
 def named(batch: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -408,6 +451,8 @@ class PreAggregate:
 #: A partial aggregate made before the shuffle travels as the number of elements it stands for
 #: (``PARTIAL_N``) and one column per aggregate (``partial_column``; an average has two).
 PARTIAL_N = "fk_p_n"
+#: With same-batch firing, a partial row made before the shuffle also carries its largest event time.
+PARTIAL_MAX = "fk_p_max"
 _POS, _START, _LAST, _PANE = "fk_p_pos", "fk_p_start", "fk_p_last", "fk_p_pane"
 
 
@@ -536,6 +581,8 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
         columns[_PANE] = pa.array((stamps - pre.offset_ms) // pre.pane_ms)
         columns[TS] = table[TS]
         aggregations: list[tuple[Any, str, Any]] = [(TS, "first", None), ([], "count_all", None)]
+        if program.same_batch_bound_ms is not None:
+            aggregations.append((TS, "max", None))
         for i, (fn, column) in enumerate(pre.aggregates):
             if fn == "count":
                 continue
@@ -549,6 +596,8 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
         grouped = pa.table(columns).group_by([*keys, _PANE], use_threads=False).aggregate(aggregations)
         out = {k: grouped[k] for k in keys}
         out[TS], out[PARTIAL_N] = grouped[f"{TS}_first"], grouped["count_all"]
+        if program.same_batch_bound_ms is not None:
+            out[PARTIAL_MAX] = grouped[f"{TS}_max"]
         for i, (fn, _) in enumerate(pre.aggregates):
             names = partial_column(i, fn)
             if names:

@@ -232,6 +232,8 @@ def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
     spark_types = {f.name: f.dataType for f in elements.schema.fields}
     fields = [StructField(c, spark_types[c]) for c in (g.BUCKET, g.TS, *program.keys)]
     fields.append(StructField(g.PARTIAL_N, LongType()))
+    if program.same_batch_bound_ms is not None:
+        fields.append(StructField(g.PARTIAL_MAX, spark_types[g.TS]))
     for i, (fn, column) in enumerate(pre.aggregates):
         names = g.partial_column(i, fn)
         if not names:
