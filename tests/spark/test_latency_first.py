@@ -48,3 +48,40 @@ def test_latency_first_fires_in_the_batch_whose_elements_pass_the_window_end(spa
         assert fast[w] + 1 == general[w] == native[w], (w, fast, general, native)
     # [0 s, 10 s) leaves with batch 1's rows, [10 s, 20 s) with batch 2's, a batch apart
     assert fast[("a", 10_000, 1)] == fast[("a", 0, 1)] + 1
+
+
+def _is(kind):
+    return lambda e: e["kind"] == kind
+
+
+def cep_run(spark, tmp_path, name: str, mode: str) -> dict[tuple[str, str, str], int]:
+    """An ``a`` followed by a ``b`` per key -> the micro-batch its match was written in."""
+    from funke.cep import CEP, Pattern
+
+    env = fk.StreamEnvironment(app=name, spark=spark, checkpoint_dir=str(tmp_path / name)).set_latency_mode(mode)
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(1)).with_timestamp_assigner("ts")
+    # two rows a batch: batch 1's 6 s passes the first match's events (6 000 - 1 000 - 1 >= 2 000), batch 2's
+    # 10 s the second's (10 000 - 1 000 - 1 >= 7 500)
+    events = [("a", 1_000), ("b", 2_000), ("a", 5_000), ("c", 6_000), ("b", 7_500), ("c", 10_000)]
+    rows = [{"k": "x", "kind": kind, "ts": T0 + dt.timedelta(milliseconds=t)} for kind, t in events]
+    s = env.from_collection(rows, "k string, kind string, ts timestamp", rows_per_batch=2, watermarks=wm)
+    pattern = Pattern.begin("a").where(_is("a")).followed_by("b").where(_is("b"))
+    sink = (
+        CEP.pattern(s.key_by("k"), pattern)
+        .select(
+            lambda m: {"k": m["a"][0]["k"], "a": str(m["a"][0]["ts"]), "b": str(m["b"][0]["ts"])},
+            output_schema="k string, a string, b string",
+        )
+        .collect()
+    )
+    env.execute().wait(120)
+    return {(r["k"], r["a"], r["b"]): batch for batch, out in sink.batches for r in out}
+
+
+def test_a_cep_pattern_in_latency_first_mode_matches_a_batch_sooner_with_the_same_matches(spark, tmp_path):
+    fast = cep_run(spark, tmp_path, "cep-latency-first", "latency-first")
+    default = cep_run(spark, tmp_path, "cep-default", "micro-batch")
+    assert fast.keys() == default.keys() and len(fast) == 2, (fast, default)  # (a 1 s, b 2 s), (a 5 s, b 7.5 s)
+    first = ("x", "2024-01-01 00:00:01+00:00", "2024-01-01 00:00:02+00:00")  # (match times are UTC)
+    assert first in fast, fast
+    assert fast[first] + 1 == default[first], (fast, default)
