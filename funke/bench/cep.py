@@ -216,7 +216,7 @@ def run_cep_bench(
     if problems:
         raise BenchMismatchError("the CEP bench's matches are wrong, so its figures are not kept:\n- " + "\n- ".join(problems))
     return CepRun(
-        events, keys, rows_per_batch, round(wall, 1), m.get("steady_rows_per_s"), m.get("batch_ms_p50"), m.get("batch_ms_p99"),
+        events, keys, rows_per_batch, round(wall, 1), m.get("steady_rows_per_s"), m.get("steady_batch_ms_p50"), m.get("steady_batch_ms_p99"),
         int(m.get("batches") or 0), len(got), round(os.getloadavg()[0], 1), conditions,
     )  # fmt: skip
 

@@ -139,8 +139,8 @@ def _sessions(events: int, path: str, expected: Any, keys: int, gap_ms: int = SE
     return GeneralRun(
         f"sessions, {keys:,} users (general)",
         m.get("steady_rows_per_s"),
-        m.get("batch_ms_p50"),
-        m.get("batch_ms_p99"),
+        m.get("steady_batch_ms_p50"),
+        m.get("steady_batch_ms_p99"),
         round(os.getloadavg()[0], 1),
         f"{len(expected):,} sessions equal to the reference",
         tuple(problems),

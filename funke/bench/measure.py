@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-import math
 import os
 import threading
 from collections import defaultdict
@@ -31,8 +30,8 @@ from typing import Any, Self
 
 from examples import ysb
 from funke.bench.reference import WindowKey
+from funke.runtime.metrics import WARMUP_BATCHES, percentile  # (the job handle's steady figures use them too)
 
-WARMUP_BATCHES = 2
 #: The watermark's delay behind the largest event time (``ysb.OUT_OF_ORDERNESS``).
 WATERMARK_DELAY_MS = round(ysb.OUT_OF_ORDERNESS.total_seconds() * 1000)
 
@@ -52,14 +51,6 @@ def finish_within(env: Any, timeout_s: float, what: str) -> float:
         handle.stop()
         raise JobFailedError(f"{what} did not finish within {timeout_s:.0f} s")
     return time.monotonic() - started
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (a value that occurred, never an interpolation)."""
-    if not values:
-        raise ValueError("percentile of no values")
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,29 @@ True
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+#: A query's first micro-batches (JIT, state store and broadcast warm-up), left out of steady-state figures.
+WARMUP_BATCHES = 2
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (a value that occurred, never an interpolation).
+
+    >>> percentile([5, 1, 4, 2, 3], 0.5), percentile([5, 1, 4, 2, 3], 0.99)
+    (3, 5)
+    """
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
 
 #: Micro-batch duration buckets (seconds): Spark's floor is ~0.15 s, a busy batch several seconds.
 BATCH_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
