@@ -48,6 +48,9 @@ from funke.errors import FunkeError, PlanError
 from funke.runtime.checkpoints import Checkpoints
 
 FORMAT = 1
+#: What a query's ``layout`` lists: 2 adds the two-input operators (connect, broadcast state, joins)
+#: to the one-input ones (windows, rolling aggregates, process functions) of layout 1.
+LAYOUT_VERSION = 2
 MANIFEST = "manifest.json"
 _VERSIONED = re.compile(r"^\.?(\d+)\.(changelog|zip|delta|snapshot)(\.crc)?$")
 _BATCH = re.compile(r"^\.?(\d+)(\.crc)?$")
@@ -218,6 +221,7 @@ def _take_once(
         raise
     manifest = {
         "format": FORMAT,
+        "layout_version": LAYOUT_VERSION,
         "job": job,
         "created_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "versions": _versions(spark),

@@ -122,6 +122,8 @@ def test_an_update_replaces_the_model_while_the_job_runs_and_the_savepoint_keeps
 
     # every instance (bucket) rejected both bad updates, each once, and kept v2: in its broadcast state in the savepoint
     (op,) = sp.manifest["queries"]["scored"]["operators"]  # the scorer, the query's one stateful operator
+    # a two-input operator is in the query's layout, so its state is matched by its uid on restore and named after it
+    assert [o["uid"] for o in sp.manifest["queries"]["scored"]["layout"]] == ["scorer"] and op["uid"] == "scorer"
     buckets = sp.table(op["tables"]["buckets"])
     served = [decode_value(other)["broadcast"]["served_model"] for other in buckets["other"]]
     assert len(served) == buckets["bucket"].nunique() >= 2 and {s["version"] for s in served} == {"v2"}

@@ -120,10 +120,16 @@ def test_restore_rules_follow_flink():
     with pytest.raises(SavepointError, match=r"holds state of 'totals'"):
         control.check_restore(sp, {"counts": [WINDOW]}, allow_non_restored_state=False)
     notes = control.check_restore(sp, {"counts": [WINDOW], "new": []}, allow_non_restored_state=True)
-    assert notes == ["state of 'totals' dropped (allow_non_restored_state)", "'new' is new: it starts empty and reads its sources from the beginning"]
+    assert notes == [
+        "state of 'totals' dropped (allow_non_restored_state)",
+        "'new' is new: it starts empty and reads its sources from the beginning",
+    ]
     # a changed state layout: refused, naming the operator and the field
     changed = {**WINDOW, "keys": [["key", "bigint"]]}
-    with pytest.raises(SavepointError, match=r"window 'w' \(uid window\) no longer fits: its keys was \[\['key', 'string'\]\], now \[\['key', 'bigint'\]\]"):
+    with pytest.raises(
+        SavepointError,
+        match=r"window 'w' \(uid window\) no longer fits: its keys was \[\['key', 'string'\]\], now \[\['key', 'bigint'\]\]",
+    ):
         control.check_restore(sp, {"counts": [changed], "totals": []}, allow_non_restored_state=True)
     # an operator gone from a restored query; one added to it
     with pytest.raises(SavepointError, match=r"uid window\) in the query writing 'counts' is not in this job"):
@@ -195,7 +201,13 @@ def test_requests_from_another_process_reach_the_running_job(tmp_path):
 
 def test_uid_and_name_are_set_on_the_operator_that_made_the_stream():
     env = fk.StreamEnvironment()
-    s = env.from_collection([{"k": "a", "t": 1}], schema="k string, t bigint").key_by("k").count().uid("running").name("running count")
+    s = (
+        env.from_collection([{"k": "a", "t": 1}], schema="k string, t bigint")
+        .key_by("k")
+        .count()
+        .uid("running")
+        .name("running count")
+    )
     assert (s.node.uid, s.node.explicit_name) == ("running", "running count")
     with pytest.raises(fk.PlanError, match="non-empty string"):
         s.uid("")
@@ -214,7 +226,12 @@ def test_derived_uids_are_the_same_in_every_process():
         ".window(T.of(fk.seconds(1))).count().print()\n"
         "print(sorted(x.uid for x in n.walk(env.sinks)))"
     )
-    seen = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3")}
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
     assert len(seen) == 1 and "window-" in seen.pop()
 
 
@@ -229,3 +246,64 @@ def test_take_refuses_a_remote_checkpoint_and_dispose_forgets(tmp_path, monkeypa
 
     dispose(sp.path)
     assert not sp.path.exists() and Registry(tmp_path / "home").savepoints("j") == []
+
+
+class _Paid(fk.functions.KeyedCoProcessFunction):
+    def process_element1(self, order, ctx):
+        return None
+
+    def process_element2(self, payment, ctx):
+        yield {"k": ctx.get_current_key()}
+
+
+class _Pairs(fk.functions.ProcessJoinFunction):
+    def process_element(self, left, right, ctx):
+        yield {"v": left["v"]}
+
+
+def _two_input_jobs(bounds=(-1, 2)):
+    env = fk.StreamEnvironment(app="unit")
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(1)).with_timestamp_assigner("ts", unit="ms")
+    a = env.from_collection([{"k": "a", "v": 1, "ts": 0}], "k string, v bigint, ts bigint", watermarks=wm)
+    b = env.from_collection([{"k": "a", "w": 2.0, "ts": 0}], "k string, w double, ts bigint", watermarks=wm)
+    paid = a.connect(b).key_by("k", "k").process(_Paid(), output_schema="k string", uid="paid")
+    lo, hi = bounds
+    pairs = (
+        a.key_by("k")
+        .interval_join(b.key_by("k"))
+        .between(fk.seconds(lo), fk.seconds(hi))
+        .process(_Pairs(), output_schema="v bigint", uid="pairs")
+    )
+    return paid.node, pairs.node
+
+
+def test_two_input_operators_are_in_the_state_layout_with_both_inputs_keys():
+    paid, pairs = _two_input_jobs()
+    ((co,), (join,)) = control.state_layout([paid]), control.state_layout([pairs])
+    assert co == {
+        "uid": "paid", "kind": paid.kind, "where": paid.where(), "keys": [["k", "string"]], "second_keys": [["k", "string"]],
+        "function": f"{__name__}._Paid",
+    }  # fmt: skip
+    assert (join["uid"], join["bounds"], join["function"], join["second_keys"]) == (
+        "pairs",
+        "[-1000 ms, 2000 ms]",
+        f"{__name__}._Pairs",
+        [["k", "string"]],
+    )
+
+
+def test_a_changed_two_input_operator_is_refused_and_an_older_savepoint_does_not_list_them():
+    _, pairs = _two_input_jobs()
+    _, wider = _two_input_jobs(bounds=(-5, 2))
+    layout, changed = control.state_layout([pairs]), control.state_layout([wider])
+    sp = Savepoint(Path("/sp"), {"layout_version": 2, "queries": {"out": {"batch": 3, "layout": layout}}})
+    assert control.check_restore(sp, {"out": layout}, allow_non_restored_state=False) == []
+    with pytest.raises(
+        SavepointError, match=r"\(uid pairs\) no longer fits: its bounds was '\[-1000 ms, 2000 ms\]', now '\[-5000 ms, 2000 ms\]'"
+    ):
+        control.check_restore(sp, {"out": changed}, allow_non_restored_state=False)
+    # a savepoint of layout 1 named no two-input operator: the join is neither new nor compared, the rest is
+    older = saved({"out": [WINDOW]})
+    assert control.check_restore(older, {"out": [WINDOW, *changed]}, allow_non_restored_state=False) == []
+    with pytest.raises(SavepointError, match="no longer fits"):
+        control.check_restore(older, {"out": [{**WINDOW, "keys": []}, *changed]}, allow_non_restored_state=False)
