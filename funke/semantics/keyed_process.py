@@ -71,7 +71,9 @@ class KeyedProcessOperator(Emitter):
         self._clock: Clock = clock if clock is not None else ManualClock()
         self._backend = KeyedStateBackend(self._clock)
         self._timers = InternalTimerService(self._clock)
-        self._timer_service = KeyedTimerService(self._timers, lambda: self._backend.current_key)
+        # (the key through the backend, not through ``self``: an operator without reference cycles is freed
+        # as soon as its last reference goes, not by a pass of Python's cycle collector over all its state)
+        self._timer_service = KeyedTimerService(self._timers, partial(getattr, self._backend, "current_key"))
         self._out: list[OutputRecord] = []
         self._busy = False
         self._opened = False
