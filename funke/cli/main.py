@@ -493,10 +493,13 @@ def bench_nexmark(
 
 @bench.command("cep")
 def bench_cep(
-    events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 1_000_000,
+    events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 5_000_000,
     keys: Annotated[int, typer.Option(help="keys the pattern runs on")] = 10_000,
-    batch_rows: Annotated[int, typer.Option(help="events per micro-batch (the first two are not counted in the steady rate)")] = 100_000,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch (the first two are not counted in the steady rate)")] = 500_000,
     conditions: Annotated[str, typer.Option(help="the pattern's conditions: sql (Spark drops events no condition accepts) or python")] = "sql",
+    latency_mode: Annotated[
+        str, typer.Option(help="latency-first (matches leave in the micro-batch whose events complete them) or micro-batch (a batch later)")
+    ] = "latency-first",
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -510,11 +513,13 @@ def bench_cep(
 
     _check_doc(write, doc)
     canonical = ["funke", "bench", "cep", "--events", str(events), "--keys", str(keys), "--batch-rows", str(batch_rows)]
-    canonical += ["--conditions", conditions]
+    canonical += ["--conditions", conditions, "--latency-mode", latency_mode]
     with _reported():
         spark = session()
         setup = report.setup(spark)
-        run = run_cep_bench(spark, events, keys, rows_per_batch=batch_rows, conditions=conditions, on_step=_step)
+        run = run_cep_bench(
+            spark, events, keys, rows_per_batch=batch_rows, conditions=conditions, latency_mode=latency_mode, on_step=_step
+        )
     line = summary(run)
     console.print(line)
     if write:

@@ -771,8 +771,10 @@ class NFA:
                     retained.append(nxt)
             if not stopped:
                 new_partial.extend(retained)
-        new_partial.sort(key=_order)
-        matches += self._emit(state, potential, new_partial)
+        if len(new_partial) > 1:
+            new_partial.sort(key=_order)
+        if potential or state.completed:
+            matches += self._emit(state, potential, new_partial)
         state.partial = new_partial
         self._collect_garbage(state)
         return CepOutput(matches, timed_out)
@@ -784,6 +786,12 @@ class NFA:
         it is reported with timeout timestamp ``first + within``. A match that ends in
         ``not_followed_by`` completes here, when no forbidden event came in time.
         """
+        if not state.completed and (state.time == timestamp or not self._any_expired(state, timestamp)):
+            # The common case, checked first: nothing times out or completes. (At the time reached
+            # already, nothing can: the runs were checked then, and runs made since start no sooner.)
+            if state.time is None or timestamp > state.time:
+                state.time = timestamp
+            return CepOutput([], [])
         state.time = timestamp if state.time is None else max(state.time, timestamp)
         new_partial: list[Run] = []
         potential: list[Run] = []
@@ -800,6 +808,17 @@ class NFA:
         state.partial = new_partial
         self._collect_garbage(state)
         return CepOutput(matches, timed_out)
+
+    def _any_expired(self, state: NFAState, timestamp: int) -> bool:
+        """Whether a partial match of ``state`` is ``within`` or more behind ``timestamp``."""
+        window = self.window_ms
+        if window <= 0:
+            return False
+        states = self.states
+        for run in state.partial:
+            if timestamp - run.start_ts >= window and not states[run.state].start:
+                return True
+        return False
 
     # -- one run, one event (Flink's computeNextStates)
 

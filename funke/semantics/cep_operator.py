@@ -375,11 +375,16 @@ class CepOperator(KeyedProcessFunction):
             now = timers.current_watermark()
             delete_timer = timers.delete_event_time_timer
         # (in processing time only a comparator buffers; its elements are all due: stamped at or before now)
-        due = sorted(t for t in self._elements.keys() if t <= now)  # noqa: SIM118 (MapState has keys(), no __iter__)
-        for t in due:
-            yield from self._feed(state, _sorted_by(self.comparator, self._elements.get(t)), t, ctx)
-            self._elements.remove(t)
+        buffered = self._elements.items()
+        due = sorted(item for item in buffered if item[0] <= now)
+        for t, elements in due:
+            yield from self._feed(state, _sorted_by(self.comparator, elements), t, ctx)
             delete_timer(t)  # this run fed them: their own timers, still due, have nothing to do
+        if len(due) == len(buffered):
+            self._elements.clear()
+        else:
+            for t, _ in due:
+                self._elements.remove(t)
         yield from self._emit(self.nfa.advance_time(state, now), now, ctx)
         self._store(state, timers)
 
@@ -387,9 +392,14 @@ class CepOperator(KeyedProcessFunction):
 
     def _feed(self, state: NFAState, elements: list[Any], timestamp: int, ctx: Any) -> Iterator[Any]:
         # As Flink: time first (what it completes or times out comes out first), then the elements.
-        yield from self._emit(self.nfa.advance_time(state, timestamp), timestamp, ctx)
+        nfa = self.nfa
+        out = nfa.advance_time(state, timestamp)
+        if out.matches or out.timed_out:
+            yield from self._emit(out, timestamp, ctx)
         for element in elements:
-            yield from self._emit(self.nfa.process(state, element, timestamp), timestamp, ctx)
+            out = nfa.process(state, element, timestamp)
+            if out.matches or out.timed_out:
+                yield from self._emit(out, timestamp, ctx)
 
     def _emit(self, out: CepOutput, timestamp: int, ctx: Any) -> Iterator[Any]:
         function = self.function

@@ -169,3 +169,26 @@ def test_which_windows_pre_aggregate_before_the_shuffle():
     assert not pre(keyed.window(tumbling), low=("min", "s")).before_shuffle
     assert not pre(keyed.window(EventTimeSessionWindows.with_gap(seconds(2)))).before_shuffle
     assert pre(keyed.window(tumbling).trigger(CountTrigger.of(3))) is None
+
+
+def test_rows_reach_functions_as_plain_python_values():
+    """A micro-batch's rows as the function sees them: ints stay ints where nulls made pandas use floats,
+    every kind of null is None, timestamps carried as microseconds become datetimes (user rows only)."""
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    prog = g.Program(
+        "p", lambda: None, ("k",), ("k", "n", "x", "s", "t"), (), micros=frozenset({"t"}), user_rows=True,
+        types={"k": "string", "n": "bigint", "x": "double", "s": "string", "t": "timestamp"},
+    )  # fmt: skip
+    frame = pd.DataFrame(
+        {"k": ["a", "b"], "n": [7.0, np.nan], "x": [0.5, np.nan], "s": [None, "y"], "t": [1_000_000, None]}
+    )
+    rows = g._python_rows(frame, prog, convert=True)
+    assert rows == [
+        {"k": "a", "n": 7, "x": 0.5, "s": None, "t": datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)},
+        {"k": "b", "n": None, "x": None, "s": "y", "t": None},
+    ]
+    assert type(rows[0]["n"]) is int and type(rows[0]["x"]) is float
+    assert g._python_rows(frame, prog)[0]["t"] == 1_000_000  # not converted: the operator's own rows
