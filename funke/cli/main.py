@@ -493,9 +493,9 @@ def bench_nexmark(
 
 @bench.command("cep")
 def bench_cep(
-    events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 5_000_000,
+    events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 10_000_000,
     keys: Annotated[int, typer.Option(help="keys the pattern runs on")] = 10_000,
-    batch_rows: Annotated[int, typer.Option(help="events per micro-batch (the first two are not counted in the steady rate)")] = 500_000,
+    batch_rows: Annotated[int, typer.Option(help="events per micro-batch (the first two are not counted in the steady rate)")] = 1_000_000,
     conditions: Annotated[str, typer.Option(help="the pattern's conditions: sql (Spark drops events no condition accepts) or python")] = "sql",
     latency_mode: Annotated[
         str, typer.Option(help="latency-first (matches leave in the micro-batch whose events complete them) or micro-batch (a batch later)")
