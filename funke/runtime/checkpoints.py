@@ -22,6 +22,8 @@ from funke.errors import PlanError
 
 FINISHED = "_FINISHED"
 END = "_END"
+#: How many key buckets the job's general operators use (``Checkpoints.record_buckets``).
+BUCKETS = "_BUCKETS"
 
 
 class Checkpoints:
@@ -42,7 +44,23 @@ class Checkpoints:
     # -- state of the root ---------------------------------------------------------------
     def has_progress(self) -> bool:
         """True when some query already committed or planned a batch here."""
-        return any(name != FINISHED for name in self._list())
+        return any(name not in (FINISHED, BUCKETS) for name in self._list())
+
+    def recorded_buckets(self) -> int | None:
+        """The key buckets the job's general operators were started with here (None: not recorded,
+        a checkpoint older than the record). A key's state is in the bucket its hash named among
+        that many, so a resumed job must keep the count even where its cores changed."""
+        if BUCKETS not in self._list():
+            return None
+        text = self._read(BUCKETS).strip()
+        if not text.isdigit() or int(text) < 1:
+            raise PlanError(
+                f"{self.root}/{BUCKETS} should hold the job's key bucket count, a positive integer; it holds {text!r}"
+            )
+        return int(text)
+
+    def record_buckets(self, buckets: int) -> None:
+        self._write(BUCKETS, str(buckets))
 
     def note_end(self, uid: str, metric: str, batch: int) -> None:
         """The query writing sink ``uid`` saw a source's end-of-input row (``metric``) in ``batch``."""

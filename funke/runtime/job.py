@@ -243,6 +243,7 @@ class JobHandle:
         self.interval_ms = 0
         self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
+        self.buckets = 8  # the general operators' key buckets (start_job sets both)
         self.home: str | None = None  # FUNKE_HOME: registry, savepoints, requests (streaming runs)
         self.layouts: dict[str, list[dict[str, Any]]] = {}  # sink uid of each query -> its stateful operators
         self.restored_from: str | None = None
@@ -482,7 +483,7 @@ def start_job(
     from_savepoint: str | None = None,
     allow_non_restored_state: bool = False,
 ) -> JobHandle:
-    from funke.spark.compiler import compile_job
+    from funke.spark.compiler import compile_job, default_buckets
     from funke.spark.session import get_session, session_cores
 
     if from_savepoint is not None and (mode == "batch" or fresh):
@@ -496,6 +497,8 @@ def start_job(
             sink.spec.check(name)
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
     cores = session_cores(spark, env.settings, given=env.spark is not None)
+    checkpoints = None if mode == "batch" else Checkpoints.for_job(env, name, spark)
+    buckets = default_buckets(cores) if checkpoints is None else _kept_buckets(checkpoints, fresh, from_savepoint, cores)
     plans = compile_job(
         spark,
         env.sinks,
@@ -505,15 +508,16 @@ def start_job(
         dead_letters=env.dead_letter_sink(name),
         operator_metrics=env.settings.operator_metrics,
         latency_mode=env.latency_mode,
+        buckets=buckets,
     )
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
-    handle.cores = cores
+    handle.cores, handle.buckets = cores, buckets
     if mode == "batch":
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()
         return handle
-    handle.checkpoints = Checkpoints.for_job(env, name, spark)
+    handle.checkpoints = checkpoints
     handle.home = str(env.settings.home)
     handle.layouts = {st.sink.uid: state_layout(st.plan.sinks) for st in states}
     if from_savepoint is not None:
@@ -524,6 +528,22 @@ def start_job(
     if env.settings.http:
         _serve_http(env, handle)
     return handle
+
+
+def _kept_buckets(checkpoints: Checkpoints, fresh: bool, from_savepoint: str | None, cores: int) -> int:
+    """The key buckets of the job's general operators: those its savepoint or the checkpoint it resumes
+    was started with (a key's state is in the bucket its hash named among that many, whatever the
+    cores are now); a new job's (or one that ran to its end, which starts afresh), four a core."""
+    from funke.spark.compiler import default_buckets
+
+    recorded = None
+    if from_savepoint is not None:
+        from funke.savepoints import read
+
+        recorded = Checkpoints(str(read(from_savepoint).path / "checkpoint")).recorded_buckets()
+    elif not fresh and not checkpoints.finished():
+        recorded = checkpoints.recorded_buckets()
+    return recorded or default_buckets(cores)
 
 
 def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
@@ -606,6 +626,7 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
         _unload_state_stores(handle.spark)
         checkpoints.wipe()
     handle.resumed = checkpoints.has_progress()
+    checkpoints.record_buckets(handle.buckets)
     try:
         for st in handle.states:
             if checkpoints.query_finished(st.sink.uid):

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from funke.errors import FunkeError, PlanError
-from funke.runtime.checkpoints import Checkpoints
+from funke.runtime.checkpoints import BUCKETS, Checkpoints
 
 FORMAT = 1
 #: What a query's ``layout`` lists: 2 adds the two-input operators (connect, broadcast state, joins)
@@ -207,6 +207,8 @@ def _take_once(
         queries = _cut(root, checkpoints, out, layouts)
         if not queries:
             raise SavepointError(f"job {job!r} has committed no micro-batch yet under {root}: nothing to save")
+        if (root / BUCKETS).is_file():  # the key buckets the restored job must keep (Checkpoints.recorded_buckets)
+            shutil.copy2(root / BUCKETS, out / "checkpoint" / BUCKETS)
         if spark is not None:
             for uid, q in queries.items():
                 for op in q["operators"]:

@@ -136,6 +136,13 @@ def _operator_input(frame: DataFrame, program: g.Program) -> tuple[DataFrame, g.
     return frame, replace(program, columns=tuple(frame.columns))
 
 
+def default_buckets(cores: int) -> int:
+    """How many key buckets a general operator of a new job spreads its keys over: four a core, at
+    least two. A job resuming a checkpoint or a savepoint keeps the count it was started with
+    (``Checkpoints.recorded_buckets``): a key's state is in the bucket its hash named then."""
+    return max(2, 4 * cores)
+
+
 class Compiler:
     def __init__(
         self,
@@ -151,7 +158,7 @@ class Compiler:
         self.mode = mode
         self.streaming = mode == "streaming"
         self.cores = cores
-        self.buckets = buckets or max(2, 4 * cores)
+        self.buckets = buckets or default_buckets(cores)
         #: Nodes whose tagged output is given (one micro-batch of a shared general operator).
         self.seeds = dict(seeds or {})
         #: Per node, the side-output tags read from it downstream.
@@ -976,14 +983,16 @@ def compile_job(
     dead_letters: Any = None,
     operator_metrics: bool = False,
     latency_mode: str = "micro-batch",
+    buckets: int | None = None,
 ) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go). ``latency_mode``:
-    the environment's (``"latency-first"``: same-batch firing, ``Compiler.latency_first``)."""
+    the environment's (``"latency-first"``: same-batch firing, ``Compiler.latency_first``). ``buckets``:
+    the general operators' key buckets (default: ``default_buckets(cores)``)."""
     check_generators(sinks)
     if mode == "streaming":
         check_idleness(sinks)
-    c = Compiler(spark, mode=mode, cores=cores, side_tags=side_tags_read(sinks))
+    c = Compiler(spark, mode=mode, cores=cores, buckets=buckets, side_tags=side_tags_read(sinks))
     c.operator_metrics = operator_metrics
     c.latency_first = latency_mode == "latency-first"
     if mode == "streaming":

@@ -139,3 +139,51 @@ def test_a_query_that_read_its_end_before_a_crash_finishes_after_the_restart(spa
     again = windowed().execute().wait(60)
     assert again.done and again.metrics()["resumed"] is True
     assert sorted(r["count"] for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [1, 2, 3]
+
+
+class Count(fk.functions.KeyedProcessFunction):
+    """Each element's key and that key's count so far (keyed value state on the general path)."""
+
+    def open(self, ctx):
+        self.n = ctx.get_state(fk.state.ValueStateDescriptor("n", int))
+
+    def process_element(self, value, ctx):
+        n = (self.n.value() or 0) + 1
+        self.n.update(n)
+        yield {"k": value["k"], "n": n}
+
+
+def test_a_job_resumed_on_other_cores_keeps_its_key_buckets(spark, tmp_path, monkeypatch):
+    """A key's state is in the bucket its hash names among the job's bucket count (four a core when it
+    started): a run resumed with other cores keeps that count, so each key's state goes on where it was."""
+    from funke.spark import session
+
+    flag = tmp_path / "broken"
+    flag.touch()
+    rows = [{"k": f"k{i % 16}", "v": i} for i in range(96)]
+
+    def tripwire(row):
+        if row["v"] == 60 and flag.exists():
+            raise ValueError("stopped here")
+        return row
+
+    def job():
+        env = fk.StreamEnvironment(app="buckets", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+        s = env.from_collection(rows, "k string, v bigint", rows_per_batch=16).map(tripwire, output_schema="k string, v bigint")
+        s.key_by("k").process(Count(), output_schema="k string, n bigint").sink_to(
+            fk.sinks.files(str(tmp_path / "out"), overwrite=True), uid="out"
+        )
+        return env
+
+    with monkeypatch.context() as m:  # the first run on one core: 4 buckets
+        m.setattr(session, "session_cores", lambda *a, **k: 1)
+        with pytest.raises(fk.JobFailedError, match="stopped here"):
+            job().execute().wait(120)
+    assert Checkpoints(str(tmp_path / "ck")).recorded_buckets() == 4
+    flag.unlink()
+    again = job().execute().wait(120)  # on this session's two cores, which would make 8 buckets
+    assert again.metrics()["resumed"] is True and again.buckets == 4
+    counts = {}
+    for r in spark.read.parquet(str(tmp_path / "out")).collect():
+        counts[r["k"]] = max(counts.get(r["k"], 0), r["n"])
+    assert counts == {f"k{i}": 6 for i in range(16)}  # (8 buckets would have restarted the moved keys' counts)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import funke as fk
+from funke.runtime.checkpoints import BUCKETS
 from funke.runtime.registry import registry
 from funke.savepoints import SavepointError, read
 from funke.windows import TumblingEventTimeWindows
@@ -128,6 +129,8 @@ def test_time_travel_and_a_b_from_one_savepoint(spark, tmp_path, first_run):
     hb = env_b.execute(name="sp-b", from_savepoint=str(sp.path))
     ha.wait(600), hb.wait(600)
     assert ha.metrics()["restored_from"] == str(sp.path)
+    # the savepoint says how many key buckets its job's general operators had; a restored job keeps them
+    assert ha.buckets == hb.buckets == int((sp.path / "checkpoint" / BUCKETS).read_text())
     for uid in ("counts", "totals"):
         before = rows(first[uid], upto=n[uid])
         # the replayed span equals the first run's, and with what the first run wrote before it, the whole result
