@@ -46,21 +46,25 @@ class Checkpoints:
         """True when some query already committed or planned a batch here."""
         return any(name not in (FINISHED, BUCKETS) for name in self._list())
 
-    def recorded_buckets(self) -> int | None:
-        """The key buckets the job's general operators were started with here (None: not recorded,
-        a checkpoint older than the record). A key's state is in the bucket its hash named among
-        that many, so a resumed job must keep the count even where its cores changed."""
+    def recorded_buckets(self) -> tuple[int, ...] | None:
+        """The key buckets (their ``fk_b`` values, in bucket order) the job's general operators were
+        started with here; None when not recorded (a checkpoint older than the record). A key's state
+        is in the bucket its hash named among them, so a resumed job must keep them even where its
+        cores changed."""
         if BUCKETS not in self._list():
             return None
         text = self._read(BUCKETS).strip()
-        if not text.isdigit() or int(text) < 1:
+        parts = text.split(",")
+        if not all(p.strip().isdigit() for p in parts) or (len(parts) == 1 and int(parts[0]) < 1):
             raise PlanError(
-                f"{self.root}/{BUCKETS} should hold the job's key bucket count, a positive integer; it holds {text!r}"
+                f"{self.root}/{BUCKETS} should hold the job's key buckets, comma-separated integers; it holds {text!r}"
             )
-        return int(text)
+        if len(parts) == 1:  # (a count: the buckets 0..count-1)
+            return tuple(range(int(parts[0])))
+        return tuple(int(p) for p in parts)
 
-    def record_buckets(self, buckets: int) -> None:
-        self._write(BUCKETS, str(buckets))
+    def record_buckets(self, buckets: tuple[int, ...]) -> None:
+        self._write(BUCKETS, ",".join(map(str, buckets)))
 
     def note_end(self, uid: str, metric: str, batch: int) -> None:
         """The query writing sink ``uid`` saw a source's end-of-input row (``metric``) in ``batch``."""

@@ -243,7 +243,8 @@ class JobHandle:
         self.interval_ms = 0
         self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
-        self.buckets = 8  # the general operators' key buckets (start_job sets both)
+        self.buckets = 8  # how many key buckets the general operators have, and their fk_b values (start_job sets them)
+        self.bucket_ids: tuple[int, ...] = tuple(range(8))
         self.home: str | None = None  # FUNKE_HOME: registry, savepoints, requests (streaming runs)
         self.layouts: dict[str, list[dict[str, Any]]] = {}  # sink uid of each query -> its stateful operators
         self.restored_from: str | None = None
@@ -483,7 +484,7 @@ def start_job(
     from_savepoint: str | None = None,
     allow_non_restored_state: bool = False,
 ) -> JobHandle:
-    from funke.spark.compiler import compile_job, default_buckets
+    from funke.spark.compiler import compile_job
     from funke.spark.session import get_session, session_cores
 
     if from_savepoint is not None and (mode == "batch" or fresh):
@@ -498,7 +499,8 @@ def start_job(
     spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
     cores = session_cores(spark, env.settings, given=env.spark is not None)
     checkpoints = None if mode == "batch" else Checkpoints.for_job(env, name, spark)
-    buckets = default_buckets(cores) if checkpoints is None else _kept_buckets(checkpoints, fresh, from_savepoint, cores)
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    buckets = _kept_buckets(checkpoints, fresh, from_savepoint, cores, partitions)
     plans = compile_job(
         spark,
         env.sinks,
@@ -512,7 +514,7 @@ def start_job(
     )
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
-    handle.cores, handle.buckets = cores, buckets
+    handle.cores, handle.buckets, handle.bucket_ids = cores, len(buckets), buckets
     if mode == "batch":
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()
@@ -530,20 +532,28 @@ def start_job(
     return handle
 
 
-def _kept_buckets(checkpoints: Checkpoints, fresh: bool, from_savepoint: str | None, cores: int) -> int:
-    """The key buckets of the job's general operators: those its savepoint or the checkpoint it resumes
-    was started with (a key's state is in the bucket its hash named among that many, whatever the
-    cores are now); a new job's (or one that ran to its end, which starts afresh), four a core."""
-    from funke.spark.compiler import default_buckets
+def _kept_buckets(
+    checkpoints: Checkpoints | None, fresh: bool, from_savepoint: str | None, cores: int, partitions: int
+) -> tuple[int, ...]:
+    """The key buckets (``fk_b`` values) of the job's general operators: those its savepoint or the
+    checkpoint it resumes was started with, since a key's state is in the bucket its hash named among
+    them whatever the cores are now; a new job's (or one that ran to its end, which starts afresh):
+    four a core, their values spread evenly over the ``partitions`` of Spark's shuffle. A savepoint or
+    checkpoint older than the record gets what every job had then: ``0..4 * cores - 1``."""
+    from funke.spark.compiler import balanced_bucket_ids, default_buckets
 
-    recorded = None
+    before_the_record = tuple(range(default_buckets(cores)))
     if from_savepoint is not None:
         from funke.savepoints import read
 
-        recorded = Checkpoints(str(read(from_savepoint).path / "checkpoint")).recorded_buckets()
-    elif not fresh and not checkpoints.finished():
+        return Checkpoints(str(read(from_savepoint).path / "checkpoint")).recorded_buckets() or before_the_record
+    if checkpoints is not None and not fresh and not checkpoints.finished():
         recorded = checkpoints.recorded_buckets()
-    return recorded or default_buckets(cores)
+        if recorded:
+            return recorded
+        if checkpoints.has_progress():
+            return before_the_record
+    return balanced_bucket_ids(default_buckets(cores), partitions)
 
 
 def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
@@ -626,7 +636,7 @@ def _start_streaming(env: StreamEnvironment, handle: JobHandle, fresh: bool) -> 
         _unload_state_stores(handle.spark)
         checkpoints.wipe()
     handle.resumed = checkpoints.has_progress()
-    checkpoints.record_buckets(handle.buckets)
+    checkpoints.record_buckets(handle.bucket_ids)
     try:
         for st in handle.states:
             if checkpoints.query_finished(st.sink.uid):

@@ -138,9 +138,53 @@ def _operator_input(frame: DataFrame, program: g.Program) -> tuple[DataFrame, g.
 
 def default_buckets(cores: int) -> int:
     """How many key buckets a general operator of a new job spreads its keys over: four a core, at
-    least two. A job resuming a checkpoint or a savepoint keeps the count it was started with
+    least two. A job resuming a checkpoint or a savepoint keeps the buckets it was started with
     (``Checkpoints.recorded_buckets``): a key's state is in the bucket its hash named then."""
     return max(2, 4 * cores)
+
+
+def spark_int_hash(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of an int column (Murmur3 x86 32-bit, seed 42): what its hash partitioning
+    of a grouping key ``fk_b`` is ``pmod`` of.
+
+    >>> [spark_int_hash(i) for i in range(3)]
+    [933211791, -559580957, 1765031574]
+    """
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
+
+    k1 = rotl((value & 0xFFFFFFFF) * 0xCC9E2D51 & 0xFFFFFFFF, 15) * 0x1B873593 & 0xFFFFFFFF
+    h1 = rotl((seed & 0xFFFFFFFF) ^ k1, 13)
+    h1 = (h1 * 5 + 0xE6546B64) & 0xFFFFFFFF
+    h1 ^= 4
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & 0xFFFFFFFF
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & 0xFFFFFFFF
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def balanced_bucket_ids(buckets: int, partitions: int) -> tuple[int, ...]:
+    """The values of ``fk_b`` for buckets ``0..buckets-1`` that Spark's hash partitioning spreads evenly
+    over ``partitions`` (bucket ``b`` in partition ``b mod partitions``; the ints ``0..buckets-1``
+    themselves hash 3 and 5 of 8 onto two partitions, so one task had five eighths of the keys).
+
+    >>> ids = balanced_bucket_ids(8, 2)
+    >>> ids, [spark_int_hash(i) % 2 for i in ids]
+    ((2, 0, 4, 1, 5, 3, 10, 6), [0, 1, 0, 1, 0, 1, 0, 1])
+    >>> balanced_bucket_ids(4, 1)
+    (0, 1, 2, 3)
+    """
+    if partitions <= 1:
+        return tuple(range(buckets))
+    free: dict[int, list[int]] = {p: [] for p in range(partitions)}
+    value = 0
+    while any(len(v) < -(-buckets // partitions) for v in free.values()):
+        free[spark_int_hash(value) % partitions].append(value)
+        value += 1
+    return tuple(free[b % partitions][b // partitions] for b in range(buckets))
 
 
 class Compiler:
@@ -150,7 +194,7 @@ class Compiler:
         *,
         mode: str,
         cores: int = 2,
-        buckets: int | None = None,
+        buckets: tuple[int, ...] | None = None,
         seeds: dict[int, tuple[DataFrame, Any]] | None = None,
         side_tags: dict[int, tuple[Any, ...]] | None = None,
     ):
@@ -158,7 +202,10 @@ class Compiler:
         self.mode = mode
         self.streaming = mode == "streaming"
         self.cores = cores
-        self.buckets = buckets or default_buckets(cores)
+        #: The value of ``fk_b`` for each key bucket (its position): a key's bucket is ``xxhash64(keys) mod``
+        #: their number (``funke.runtime.job._kept_buckets``).
+        self.bucket_ids: tuple[int, ...] = tuple(buckets) if buckets else tuple(range(default_buckets(cores)))
+        self.buckets = len(self.bucket_ids)
         #: Nodes whose tagged output is given (one micro-batch of a shared general operator).
         self.seeds = dict(seeds or {})
         #: Per node, the side-output tags read from it downstream.
@@ -567,6 +614,20 @@ class Compiler:
         out.control = None
         return out
 
+    def _bucket(self, position: Column) -> Column:
+        """The ``fk_b`` value of the bucket at ``position`` (``0..buckets-1``)."""
+        if self.bucket_ids == tuple(range(self.buckets)):
+            return position.cast("int")
+        return F.element_at(F.array(*(F.lit(i) for i in self.bucket_ids)), (position + 1).cast("int")).cast("int")
+
+    def _key_bucket(self, *hashed: Column) -> Column:
+        """The ``fk_b`` value of the bucket that the ``xxhash64`` of ``hashed`` names."""
+        return self._bucket(F.pmod(F.xxhash64(*hashed), F.lit(self.buckets)))
+
+    def _every_bucket(self) -> Column:
+        """Every bucket's ``fk_b`` value, exploded (a row for each)."""
+        return F.explode(F.array(*(F.lit(i) for i in self.bucket_ids)))
+
     def _general(self, node: n.Node, up: Compiled) -> Compiled:
         """Run ``node`` as a funke operator over key buckets (``funke.spark.general``)."""
         df = self.plain(up, node.uid)
@@ -577,7 +638,7 @@ class Compiler:
             program = replace(program, same_batch_bound_ms=bound)
         keys = list(node.input.keys or ())
         ts = node.input.event_time
-        bucket = F.pmod(F.xxhash64(*(F.col(k) for k in keys)), F.lit(self.buckets)).cast("int")
+        bucket = self._key_bucket(*(F.col(k) for k in keys))
         stamp = F.lit(None).cast("bigint")
         if ts is not None:
             stamp = F.unix_millis(F.col(ts).cast("timestamp"))
@@ -667,7 +728,7 @@ class Compiler:
         """One time row per bucket per micro-batch of the test script (its watermark and processing time)."""
         assert up.control is not None
         return up.control.select(
-            F.explode(F.sequence(F.lit(0), F.lit(self.buckets - 1))).alias(g.BUCKET),
+            self._every_bucket().alias(g.BUCKET),
             F.lit(True).alias(g.CONTROL),
             F.col(SCRIPT_WM).alias(g.WM),
             F.col(SCRIPT_PT).alias(g.PT),
@@ -679,7 +740,7 @@ class Compiler:
         path = os.path.join(tempfile.gettempdir(), f"funke-beat-{_safe(node.uid)}-{uuid.uuid4().hex[:8]}.json")
         rows = self.spark.readStream.format("funke_beat").option("path", path).option("buckets", self.buckets).load()
         frame = rows.select(
-            F.col("fk_b").alias(g.BUCKET),
+            self._bucket(F.col("fk_b")).alias(g.BUCKET),
             F.lit(True).alias(g.CONTROL),
             F.lit(None).cast("bigint").alias(g.WM),
             F.unix_millis(F.current_timestamp()).alias(g.PT),
@@ -708,15 +769,15 @@ class Compiler:
 
         def bucket_of(frame: DataFrame, keys: tuple[str, ...]) -> Column:
             if not keys:  # unkeyed: spread rows over the buckets by their content
-                return F.pmod(F.xxhash64(F.to_json(F.struct(*(F.col(c) for c in frame.columns)))), F.lit(self.buckets)).cast("int")
+                return self._key_bucket(F.to_json(F.struct(*(F.col(c) for c in frame.columns))))
             cols = [F.col(k).cast("bigint") if frame.schema[k].dataType.typeName() in _INTEGRAL_SPARK else F.col(k) for k in keys]
-            return F.pmod(F.xxhash64(*cols), F.lit(self.buckets)).cast("int")
+            return self._key_bucket(*cols)
 
         def elements(frame: DataFrame, side: int, inp: n.Node, values: tuple[str, ...], prefix: str) -> DataFrame:
             ts = inp.event_time
             stamp = F.unix_millis(F.col(ts).cast("timestamp")) if ts is not None else F.lit(None).cast("bigint")
             if side == 1 and program.second is not None and program.second.broadcast:
-                bucket = F.explode(F.sequence(F.lit(0), F.lit(self.buckets - 1)))
+                bucket = self._every_bucket()
             else:
                 bucket = bucket_of(frame, tuple(inp.keys or ()))
             micros = program.micros if side == 0 else program.second.micros
@@ -805,7 +866,7 @@ class Compiler:
         datasources.register(self.spark)
         rows = self.spark.readStream.format("funke_clock").option("path", clock.path).option("buckets", self.buckets).load()
         return rows.select(
-            F.col("fk_b").alias(g.BUCKET),
+            self._bucket(F.col("fk_b")).alias(g.BUCKET),
             F.lit(True).alias(g.CONTROL),
             F.col("fk_wm").alias(g.WM),
             F.unix_millis(F.current_timestamp()).alias(g.PT),
@@ -983,12 +1044,12 @@ def compile_job(
     dead_letters: Any = None,
     operator_metrics: bool = False,
     latency_mode: str = "micro-batch",
-    buckets: int | None = None,
+    buckets: tuple[int, ...] | None = None,
 ) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go). ``latency_mode``:
     the environment's (``"latency-first"``: same-batch firing, ``Compiler.latency_first``). ``buckets``:
-    the general operators' key buckets (default: ``default_buckets(cores)``)."""
+    the ``fk_b`` values of the general operators' key buckets (default: ``0..default_buckets(cores)-1``)."""
     check_generators(sinks)
     if mode == "streaming":
         check_idleness(sinks)

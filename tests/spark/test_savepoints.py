@@ -13,6 +13,7 @@ import funke as fk
 from funke.runtime.checkpoints import BUCKETS
 from funke.runtime.registry import registry
 from funke.savepoints import SavepointError, read
+from funke.spark.compiler import spark_int_hash
 from funke.windows import TumblingEventTimeWindows
 from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 
@@ -116,6 +117,10 @@ def test_a_savepoint_taken_while_the_job_runs_holds_its_state_in_the_open_format
     assert again.table("running-total.timers").empty  # RunningTotal sets no timers
     buckets = again.table("running-total.buckets")
     assert set(n_state["bucket"]) <= set(buckets["bucket"]) and buckets["watermark"].notna().all()
+    # each bucket is in the shuffle partition funke placed it in (so the partitions get as many buckets each)
+    assert {int(b): int(p) for b, p in zip(buckets["bucket"], buckets["partition_id"], strict=True)} == {
+        int(b): spark_int_hash(int(b)) % 2 for b in buckets["bucket"]
+    }
     assert str(sp.path) in {s.path for s in registry().savepoints("sp-first")}
 
 
@@ -130,7 +135,7 @@ def test_time_travel_and_a_b_from_one_savepoint(spark, tmp_path, first_run):
     ha.wait(600), hb.wait(600)
     assert ha.metrics()["restored_from"] == str(sp.path)
     # the savepoint says how many key buckets its job's general operators had; a restored job keeps them
-    assert ha.buckets == hb.buckets == int((sp.path / "checkpoint" / BUCKETS).read_text())
+    assert ha.bucket_ids == hb.bucket_ids == tuple(int(b) for b in (sp.path / "checkpoint" / BUCKETS).read_text().split(","))
     for uid in ("counts", "totals"):
         before = rows(first[uid], upto=n[uid])
         # the replayed span equals the first run's, and with what the first run wrote before it, the whole result
