@@ -793,9 +793,14 @@ def _freeze_worker_heap() -> None:
     """Once per Python worker: move every object alive now (the modules the worker imported, the job's
     functions) to the permanent generation, so that the full ``gc.collect()`` PySpark runs after
     each task of a reused worker walks only what later tasks make (it walked them all, about 8 % of
-    a CEP worker's time); FUNKE_GC=1 leaves the heap as it is (to measure)."""
+    a CEP worker's time); FUNKE_GC=1 leaves the heap as it is (to measure). Outside a Spark task (a
+    bucket run in the driver or a test's process) nothing is frozen."""
     global _heap_frozen
     if _heap_frozen or os.environ.get("FUNKE_GC") == "1":
+        return
+    from pyspark import TaskContext
+
+    if TaskContext.get() is None:
         return
     _heap_frozen = True
     gc.freeze()

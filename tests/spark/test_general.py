@@ -66,3 +66,24 @@ def test_lateness_late_firing_and_late_side_output_in_one_query(env):
     assert [(r["k"], r["v"]) for r in lates.rows] == [("b", 7)]
     # one query for both outputs (and one for the dead letters: the key column may hold nulls)
     assert [s.sink.uid for s in job.states] == [main_sink_uid(job), "dead-letters"]
+
+
+class HeapFrozen(fk.functions.KeyedProcessFunction):
+    """Each element with whether its Python worker's heap is frozen (``gc.freeze``) when the function sees it."""
+
+    def process_element(self, value, ctx):
+        import gc
+
+        yield {"k": value["k"], "frozen": gc.get_freeze_count() > 0}
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_workers_running_a_general_operator_freeze_their_heap(env, bounded):
+    """PySpark runs a full garbage collection after every task of a reused worker; the worker's modules
+    are frozen out of it the first time a general operator runs there (funke.spark.general)."""
+    rows = [{"k": f"k{i % 5}", "v": i} for i in range(20)]
+    out = env.from_collection(rows, "k string, v bigint", rows_per_batch=10).key_by("k").process(
+        HeapFrozen(), output_schema="k string, frozen boolean"
+    ).collect()
+    env.execute(bounded=bounded).wait(120)
+    assert len(out.rows) == 20 and all(r["frozen"] for r in out.rows)

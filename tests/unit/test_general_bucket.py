@@ -192,3 +192,16 @@ def test_rows_reach_functions_as_plain_python_values():
     ]
     assert type(rows[0]["n"]) is int and type(rows[0]["x"]) is float
     assert g._python_rows(frame, prog)[0]["t"] == 1_000_000  # not converted: the operator's own rows
+
+
+def test_a_bucket_run_outside_a_spark_task_leaves_the_process_heap_alone(monkeypatch):
+    """Workers freeze their heap once (PySpark collects garbage after every task); a driver or a test
+    running a bucket in its own process must not have its heap frozen."""
+    import gc
+
+    monkeypatch.delenv("FUNKE_GC", raising=False)
+    monkeypatch.setattr(g, "_heap_frozen", False)
+    frozen = gc.get_freeze_count()
+    prog = program(TumblingEventTimeWindows.of(seconds(10)), None, 0, False)
+    g.batch_function(prog)(elements([("a", 1_000, 1)]))
+    assert gc.get_freeze_count() == frozen and g._heap_frozen is False
