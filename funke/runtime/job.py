@@ -243,8 +243,7 @@ class JobHandle:
         self.interval_ms = 0
         self.resumed = False  # True when a streaming run went on from an earlier run's checkpoint
         self.cores = 2
-        self.buckets = 8  # how many key buckets the general operators have, and their fk_b values (start_job sets them)
-        self.bucket_ids: tuple[int, ...] = tuple(range(8))
+        self.bucket_ids: tuple[int, ...] = tuple(range(8))  # the general operators' key buckets' fk_b values (start_job sets them)
         self.home: str | None = None  # FUNKE_HOME: registry, savepoints, requests (streaming runs)
         self.layouts: dict[str, list[dict[str, Any]]] = {}  # sink uid of each query -> its stateful operators
         self.restored_from: str | None = None
@@ -514,7 +513,7 @@ def start_job(
     )
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
-    handle.cores, handle.buckets, handle.bucket_ids = cores, len(buckets), buckets
+    handle.cores, handle.bucket_ids = cores, buckets
     if mode == "batch":
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()

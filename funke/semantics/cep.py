@@ -786,13 +786,12 @@ class NFA:
         it is reported with timeout timestamp ``first + within``. A match that ends in
         ``not_followed_by`` completes here, when no forbidden event came in time.
         """
-        if not state.completed and (state.time == timestamp or not self._any_expired(state, timestamp)):
+        reached = state.time == timestamp
+        state.time = timestamp if state.time is None else max(state.time, timestamp)
+        if not state.completed and (reached or not self._any_expired(state, timestamp)):
             # The common case, checked first: nothing times out or completes. (At the time reached
             # already, nothing can: the runs were checked then, and runs made since start no sooner.)
-            if state.time is None or timestamp > state.time:
-                state.time = timestamp
             return CepOutput([], [])
-        state.time = timestamp if state.time is None else max(state.time, timestamp)
         new_partial: list[Run] = []
         potential: list[Run] = []
         timed_out: list[tuple[dict[str, list], int]] = []
