@@ -42,3 +42,8 @@ class SinkError(FunkeError, RuntimeError):
 
 class SourceError(FunkeError, RuntimeError):
     """An external source cannot be reached or its data cannot be read (names the server and address)."""
+
+
+class UserFunctionError(FunkeError, RuntimeError):
+    """A user's function (a Python UDF of Flink SQL, say) raised, or returned a value that does not fit
+    its declared type, while the job ran: the message names the function and the row."""

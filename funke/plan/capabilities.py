@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from funke.errors import UnsupportedError
 from funke.plan.connect import BroadcastProcess, CoProcess
+from funke.plan.functions import LateralTable, expressions_why
 from funke.plan.generators import GENERATED_TIME, GENERATOR_RUN
 from funke.plan.joins import IntervalJoin, WindowJoin
 from funke.plan.nodes import (
@@ -241,7 +242,9 @@ def place(node: Node) -> Placement:
             "Spark withWatermark; one watermark per query (the minimum over sources), advanced after each micro-batch" + idle,
         )
     if isinstance(node, (Select, Filter)):
-        return Placement(NATIVE, "Spark expressions (whole-stage codegen)")
+        return Placement(NATIVE, expressions_why(node))
+    if isinstance(node, LateralTable):
+        return Placement(NATIVE, f"Spark lateral join with the Python table function {node.function_name} as an Arrow UDTF: only its arguments go to Python, the other columns stay in the JVM")
     if isinstance(node, LookupJoin):
         return Placement(NATIVE, "broadcast hash join with a static table")
     if isinstance(node, Source) and hasattr(node.spec, "engine"):

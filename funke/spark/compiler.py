@@ -26,6 +26,7 @@ from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
 from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, split_watermark, watermarks_meeting
+from funke.plan.functions import LateralTable
 from funke.plan.generators import check_generators
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -47,6 +48,7 @@ from funke.spark.sources import (
     static_frame,
     test_stream_frames,
 )
+from funke.spark.udfs import lateral_table, register_python_functions
 
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
@@ -244,6 +246,7 @@ class Compiler:
             raise UnsupportedError(f"{node.where()} [{node.uid}]: the compiler has no rule for {node.kind} nodes ({place(node).why})")
         try:
             self._plain_metrics = []
+            register_python_functions(self.spark, node)
             result = visit(node, *inputs)
             # metrics observed by plain() belong to this node's frame, not to the (maybe shared) input
             result.metrics = result.metrics + [m for m in self._plain_metrics if m not in result.metrics]
@@ -536,6 +539,10 @@ class Compiler:
             fn = row_function(node.fn, node.mode, out_schema, node.where())
             result = df.mapInArrow(fn, spark_schema)
         return self._merge(_keep_event_time(df, result), up)
+
+    def visit_LateralTable(self, node: LateralTable, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        return self._merge(_keep_event_time(df, lateral_table(df, node)), up)
 
     def visit_Union(self, node: n.Union, *ups: Compiled) -> Compiled:
         frames = [self.plain(u, node.uid) for u in ups]

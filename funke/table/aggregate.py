@@ -34,12 +34,13 @@ from funke.table.changelog import INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE,
 
 class GroupAggregate(KeyedProcessFunction):
     """Built-in aggregates per key as a changelog: ``aggregates`` are ``(alias, fn, column)`` with
-    ``fn`` count (column None), sum, min, max or avg; ``keys`` are copied from the row."""
+    ``fn`` count (column None), sum, min, max or avg, or an ``AggregateFunction`` (a Python aggregate
+    function, ``funke.table.udf_runtime.PythonAggregate``; column None); ``keys`` are copied from the row."""
 
     def __init__(self, keys: Sequence[str], aggregates: Sequence[tuple[str, str, str | None]], ttl_ms: int | None = None) -> None:
         self.keys, self.aggregates, self.ttl_ms = tuple(keys), tuple(aggregates), ttl_ms
         self.functions = NamedAggregates(
-            tuple((alias, builtin_aggregate(fn, c)) for alias, fn, c in self.aggregates)
+            tuple((alias, builtin_aggregate(fn, c) if isinstance(fn, str) else fn) for alias, fn, c in self.aggregates)
         )
         self.accumulators = with_ttl(ValueStateDescriptor("accumulators"), ttl_ms)
 

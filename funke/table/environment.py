@@ -18,19 +18,22 @@ from funke.api.streams import DataStream
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
+from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME
 from funke.table.ddl import CONNECTORS, TableDef, interval_text_ms, table_def
 from funke.table.dialect import parse, parse_script, position
 from funke.table.lowering import is_updating
 from funke.table.planner import Planner
+from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.windows import GroupWindow, window_columns
 
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
 _ANONYMOUS = "_fk_table_"
 
 
-class Table:
-    """The result of ``sql_query`` (or a stream brought in with ``from_data_stream``)."""
+class Table(TableFunctions):
+    """The result of ``sql_query`` (or a stream brought in with ``from_data_stream``). Its Python function
+    methods (``join_lateral``, ``flat_map``, ``map``, ``flat_aggregate``, ...) are ``funke.table.udf_table``'s."""
 
     def __init__(self, t_env: StreamTableEnvironment, stream: DataStream):
         self._t_env, self._stream = t_env, stream
@@ -48,12 +51,13 @@ class Table:
         """The table's columns and their types (funke's ``Schema``)."""
         return self._stream.schema.select(self.columns)
 
-    def select(self, *exprs: str) -> Table:
-        """Columns or SQL expressions (``"price * qty AS total"``), as ``SELECT`` would."""
-        return self._t_env.sql_query(f"SELECT {', '.join(exprs)} FROM {self._t_env._anonymous(self)}")
+    def select(self, *exprs: Any) -> Table:
+        """Columns or SQL expressions (``"price * qty AS total"``), as ``SELECT`` would; also Python
+        functions called on columns (``add(col("a"), col("b")).alias("total")``, ``funke.table.udf``)."""
+        return self._t_env.sql_query(f"SELECT {self._t_env._items(exprs)} FROM {self._t_env._anonymous(self)}")
 
-    def where(self, condition: str) -> Table:
-        return self._t_env.sql_query(f"SELECT * FROM {self._t_env._anonymous(self)} WHERE {condition}")
+    def where(self, condition: Any) -> Table:
+        return self._t_env.sql_query(f"SELECT * FROM {self._t_env._anonymous(self)} WHERE {self._t_env._items([condition])}")
 
     filter = where
 
@@ -88,16 +92,17 @@ class Table:
         return f"Table({', '.join(self.columns)})"
 
 
-class GroupedTable:
-    """``table.group_by(keys)``: ``select`` its keys and aggregates (SQL expressions)."""
+class GroupedTable(GroupedFunctionCalls):
+    """``table.group_by(keys)``: ``select`` its keys and aggregates (SQL expressions, or Python aggregate
+    functions called on columns); ``aggregate`` and ``flat_aggregate`` (``funke.table.udf_table``)."""
 
     def __init__(self, table: Table, keys: Sequence[str]) -> None:
         self._table, self._keys = table, tuple(keys)
 
-    def select(self, *exprs: str) -> Table:
+    def select(self, *exprs: Any) -> Table:
         t_env = self._table._t_env
         group = f" GROUP BY {', '.join(self._keys)}" if self._keys else ""
-        return t_env.sql_query(f"SELECT {', '.join(exprs)} FROM {t_env._anonymous(self._table)}{group}")
+        return t_env.sql_query(f"SELECT {t_env._items(exprs)} FROM {t_env._anonymous(self._table)}{group}")
 
 
 class GroupWindowedTable:
@@ -119,14 +124,14 @@ class WindowGroupedTable:
     def __init__(self, table: Table, window: GroupWindow, keys: tuple[str, ...]) -> None:
         self._table, self._window, self._keys = table, window, keys
 
-    def select(self, *exprs: str) -> Table:
+    def select(self, *exprs: Any) -> Table:
         t_env, w = self._table._t_env, self._window
         tvf = w.tvf(t_env._anonymous(self._table).strip("`"), self._keys)
-        items = ", ".join(window_columns(e, str(w.name)) for e in exprs)
+        items = ", ".join(window_columns(t_env._items([e]), str(w.name)) for e in exprs)
         return t_env.sql_query(f"SELECT {items} FROM {tvf} GROUP BY {', '.join(('window_start', 'window_end', *self._keys))}")
 
 
-class StreamTableEnvironment:
+class StreamTableEnvironment(FunctionCalls):
     """Flink's ``StreamTableEnvironment`` over a funke ``StreamEnvironment``.
 
     >>> import funke as fk
@@ -146,6 +151,7 @@ class StreamTableEnvironment:
         self._anonymous_views = 0
         self._tables: dict[str, TableDef] = {}
         self._read: dict[str, DataStream] = {}  # a DDL table's source stream, made once
+        self._functions = FunctionCatalog()
 
     @classmethod
     def create(cls, env: Any) -> StreamTableEnvironment:
@@ -177,13 +183,16 @@ class StreamTableEnvironment:
 
     def sql_query(self, sql: str) -> Table:
         """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
-        return Table(self, self._planner(sql).lower(parse(sql)))
+        return Table(self, self._planner(sql).lower(parse(sql, self._functions.names())))
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
         connectors) or ``INSERT INTO table SELECT ...``, which starts a job writing the table (named
         after the environment's app; ``wait()`` on the result waits for it)."""
-        statement = parse(sql)
+        if is_function_ddl(sql):
+            self._functions.execute(sql)
+            return TableResult()
+        statement = parse(sql, self._functions.names())
         if isinstance(statement, exp.Insert):
             return TableResult(self._run([self._insert(statement, sql)], self.env.app))
         self._ddl(statement, sql)
@@ -199,7 +208,7 @@ class StreamTableEnvironment:
     def execute_script(self, script: str) -> None:
         """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
         job (all of them run together when the environment executes, as ``funke sql FILE.sql`` does)."""
-        for statement, text in parse_script(script):
+        for statement, text in parse_script(script, self._functions.names()):
             if isinstance(statement, exp.Insert):
                 self.env._add_sink(self._insert(statement, text))
             else:
@@ -214,10 +223,14 @@ class StreamTableEnvironment:
             connector = CONNECTORS[t.connector]
             if connector.source is None and connector.lookup is not None and name not in self._views:
                 views[name] = lambda t=t, make=connector.lookup: make(t)
-        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms)
+        self._functions.job_parameters = self._config.job_parameters
+        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions)
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
         at = lambda node: position(node, sql)  # noqa: E731
+        if (text := function_ddl_text(statement)) is not None:  # (in a script: CREATE / DROP FUNCTION)
+            self._functions.execute(text)
+            return
         if not isinstance(statement, exp.Create):
             raise UnsupportedError(
                 f"Flink SQL: a {type(statement).__name__.upper()} statement (at {at(statement)}) is not supported by "
@@ -262,7 +275,7 @@ class StreamTableEnvironment:
             if make is None:
                 raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be written (INSERT INTO), not read")
             stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
-            planner = Planner({}, t.sql)
+            planner = Planner({}, t.sql, functions=self._functions)
             for column, formula in t.computed:
                 stream = stream.with_column(column, planner.typed_sql(formula, stream.schema))
             strategy = t.strategy()
@@ -366,14 +379,16 @@ class TableConfig:
 
     Taken: ``table.exec.state.ttl``, how long a group aggregation, a deduplication or a regular join
     keeps a key's state after its last write (processing time; Flink's units: ``'1 h'``, ``'10 s'``;
-    ``'0'``: for ever, the default). Any other option is refused: nothing is accepted and ignored.
+    ``'0'``: for ever, the default); ``pipeline.global-job-parameters`` (``'key:value,key:value'``), what
+    a Python function's ``FunctionContext.get_job_parameter`` reads. Any other option is refused: nothing
+    is accepted and ignored.
 
     >>> config = TableConfig().set("table.exec.state.ttl", "90 s")
     >>> config.get("table.exec.state.ttl"), config.state_ttl_ms
     ('90 s', 90000)
     """
 
-    OPTIONS = ("table.exec.state.ttl",)
+    OPTIONS = ("table.exec.state.ttl", "pipeline.global-job-parameters")
 
     def __init__(self) -> None:
         self._options: dict[str, str] = {}
@@ -381,7 +396,10 @@ class TableConfig:
     def set(self, key: str, value: str) -> TableConfig:
         if key not in self.OPTIONS:
             raise UnsupportedError(f"Flink SQL: the option {key!r} is not supported by funke; it takes {', '.join(self.OPTIONS)}")
-        interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
+        if key == "table.exec.state.ttl":
+            interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
+        else:
+            _key_values(str(value), key)
         self._options[key] = str(value)
         return self
 
@@ -389,9 +407,24 @@ class TableConfig:
         return self._options.get(key, default)
 
     @property
+    def job_parameters(self) -> dict[str, str]:
+        return _key_values(self._options.get("pipeline.global-job-parameters", ""), "pipeline.global-job-parameters")
+
+    @property
     def state_ttl_ms(self) -> int | None:
         ttl = self._options.get("table.exec.state.ttl")
         return (interval_text_ms(ttl, "option table.exec.state.ttl") or None) if ttl is not None else None
+
+
+def _key_values(text: str, option: str) -> dict[str, str]:
+    """``'k1:v1,k2:v2'`` (Flink's map option format) as a dict."""
+    out = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition(":")
+        if not sep or not key.strip():
+            raise PlanError(f"option {option}: {part!r} is not key:value (write 'key:value,other:value')")
+        out[key.strip()] = value.strip()
+    return out
 
 
 class TableResult:
@@ -433,7 +466,7 @@ class StatementSet:
         self._sinks: list[n.Sink] = []
 
     def add_insert_sql(self, sql: str) -> StatementSet:
-        statement = parse(sql)
+        statement = parse(sql, self._t_env._functions.names())
         if not isinstance(statement, exp.Insert):
             raise PlanError(f"add_insert_sql() takes INSERT INTO ..., got a {type(statement).__name__.upper()} statement")
         self._sinks.append(self._t_env._insert(statement, sql))

@@ -52,7 +52,6 @@ from sqlglot import exp
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Sql
-from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema, normalize_type, struct_fields
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
@@ -67,6 +66,7 @@ from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, po
 from funke.table.join_lowering import JoinLowering
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.rank import Deduplicate, Order, TopN, WindowResultTopN, WindowTopN
+from funke.table.udf_lowering import PythonFunctionLowering
 from funke.table.watermark import WithWatermark
 from funke.table.windows import group_window_query, has_group_window
 
@@ -110,15 +110,18 @@ class Tvf:
 
 
 @dataclass
-class Planner(JoinLowering):
+class Planner(JoinLowering, PythonFunctionLowering):
     """Lowers one query; ``views`` maps each view name to a function returning its DataStream. Its joins
-    are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``)."""
+    are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``), its Python functions by
+    those of ``PythonFunctionLowering`` (``funke.table.udf_lowering``), found in ``functions``."""
 
     views: Mapping[str, Callable[[], Any]]
     sql: str
     #: ``table.exec.state.ttl``: how long the state of a group aggregation, deduplication or regular
     #: join keeps a key's rows after their last write (processing time); None: for ever.
     state_ttl_ms: int | None = None
+    #: The table environment's Python functions (``funke.table.catalog.FunctionCatalog``), or None.
+    functions: Any = None
     _hidden: int = field(default=0)
 
     def at(self, node: exp.Expression) -> str:
@@ -128,6 +131,7 @@ class Planner(JoinLowering):
         return UnsupportedError(f"Flink SQL: {what} (at {self.at(node)}) is not supported by funke yet{'; ' + hint if hint else ''}")
 
     def lower(self, query: exp.Expression) -> Any:
+        self.mark_python_aggregates(query)
         if isinstance(query, exp.Subquery):  # (a parenthesized query)
             return self.lower(query.this)
         if isinstance(query, exp.Union):
@@ -140,6 +144,8 @@ class Planner(JoinLowering):
             return self.lower(self._match_recognize(query))
         if (windowed := self._group_window(query)) is not None:
             return self.lower(windowed)
+        if (lateral := self.lower_lateral(query)) is not None:
+            return self.lower(lateral)
         if query.args.get("joins"):
             return self._join(query)
         self._no_refused_parts(query)
@@ -333,9 +339,7 @@ class Planner(JoinLowering):
                 group or query, "a SESSION window aggregation grouped by other columns than its PARTITION BY",
                 f"sessions are per key: GROUP BY window_start, window_end{''.join(', ' + k for k in tvf.partition or ())}",
             )
-        return self._aggregated(
-            query, stream, keys, lambda s, keys, aggregates: s.key_by(keys).window(tvf.assigner).aggregate(**aggregates)
-        )
+        return self._aggregated(query, stream, keys, self.window_build(tvf.assigner))
 
     def _group_aggregate(self, query: exp.Select, stream: Any) -> Any:
         """``GROUP BY`` keys (or none) without a window TVF: Flink's group aggregation, an updating
@@ -348,7 +352,7 @@ class Planner(JoinLowering):
             parts = [(alias, fn, column) for alias, (fn, column) in aggregates.items()]
             fields = [Field(ROW_KIND, "string"), *(s.schema.field(k, node="GROUP BY") for k in keys)]
             for alias, fn, column in parts:
-                fields.append(Field(alias, Aggregate(fn, column, alias).output_type(s.schema, f"{fn.upper()}({column or '*'})")))
+                fields.append(Field(alias, self.aggregate_type(fn, column, alias, s.schema)))
             return s.key_by(keys).process(GroupAggregate(keys, parts, self.state_ttl_ms), output_schema=Schema(tuple(fields)), name="GroupAggregate")
 
         return self._aggregated(query, stream, keys, build, window=False)
@@ -590,7 +594,9 @@ class Planner(JoinLowering):
             raise self.refuse(t, f"the condition {t.sql()} on {rownum}", hint)
         return limit, (exp.and_(*rest) if rest else None)
 
-    def _aggregate(self, call: exp.AggFunc, stream: Any) -> tuple[str, str, str | None, Any]:
+    def _aggregate(self, call: exp.AggFunc, stream: Any) -> tuple[str, Any, str | None, Any]:
+        if isinstance(call, exp.AnonymousAggFunc):
+            return self.python_aggregate(call, stream)
         fn = _AGGREGATES.get(type(call))
         if fn is None:
             raise self.refuse(call, f"the aggregate {call.sql()}", "COUNT(*), SUM, MIN, MAX and AVG run")
@@ -642,12 +648,14 @@ class Planner(JoinLowering):
 
     def typed_sql(self, e: exp.Expression, schema: Schema | None) -> Sql:
         """``spark_sql``, with its type when the planner knows it for certain (``exact_type``)."""
-        return Sql(self.spark_sql(e, schema), declared=exact_type(e.unalias(), schema))
+        return Sql(self.spark_sql(e, schema), declared=self.python_type(e.unalias()) or exact_type(e.unalias(), schema))
 
     def spark_sql(self, e: exp.Expression, schema: Schema | None) -> str:
         """``e`` as a Spark SQL expression with Flink's meaning (integer ``/`` divides integers)."""
 
         def flink_meaning(n: exp.Expression) -> exp.Expression:
+            if (python := self.python_call(n, schema, lambda x: x.transform(flink_meaning))) is not None:
+                return python
             if isinstance(n, exp.Anonymous) and n.name.upper() in _FUNCTIONS:
                 return _FUNCTIONS[n.name.upper()](self, n)
             if isinstance(n, exp.Div):

@@ -1,0 +1,272 @@
+"""Python UDFs in Flink SQL and the Table API on Spark: scalar (row-at-a-time, pandas, Arrow), table functions
+(LATERAL TABLE) and UNNEST, aggregate functions (GROUP BY, window TVFs, pandas), table aggregate functions
+(flat_aggregate), streaming and bounded equal, updates checked as changelogs; and a function that fails,
+named in the job's error. Expected rows are derived by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pyarrow.compute as pc
+import pytest
+
+import funke as fk
+from funke.plan.functions import PythonScalar
+from funke.table import (
+    AggregateFunction,
+    DataTypes,
+    ScalarFunction,
+    StreamTableEnvironment,
+    TableAggregateFunction,
+    udaf,
+    udf,
+    udtaf,
+    udtf,
+)
+
+pytestmark = pytest.mark.spark
+T0 = dt.datetime(2024, 1, 1)
+WM = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+# (key, text, value, seconds): two micro-batches of three rows when streaming
+ROWS = [("a", "x yy", 1, 1), ("b", "", 2, 2), ("a", "zzz", 3, 12), ("b", "q", 4, 13), ("a", None, 5, 14), ("c", "r s", 6, 15)]
+
+
+def view(env, t_env, rows_per_batch=3):
+    rows = [{"k": k, "s": s, "v": v, "ts": T0 + dt.timedelta(seconds=t)} for k, s, v, t in ROWS]
+    t_env.create_temporary_view(
+        "t", env.from_collection(rows, "k string, s string, v int, ts timestamp", rows_per_batch=rows_per_batch, watermarks=WM)
+    )
+    return t_env.sql_query("SELECT * FROM t")
+
+
+class Scaled(ScalarFunction):
+    """Reads its factor from the job parameters when it opens (once per Spark task)."""
+
+    def open(self, function_context):
+        self.factor = int(function_context.get_job_parameter("factor", "1"))
+
+    def eval(self, v):
+        return v * self.factor
+
+
+@udf(result_type=DataTypes.BIGINT(), func_type="pandas")
+def batch_rows(v: pd.Series) -> pd.Series:
+    """How many rows the Arrow batch it is called with has (a vectorized function sees whole batches)."""
+    return pd.Series([len(v)] * len(v))
+
+
+@udf(result_type="BIGINT")
+def plus(a, b):
+    return a + b
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_scalar_functions_row_at_a_time_pandas_and_arrow_from_sql_and_the_table_api(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    t = view(env, t_env)
+    t_env.get_config().set("pipeline.global-job-parameters", "factor:10")
+    t_env.create_temporary_function("plus", plus)
+    t_env.create_temporary_system_function("half", udf(lambda v: v / 2, result_type=DataTypes.FLOAT(), func_type="pandas"))
+    t_env.create_temporary_function("twice", udf(lambda v: pc.multiply(v, 2), result_type="INT", func_type="arrow"))
+    t_env.create_temporary_function("scaled", udf(Scaled(), result_type="BIGINT"))
+    t_env.create_temporary_function("batch_rows", batch_rows)
+    t_env.execute_sql("CREATE TEMPORARY FUNCTION shout AS 'tests.spark.sql_udf_functions.shout' LANGUAGE PYTHON")
+    sql = t_env.sql_query(
+        "SELECT k, plus(v, 10) AS p, shout(k) || '-' || COALESCE(shout(s), 'none') AS loud, half(v) AS h, twice(v) AS tw, "
+        "scaled(v) AS sc, batch_rows(v) AS n FROM t WHERE plus(v, 0) > 1"
+    )
+    api = t.where("v > 1").select(
+        "k", plus(fk.col("v"), 10).alias("p"), udf(lambda s: len(s or ""), result_type="INT", name="length")("s").alias("len")
+    )
+    explained = sql.explain()
+    assert "half (Arrow UDF, one call per Arrow batch with pandas Series)" in explained
+    assert "twice (Arrow UDF, one call per Arrow batch with Arrow arrays)" in explained
+    assert "plus (Arrow UDF, one Python call per row over Arrow batches)" in explained
+    got, from_api = t_env.to_data_stream(sql).collect(), t_env.to_data_stream(api).collect()
+    env.execute(bounded=bounded).wait(300)
+    rows = sorted((r["k"], r["p"], r["loud"], r["h"], r["tw"], r["sc"]) for r in got.rows)
+    assert rows == [
+        ("a", 13, "A!-ZZZ!", 1.5, 6, 30), ("a", 15, "A!-none", 2.5, 10, 50), ("b", 12, "B!-!", 1.0, 4, 20),
+        ("b", 14, "B!-Q!", 2.0, 8, 40), ("c", 16, "C!-R S!", 3.0, 12, 60),
+    ]  # fmt: skip
+    assert isinstance(got.rows[0]["h"], float)
+    assert max(r["n"] for r in got.rows) > 1  # (the pandas function got a Series of several rows at once)
+    assert sorted((r["k"], r["p"], r["len"]) for r in from_api.rows) == [
+        ("a", 13, 3),
+        ("a", 15, 0),
+        ("b", 12, 0),
+        ("b", 14, 1),
+        ("c", 16, 3),
+    ]
+
+
+@udtf(result_types=["STRING", "INT"])
+def split(s):
+    for w in (s or "").split():
+        yield w, len(w)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_table_functions_by_lateral_table_and_the_table_api_and_unnest_in_the_jvm(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    t = view(env, t_env)
+    t_env.create_temporary_function("split", split)
+    t_env.create_temporary_function("chars", udf(lambda s: list(s or ""), result_type="ARRAY<STRING>"))
+    t_env.create_temporary_function(
+        "counts", udf(lambda s: {w: len(w) for w in (s or "").split()}, result_type="MAP<STRING, INT>")
+    )
+    inner = t_env.sql_query("SELECT k, w, n FROM t, LATERAL TABLE(split(s)) AS T(w, n) WHERE n > 1")
+    left = t_env.sql_query("SELECT k, w FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) ON TRUE WHERE v < 4")
+    chars = t_env.sql_query("SELECT k, c, i FROM t CROSS JOIN UNNEST(chars(s)) WITH ORDINALITY AS u(c, i) WHERE k = 'a'")
+    pairs = t_env.sql_query("SELECT k, word, len FROM t CROSS JOIN UNNEST(counts(s)) AS m(word, len)")
+    api = t.left_outer_join_lateral(split(fk.col("s")).alias("w", "n")).select("k", "w")
+    words = t.flat_map(udtf(lambda row: [(w,) for w in (row["s"] or "").split()], result_types=["STRING"], name="words")).alias(
+        "word"
+    )
+    sinks = [t_env.to_data_stream(q).collect() for q in (inner, left, chars, pairs, api, words)]
+    env.execute(bounded=bounded).wait(300)
+    inner_rows, left_rows, char_rows, pair_rows, api_rows, word_rows = (
+        sorted((tuple(r.values()) for r in s.rows), key=repr) for s in sinks
+    )
+    assert inner_rows == [("a", "yy", 2), ("a", "zzz", 3)]
+    assert left_rows == [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", None)]  # (b's empty text kept, NULL)
+    assert char_rows == sorted(
+        [("a", " ", 2), ("a", "x", 1), ("a", "y", 3), ("a", "y", 4), ("a", "z", 1), ("a", "z", 2), ("a", "z", 3)], key=repr
+    )
+    assert pair_rows == [("a", "x", 1), ("a", "yy", 2), ("a", "zzz", 3), ("b", "q", 1), ("c", "r", 1), ("c", "s", 1)]
+    assert api_rows == sorted(
+        [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", None), ("b", "q"), ("a", None), ("c", "r"), ("c", "s")], key=repr
+    )
+    assert word_rows == [("q",), ("r",), ("s",), ("x",), ("yy",), ("zzz",)]  # (flat_map: the function's columns only, renamed)
+
+
+class Total(AggregateFunction):
+    def create_accumulator(self):
+        return [0]
+
+    def accumulate(self, acc, v):
+        acc[0] += v
+
+    def retract(self, acc, v):
+        acc[0] -= v
+
+    def merge(self, acc, others):
+        for o in others:
+            acc[0] += o[0]
+
+    def get_value(self, acc):
+        return acc[0]
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_aggregate_functions_in_group_by_as_a_changelog_and_in_window_tvfs_with_pandas(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    t = view(env, t_env)
+    total = udaf(Total(), result_type="BIGINT")
+    t_env.create_temporary_function("total", total)
+    t_env.create_temporary_function("spread", udaf(lambda v: int(v.max() - v.min()), result_type="INT", func_type="pandas"))
+    t_env.execute_sql("CREATE FUNCTION longest AS 'tests.spark.sql_udf_functions.Longest' LANGUAGE PYTHON")
+    grouped = t_env.sql_query("SELECT k, total(v * 10) AS t, COUNT(*) AS n FROM t GROUP BY k")
+    windowed = t_env.sql_query(
+        "SELECT k, window_start, spread(v) AS sp, longest(s) AS l, total(v) AS t, COUNT(*) AS n "
+        "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k"
+    )
+    api = t.group_by("k").select("k", total(fk.col("v")).alias("t"))
+    g, w, a = (
+        t_env.to_changelog_stream(grouped).collect(),
+        t_env.to_data_stream(windowed).collect(),
+        t_env.to_changelog_stream(api).collect(),
+    )
+    env.execute(bounded=bounded).wait(300)
+    per_key: dict[str, list[tuple]] = {}
+    for r in g.rows:
+        per_key.setdefault(r["k"], []).append((r["row_kind"], r["t"], r["n"]))
+    assert per_key == {
+        "a": [("+I", 10, 1), ("-U", 10, 1), ("+U", 40, 2), ("-U", 40, 2), ("+U", 90, 3)],
+        "b": [("+I", 20, 1), ("-U", 20, 1), ("+U", 60, 2)],
+        "c": [("+I", 60, 1)],
+    }
+    assert sorted((r["k"], (r["window_start"] - T0).seconds, r["sp"], r["l"], r["t"], r["n"]) for r in w.rows) == [
+        ("a", 0, 0, "x yy", 1, 1), ("a", 10, 2, "zzz", 8, 2), ("b", 0, 0, "", 2, 1), ("b", 10, 0, "q", 4, 1), ("c", 10, 0, "r s", 6, 1),
+    ]  # fmt: skip
+    assert [(r["row_kind"], r["t"]) for r in a.rows if r["k"] == "a"] == [("+I", 1), ("-U", 1), ("+U", 4), ("-U", 4), ("+U", 9)]
+
+
+class Top2(TableAggregateFunction):
+    def create_accumulator(self):
+        return []
+
+    def accumulate(self, acc, v):
+        acc.append(v)
+
+    def retract(self, acc, v):
+        acc.remove(v)
+
+    def emit_value(self, acc):
+        for rank, v in enumerate(sorted(acc, reverse=True)[:2], start=1):
+            yield v, rank
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_flat_aggregate_emits_each_keys_rows_anew_and_retracts_an_updating_input(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    t = view(env, t_env)
+    top2 = udtaf(Top2(), result_type="ROW<v INT, rank INT>")
+    per_key = t.group_by("k").flat_aggregate(top2(fk.col("v"))).select("k", "v", "rank")
+    maxima = t.where("k = 'a'").group_by("k").select("k", "MAX(v) - 2 * MIN(v) AS m")  # a: 1-2, 3-2, 5-2: -1, 1, 3
+    over_updates = maxima.flat_aggregate(top2("m").alias("top", "r")).select("top", "r")
+    keyed, updates = t_env.to_changelog_stream(per_key).collect(), t_env.to_changelog_stream(over_updates).collect()
+    env.execute(bounded=bounded).wait(300)
+    got: dict[str, list[tuple]] = {}
+    for r in keyed.rows:
+        got.setdefault(r["k"], []).append((r["row_kind"], r["v"], r["rank"]))
+    assert got == {
+        "a": [("+I", 1, 1), ("-D", 1, 1), ("+I", 3, 1), ("+I", 1, 2), ("-D", 3, 1), ("-D", 1, 2), ("+I", 5, 1), ("+I", 3, 2)],
+        "b": [("+I", 2, 1), ("-D", 2, 1), ("+I", 4, 1), ("+I", 2, 2)],
+        "c": [("+I", 6, 1)],
+    }
+    # the maxima's changelog +I -1, -U -1, +U 1, -U 1, +U 3: each -U retracts its value from the accumulator
+    assert [(r["row_kind"], r["top"], r["r"]) for r in updates.rows] == [
+        ("+I", -1, 1), ("-D", -1, 1), ("+I", 1, 1), ("-D", 1, 1), ("+I", 3, 1),
+    ]  # fmt: skip
+
+
+def test_a_function_that_raises_fails_the_job_naming_it_the_row_and_its_arguments(env):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t_env.create_temporary_function("inverse", udf(lambda v: 1 / (v - 3), result_type="DOUBLE"))
+    t_env.to_data_stream(t_env.sql_query("SELECT k, inverse(v) AS i FROM t")).collect()
+    with pytest.raises(fk.JobFailedError) as e:
+        env.execute(bounded=True).wait(300)
+    assert "Python function inverse raised ZeroDivisionError: division by zero on row" in str(e.value)
+    assert "arguments (3,)" in str(e.value)
+
+
+def test_a_result_that_does_not_fit_its_result_type_is_reported_with_the_function_and_value(env):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t_env.create_temporary_function("label", udf(lambda v: f"#{v}", result_type="INT"))
+    t_env.to_data_stream(t_env.sql_query("SELECT label(v) AS l FROM t")).collect()
+    with pytest.raises(fk.JobFailedError) as e:
+        env.execute(bounded=True).wait(300)
+    assert "Python function label returned '#" in str(e.value) and "(str) on row " in str(e.value)
+    assert "but its result_type is INT" in str(e.value)
+
+
+def test_a_table_function_that_raises_fails_the_job_naming_it(env):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t_env.create_temporary_function("explode_on_b", udtf(lambda k: [(1 / (k != "b"),)], result_types=["DOUBLE"]))
+    t_env.to_data_stream(t_env.sql_query("SELECT k, f0 FROM t, LATERAL TABLE(explode_on_b(k))")).collect()
+    with pytest.raises(fk.JobFailedError) as e:
+        env.execute(bounded=True).wait(300)
+    assert "Python table function explode_on_b raised ZeroDivisionError" in str(e.value) and "arguments ('b',)" in str(e.value)
+
+
+def test_a_non_deterministic_function_is_one_to_spark(spark):
+    from funke.spark.udfs import scalar_udf
+
+    spec = PythonScalar.of("dice", lambda v: v, kind="general", result_type="int", arity=1, deterministic=False)
+    assert scalar_udf(spec).deterministic is False
+    assert scalar_udf(PythonScalar.of("same", lambda v: v, kind="general", result_type="int", arity=1)).deterministic is True
