@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 import funke as fk
+from funke.plan import nodes as n
 from funke.plan.functions import PythonScalar
 from funke.table import (
     AggregateFunction,
@@ -62,9 +63,9 @@ def plus(a, b):
 
 
 @pytest.mark.parametrize("bounded", [False, True])
-def test_scalar_functions_row_at_a_time_pandas_and_arrow_from_sql_and_the_table_api(env, bounded):
+def test_scalar_functions_row_at_a_time_pandas_and_arrow(env, bounded):
     t_env = StreamTableEnvironment.create(env)
-    t = view(env, t_env)
+    view(env, t_env)
     t_env.get_config().set("pipeline.global-job-parameters", "factor:10")
     t_env.create_temporary_function("plus", plus)
     t_env.create_temporary_system_function("half", udf(lambda v: v / 2, result_type=DataTypes.FLOAT(), func_type="pandas"))
@@ -76,14 +77,11 @@ def test_scalar_functions_row_at_a_time_pandas_and_arrow_from_sql_and_the_table_
         "SELECT k, plus(v, 10) AS p, shout(k) || '-' || COALESCE(shout(s), 'none') AS loud, half(v) AS h, twice(v) AS tw, "
         "scaled(v) AS sc, batch_rows(v) AS n FROM t WHERE plus(v, 0) > 1"
     )
-    api = t.where("v > 1").select(
-        "k", plus(fk.col("v"), 10).alias("p"), udf(lambda s: len(s or ""), result_type="INT", name="length")("s").alias("len")
-    )
     explained = sql.explain()
     assert "half (Arrow UDF, one call per Arrow batch with pandas Series)" in explained
     assert "twice (Arrow UDF, one call per Arrow batch with Arrow arrays)" in explained
     assert "plus (Arrow UDF, one Python call per row over Arrow batches)" in explained
-    got, from_api = t_env.to_data_stream(sql).collect(), t_env.to_data_stream(api).collect()
+    got = t_env.to_data_stream(sql).collect()
     env.execute(bounded=bounded).wait(300)
     rows = sorted((r["k"], r["p"], r["loud"], r["h"], r["tw"], r["sc"]) for r in got.rows)
     assert rows == [
@@ -92,13 +90,6 @@ def test_scalar_functions_row_at_a_time_pandas_and_arrow_from_sql_and_the_table_
     ]  # fmt: skip
     assert isinstance(got.rows[0]["h"], float)
     assert max(r["n"] for r in got.rows) > 1  # (the pandas function got a Series of several rows at once)
-    assert sorted((r["k"], r["p"], r["len"]) for r in from_api.rows) == [
-        ("a", 13, 3),
-        ("a", 15, 0),
-        ("b", 12, 0),
-        ("b", 14, 1),
-        ("c", 16, 3),
-    ]
 
 
 @udtf(result_types=["STRING", "INT"])
@@ -108,7 +99,7 @@ def split(s):
 
 
 @pytest.mark.parametrize("bounded", [False, True])
-def test_table_functions_by_lateral_table_and_the_table_api_and_unnest_in_the_jvm(env, bounded):
+def test_table_functions_by_lateral_table_unnest_in_the_jvm_and_the_table_api(env, bounded):
     t_env = StreamTableEnvironment.create(env)
     t = view(env, t_env)
     t_env.create_temporary_function("split", split)
@@ -116,29 +107,45 @@ def test_table_functions_by_lateral_table_and_the_table_api_and_unnest_in_the_jv
     t_env.create_temporary_function(
         "counts", udf(lambda s: {w: len(w) for w in (s or "").split()}, result_type="MAP<STRING, INT>")
     )
-    inner = t_env.sql_query("SELECT k, w, n FROM t, LATERAL TABLE(split(s)) AS T(w, n) WHERE n > 1")
-    left = t_env.sql_query("SELECT k, w FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) ON TRUE WHERE v < 4")
-    chars = t_env.sql_query("SELECT k, c, i FROM t CROSS JOIN UNNEST(chars(s)) WITH ORDINALITY AS u(c, i) WHERE k = 'a'")
-    pairs = t_env.sql_query("SELECT k, word, len FROM t CROSS JOIN UNNEST(counts(s)) AS m(word, len)")
-    api = t.left_outer_join_lateral(split(fk.col("s")).alias("w", "n")).select("k", "w")
-    words = t.flat_map(udtf(lambda row: [(w,) for w in (row["s"] or "").split()], result_types=["STRING"], name="words")).alias(
-        "word"
+    t_env.create_temporary_view("api_left", t.left_outer_join_lateral(split(fk.col("s")).alias("w", "n")).select("k", "w"))
+    words = udtf(lambda row: [(w,) for w in (row["s"] or "").split()], result_types=["STRING"], name="words")
+    t_env.create_temporary_view("api_words", t.flat_map(words).alias("word"))
+    length = udf(lambda s: len(s or ""), result_type="INT", name="length")
+    t_env.create_temporary_view(
+        "api_select", t.where("v > 1").select("k", plus(fk.col("v"), 10).alias("p"), length("s").alias("len"))
     )
-    sinks = [t_env.to_data_stream(q).collect() for q in (inner, left, chars, pairs, api, words)]
+    # (one query, so one Spark streaming query: each part tagged, in one shape)
+    sql = t_env.sql_query(
+        "SELECT 'inner' AS q, k, w AS x, n AS i FROM t, LATERAL TABLE(split(s)) AS T(w, n) WHERE n > 1 "
+        "UNION ALL SELECT 'left', k, w, CAST(NULL AS INT) FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) ON TRUE WHERE v < 4 "
+        "UNION ALL SELECT 'chars', k, c, i FROM t CROSS JOIN UNNEST(chars(s)) WITH ORDINALITY AS u(c, i) WHERE k = 'a' "
+        "UNION ALL SELECT 'pairs', k, word, len FROM t CROSS JOIN UNNEST(counts(s)) AS m(word, len) "
+        "UNION ALL SELECT 'api_left', k, w, CAST(NULL AS INT) FROM api_left "
+        "UNION ALL SELECT 'api_words', '', word, CAST(NULL AS INT) FROM api_words "
+        "UNION ALL SELECT 'api_select', k, CAST(p AS STRING), len FROM api_select"
+    )
+    sink = t_env.to_data_stream(sql).collect()
     env.execute(bounded=bounded).wait(300)
-    inner_rows, left_rows, char_rows, pair_rows, api_rows, word_rows = (
-        sorted((tuple(r.values()) for r in s.rows), key=repr) for s in sinks
-    )
-    assert inner_rows == [("a", "yy", 2), ("a", "zzz", 3)]
-    assert left_rows == [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", None)]  # (b's empty text kept, NULL)
-    assert char_rows == sorted(
+    parts: dict[str, list[tuple]] = {}
+    for r in sink.rows:
+        parts.setdefault(r["q"], []).append((r["k"], r["x"], r["i"]))
+    got = {q: sorted(rows, key=repr) for q, rows in parts.items()}
+    assert got["inner"] == [("a", "yy", 2), ("a", "zzz", 3)]
+    assert got["left"] == [
+        ("a", "x", None),
+        ("a", "yy", None),
+        ("a", "zzz", None),
+        ("b", None, None),
+    ]  # (b's empty text kept, NULL)
+    assert got["chars"] == sorted(
         [("a", " ", 2), ("a", "x", 1), ("a", "y", 3), ("a", "y", 4), ("a", "z", 1), ("a", "z", 2), ("a", "z", 3)], key=repr
     )
-    assert pair_rows == [("a", "x", 1), ("a", "yy", 2), ("a", "zzz", 3), ("b", "q", 1), ("c", "r", 1), ("c", "s", 1)]
-    assert api_rows == sorted(
-        [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", None), ("b", "q"), ("a", None), ("c", "r"), ("c", "s")], key=repr
-    )
-    assert word_rows == [("q",), ("r",), ("s",), ("x",), ("yy",), ("zzz",)]  # (flat_map: the function's columns only, renamed)
+    assert got["pairs"] == [("a", "x", 1), ("a", "yy", 2), ("a", "zzz", 3), ("b", "q", 1), ("c", "r", 1), ("c", "s", 1)]
+    left = [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", None), ("b", "q"), ("a", None), ("c", "r"), ("c", "s")]
+    assert got["api_left"] == sorted(((k, w, None) for k, w in left), key=repr)
+    assert got["api_words"] == [
+        ("", w, None) for w in ("q", "r", "s", "x", "yy", "zzz")
+    ]  # (flat_map: the function's columns only)
 
 
 class Total(AggregateFunction):
@@ -160,37 +167,43 @@ class Total(AggregateFunction):
 
 
 @pytest.mark.parametrize("bounded", [False, True])
-def test_aggregate_functions_in_group_by_as_a_changelog_and_in_window_tvfs_with_pandas(env, bounded):
+def test_aggregate_functions_in_group_by_as_a_changelog_from_sql_and_the_table_api(env, bounded):
     t_env = StreamTableEnvironment.create(env)
     t = view(env, t_env)
     total = udaf(Total(), result_type="BIGINT")
     t_env.create_temporary_function("total", total)
-    t_env.create_temporary_function("spread", udaf(lambda v: int(v.max() - v.min()), result_type="INT", func_type="pandas"))
-    t_env.execute_sql("CREATE FUNCTION longest AS 'tests.spark.sql_udf_functions.Longest' LANGUAGE PYTHON")
     grouped = t_env.sql_query("SELECT k, total(v * 10) AS t, COUNT(*) AS n FROM t GROUP BY k")
-    windowed = t_env.sql_query(
-        "SELECT k, window_start, spread(v) AS sp, longest(s) AS l, total(v) AS t, COUNT(*) AS n "
-        "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k"
-    )
-    api = t.group_by("k").select("k", total(fk.col("v")).alias("t"))
-    g, w, a = (
-        t_env.to_changelog_stream(grouped).collect(),
-        t_env.to_data_stream(windowed).collect(),
-        t_env.to_changelog_stream(api).collect(),
-    )
+    api = t.group_by("k").select("k", total(fk.col("v") * 10).alias("t"), "COUNT(*) AS n")
+    aggregations = [[repr(x.function) for x in n.walk([q._stream.node]) if isinstance(x, n.KeyedProcess)] for q in (api, grouped)]
+    assert aggregations[0] == aggregations[1] and len(aggregations[0]) == 1  # (the Table API's call is the SQL's aggregation)
+    changes = t_env.to_changelog_stream(grouped).collect()
     env.execute(bounded=bounded).wait(300)
     per_key: dict[str, list[tuple]] = {}
-    for r in g.rows:
+    for r in changes.rows:
         per_key.setdefault(r["k"], []).append((r["row_kind"], r["t"], r["n"]))
     assert per_key == {
         "a": [("+I", 10, 1), ("-U", 10, 1), ("+U", 40, 2), ("-U", 40, 2), ("+U", 90, 3)],
         "b": [("+I", 20, 1), ("-U", 20, 1), ("+U", 60, 2)],
         "c": [("+I", 60, 1)],
     }
-    assert sorted((r["k"], (r["window_start"] - T0).seconds, r["sp"], r["l"], r["t"], r["n"]) for r in w.rows) == [
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_aggregate_functions_in_a_window_tvf_pandas_ones_too(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    view(env, t_env)
+    t_env.create_temporary_function("total", udaf(Total(), result_type="BIGINT"))
+    t_env.create_temporary_function("spread", udaf(lambda v: int(v.max() - v.min()), result_type="INT", func_type="pandas"))
+    t_env.execute_sql("CREATE FUNCTION longest AS 'tests.spark.sql_udf_functions.Longest' LANGUAGE PYTHON")
+    windowed = t_env.sql_query(
+        "SELECT k, window_start, spread(v) AS sp, longest(s) AS l, total(v) AS t, COUNT(*) AS n "
+        "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k"
+    )
+    got = t_env.to_data_stream(windowed).collect()
+    env.execute(bounded=bounded).wait(300)
+    assert sorted((r["k"], (r["window_start"] - T0).seconds, r["sp"], r["l"], r["t"], r["n"]) for r in got.rows) == [
         ("a", 0, 0, "x yy", 1, 1), ("a", 10, 2, "zzz", 8, 2), ("b", 0, 0, "", 2, 1), ("b", 10, 0, "q", 4, 1), ("c", 10, 0, "r s", 6, 1),
     ]  # fmt: skip
-    assert [(r["row_kind"], r["t"]) for r in a.rows if r["k"] == "a"] == [("+I", 1), ("-U", 1), ("+U", 4), ("-U", 4), ("+U", 9)]
 
 
 class Top2(TableAggregateFunction):
@@ -208,26 +221,36 @@ class Top2(TableAggregateFunction):
             yield v, rank
 
 
+TOP2 = udtaf(Top2(), result_type="ROW<v INT, rank INT>")
+
+
 @pytest.mark.parametrize("bounded", [False, True])
-def test_flat_aggregate_emits_each_keys_rows_anew_and_retracts_an_updating_input(env, bounded):
+def test_flat_aggregate_retracts_and_emits_each_keys_rows_anew(env, bounded):
     t_env = StreamTableEnvironment.create(env)
     t = view(env, t_env)
-    top2 = udtaf(Top2(), result_type="ROW<v INT, rank INT>")
-    per_key = t.group_by("k").flat_aggregate(top2(fk.col("v"))).select("k", "v", "rank")
-    maxima = t.where("k = 'a'").group_by("k").select("k", "MAX(v) - 2 * MIN(v) AS m")  # a: 1-2, 3-2, 5-2: -1, 1, 3
-    over_updates = maxima.flat_aggregate(top2("m").alias("top", "r")).select("top", "r")
-    keyed, updates = t_env.to_changelog_stream(per_key).collect(), t_env.to_changelog_stream(over_updates).collect()
+    per_key = t.group_by("k").flat_aggregate(TOP2(fk.col("v"))).select("k", "v", "rank")
+    changes = t_env.to_changelog_stream(per_key).collect()
     env.execute(bounded=bounded).wait(300)
     got: dict[str, list[tuple]] = {}
-    for r in keyed.rows:
+    for r in changes.rows:
         got.setdefault(r["k"], []).append((r["row_kind"], r["v"], r["rank"]))
     assert got == {
         "a": [("+I", 1, 1), ("-D", 1, 1), ("+I", 3, 1), ("+I", 1, 2), ("-D", 3, 1), ("-D", 1, 2), ("+I", 5, 1), ("+I", 3, 2)],
         "b": [("+I", 2, 1), ("-D", 2, 1), ("+I", 4, 1), ("+I", 2, 2)],
         "c": [("+I", 6, 1)],
     }
-    # the maxima's changelog +I -1, -U -1, +U 1, -U 1, +U 3: each -U retracts its value from the accumulator
-    assert [(r["row_kind"], r["top"], r["r"]) for r in updates.rows] == [
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_flat_aggregate_over_an_updating_input_retracts_its_rows_from_the_accumulator(env, bounded):
+    t_env = StreamTableEnvironment.create(env)
+    t = view(env, t_env)
+    spread = t.where("k = 'a'").group_by("k").select("k", "MAX(v) - 2 * MIN(v) AS m")  # a: 1-2, 3-2, 5-2: -1, 1, 3
+    top = spread.flat_aggregate(TOP2("m").alias("top", "r")).select("top", "r")
+    changes = t_env.to_changelog_stream(top).collect()
+    env.execute(bounded=bounded).wait(300)
+    # the input's changelog +I -1, -U -1, +U 1, -U 1, +U 3: each -U takes its value back (the last one: state cleared)
+    assert [(r["row_kind"], r["top"], r["r"]) for r in changes.rows] == [
         ("+I", -1, 1), ("-D", -1, 1), ("+I", 1, 1), ("-D", 1, 1), ("+I", 3, 1),
     ]  # fmt: skip
 
