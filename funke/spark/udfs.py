@@ -18,11 +18,13 @@ the arguments; Spark's error carries it as the last line of the Python traceback
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from funke.errors import UserFunctionError
@@ -93,24 +95,31 @@ def _batch(spec: PythonScalar, target: pa.DataType, arrays: tuple[pa.Array, ...]
 
 
 def _rows(spec: PythonScalar, target: pa.DataType, arrays: tuple[pa.Array, ...], where: str) -> pa.Array:
-    columns = [_values(a) for a in arrays]
-    fn = spec.function
-    if spec.dummy_argument:
-        columns = []
-    results: list[Any] = []
-    i = 0
-    try:
-        if columns:
-            for i, args in enumerate(zip(*columns)):
+    columns = [] if spec.dummy_argument else [_values(a) for a in arrays]
+    length = len(arrays[0]) if arrays else 0
+    calls = list(zip(*columns)) if columns else [()] * length
+    if inspect.iscoroutinefunction(spec.function):  # (an async function: the batch's calls run concurrently)
+        results = asyncio.run(_gathered(spec.function, calls))
+        failed = next(((i, r) for i, r in enumerate(results) if isinstance(r, BaseException)), None)
+        if failed is not None:
+            i, e = failed
+            raise UserFunctionError(
+                f"Python function {spec.name} raised {type(e).__name__}: {e} on row {i} of {where}, arguments {calls[i]!r}"
+            ) from e
+    else:
+        results, fn, i = [], spec.function, 0
+        try:
+            for i, args in enumerate(calls):
                 results.append(fn(*args))
-        else:
-            results = [fn() for _ in range(len(arrays[0]) if arrays else 0)]
-    except Exception as e:
-        args = tuple(c[i] for c in columns)
-        raise UserFunctionError(
-            f"Python function {spec.name} raised {type(e).__name__}: {e} on row {i} of {where}, arguments {args!r}"
-        ) from e
+        except Exception as e:
+            raise UserFunctionError(
+                f"Python function {spec.name} raised {type(e).__name__}: {e} on row {i} of {where}, arguments {calls[i]!r}"
+            ) from e
     return _to_arrow(spec, target, results, columns, where)
+
+
+async def _gathered(fn: Any, calls: list[tuple[Any, ...]]) -> list[Any]:
+    return await asyncio.gather(*(fn(*args) for args in calls), return_exceptions=True)
 
 
 def _values(array: pa.Array) -> list[Any]:
@@ -225,7 +234,8 @@ def lateral_table(df: DataFrame, node: LateralTable) -> DataFrame:
             function.start()
 
         def eval(self, *args: Any) -> Iterator[tuple[Any, ...]]:
-            yield from function.rows(args)
+            # (a ROW argument as a dict, as a scalar function gets it)
+            yield from function.rows(tuple(a.asDict(recursive=True) if isinstance(a, Row) else a for a in args))
 
         def terminate(self) -> Iterator[tuple[Any, ...]]:
             function.finish()

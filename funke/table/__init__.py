@@ -18,6 +18,7 @@ from funke.table.data_types import DataType, DataTypes
 from funke.table.environment import StatementSet, StreamTableEnvironment, Table, TableResult
 from funke.table.udf import (
     AggregateFunction,
+    AsyncScalarFunction,
     FunctionContext,
     ScalarFunction,
     TableAggregateFunction,
@@ -31,7 +32,7 @@ from funke.table.udf import (
 from funke.table.windows import Session, Slide, Tumble
 
 __all__ = [
-    "AggregateFunction", "DataType", "DataTypes", "FunctionContext", "ScalarFunction", "Session", "Slide", "StatementSet",
+    "AggregateFunction", "AsyncScalarFunction", "DataType", "DataTypes", "FunctionContext", "ScalarFunction", "Session", "Slide", "StatementSet",
     "StreamTableEnvironment", "Table", "TableAggregateFunction", "TableFunction", "TableResult", "Tumble", "UserDefinedFunction",
     "udaf", "udf", "udtaf", "udtf",
 ]  # fmt: skip

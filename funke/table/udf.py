@@ -37,7 +37,7 @@ from funke.errors import PlanError, UnsupportedError
 from funke.table.data_types import DataType, RowType, flink_name, spark_type
 
 __all__ = [
-    "AggregateFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction", "TableFunction",
+    "AggregateFunction", "AsyncScalarFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction", "TableFunction",
     "UserDefinedFunction", "udaf", "udf", "udtaf", "udtf",
 ]  # fmt: skip
 
@@ -99,6 +99,17 @@ class ScalarFunction(UserDefinedFunction):
 
     @abc.abstractmethod
     def eval(self, *args: Any) -> Any: ...
+
+
+class AsyncScalarFunction(UserDefinedFunction):
+    """``async def eval(*args)``: a scalar function awaiting I/O; the calls of an Arrow batch run concurrently
+    (``asyncio.gather``). ``udf`` takes an ``async def`` function as well."""
+
+    @abc.abstractmethod
+    async def eval(self, *args: Any) -> Any: ...
+
+
+_SCALAR_FUNCTIONS = (ScalarFunction, AsyncScalarFunction)
 
 
 class TableFunction(UserDefinedFunction):
@@ -273,6 +284,8 @@ class UserDefinedScalarFunctionWrapper(UserDefinedFunctionWrapper):
             )
         if result_type is None:
             raise PlanError(f"udf {self._name}: give its result_type (DataTypes.BIGINT() or 'BIGINT')")
+        if func_type != "general" and inspect.iscoroutinefunction(self._entry()):
+            raise PlanError(f"udf {self._name}: an async function runs row at a time (func_type='general'), not {func_type!r}")
         self._result_type = result_type
         self.result_spark_type = spark_type(result_type)
 
@@ -286,7 +299,7 @@ class UserDefinedTableFunctionWrapper(UserDefinedFunctionWrapper):
 
     def __init__(self, func: Any, input_types: Any, result_types: Any, deterministic: bool | None, name: str | None) -> None:
         super().__init__(func, input_types, "general", deterministic, name)
-        if isinstance(self._func, (ScalarFunction, _ImperativeAggregate)):
+        if isinstance(self._func, (*_SCALAR_FUNCTIONS, _ImperativeAggregate)):
             raise PlanError(
                 f"udtf() takes a function or a TableFunction; {type(self._func).__name__} is a {_kind_of(self._func)}: use {_maker_of(self._func)}()"
             )
@@ -512,8 +525,8 @@ def as_function(value: Any, name: str) -> UserDefinedFunctionWrapper:
         return udtaf(instance, name=name)
     if isinstance(instance, AggregateFunction):
         return udaf(instance, name=name)
-    if isinstance(instance, (ScalarFunction, TableFunction)):
-        maker = "udf" if isinstance(instance, ScalarFunction) else "udtf"
+    if isinstance(instance, (*_SCALAR_FUNCTIONS, TableFunction)):
+        maker = "udf" if isinstance(instance, _SCALAR_FUNCTIONS) else "udtf"
         raise PlanError(
             f"function {name}: a {type(instance).__name__} needs its result type: register {maker}({type(instance).__name__}(), "
             f"result_type{'s' if maker == 'udtf' else ''}=...)"
@@ -550,7 +563,7 @@ def _named(obj: Any, like: Any) -> Any:
 
 
 def _kind_of(func: Any) -> str:
-    for cls, what in ((ScalarFunction, "scalar function"), (TableFunction, "table function"), (AggregateFunction, "aggregate function"),
+    for cls, what in ((_SCALAR_FUNCTIONS, "scalar function"), (TableFunction, "table function"), (AggregateFunction, "aggregate function"),
                       (TableAggregateFunction, "table aggregate function")):  # fmt: skip
         if isinstance(func, cls):
             return what

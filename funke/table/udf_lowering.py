@@ -75,6 +75,23 @@ class PythonFunctionLowering:
             )
         return exp.Cast(this=arg, to=exp.DataType.build(want, dialect="spark"))
 
+    def _argument_columns(
+        self, fn: UserDefinedFunctionWrapper, call: exp.Expression, args: list[exp.Expression], stream: Any
+    ) -> tuple[list[str], Any]:
+        """The columns holding a Python function's arguments: an input column itself, anything else computed
+        into a hidden column (in the JVM) first; and the stream with those."""
+        columns = []
+        for i, a in enumerate(args):
+            typed = self._typed_argument(fn, i, a, stream.schema, call)
+            if isinstance(typed, exp.Column) and not typed.table:
+                stream.schema.field(typed.name, node=f"{call.sql()} at {self.at(call)}")
+                columns.append(typed.name)
+            else:
+                hidden = self._hide()
+                stream = stream.with_column(hidden, self.typed_sql(typed, stream.schema))
+                columns.append(hidden)
+        return columns, stream
+
     def unknown_function(self, call: exp.Anonymous) -> None:
         """Refuse a call of no known function whose name is close to a Python function's (a typo); other
         unknown names go on to Spark, which has functions funke does not list."""
@@ -150,16 +167,7 @@ class PythonFunctionLowering:
             )
         args = list(call.expressions)
         self._check_arguments(fn, call, args)
-        columns = []
-        for i, a in enumerate(args):
-            typed = self._typed_argument(fn, i, a, stream.schema, call)
-            if isinstance(typed, exp.Column) and not typed.table:
-                stream.schema.field(typed.name, node=f"{call.sql()} at {self.at(call)}")
-                columns.append(typed.name)
-            else:
-                hidden = self._hide()
-                stream = stream.with_column(hidden, self.typed_sql(typed, stream.schema))
-                columns.append(hidden)
+        columns, stream = self._argument_columns(fn, call, args, stream)
         return self._hide(), PythonAggregate(fn, columns, self._context(), name=call.name.lower()), None, stream
 
     @staticmethod
@@ -262,16 +270,7 @@ class PythonFunctionLowering:
             )
         args = list(call.expressions)
         self._check_arguments(fn, call, args)
-        columns = []
-        for i, a in enumerate(args):
-            typed = self._typed_argument(fn, i, a, stream.schema, call)
-            if isinstance(typed, exp.Column) and not typed.table:
-                stream.schema.field(typed.name, node=f"{call.sql()} at {self.at(call)}")
-                columns.append(typed.name)
-            else:
-                hidden = self._hide()
-                stream = stream.with_column(hidden, self.typed_sql(typed, stream.schema))
-                columns.append(hidden)
+        columns, stream = self._argument_columns(fn, call, args, stream)
         names = [c.name for c in alias.columns] if alias is not None and alias.columns else list(fn.result_names)
         if len(names) != len(fn.result_spark_types):
             raise PlanError(
