@@ -222,7 +222,7 @@ def pipeline(
 
 
 def job(
-    events: int | None = 1_000_000,
+    events: int | None = None,
     output: str | None = None,
     rate: float | None = None,
     campaigns: int = CAMPAIGNS,
@@ -230,13 +230,15 @@ def job(
 ) -> fk.StreamEnvironment:
     """YSB as a funke job: ``funke run examples.ysb:job --events N [--output DIR] [--bounded] [--opt campaigns=N]``.
 
+    Without ``--events`` the generator never ends (stop the job with Ctrl-C).
+
     ``--opt batch_seconds=S`` sizes the unthrottled generator's micro-batches adaptively (about S seconds each).
     """
     return _job(events, output, rate, None, campaigns, batch_seconds or None)
 
 
 def trigger_job(
-    events: int | None = 1_000_000, output: str | None = None, rate: float | None = None, campaigns: int = CAMPAIGNS
+    events: int | None = None, output: str | None = None, rate: float | None = None, campaigns: int = CAMPAIGNS
 ) -> fk.StreamEnvironment:
     """YSB with the data Artisans trigger (early results every second): ``funke run examples.ysb:trigger_job``."""
     return _job(events, output, rate, DataArtisansTrigger(), campaigns)
