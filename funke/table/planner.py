@@ -61,6 +61,7 @@ from funke.semantics.windows import (
     TumblingEventTimeWindows,
     WindowAssigner,
 )
+from funke.table.columns import check_window_query
 from funke.table.aggregate import GroupAggregate
 from funke.table.changelog import ROW_KIND
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
@@ -157,6 +158,8 @@ class Planner(JoinLowering):
                     raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs")
         stream, tvf = self._source(source.this)
         _unqualify(query)
+        if tvf is not None:
+            check_window_query(query, stream.schema, self.at)
         stream = self._current_watermark(query, stream, tvf)
         where = query.args.get("where")
         if where is not None:
