@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from funke.cli.jobs import register as register_jobs
@@ -20,6 +21,7 @@ from funke.cli.services import cluster as cluster_app
 from funke.cli import bench_kafka
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
+from funke.extras import missing_extra
 
 app = typer.Typer(help="funke: Flink's stream-processing model for Python, on Apache Spark.", no_args_is_help=True)
 console = Console()
@@ -32,7 +34,7 @@ def _reported() -> Iterator[None]:
     try:
         yield
     except FunkeError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)  # (escaped: "funke[redis]" is no markup)
         raise typer.Exit(1) from None
 
 
@@ -729,4 +731,12 @@ bench_kafka.register(bench)
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except ModuleNotFoundError as e:  # an optional dependency: one line naming its extra, no traceback
+        hint = missing_extra(e)
+        if hint is None:
+            raise
+        command = " ".join(["funke", *(a for a in sys.argv[1:3] if not a.startswith("-"))])
+        err.print(f"[red]error:[/red] {escape(command)} {escape(hint)}", soft_wrap=True)
+        sys.exit(1)
