@@ -126,10 +126,9 @@ CAMPAIGNS_KEY = "ysb:campaigns"
 
 def store_campaigns(url: str, key: str = CAMPAIGNS_KEY) -> None:
     """Write the ad → campaign map into a Redis hash, as the original benchmark's setup does."""
-    import redis
+    from funke.connectors.redis_streams import RedisAddress, connect
 
-    client = redis.Redis.from_url(url)
-    with client.pipeline(transaction=True) as p:
+    with connect(RedisAddress.parse(url), timeout=10) as client, client.pipeline(transaction=True) as p:
         p.delete(key)
         p.hset(key, mapping=dict(campaign_rows()))
         p.execute()
