@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from funke.cli.bench_docs import WriteDocs
+
 console = Console()
 err = Console(stderr=True)
 
@@ -92,7 +94,7 @@ def register(bench: typer.Typer) -> None:
             list[str] | None, typer.Option(help="filter/map, window (repeatable; default both, one after the other)")
         ] = None,
         bootstrap: Annotated[str, typer.Option(help="Kafka bootstrap servers")] = "127.0.0.1:9092",
-        write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+        write: WriteDocs = False,
         doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
     ) -> None:
         """End-to-end latency Kafka → funke → Kafka (exactly-once sink, read_committed consumer), p50 / p99."""
