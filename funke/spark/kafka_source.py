@@ -20,11 +20,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 
 from funke.connectors import kafka as kc
+from funke.spark import parse
 from funke.spark.datasources import EOS, decode, encode
+from funke.spark.parse import CORRUPT, POSITION, REASON
 
 NAME = "funke_kafka"
-#: Columns a source frame may carry for its dead letters: the raw record, why it is bad, where it was.
-CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_position"
 
 
 class KafkaDataSource(DataSource):
@@ -136,15 +136,10 @@ def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: 
         parsed = [F.col("key"), F.col("value")]
         corrupt = F.lit(None).cast("string")
     else:
-        ddl = f"{spec.declared.ddl()}, `{CORRUPT}` string"
         text = F.col("value").cast("string")
-        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-        record = F.from_json(text, ddl, options) if spec.format == "json" else F.from_csv(text, ddl, options)
-        raw = raw.withColumn("_funke_parsed", record)
-        parsed = [F.col(f"_funke_parsed.`{f.name}`").alias(f.name) for f in spec.declared]
-        corrupt = F.col(f"_funke_parsed.`{CORRUPT}`")
-        if spec.format == "json":  # a JSON value that is not an object parses to no struct at all
-            corrupt = F.when(F.col("_funke_parsed").isNull() & ~no_value & F.col("value").isNotNull(), text).otherwise(corrupt)
+        raw = parse.with_parsed(raw, text, spec.format, spec.declared)
+        parsed = parse.parsed_columns(spec.declared)
+        corrupt = parse.corrupt_text(spec.format, text, ~no_value)
     reason = (
         F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)"))
         .when(corrupt.isNotNull(), F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema"))
