@@ -27,6 +27,11 @@ class JobFailedError(FunkeError, RuntimeError):
     """A running job stopped with an error; the cause carries the user's traceback."""
 
 
+class UserFunctionError(FunkeError, RuntimeError):
+    """A user's function raised while a job ran (on a Spark worker): the message's first line names the
+    function, its operator and the exception; the lines after it are the function's frames."""
+
+
 def did_you_mean(name: str, available: list[str] | tuple[str, ...], what: str = "columns") -> str:
     """``" (did you mean 'b'?); available columns: a, b, c"``: a close match when there is one, then ``what`` there is."""
     import difflib

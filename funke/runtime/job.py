@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
+from funke.runtime.failures import failure_message
 from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
@@ -353,14 +354,14 @@ class JobHandle:
         if self._error is not None:
             self.stop()
             self._registry("failed")
-            raise JobFailedError(f"job '{self.name}' failed: {self._error}") from self._error
+            raise JobFailedError(failure_message(self.name, "", self._error)) from self._error
         if self.mode == "streaming":
             for s in self.states:
                 if s.query is not None and not s.query.isActive and s.query.exception() is not None and not s.finished:
                     err = s.query.exception()
                     self.stop()
                     self._registry("failed")
-                    raise JobFailedError(f"job '{self.name}' failed in {s.sink.where()}: {err}")
+                    raise JobFailedError(failure_message(self.name, s.sink.where(), err))
 
     def stop(self, *, savepoint: str | None = None) -> Any:
         """Stop every query of the job (idempotent). ``savepoint``: then take a savepoint of

@@ -530,10 +530,10 @@ class Compiler:
             column = udf(*(F.col(c) for c in node.fn.inputs))
             return self._merge(df.withColumn(node.fn.output, column), up)
         if node.vectorized:
-            fn = pandas_function(node.fn, node.mode, out_schema, node.where())
+            fn = pandas_function(node.fn, node.mode, out_schema, node.where(), node.uid)
             result = df.mapInPandas(fn, spark_schema)
         else:
-            fn = row_function(node.fn, node.mode, out_schema, node.where())
+            fn = row_function(node.fn, node.mode, out_schema, node.where(), node.uid)
             result = df.mapInArrow(fn, spark_schema)
         return self._merge(_keep_event_time(df, result), up)
 

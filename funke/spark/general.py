@@ -68,6 +68,7 @@ from funke.plan.pytypes import as_row
 from funke.semantics.functions import OutputRecord, OutputTag, Partial
 from funke.semantics.time import MAX_WATERMARK, MIN_WATERMARK
 from funke.semantics.window_operator import WindowResult
+from funke.spark.user_errors import user_calls
 
 #: Columns the general operator adds around the user's columns.
 BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"
@@ -845,13 +846,14 @@ def processor(program: Program, wake: bool = False) -> Any:
         def _run(self, batch: pd.DataFrame, timerValues: Any) -> pd.DataFrame:
             with _no_cycle_collection():
                 snapshot = pickle.loads(self._state.get()[0]) if self._state.exists() else None
-                out, snap = run_bucket(
-                    program,
-                    snapshot,
-                    batch,
-                    spark_watermark=timerValues.getCurrentWatermarkInMs(),
-                    processing_time=timerValues.getCurrentProcessingTimeInMs(),
-                )
+                with user_calls(f"operator {program.uid}"):
+                    out, snap = run_bucket(
+                        program,
+                        snapshot,
+                        batch,
+                        spark_watermark=timerValues.getCurrentWatermarkInMs(),
+                        processing_time=timerValues.getCurrentProcessingTimeInMs(),
+                    )
                 if snap is None:
                     self._state.clear()
                 else:
@@ -873,7 +875,7 @@ def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
 
     def run(batch: pd.DataFrame) -> pd.DataFrame:
         _freeze_worker_heap()
-        with _no_cycle_collection():
+        with _no_cycle_collection(), user_calls(f"operator {program.uid}"):
             out, _ = run_bucket(program, None, batch, spark_watermark=None, processing_time=None, final=True)
         # A bucket without output: pandas makes its empty columns float64, which Arrow turns into a
         # ChunkedArray (not an Array) for a string column, and Spark fails; empty object columns convert.
