@@ -174,7 +174,8 @@ class StreamEnvironment:
         from_savepoint: str | None = None,
         allow_non_restored_state: bool = False,
     ) -> JobHandle:
-        """Compile the plan onto Spark and start it; returns a JobHandle (``wait``, ``stop``, ``metrics``).
+        """Compile the plan onto Spark and start it; returns a JobHandle (``wait``, ``stop``, ``metrics``)
+        at once (``execute_async`` is the same): a script calls ``.wait()`` to let a finite job finish.
 
         ``bounded=True`` runs the same program as a Spark batch job over bounded sources:
         the watermark is +infinity at the end, and results equal the streaming run's.
@@ -204,3 +205,12 @@ class StreamEnvironment:
             from_savepoint=from_savepoint,
             allow_non_restored_state=allow_non_restored_state,
         )
+
+    def execute_async(self, **options: Any) -> JobHandle:
+        """Start the job and return its handle at once: PyFlink's name for what ``execute`` does.
+
+        ``execute(...)`` takes the same options and returns the same ``JobHandle``; neither blocks
+        (Flink's ``execute()`` does): call ``.wait()`` to block until a finite job ends. A script
+        that ends while its job still runs says so on stderr, and the job stops with it.
+        """
+        return self.execute(**options)

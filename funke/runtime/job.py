@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
+from funke.runtime import at_exit
 from funke.runtime.failures import failure_message
 from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
@@ -515,6 +516,7 @@ def start_job(
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
     handle.cores, handle.bucket_ids = cores, buckets
+    at_exit.started(handle)
     if mode == "batch":
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()
