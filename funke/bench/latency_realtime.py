@@ -20,7 +20,9 @@ transactional and show as they are written). The jobs:
   In micro-batch mode each window once, when the watermark passes it (``latency_kafka``'s figure:
   consume time − (window end + 1 s)), every window the watermark closed, with its exact count.
 
-The first ``warmup`` seconds are left out of the figures, not out of the checks; duplicates are
+Before the measured runs, each system runs filter/map once at 1,000 records/s, unmeasured (the first
+query of a session waits seconds for code generation and the JIT). The producer starts once the job reads (a real-time query's tasks all run; a micro-batch job ran its
+first batch). The first ``warmup`` seconds are left out of the figures, not out of the checks; duplicates are
 counted (the real-time sink is at-least-once: none without failures). The real-time queries need a
 task slot per source partition and per shuffle partition at once: the session is ``local[N]`` with
 enough (``session``).
@@ -168,14 +170,7 @@ def plain_query(spark: Any, job: str, bootstrap: str, source: str, out: str, che
 
 def _consume(bootstrap: str, topic: str, out: str) -> None:
     """Read ``topic`` read_committed from the start until ``<out>.stop`` appears; save each record's fields and arrival."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": f"funke-latency-rt-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": "read_committed", "fetch.wait.max.ms": 1, "fetch.error.backoff.ms": 5,
-    })  # fmt: skip
-    parts = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+    consumer = lk.output_consumer(bootstrap, topic, fetch_wait_ms=1)
     lk._note(f"{out}.count", 0)
     rows: list[tuple[int, str]] = []
     stop = Path(f"{out}.stop")
@@ -224,6 +219,13 @@ def measure(
         else:
             handle = funke_job(spark, system, job, bootstrap, source, out, checkpoint).execute()
             alive = lk._job_alive(handle)
+        # produce once the job reads: a real-time query's tasks all run, a micro-batch job ran its first batch
+        if system == FUNKE_MB:
+            lk._wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, alive)
+        else:
+            measured = query if query is not None else next(s.query for s in handle.states if s.sink.uid == "out")
+            tasks = partitions + (SHUFFLE_PARTITIONS if job != "filter/map" else 0)
+            lk._wait_for("the real-time query's tasks", lambda: _running_tasks(spark, measured) >= tasks, 300, alive)
         on_step(f"{system}, {job}: producing {rate:,.0f} records/s for {warmup_s + seconds:.0f} s ({warmup_s:.0f} s warm-up)")
         producer = lk._spawn("produce", bootstrap, source, partitions, rate, warmup_s + seconds, produced_file)
         lk._wait_for("the producer to finish", lambda: producer.poll() is not None, warmup_s + seconds + 300, alive)
@@ -255,6 +257,15 @@ def measure(
     common = {"system": system, "job": job, "rate": rate, "produced": total,
               "produced_rate": total / float(produced["elapsed"]) if float(produced["elapsed"]) > 0 else 0.0}  # fmt: skip
     return Result(**common, **check(system, job, rows, ids, produced_us, measured_from))
+
+
+def _running_tasks(spark: Any, query: Any) -> int:
+    """The query's tasks running now (a real-time query's run for its whole checkpoint interval); Spark runs a
+    streaming query's jobs in a job group named by its run id."""
+    tracker = spark.sparkContext.statusTracker()
+    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(str(query.runId))]
+    stages = [tracker.getStageInfo(s) for job in jobs if job is not None for s in job.stageIds]
+    return sum(s.numActiveTasks for s in stages if s is not None)
 
 
 def _query_alive(query: Any) -> Callable[[], None]:
@@ -350,6 +361,7 @@ def run(
     bootstrap: str = "127.0.0.1:9092",
     jobs: tuple[str, ...] = JOBS,
     systems: tuple[str, ...] = SYSTEMS,
+    warm_up: bool = True,
     on_step: Callable[[str], None] | None = None,
 ) -> list[Result]:
     """Each job at each rate on each system, one after the other, on one SparkSession."""
@@ -362,6 +374,11 @@ def run(
     spark = spark or session(partitions)
     workdir = Path(tempfile.mkdtemp(prefix="funke-bench-latency-rt-"))
     try:
+        if warm_up:  # the first query of a session waits seconds for code generation and the JIT: not the figures
+            step("warm-up: each system once over filter/map at 1,000 records/s, unmeasured")
+            for system in systems:
+                measure(spark, system, "filter/map", rate=1_000, seconds=2, warmup_s=1, partitions=partitions, bootstrap=bootstrap,
+                        workdir=workdir, on_step=step)  # fmt: skip
         return [
             measure(spark, system, job, rate=rate, seconds=seconds, warmup_s=warmup_s, partitions=partitions,
                     bootstrap=bootstrap, workdir=workdir, on_step=step)  # fmt: skip

@@ -131,6 +131,7 @@ def realtime_latency(
     bad = [j for j in jobs if j not in lr.JOBS]
     if bad:
         raise typer.BadParameter(f"{bad}: choose from {', '.join(lr.JOBS)}", param_hint="--job")
+    _services(bootstrap)
     with _reported():
         spark = lr.session(partitions)
         setup = report.setup(spark)
@@ -233,7 +234,6 @@ def register(bench: typer.Typer) -> None:
             raise typer.BadParameter(f"{mode!r}: choose micro-batch or realtime", param_hint="--mode")
         if mode == "realtime":
             _check_doc(write, doc)
-            _services(bootstrap)
             realtime_latency(seconds=seconds, warmup=warmup, partitions=partitions, jobs=tuple(job or ()), rates=rates,
                              bootstrap=bootstrap, write=write, doc=doc)  # fmt: skip
             return

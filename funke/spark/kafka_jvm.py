@@ -167,8 +167,11 @@ def _text(df: DataFrame, name: str) -> Column:
     c = F.col(f"`{name}`")
     if dtype in ("timestamp", "timestamp_ntz"):
         zone = df.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
-        wall = F.to_utc_timestamp(c, zone) if dtype == "timestamp" else c
-        text = F.regexp_replace(F.date_format(wall, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), r"\.?0+$", "")
+        wall = F.to_utc_timestamp(c, zone) if dtype == "timestamp" and zone not in ("UTC", "Etc/UTC", "Z") else c
+        # whole seconds (window bounds, mostly) without the regular expression that trims a fraction's zeros
+        whole = F.unix_micros(c.cast("timestamp")) % 1_000_000 == 0
+        fraction = F.regexp_replace(F.date_format(wall, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), "0+$", "")
+        text = F.when(whole, F.date_format(wall, "yyyy-MM-dd'T'HH:mm:ss")).otherwise(fraction)
         return F.concat(text, F.lit("Z")) if dtype == "timestamp" else text
     if dtype in ("double", "float"):
         return F.when(~F.isnan(c) & (F.abs(c) != F.lit(float("inf"))), c.cast("string"))

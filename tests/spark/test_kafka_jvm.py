@@ -226,3 +226,25 @@ def test_per_partition_watermarks_on_the_connector_follow_flinks_rule(spark, tmp
     start = T0 + 10_000
     assert window_rows(out.rows) == {("a", start, start + 10_000, 1): 1}
     assert lates.rows == [] and job.metrics()["late_rows_dropped"] == 0
+
+
+def test_the_connectors_writer_spells_values_as_funkes_writer_does(spark):
+    """Column by column, the text Spark's expressions give (``kafka_jvm._text``) is the text funke's Arrow
+    writer gives (``kafka_sink.as_text``): timestamps with and without a zone and a fraction, NaN and infinities."""
+    import decimal
+
+    import pyarrow as pa
+
+    from funke.connectors.kafka_sink import as_text
+
+    when = [dt.datetime(2024, 5, 1, 12, 0, 10), dt.datetime(2024, 5, 1, 12, 0, 10, 250000), dt.datetime(2024, 5, 1, 0, 0, 0, 1), None]
+    rows = [(w, w, x, d, b, day, s) for w, x, d, b, day, s in zip(
+        when, [1.5, float("nan"), float("inf"), None], [decimal.Decimal("12.30"), None, decimal.Decimal("-0.05"), decimal.Decimal("1")],
+        [True, False, None, True], [dt.date(2024, 5, 1), None, dt.date(1, 1, 1), dt.date(9999, 12, 31)], ["a", 'say "hi"', None, ""],
+        strict=True)]  # fmt: skip
+    ddl = "t timestamp, n timestamp_ntz, x double, d decimal(10,2), b boolean, day date, s string"
+    df = spark.createDataFrame(rows, ddl)
+    got = df.select(*(kafka_jvm._text(df, c).alias(c) for c in df.columns)).collect()
+    arrow = df.toArrow()
+    for c in df.columns:
+        assert [r[c] for r in got] == as_text(arrow.column(c), c).to_pylist(), c

@@ -134,3 +134,23 @@ def test_flink_sql_asks_for_the_mode_with_set_and_gets_the_same_checks():
     assert "give fk.sinks.kafka(..., delivery='at-least-once')" in refused(e)
     with pytest.raises(fk.PlanError, match="takes 'micro-batch' or 'realtime'"):
         t_env.execute_sql("SET 'execution.latency-mode' = 'continuous'")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["latency", "--source", "kafka", "--mode", "fast"], "'fast': choose micro-batch or realtime"),
+        (["latency", "--source", "kafka", "--mode", "realtime", "--rates", "lots"], "give rates as numbers"),
+        (["latency", "--source", "kafka", "--mode", "realtime", "--job", "join"], "choose from filter/map, rolling count, window"),
+        (["chaos", "--mode", "realtime"], "real-time mode reads and writes Kafka: --source kafka --sink kafka"),
+        (["chaos", "--mode", "realtime", "--source", "kafka", "--sink", "kafka", "--job", "window"], "choose filter/map or rolling count"),
+    ],
+)
+def test_the_real_time_benches_refuse_what_they_cannot_run_with_exit_code_2(args, message):
+    from typer.testing import CliRunner
+
+    from funke.cli.main import app
+
+    r = CliRunner().invoke(app, ["bench", *args, "--no-write"])
+    assert r.exit_code == 2, r.output
+    assert message in " ".join(r.output.replace("│", " ").split())
