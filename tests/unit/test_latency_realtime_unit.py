@@ -62,3 +62,23 @@ def test_chaos_realtime_counts_lost_and_duplicated_records():
     rows = [{"kind": k, "count": c} for k in chaos_realtime.KINDS for c in (1, 2)] + [{"kind": "view", "count": 2}]
     chaos_realtime.check(counts, rows)
     assert (counts.lost, counts.duplicates, counts.wrong, counts.exact) == (0, 1, [], True)
+
+
+def test_a_real_time_run_with_no_record_after_the_warm_up_says_too_small_and_writes_no_docs(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from funke.bench import report
+    from funke.cli import bench_kafka
+    from funke.cli.main import app
+
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n")
+    empty = lr.Result(lr.FUNKE_RT, "filter/map", 10_000, 0, 0.0, 0, 0, 0, 0, ())
+    monkeypatch.setattr(bench_kafka, "_services", lambda bootstrap: None)
+    monkeypatch.setattr(lr, "session", lambda partitions: None)
+    monkeypatch.setattr(report, "setup", lambda spark: report.Setup("0.1.0", "4.3.0", "17.0.15", "3.11.7", 2, 23.5, "Xeon", 0.5, "local[*]", "2", "RocksDB"))
+    monkeypatch.setattr(lr, "run", lambda spark, **options: [empty])
+    args = ["bench", "latency", "--source", "kafka", "--mode", "realtime", "--rates", "10000", "--doc", str(doc), "--write-docs"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert "too small to measure" in r.output and "None" not in r.output
+    assert isinstance(r.exception, report.TooSmallToMeasure) and doc.read_text() == "# Benchmarks\n"
