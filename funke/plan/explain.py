@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from funke.plan.capabilities import place
-from funke.plan.nodes import Node, Sink
+from funke.plan.changelog import describe_modes
+from funke.plan.nodes import Node, Sink, walk
 
 
 def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", latency_mode: str = "micro-batch") -> str:
     lines = [f"funke plan ({mode}), {len(sinks)} sink(s)"]
     seen: set[int] = set()
+    changes = describe_modes(walk(sinks))  # (each node's changelog mode, where the plan has updating results)
 
     def render(node: Node, prefix: str, last: bool, top: bool) -> None:
         p = place(node)
@@ -22,6 +24,8 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", la
         lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  why: {p.why}")
         if node.schema is not None:
             lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  out: {node.schema}")
+        if changes:
+            lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  changes: {changes[id(node)]}")
         for i, child in enumerate(node.inputs):
             render(child, child_prefix, i == len(node.inputs) - 1, False)
 
