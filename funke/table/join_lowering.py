@@ -359,9 +359,10 @@ class _JoinColumns:
         seen: set[str] = set()
         for i, e in enumerate(expressions):
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
-                if e.table and e.table not in self.names:
-                    raise PlanError(f"Flink SQL: no relation {e.table!r} in this join (at {self.planner.at(e)}); it joins {' and '.join(self.names)}")
-                side = self.names.index(e.table) if e.table else None
+                table = e.table if isinstance(e, exp.Column) else ""
+                if table and table not in self.names:
+                    raise PlanError(f"Flink SQL: no relation {table!r} in this join (at {self.planner.at(e)}); it joins {' and '.join(self.names)}")
+                side = self.names.index(table) if table else None
                 for (s, c), internal in self.internal.items():
                     if side is None or s == side:
                         items.append(exp.alias_(exp.column(internal, quoted=True), numbered(c, seen), quoted=True))

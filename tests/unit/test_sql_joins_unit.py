@@ -166,3 +166,10 @@ def test_an_aggregation_and_a_top_n_over_a_join_read_the_join_as_a_view(t_env):
     assert isinstance(ranked, TopN) and ranked.limit == 1
     distinct = t_env.sql_query("SELECT DISTINCT a.k, b.y FROM a JOIN b ON a.k = b.k")
     assert distinct.columns == ("k", "y") and distinct.updating
+
+
+def test_star_and_a_relations_star_in_a_join_of_two(t_env):
+    assert t_env.sql_query("SELECT * FROM a JOIN b ON a.k = b.k").columns == ("k", "x", "k0", "y")
+    assert t_env.sql_query("SELECT b.*, a.x, a.k FROM a JOIN b ON a.k = b.k").columns == ("k", "y", "x", "k0")
+    with pytest.raises(fk.errors.PlanError, match="no relation 'z' in this join"):
+        t_env.sql_query("SELECT z.* FROM a JOIN b ON a.k = b.k")
