@@ -4,6 +4,9 @@ kinds and each relation's changelog mode (its kinds and upsert key) are ``funke.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from funke.plan.changelog import (
     DELETE,
     INSERT,
@@ -22,7 +25,7 @@ from funke.semantics.state import StateDescriptor, StateTtlConfig
 
 __all__ = [
     "DELETE", "INSERT", "INSERT_ONLY", "RETRACT", "RETRACTIONS", "ROW_KIND", "ROW_KIND_NAME", "UPDATE_AFTER",
-    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "is_retraction", "state_mode", "with_ttl",
+    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "is_retraction", "rows_step", "state_mode", "with_ttl",
 ]  # fmt: skip
 
 
@@ -37,3 +40,15 @@ def with_ttl(descriptor: StateDescriptor, ttl_ms: int | None) -> StateDescriptor
     if ttl_ms:
         descriptor.enable_time_to_live(StateTtlConfig.new_builder(ttl_ms).build())
     return descriptor
+
+
+def rows_step(ctx: Any, rows: StateDescriptor, step: Callable[[list, dict], tuple[list, list]], value: dict) -> list[dict]:
+    """Run ``step(rows held, value) -> (rows held after, changes)`` of an operator that keeps a key's rows as
+    one list in value state ``rows`` (cleared when none is left); the changes."""
+    state = ctx.get_state(rows)
+    after, out = step(state.value() or [], value)
+    if after:
+        state.update(after)
+    else:
+        state.clear()
+    return out

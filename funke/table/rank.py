@@ -20,7 +20,17 @@ from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunctio
 from funke.semantics.joins import CoGroupFunction, JoinFunction
 from funke.semantics.state import ListStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import millis_to_datetime, timestamp_to_millis
-from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, ChangelogMode, is_retraction, with_ttl
+from funke.table.changelog import (
+    DELETE,
+    INSERT,
+    ROW_KIND,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    ChangelogMode,
+    is_retraction,
+    rows_step,
+    with_ttl,
+)
 
 
 @dataclass(frozen=True)
@@ -341,13 +351,7 @@ class RetractableTopN(KeyedProcessFunction):
         return [{ROW_KIND: DELETE, **r, **blank} for r in gone] + [{ROW_KIND: INSERT, **r, **blank} for r in came]
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        state = ctx.get_state(self.rows)
-        rows, out = self.step(state.value() or [], value)
-        if rows:
-            state.update(rows)
-        else:
-            state.clear()
-        yield from out
+        yield from rows_step(ctx, self.rows, self.step, value)
 
 
 class PairRows(JoinFunction):

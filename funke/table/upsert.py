@@ -26,7 +26,17 @@ from typing import Any
 from funke.plan.types import Field, Schema
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
-from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_AFTER, ChangelogMode, changelog_mode, is_retraction, with_ttl
+from funke.table.changelog import (
+    DELETE,
+    INSERT,
+    ROW_KIND,
+    UPDATE_AFTER,
+    ChangelogMode,
+    changelog_mode,
+    is_retraction,
+    rows_step,
+    with_ttl,
+)
 
 
 class UpsertMaterializer(KeyedProcessFunction):
@@ -58,13 +68,7 @@ class UpsertMaterializer(KeyedProcessFunction):
         return after, []
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        state = ctx.get_state(self.rows)
-        rows, out = self.step(state.value() or [], value)
-        if rows:
-            state.update(rows)
-        else:
-            state.clear()
-        yield from out
+        yield from rows_step(ctx, self.rows, self.step, value)
 
 
 def by_key(stream: Any, key: Sequence[str], ttl_ms: int | None = None) -> Any:

@@ -15,6 +15,7 @@ from funke.bench import nexmark_reference_updates as reference
 from funke.bench.nexmark import Settings, events_frame
 from funke.plan.changelog import changelog_mode
 from funke.table import StreamTableEnvironment
+from tests.spark.helpers import materialize
 
 pytestmark = pytest.mark.spark
 
@@ -72,18 +73,6 @@ QUERIES = {
                a.`dateTime` AS auction_dateTime, a.expires, a.seller, a.category, a.extra AS auction_extra
         FROM bid b, person p, auction a WHERE p.id = b.bidder AND a.seller = b.bidder""",
 }
-
-
-def materialize(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Counter:
-    held: Counter = Counter()
-    for r in rows:
-        row = tuple(r[c] for c in columns)
-        if r["row_kind"] in ("+I", "+U"):
-            held[row] += 1
-        else:
-            assert held[row] > 0, f"{r['row_kind']} of a row not in the result: {row}"
-            held[row] -= 1
-    return +held
 
 
 def run(env: Any, queries: tuple[str, ...], bounded: bool) -> dict[str, Counter]:

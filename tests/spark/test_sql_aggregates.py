@@ -13,29 +13,13 @@ import pytest
 
 import funke as fk
 from funke.table import StreamTableEnvironment
+from tests.spark.helpers import materialize
 
 pytestmark = pytest.mark.spark
 
 # (k, v, second): two rows per micro-batch streaming; b's total passes a's and falls back, v=None counts
 # for COUNT(*) alone, and a DISTINCT row (k, v) comes twice.
 ROWS = [("a", 1, 1), ("b", 2, 2), ("a", 3, 3), ("c", 2, 4), ("a", None, 5), ("b", 5, 12), ("b", 2, 13), ("c", 2, 14)]
-
-
-def materialize(rows: list[dict], columns: tuple[str, ...], key: tuple[str, ...] | None = None) -> Counter:
-    """What a changelog leaves: ``+I``/``+U`` add a row, ``-U``/``-D`` take away one equal row held (never one
-    that is not there); with ``key``, every ``-U`` is followed by a ``+U`` of the same key."""
-    held: Counter = Counter()
-    for i, r in enumerate(rows):
-        row = tuple(r[c] for c in columns)
-        if r["row_kind"] in ("+I", "+U"):
-            held[row] += 1
-            continue
-        assert held[row] > 0, f"{r['row_kind']} of a row not held: {row}"
-        held[row] -= 1
-        if key is not None and r["row_kind"] == "-U":
-            after = rows[i + 1]
-            assert after["row_kind"] == "+U" and all(after[k] == r[k] for k in key), (r, after)
-    return +held
 
 
 def totals() -> dict[str, int | None]:

@@ -12,24 +12,13 @@ import pytest
 
 from funke.table import StreamTableEnvironment
 from tests.servers import ensure_postgres
+from tests.spark.helpers import materialize
 
 pytestmark = pytest.mark.spark
 
 # (k, v), two rows per micro-batch: a's total changes three times, b's twice, c has no name (LEFT JOIN pads it)
 ORDERS = [("a", 1), ("b", 2), ("a", 4), ("c", 3), ("b", 5), ("a", 2)]
 NAMES = [("a", "anna"), ("b", "bert"), ("b", "berta")]
-
-
-def materialize(rows: list[dict], columns: tuple[str, ...]) -> Counter:
-    held: Counter = Counter()
-    for r in rows:
-        row = tuple(r[c] for c in columns)
-        if r["row_kind"] in ("+I", "+U"):
-            held[row] += 1
-        else:
-            assert held[row] > 0, f"{r['row_kind']} of a row not held: {row}"
-            held[row] -= 1
-    return +held
 
 
 @pytest.mark.parametrize("bounded", [False, True])
