@@ -7,7 +7,9 @@ of the operator that made it, in order: the sink can apply them as they come (``
 the changes of one sink key come from several places, in any order, and Flink's
 ``SinkUpsertMaterializer`` puts them in order first: ``UpsertMaterializer`` keeps, per sink key, the
 rows the changelog holds for it, and sends the latest of them (``+I`` the first, ``+U`` the next) or,
-when none is left, a ``-D``.
+when none is left, a ``-D``. An update that comes as ``-U`` then ``+U`` of the only row of a key is
+therefore sent as ``-D`` then ``+I`` (what Flink's materializer sends for it too; Flink's planner drops
+the ``-U`` before it where it can tell that it is safe, funke does not yet).
 
 >>> m = UpsertMaterializer(("k",))
 >>> rows, out = [], []
