@@ -179,15 +179,19 @@ class DataStream:
             raise PlanError(f"expected a WatermarkStrategy, got {type(strategy).__name__}")
         return self._then(n.Watermark((self._node,), strategy=strategy))
 
-    def key_by(self, key: str | list[str] | tuple[str, ...] | Callable[[dict[str, Any]], Any], *, key_type: str = "string") -> KeyedStream:
-        """Partition by key columns, or by ``key(row)`` (stored in a column named ``key``)."""
+    def key_by(
+        self, key: str | list[str] | tuple[str, ...] | Callable[[dict[str, Any]], Any], *, key_type: str = "string", nulls: bool = False
+    ) -> KeyedStream:
+        """Partition by key columns, or by ``key(row)`` (stored in a column named ``key``). A row whose key
+        is NULL goes to the dead letters, as Flink's ``keyBy`` refuses it; ``nulls=True`` makes NULL a key
+        value like any other (Flink SQL's ``GROUP BY`` and ``PARTITION BY``)."""
         if callable(key) and not isinstance(key, str):
             fn = key
             out = (self.schema or Schema(())).with_field(Field("key", key_type))
             keyed = self.map(lambda row, _f=fn: {**row, "key": _f(row)}, output_schema=out, name=f"key_by({getattr(fn, '__qualname__', 'fn')})")
-            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",)))
+            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
         keys = (key,) if isinstance(key, str) else tuple(key)
-        return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys))
+        return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys, nulls=nulls))
 
     def get_side_output(self, tag: OutputTag) -> DataStream:
         """The rows this stream's operator sent to ``tag`` (late data, ``ctx.output(tag, row)``)."""

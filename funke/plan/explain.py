@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from funke.plan.capabilities import Placement, place
+from funke.plan.changelog import describe_modes
+from funke.plan.nodes import Node, Sink, walk
 from funke.plan.realtime import NOTES as REALTIME_NOTES
 from funke.plan.realtime import REALTIME, check_realtime, why_realtime
-from funke.plan.nodes import Node, Sink
 
 
 def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", latency_mode: str = "micro-batch") -> str:
@@ -16,6 +17,7 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", la
         check_realtime(sinks)
     lines = [f"funke plan ({mode}{', real-time' if realtime else ''}), {len(sinks)} sink(s)"]
     seen: set[int] = set()
+    changes = describe_modes(walk(sinks))  # (each node's changelog mode, where the plan has updating results)
 
     def render(node: Node, prefix: str, last: bool, top: bool) -> None:
         p = Placement(REALTIME, why_realtime(node)) if realtime else place(node)
@@ -29,6 +31,8 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", la
         lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  why: {p.why}")
         if node.schema is not None:
             lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  out: {node.schema}")
+        if changes:
+            lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  changes: {changes[id(node)]}")
         for i, child in enumerate(node.inputs):
             render(child, child_prefix, i == len(node.inputs) - 1, False)
 

@@ -332,7 +332,13 @@ class Union(Node):
 @dataclass(frozen=True, eq=False)
 class KeyBy(Node):
     key_columns: tuple[str, ...] = field(kw_only=True)
+    #: A NULL is a key value (Flink SQL's GROUP BY and PARTITION BY); else a row with a NULL key goes to the
+    #: dead letters (Flink's keyBy refuses it).
+    nulls: bool = field(default=False, kw_only=True)
     kind: ClassVar[str] = "key_by"
+
+    def params(self) -> tuple[Any, ...]:  # (not ``nulls``: the keys' state is the same either way, and so its uid)
+        return (_stable(self.key_columns),)
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if not self.key_columns:

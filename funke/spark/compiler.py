@@ -552,7 +552,7 @@ class Compiler:
 
     def visit_KeyBy(self, node: n.KeyBy, up: Compiled) -> Compiled:
         df = self.plain(up, node.uid)
-        nullable = [f.name for f in df.schema.fields if f.name in node.keys and f.nullable]
+        nullable = [f.name for f in df.schema.fields if f.name in node.keys and f.nullable and not node.nulls]
         if nullable:  # Flink refuses a null key; here the row goes to the dead letters
             null = [F.when(F.col(k).isNull(), F.lit(k)) for k in nullable]
             reason = F.concat(F.lit("null key column(s): "), F.concat_ws(", ", *null))
@@ -1097,13 +1097,13 @@ def compile_job(
     plans: list[QueryPlan] = []
     grouped: set[int] = set()
     for key, group in users.items():
-        if len(group) < 2:
+        node = general[key]
+        # (a stateful operator after the shared one would run per micro-batch in the split, without its state:
+        # each sink then runs its operators in its own query instead, the shared one's state kept per query)
+        if len(group) < 2 or any(_stateful_after(s, node, general) for s in group):
             continue
         if any(id(s) in grouped for s in group):
             raise PlanError(f"sinks {', '.join(s.where() for s in group)} read several shared stateful operators; split the job")
-        node = general[key]
-        for s in group:
-            _check_stateless_after(s, node)
         plans.append(QueryPlan(group, c._done[key], split=node))
         grouped.update(id(s) for s in group)
     plans += [QueryPlan([s], x, realtime=c.realtime) for s, x in compiled if id(s) not in grouped]
@@ -1131,16 +1131,15 @@ def side_tags_read(sinks: tuple[n.Sink, ...]) -> dict[int, tuple[Any, ...]]:
     return {k: tuple(v.values()) for k, v in tags.items()}
 
 
-def _check_stateless_after(sink: n.Sink, split: n.Node) -> None:
-    """Between a shared operator and its sinks only per-row operators may run (they run per batch)."""
+def _stateful_after(sink: n.Sink, split: n.Node, general: dict[int, n.Node]) -> bool:
+    """Whether an operator with state (or of several inputs) runs between a shared operator and ``sink``:
+    after a split only per-row operators may run (they run per batch)."""
     node: n.Node = sink
     while node is not split:
-        if isinstance(node, (n.WindowAggregate, n.RollingAggregate)) or len(node.inputs) != 1:
-            raise PlanError(
-                f"{node.where()} reads from {split.where()}, whose outputs go to several sinks; only per-row operators "
-                "(select, filter, map) may follow a shared stateful operator: give that branch its own job"
-            )
+        if isinstance(node, (n.WindowAggregate, n.RollingAggregate)) or id(node) in general or len(node.inputs) != 1:
+            return True
         node = node.input
+    return False
 
 
 def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, cores: int) -> list[tuple[n.Sink, DataFrame]]:
