@@ -277,6 +277,7 @@ def run_bucket(
             records += op.advance_watermark(local)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
+    _close(op)
     out = encode(program, records, convert, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if bound is not None and latest is not None:
@@ -315,6 +316,14 @@ def exact_integers(batch: pd.DataFrame) -> pd.DataFrame:
         for m in masks
     }
     return batch.drop(columns=masks).assign(**joined)
+
+
+def _close(op: Any) -> None:
+    """The end of the operator's run in this micro-batch: its user function's ``close()`` (it was opened
+    at the run's first element; the next run makes a new operator and opens it again)."""
+    close = getattr(op, "close", None)
+    if callable(close):
+        close()
 
 
 def _next_processing_time(op: Any) -> int | None:
@@ -410,6 +419,7 @@ def _run_two_inputs(
         records += op.advance_watermark(wm)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
+    _close(op)
     out = encode(program, records, program.user_rows, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if _empty(snap) and marks == [MIN_WATERMARK, MIN_WATERMARK]:
