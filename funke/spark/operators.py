@@ -91,6 +91,9 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         outputs = [g.Output(None, key_cols + bounds + result_cols)]
         if node.late_tag is not None:
             outputs.append(g.Output(node.late_tag, inputs))
+        if node.function is not None:  # what the window function sends to a tag that is read
+            late = node.late_tag.name if node.late_tag is not None else None
+            outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags if t.name != late]
         make = lambda: WindowOperator(spec, function)  # noqa: E731
         return g.Program(
             node.uid, make, keys, values, tuple(outputs), micros & set(values),
