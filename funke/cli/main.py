@@ -17,7 +17,7 @@ from rich.table import Table
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
 from funke.cli.services import cluster as cluster_app
-from funke.cli import bench_kafka
+from funke.cli import bench_kafka, bench_pyflink
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 
@@ -726,6 +726,7 @@ def bench_graph(
 
 register_jobs(app)
 bench_kafka.register(bench)
+bench_pyflink.register(bench)
 
 
 def main() -> None:

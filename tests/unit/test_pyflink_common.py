@@ -103,7 +103,7 @@ def test_durations_are_timedeltas_funke_takes():
 
 def test_keys_pickle_alike_whatever_objects_they_share():
     same = "k" * 3
-    assert key_bytes((same, same)) == key_bytes(("kkk", "".join(["kk", "k"])))
+    assert key_bytes((same, same)) == key_bytes(("kkk", "".join(["kk", "k"])))  # noqa: FLY002 (two distinct string objects)
     assert loads(key_bytes((1, "a"))) == (1, "a")
 
 
@@ -165,3 +165,15 @@ def test_keyed_sum_min_max_follow_pyflink_s_rules():
     assert _Accumulate(0, "sum").reduce(2, 3) == 5
     with pytest.raises(TypeError, match="basic type can only select the 0th field"):
         _Accumulate(1, "sum").reduce(2, 3)
+
+
+def test_a_timestamp_assigner_in_a_chain_stamps_each_value_and_later_values_keep_the_stamp():
+    class Stamp:
+        def extract_timestamp(self, value, record_timestamp):
+            return value * 1000 if record_timestamp == -(1 << 63) else -1  # (no timestamp yet: Long.MIN_VALUE)
+
+    chain = _chain(
+        [Step("stamp", Stamp().extract_timestamp), Step("flat_map", lambda v: [v, v + 1], name="twice")],
+        tail=Tail("key", selector=lambda v: v % 2, key_type=Types.INT()),
+    )
+    assert [(loads(r["pf_key"]), loads(r["value"]), r["pf_ts"]) for r in chain({"value": dumps(3)})] == [(1, 3, 3000), (0, 4, 3000)]

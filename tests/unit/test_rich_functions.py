@@ -14,7 +14,12 @@ from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.process import ProcessFunction, ProcessOperator
 from funke.semantics.rich import Lifecycled, MapFunction, RuntimeContext, call_open
 from funke.semantics.state import ValueStateDescriptor
-from funke.semantics.window_functions import AllWindowFunction, ProcessAllWindowFunction, WindowFunction, as_process_window_function
+from funke.semantics.window_functions import (
+    AllWindowFunction,
+    ProcessAllWindowFunction,
+    WindowFunction,
+    as_process_window_function,
+)
 from funke.semantics.window_operator import WindowOperator, WindowProcess, WindowReduce, WindowResult, WindowSpec
 from funke.semantics.windows import TumblingEventTimeWindows
 

@@ -4,7 +4,13 @@
 from funke.pyflink.common.configuration import Configuration
 from funke.pyflink.common.execution_config import ExecutionConfig
 from funke.pyflink.common.job_status import JobStatus
-from funke.pyflink.common.serialization import ByteArraySchema, DeserializationSchema, Encoder, SerializationSchema, SimpleStringSchema
+from funke.pyflink.common.serialization import (
+    ByteArraySchema,
+    DeserializationSchema,
+    Encoder,
+    SerializationSchema,
+    SimpleStringSchema,
+)
 from funke.pyflink.common.time import Duration, Instant, Time
 from funke.pyflink.common.typeinfo import TypeInformation, Types
 from funke.pyflink.common.types import Row, RowKind

@@ -36,7 +36,6 @@ __all__ = [
     "ListTypeInfo",
     "MapTypeInfo",
     "PickledBytesTypeInfo",
-    "PrimitiveArrayTypeInfo",
     "RowTypeInfo",
     "SqlTimeTypeInfo",
     "TupleTypeInfo",
@@ -53,6 +52,10 @@ class TypeInformation:
 
     def from_python(self, value: Any) -> Any:
         return value
+
+    def converter(self) -> Any:
+        """``from_python`` as a function that is quick for a value already of the type (the common case)."""
+        return self.from_python
 
     def java_string(self, value: Any) -> str:
         """The value as Java's ``toString`` prints it (``print()`` of a type Java prints)."""
@@ -118,6 +121,19 @@ class BasicTypeInfo(TypeInformation):
         if n == "INSTANT" and not isinstance(value, Instant):
             raise _wrong(self, value)
         return value
+
+    def converter(self) -> Any:
+        slow, n = self.from_python, self.name
+        if n in ("STRING", "CHAR"):
+            return lambda v: v if type(v) is str else slow(v)
+        if n in self._RANGES:
+            lo, hi = -(1 << (self._RANGES[n] - 1)), 1 << (self._RANGES[n] - 1)
+            return lambda v: v if type(v) is int and lo <= v < hi else slow(v)
+        if n == "DOUBLE":
+            return lambda v: v if type(v) is float else slow(v)
+        if n == "BOOLEAN":
+            return lambda v: v if type(v) is bool else slow(v)
+        return slow
 
     def java_string(self, value: Any) -> str:
         if value is None:
@@ -258,6 +274,15 @@ class TupleTypeInfo(TypeInformation):
         if len(values) != len(self.field_types):
             raise TypeError(f"{self!r} has {len(self.field_types)} fields; got {len(values)}: {value!r}")
         return tuple(t.from_python(v) for t, v in zip(self.field_types, values))
+
+    def converter(self) -> Any:
+        """A tuple of the right length converted field by field, in one generated expression."""
+        n, slow = len(self.field_types), self.from_python
+        scope: dict[str, Any] = {f"c{i}": t.converter() for i, t in enumerate(self.field_types)}
+        scope["slow"] = slow
+        fields = ", ".join(f"c{i}(v[{i}])" for i in range(n)) + ("," if n == 1 else "")
+        exec(f"def convert(v):\n    if type(v) is tuple and len(v) == {n}:\n        return ({fields})\n    return slow(v)", scope)  # noqa: S102
+        return scope["convert"]
 
     def java_string(self, value: Any) -> str:
         return "(" + ",".join(t.java_string(v) for t, v in zip(self.field_types, value)) + ")"

@@ -160,8 +160,8 @@ class Row:
     def __repr__(self) -> str:
         fields = self.__dict__.get("_fields")
         if fields is not None:
-            return "Row(%s)" % ", ".join(f"{k}={v!r}" for k, v in zip(fields, self._values))
-        return "<Row(%s)>" % ", ".join(repr(v) for v in self._values)
+            return "Row({})".format(", ".join(f"{k}={v!r}" for k, v in zip(fields, self._values)))
+        return "<Row({})>".format(", ".join(repr(v) for v in self._values))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Row) or type(self) is not type(other) or self._row_kind != other._row_kind:

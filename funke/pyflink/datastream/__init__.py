@@ -41,7 +41,16 @@ from funke.pyflink.datastream.output_tag import OutputTag
 from funke.pyflink.datastream.stream_execution_environment import JobClient, JobExecutionResult, StreamExecutionEnvironment
 from funke.pyflink.datastream.time_domain import TimeDomain
 from funke.pyflink.datastream.timerservice import TimerService
-from funke.pyflink.datastream.window import CountWindow, GlobalWindow, MergingWindowAssigner, TimeWindow, Trigger, TriggerResult, Window, WindowAssigner
+from funke.pyflink.datastream.window import (
+    CountWindow,
+    GlobalWindow,
+    MergingWindowAssigner,
+    TimeWindow,
+    Trigger,
+    TriggerResult,
+    Window,
+    WindowAssigner,
+)
 from funke.pyflink.datastream.windowed import AllWindowedStream, WindowedStream
 
 __all__ = [

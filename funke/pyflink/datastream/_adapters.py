@@ -9,7 +9,6 @@ window objects to the user's function, and encodes what it yields: a value as a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from funke.pyflink.common.typeinfo import TypeInformation
@@ -35,21 +34,35 @@ class Value:
 
     def __init__(self, type_info: TypeInformation | None) -> None:
         self.type_info = type_info if needs_conversion(type_info) else None
+        self._convert: Any = None
 
     def __call__(self, row: dict[str, Any]) -> Any:
-        value = loads(row[VALUE])
-        return value if self.type_info is None else self.type_info.from_python(value)
+        if self.type_info is None:
+            return loads(row[VALUE])
+        convert = self._convert
+        if convert is None:  # (built where it runs: a generated function does not pickle)
+            convert = self._convert = self.type_info.converter()
+        return convert(loads(row[VALUE]))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"type_info": self.type_info, "_convert": None}
 
 
-def emit(result: Any) -> Iterator[Any]:
-    """What a PyFlink function produced, as funke rows: PyFlink iterates whatever it returns (None: nothing)."""
+def emit(result: Any, ts: int | None = None, keep: bool = False) -> list[Any]:
+    """What a PyFlink function produced, as funke rows: PyFlink iterates whatever it returns (None: nothing).
+    With ``keep``, each main-output row carries its timestamp ``ts`` (Flink's: the element's, or an
+    event-time timer's) as the number ``pf_ts``, so event time goes on downstream."""
     if result is None:
-        return
+        return []
+    out = []
     for item in result:
         if type(item) is tuple and len(item) == 2 and isinstance(item[0], ff.OutputTag):
-            yield item[0], {VALUE: dumps(item[1])}
+            out.append((item[0], {VALUE: dumps(item[1])}))
+        elif keep:
+            out.append({VALUE: dumps(item), TS: ts})
         else:
-            yield {VALUE: dumps(item)}
+            out.append({VALUE: dumps(item)})
+    return out
 
 
 def _open(user: Any, ctx: Any, settings: Any) -> None:
@@ -65,6 +78,7 @@ class _Lifecycle:
 
     user: Any
     settings: Any = None
+    keep_ts = False
 
     def open(self, ctx: Any = None) -> None:
         _open(self.user, ctx, self.settings)
@@ -74,8 +88,8 @@ class _Lifecycle:
         if callable(close):
             close()
 
-    def configure(self, settings: Any) -> Any:
-        self.settings = settings
+    def configure(self, settings: Any, keep_ts: bool = False) -> Any:
+        self.settings, self.keep_ts = settings, keep_ts
         return self
 
 
@@ -143,7 +157,7 @@ class WindowContext:
     """PyFlink's window ``context``: ``window()``, ``current_watermark()``, ``current_processing_time()``,
     ``window_state()``, ``global_state()``."""
 
-    __slots__ = ("_ctx", "_counting")
+    __slots__ = ("_counting", "_ctx")
 
     def __init__(self, ctx: Any, counting: bool) -> None:
         self._ctx, self._counting = ctx, counting
@@ -173,8 +187,8 @@ class ProcessAdapter(_Lifecycle, fp.ProcessFunction):
     def __init__(self, user: Any, read: Value) -> None:
         self.user, self.read = user, read
 
-    def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element(self.read(row), UnkeyedContext(ctx)))
+    def process_element(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element(self.read(row), UnkeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
 
 class KeyedProcessAdapter(_Lifecycle, ff.KeyedProcessFunction):
@@ -183,11 +197,12 @@ class KeyedProcessAdapter(_Lifecycle, ff.KeyedProcessFunction):
     def __init__(self, user: Any, read: Value) -> None:
         self.user, self.read = user, read
 
-    def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element(self.read(row), KeyedContext(ctx)))
+    def process_element(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element(self.read(row), KeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.on_timer(timestamp, KeyedContext(ctx)))
+    def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
+        ts = timestamp if ctx.time_domain() is FunkeTimeDomain.EVENT_TIME else None
+        return emit(self.user.on_timer(timestamp, KeyedContext(ctx)), ts, self.keep_ts)
 
 
 class KeyedCall:
@@ -257,7 +272,7 @@ class WindowAdapter(_Lifecycle, ff.ProcessWindowFunction):
     def __init__(self, user: Any, read: Value, *, kind: str, counting: bool) -> None:
         self.user, self.read, self.kind, self.counting = user, read, kind, counting
 
-    def process(self, key: Any, ctx: Any, elements: list[Any]) -> Iterator[Any]:
+    def process(self, key: Any, ctx: Any, elements: list[Any]) -> list[Any]:
         values = [self.read(e) for e in elements]
         user, kind = self.user, self.kind
         if kind == "process":
@@ -353,11 +368,11 @@ class CoProcessAdapter(_Lifecycle, fc.CoProcessFunction):
     def __init__(self, user: Any, read1: Value, read2: Value) -> None:
         self.user, self.read1, self.read2 = user, read1, read2
 
-    def process_element1(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element1(self.read1(row), UnkeyedContext(ctx)))
+    def process_element1(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element1(self.read1(row), UnkeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def process_element2(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element2(self.read2(row), UnkeyedContext(ctx)))
+    def process_element2(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element2(self.read2(row), UnkeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
 
 class KeyedCoProcessAdapter(_Lifecycle, fc.KeyedCoProcessFunction):
@@ -366,14 +381,15 @@ class KeyedCoProcessAdapter(_Lifecycle, fc.KeyedCoProcessFunction):
     def __init__(self, user: Any, read1: Value, read2: Value) -> None:
         self.user, self.read1, self.read2 = user, read1, read2
 
-    def process_element1(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element1(self.read1(row), KeyedContext(ctx)))
+    def process_element1(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element1(self.read1(row), KeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def process_element2(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element2(self.read2(row), KeyedContext(ctx)))
+    def process_element2(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element2(self.read2(row), KeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
-        return emit(getattr(self.user, "on_timer", lambda *_: None)(timestamp, KeyedContext(ctx)))
+    def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
+        ts = timestamp if ctx.time_domain() is FunkeTimeDomain.EVENT_TIME else None
+        return emit(getattr(self.user, "on_timer", lambda *_: None)(timestamp, KeyedContext(ctx)), ts, self.keep_ts)
 
 
 class CoCall:
@@ -405,25 +421,26 @@ class BroadcastAdapter(_Lifecycle, FunkeBroadcast):
     def __init__(self, user: Any, read1: Value, read2: Value) -> None:
         self.user, self.read1, self.read2 = user, read1, read2
 
-    def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element(self.read1(row), UnkeyedContext(ctx)))
+    def process_element(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element(self.read1(row), UnkeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def process_broadcast_element(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_broadcast_element(self.read2(row), UnkeyedContext(ctx)))
+    def process_broadcast_element(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_broadcast_element(self.read2(row), UnkeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
 
 class KeyedBroadcastAdapter(_Lifecycle, FunkeKeyedBroadcast):
     def __init__(self, user: Any, read1: Value, read2: Value) -> None:
         self.user, self.read1, self.read2 = user, read1, read2
 
-    def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_element(self.read1(row), KeyedContext(ctx)))
+    def process_element(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_element(self.read1(row), KeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def process_broadcast_element(self, row: Any, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.process_broadcast_element(self.read2(row), UnkeyedContext(ctx)))
+    def process_broadcast_element(self, row: Any, ctx: Any) -> list[Any]:
+        return emit(self.user.process_broadcast_element(self.read2(row), UnkeyedContext(ctx)), ctx.timestamp(), self.keep_ts)
 
-    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
-        return emit(self.user.on_timer(timestamp, KeyedContext(ctx)))
+    def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
+        ts = timestamp if ctx.time_domain() is FunkeTimeDomain.EVENT_TIME else None
+        return emit(self.user.on_timer(timestamp, KeyedContext(ctx)), ts, self.keep_ts)
 
 
 # -- async I/O -----------------------------------------------------------------------------------------
@@ -452,7 +469,21 @@ class AsyncAdapter(_Lifecycle, fa.AsyncFunction):
 
 
 __all__ = [
-    "AggregateAdapter", "AsyncAdapter", "BroadcastAdapter", "CoCall", "CoProcessAdapter", "KeyedBroadcastAdapter",
-    "KeyedCall", "KeyedCoProcessAdapter", "KeyedProcessAdapter", "KeyedReduce", "ProcessAdapter", "ReduceAdapter",
-    "TriggerAdapter", "Value", "WindowAdapter", "emit", "KEY",
+    "KEY",
+    "AggregateAdapter",
+    "AsyncAdapter",
+    "BroadcastAdapter",
+    "CoCall",
+    "CoProcessAdapter",
+    "KeyedBroadcastAdapter",
+    "KeyedCall",
+    "KeyedCoProcessAdapter",
+    "KeyedProcessAdapter",
+    "KeyedReduce",
+    "ProcessAdapter",
+    "ReduceAdapter",
+    "TriggerAdapter",
+    "Value",
+    "WindowAdapter",
+    "emit",
 ]  # fmt: skip

@@ -44,9 +44,14 @@ def dumps(value: Any) -> bytes:
 loads = pickle.loads
 
 
+_ATOMS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
 def key_bytes(key: Any) -> bytes:
     """A key as bytes that are equal exactly when the keys' contents are (no pickle memo: a tuple of
     the same string object twice pickles as a tuple of two equal strings)."""
+    if type(key) in _ATOMS:  # (one object: nothing for the memo to share)
+        return pickle.dumps(key, protocol=pickle.HIGHEST_PROTOCOL)
     buf = io.BytesIO()
     pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.fast = True  # (no memo; keys are never recursive)
@@ -99,11 +104,7 @@ class RowReader(Reader):
 
     def __call__(self, row: dict[str, Any]) -> Any:
         names = self.type_info.get_field_names()
-        return self.type_info.from_python(Row(*(_plain(row.get(n)) for n in names)))
-
-
-def _plain(v: Any) -> Any:
-    return v
+        return self.type_info.from_python(Row(*(row.get(n) for n in names)))
 
 
 # -- chains ----------------------------------------------------------------------------------------
@@ -123,13 +124,12 @@ class Step:
 @dataclass(frozen=True)
 class Tail:
     """What a chain's last part makes of each value: ``rows`` (the value on), ``key`` (and its key),
-    ``stamp`` (and its event time), ``print`` (PyFlink's text line), ``collect`` (converted to its type)
-    or ``columns`` (a ROW type's fields as typed columns)."""
+    ``print`` (PyFlink's text line), ``collect`` (converted to its type) or ``columns`` (a ROW type's
+    fields as typed columns)."""
 
     kind: str = "rows"
     selector: Callable[[Any], Any] | None = None
     key_type: TypeInformation | None = None
-    assigner: Any = None
     out_type: TypeInformation | None = None
     prefix: Callable[[], str] | None = None
 
@@ -147,11 +147,12 @@ class Chain:
     ) -> None:  # fmt: skip
         self.reader, self.convert, self.steps, self.tail, self.keep_ts = reader, convert, steps, tail, keep_ts
         self.job_parameters = dict(job_parameters or {})
+        #: A TimestampAssigner in the chain: each value then travels with its timestamp.
+        self.stamped = any(s.kind == "stamp" for s in steps)
         self.functions = [s.function for s in steps if s.function is not None]
-        for f in (tail.selector, tail.assigner):
-            owner = getattr(f, "__self__", f)  # (a KeySelector's bound get_key: the selector opens)
-            if owner is not None and callable(getattr(owner, "open", None)):
-                self.functions.append(owner)
+        owner = getattr(tail.selector, "__self__", None)  # (a KeySelector's bound get_key: the selector opens)
+        if owner is not None and callable(getattr(owner, "open", None)):
+            self.functions.append(owner)
 
     # (the chain's own lifecycle: every function with open/close in it)
     def open(self, runtime_context: RuntimeContext) -> None:
@@ -188,7 +189,37 @@ class Chain:
                 return values
         return values
 
+    def timed_values(self, row: dict[str, Any]) -> list[tuple[Any, int | None]]:
+        """``values`` for a chain with a TimestampAssigner: (value, timestamp ms) pairs; a value made from
+        another keeps its timestamp (Flink's), the assigner sets it from ``extract_timestamp``."""
+        value = self.reader(row)
+        if self.convert is not None:
+            value = self.convert.from_python(value)
+        ts = millis(row.get(TS)) if self.keep_ts else None
+        pairs = [(value, ts)]
+        for step in self.steps:
+            if step.kind == "stamp":
+                pairs = [(v, int(step.call(v, t if t is not None else NO_TIMESTAMP))) for v, t in pairs]
+            elif step.kind == "map":
+                pairs = [(step.call(v), t) for v, t in pairs]
+            elif step.kind == "filter":
+                pairs = [(v, t) for v, t in pairs if step.call(v)]
+            else:
+                out = []
+                for v, t in pairs:
+                    produced = step.call(v)
+                    if produced is not None:
+                        if isinstance(produced, (str, bytes, dict)):
+                            raise TypeError(f"flat_map({step.name}) must yield or return an iterable of values, got {type(produced).__name__} {produced!r}")
+                        out.extend((p, t) for p in produced)
+                pairs = out
+            if not pairs:
+                break
+        return pairs
+
     def __call__(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.stamped:
+            return self._stamped(row)
         values = self.values(row)
         if not values:
             return []
@@ -205,9 +236,6 @@ class Chain:
                     k = tail.key_type.from_python(k)
                 out.append({KEY: key_bytes(k), VALUE: dumps(v), TS: ts} if self.keep_ts else {KEY: key_bytes(k), VALUE: dumps(v)})
             return out
-        if tail.kind == "stamp":
-            before = millis(ts) if ts is not None else NO_TIMESTAMP
-            return [{VALUE: dumps(v), TS: int(tail.assigner.extract_timestamp(v, before))} for v in values]
         if tail.kind == "print":
             assert tail.prefix is not None
             prefix = tail.prefix()
@@ -219,6 +247,19 @@ class Chain:
         # collect: the value as Java hands it back (converted to its declared type)
         t = tail.out_type
         return [{VALUE: dumps(t.from_python(v) if needs_conversion(t) else v)} for v in values]  # type: ignore[union-attr]
+
+
+    def _stamped(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        pairs = self.timed_values(row)
+        tail = self.tail
+        if tail.kind == "rows":
+            return [{VALUE: dumps(v), TS: t} for v, t in pairs]
+        if tail.kind == "key":
+            assert tail.selector is not None
+            kt = tail.key_type
+            return [{KEY: key_bytes(kt.from_python(k) if kt is not None else k), VALUE: dumps(v), TS: t} for v, t in pairs for k in (tail.selector(v),)]
+        plain = Chain(Reader(), None, (), tail, keep_ts=False)  # (print, collect, columns: the values alone)
+        return [r for v, _ in pairs for r in plain({VALUE: dumps(v)})]
 
 
 def call_chain(chain: Chain, row: dict[str, Any]) -> list[dict[str, Any]]:

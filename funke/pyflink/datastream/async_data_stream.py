@@ -19,12 +19,13 @@ def _wait(data_stream: DataStream, async_function: Any, timeout: Any, capacity: 
 
     if not isinstance(async_function, AsyncFunction):
         raise TypeError(f"AsyncDataStream takes an AsyncFunction (async def async_invoke(value)), got {async_function!r}")
-    keep_ts = data_stream._has_ts
-    adapter = a.AsyncAdapter(async_function, a.Value(None), keep_ts).configure(data_stream._env._settings)
+    src = data_stream._timed()
+    keep_ts = src._has_ts
+    adapter = a.AsyncAdapter(async_function, a.Value(None), keep_ts).configure(src._env._settings)
     schema = f"{VALUE} binary, {TS} timestamp" if keep_ts else f"{VALUE} binary"
     wait = fk.AsyncDataStream.ordered_wait if ordered else fk.AsyncDataStream.unordered_wait
-    out = wait(data_stream._plain(), adapter, timeout, capacity, output_schema=schema, name=f"AsyncWait({type(async_function).__name__})")
-    return DataStream(data_stream._env, out, type_info=output_type)
+    out = wait(src._plain(), adapter, timeout, capacity, output_schema=schema, name=f"AsyncWait({type(async_function).__name__})")
+    return src._out(out, output_type)
 
 
 class AsyncDataStream:

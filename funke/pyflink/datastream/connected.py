@@ -34,13 +34,16 @@ class ConnectedStreams:
         return ConnectedStreams(self.stream1.key_by(key_selector1, key_type), self.stream2.key_by(key_selector2, key_type))
 
     def _two(self, adapter: Any, output_type: TypeInformation | None, name: str) -> DataStream:
-        first = self.stream1._base if self._keyed else self.stream1._plain()
-        second = self.stream2._base if self._keyed else self.stream2._plain()
-        out = first.connect(second).process(adapter.configure(self.stream1._env._settings), output_schema=_OUT, name=name)
-        return DataStream(self.stream1._env, out, type_info=output_type)
+        one, two = (self.stream1, self.stream2) if self._keyed else (self.stream1._timed(), self.stream2._timed())
+        first = one._base if self._keyed else one._plain()
+        second = two._base if self._keyed else two._plain()
+        keep = one._has_ts and two._has_ts
+        adapter.configure(self.stream1._env._settings, keep_ts=keep)
+        out = first.connect(second).process(adapter, output_schema=one._out_schema() if keep else _OUT, name=name)
+        return one._out(out, output_type)
 
     def _reads(self) -> tuple[a.Value, a.Value]:
-        return a.Value(self.stream1._type), a.Value(self.stream2._type)
+        return self.stream1._operator_read(), self.stream2._operator_read()
 
     def map(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
         from funke.pyflink.datastream.functions import CoMapFunction
@@ -96,7 +99,8 @@ class BroadcastConnectedStream:
         from funke.pyflink.datastream.functions import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 
         keyed = isinstance(self.stream, KeyedStream)
-        reads = (a.Value(self.stream._type), a.Value(self.broadcast.stream._type))
+        stream = self.stream if keyed else self.stream._timed()
+        reads = (self.stream._operator_read(), self.broadcast.stream._operator_read())
         if keyed:
             if not isinstance(func, KeyedBroadcastProcessFunction):
                 raise TypeError(f"process() on a keyed stream connected to a broadcast stream takes a KeyedBroadcastProcessFunction, got {func!r}")
@@ -106,7 +110,8 @@ class BroadcastConnectedStream:
             if not isinstance(func, BroadcastProcessFunction):
                 raise TypeError(f"process() on a stream connected to a broadcast stream takes a BroadcastProcessFunction, got {func!r}")
             adapter = a.BroadcastAdapter(func, *reads)
-            first = self.stream._plain()
+            first = stream._plain()
         rules = self.broadcast.stream._plain().broadcast(*self.broadcast.descriptors)
-        out = first.connect(rules).process(adapter.configure(self.stream._env._settings), output_schema=_OUT, name=f"Broadcast-Process({type(func).__name__})")
-        return DataStream(self.stream._env, out, type_info=output_type)
+        adapter.configure(stream._env._settings, keep_ts=stream._has_ts)
+        out = first.connect(rules).process(adapter, output_schema=stream._out_schema(), name=f"Broadcast-Process({type(func).__name__})")
+        return stream._out(out, output_type)

@@ -48,16 +48,68 @@ class DataStream:
         convert: TypeInformation | None = None,
         steps: tuple[Step, ...] = (),
         late_tags: tuple[str, ...] = (),
+        marks: Any = None,
+        known: bool = False,
     ) -> None:
         self._env, self._base, self._type = env, base, type_info
         self._reader = reader or Reader()
         self._convert, self._steps, self._late_tags = convert, steps, late_tags
+        #: The PyFlink WatermarkStrategy that gave the values their timestamps (None: none did).
+        self._marks = marks
+        #: The base's values are in their declared type's form already (a typed source, a reader).
+        self._known = known
 
     # -- facts -----------------------------------------------------------------------------
     @property
-    def _has_ts(self) -> bool:
+    def _base_ts(self) -> bool:
         schema = self._base.schema
         return schema is not None and TS in schema.names
+
+    @property
+    def _stamps(self) -> bool:
+        """A TimestampAssigner runs in this stream's chain (its watermark follows the chain)."""
+        return any(s.kind == "stamp" for s in self._steps)
+
+    @property
+    def _converted(self) -> bool:
+        """The values are in their declared type's form, as PyFlink's serializer gives them back (so an
+        operator after a boundary need not convert them again): no map or flat_map since a place where
+        they were converted (a typed source, a shuffle, a union)."""
+        if any(s.kind in ("map", "flat_map") for s in self._steps):
+            return False
+        return self._known or self._convert is not None
+
+    def _operator_read(self) -> a.Value:
+        """How an operator past a boundary reads these values: converted to their type, unless they are."""
+        return a.Value(None if self._converted else self._type)
+
+    @property
+    def _has_ts(self) -> bool:
+        """The values have timestamps (from the base, or assigned in the chain)."""
+        return self._stamps or self._base_ts
+
+    @property
+    def _ts_type(self) -> str:
+        """``pf_ts``'s type: funke's event time (timestamp), or epoch ms (bigint) out of a process function."""
+        f = self._base.schema.get(TS) if self._base.schema is not None else None
+        return (f.dtype if f is not None else None) or "timestamp"
+
+    def _timed(self) -> DataStream:
+        """This stream with its timestamps as funke's event time: after a process function (whose rows
+        carry them as numbers) the watermark strategy that made them is declared again."""
+        if not self._base_ts or self._stamps or self._base.node.event_time == TS or self._marks is None:
+            return self
+        strategy = self._marks.to_funke(TS) if self._ts_type != "timestamp" else _existing(self._marks)
+        return DataStream(self._env, self._base.assign_timestamps_and_watermarks(strategy), type_info=self._type,
+                          reader=self._reader, convert=self._convert, steps=self._steps, marks=self._marks)  # fmt: skip
+
+    def _out(self, base: fk.DataStream, type_info: TypeInformation | None, **kw: Any) -> DataStream:
+        """A stream made from this one (its timestamps' strategy goes on)."""
+        return DataStream(self._env, base, type_info=type_info, marks=self._marks, **kw)
+
+    def _out_schema(self) -> str:
+        """The output of a process function on this stream: values, and their timestamps when these have some."""
+        return f"{VALUE} binary, {TS} bigint" if self._has_ts else f"{VALUE} binary"
 
     def get_type(self) -> TypeInformation:
         return self._type if self._type is not None else Types.PICKLED_BYTE_ARRAY()
@@ -71,19 +123,25 @@ class DataStream:
     # -- chaining ----------------------------------------------------------------------------
     def _then(self, step: Step, out_type: TypeInformation | None) -> DataStream:
         if not self._env._chaining and self._steps:  # (disable_operator_chaining: a boundary between any two functions)
-            return DataStream(self._env, self._plain(), type_info=self._type, convert=self._type)._then(step, out_type)
-        return DataStream(self._env, self._base, type_info=out_type, reader=self._reader, convert=self._convert, steps=(*self._steps, step))
+            return self._out(self._plain(), self._type, convert=self._type)._then(step, out_type)
+        return self._out(self._base, out_type, reader=self._reader, convert=self._convert, steps=(*self._steps, step))
 
     def _chained(self, tail: Tail, schema: str, name: str) -> fk.DataStream:
         """The chain (and ``tail``) as one funke flat_map with output ``schema``."""
-        chain = Chain(self._reader, self._convert, self._steps, tail, keep_ts=self._has_ts, job_parameters=self._env._settings.job_parameters)
+        chain = Chain(self._reader, self._convert, self._steps, tail, keep_ts=self._base_ts, job_parameters=self._env._settings.job_parameters)
         task = " -> ".join([*(s.name for s in self._steps), name]) if name else " -> ".join(s.name for s in self._steps)
         fn = Lifecycled(chain, call_chain, task or "chain", parallelism=self._env._settings.parallelism)
         fn.__qualname__ = task or "chain"
-        return self._base.flat_map(fn, output_schema=schema, name=task or "chain")
+        out = self._base.flat_map(fn, output_schema=schema, name=task or "chain")
+        if self._stamps and tail.kind in ("rows", "key"):  # the assigner's timestamps, now a column: their watermark
+            out = out.assign_timestamps_and_watermarks(self._marks.to_funke(TS))
+        return out
 
     def _value_schema(self) -> str:
-        return f"{VALUE} binary, {TS} timestamp" if self._has_ts else f"{VALUE} binary"
+        """The chain's output columns: values, and their timestamps (epoch ms where the chain assigns them)."""
+        if not self._has_ts:
+            return f"{VALUE} binary"
+        return f"{VALUE} binary, {TS} {'bigint' if self._stamps else self._ts_type}"
 
     def _plain(self) -> fk.DataStream:
         """The funke stream of this stream's values (the chain run)."""
@@ -93,7 +151,7 @@ class DataStream:
 
     def _boundary(self) -> DataStream:
         """This stream after a place where PyFlink serializes values (a shuffle, a union): converted to their type."""
-        return DataStream(self._env, self._plain(), type_info=self._type, convert=self._type)
+        return self._out(self._plain(), self._type, convert=self._type)
 
     # -- one-input functions ----------------------------------------------------------------
     def map(self, func: Callable[[Any], Any] | MapFunction, output_type: TypeInformation | None = None) -> DataStream:
@@ -118,8 +176,9 @@ class DataStream:
     def key_by(self, key_selector: Callable[[Any], Any] | KeySelector, key_type: TypeInformation | None = None) -> KeyedStream:
         """Partition by ``key_selector(value)``: the key is converted to ``key_type`` (pickled without one)."""
         selector = _callable(key_selector, "get_key", KeySelector, "key_by")
-        base = self._chained(Tail("key", selector=selector, key_type=key_type), f"{KEY} binary, {self._value_schema()}", f"KeyBy({_name(key_selector)})")
-        return KeyedStream(self._env, base.key_by(KEY), value_type=self._type, key_type=key_type)
+        src = self._timed()
+        base = src._chained(Tail("key", selector=selector, key_type=key_type), f"{KEY} binary, {src._value_schema()}", f"KeyBy({_name(key_selector)})")
+        return KeyedStream(self._env, base.key_by(KEY), value_type=self._type, key_type=key_type, marks=self._marks, known=src._converted)
 
     def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
         """A ``ProcessFunction``: ``process_element(value, ctx)`` per value; ``yield tag, value`` for side outputs."""
@@ -129,30 +188,34 @@ class DataStream:
             raise PlanError("process(KeyedProcessFunction) needs a keyed stream: call key_by(...) first")
         if not isinstance(func, ProcessFunction):
             raise TypeError(f"process() takes a ProcessFunction, got {func!r}")
-        adapter = a.ProcessAdapter(func, a.Value(None)).configure(self._env._settings)
-        out = self._plain().process(adapter, output_schema=f"{VALUE} binary", name=f"Process({_name(func)})")
-        return DataStream(self._env, out, type_info=output_type)
+        src = self._timed()
+        adapter = a.ProcessAdapter(func, a.Value(None)).configure(self._env._settings, keep_ts=src._has_ts)
+        out = src._plain().process(adapter, output_schema=src._out_schema(), name=f"Process({_name(func)})")
+        return self._out(out, output_type)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> DataStream:
         """Event time from the strategy's ``TimestampAssigner`` (run in the chain, PyFlink's way) and its watermark.
         A strategy without an assigner keeps the values' timestamps (none from a collection)."""
         assigner = getattr(watermark_strategy, "assigner", None)
-        if assigner is None:
-            if not self._has_ts:
-                return self
-            base = self._plain()
-        else:
-            base = self._chained(Tail("stamp", assigner=assigner), f"{VALUE} binary, {TS} bigint", f"Timestamps/Watermarks({_name(assigner)})")
-        marked = base.assign_timestamps_and_watermarks(watermark_strategy.to_funke(TS) if assigner is not None else _existing(watermark_strategy))
-        return DataStream(self._env, marked, type_info=self._type)
+        if assigner is not None:  # in the chain, as PyFlink runs it; the watermark after the chain
+            stamped = self._then(Step("stamp", assigner.extract_timestamp, assigner, f"Timestamps/Watermarks({_name(assigner)})"), self._type)
+            stamped._marks = watermark_strategy
+            return stamped
+        if not self._has_ts:
+            return self
+        base = self._plain()
+        # (the timestamps the values have: epoch ms out of a process function, or funke's event time)
+        strategy = watermark_strategy.to_funke(TS) if self._ts_type != "timestamp" else _existing(watermark_strategy)
+        return DataStream(self._env, base.assign_timestamps_and_watermarks(strategy), type_info=self._type, marks=watermark_strategy)
 
     # -- several streams ---------------------------------------------------------------------
     def union(self, *streams: DataStream) -> DataStream:
         """All the streams' values (PyFlink: the same type); a boundary: each converted to its type."""
-        parts = [self, *streams]
-        timed = all(s._has_ts for s in parts)
-        plain = [s._plain() if timed else s._plain().select(VALUE) for s in parts]
-        return DataStream(self._env, plain[0].union(*plain[1:]), type_info=self._type, convert=self._type)
+        parts = [s._timed() for s in (self, *streams)]
+        plain = [s._plain() for s in parts]
+        timed = all(p.schema is not None and p.schema.get(TS) is not None and p.schema.get(TS).dtype == "timestamp" for p in plain)
+        plain = plain if timed else [p.select(VALUE) for p in plain]
+        return self._out(plain[0].union(*plain[1:]), self._type, convert=self._type)
 
     def connect(self, ds: Any) -> Any:
         from funke.pyflink.datastream.connected import BroadcastConnectedStream, BroadcastStream, ConnectedStreams
@@ -217,14 +280,14 @@ class DataStream:
         if self._steps:
             last = self._steps[-1]
             steps = (*self._steps[:-1], Step(last.kind, last.call, last.function, name))
-            return DataStream(self._env, self._base, type_info=self._type, reader=self._reader, convert=self._convert, steps=steps)
-        return DataStream(self._env, self._base.name(name), type_info=self._type, late_tags=self._late_tags)
+            return self._out(self._base, self._type, reader=self._reader, convert=self._convert, steps=steps)
+        return self._out(self._base.name(name), self._type, late_tags=self._late_tags)
 
     def uid(self, uid: str) -> DataStream:
         """The operator's stable id (savepoints match state by it); a chain of stateless functions has no state to match."""
         if self._steps:
             return self
-        return DataStream(self._env, self._base.uid(uid), type_info=self._type, late_tags=self._late_tags)
+        return self._out(self._base.uid(uid), self._type, late_tags=self._late_tags)
 
     def set_uid_hash(self, uid_hash: str) -> DataStream:
         return self.uid(uid_hash)
@@ -346,7 +409,7 @@ class CloseableIterator:
     def __enter__(self) -> CloseableIterator:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -384,22 +447,30 @@ class KeyedStream(DataStream):
     Keyed operators read values converted to their type (the shuffle after ``key_by`` serializes them).
     """
 
-    def __init__(self, env: Any, base: fk.DataStream, *, value_type: TypeInformation | None, key_type: TypeInformation | None) -> None:
-        super().__init__(env, base, type_info=value_type)
+    def __init__(
+        self, env: Any, base: fk.DataStream, *, value_type: TypeInformation | None, key_type: TypeInformation | None, marks: Any = None, known: bool = False
+    ) -> None:  # fmt: skip
+        super().__init__(env, base, type_info=value_type, marks=marks, known=known)
         self._key_type = key_type
+
+    @property
+    def _converted(self) -> bool:
+        return self._known
 
     def _values(self) -> DataStream:
         """The values of the keyed stream as a plain stream (after the shuffle: converted)."""
         cols = [VALUE, TS] if self._has_ts else [VALUE]
-        return DataStream(self._env, self._base.select(*cols), type_info=self._type, convert=self._type)
+        if self._known:
+            return self._out(self._base.select(*cols), self._type, known=True)
+        return self._out(self._base.select(*cols), self._type, convert=self._type)
 
     def _read(self) -> a.Value:
-        return a.Value(self._type)
+        return self._operator_read()
 
     def _process(self, user: Any, output_type: TypeInformation | None, name: str) -> DataStream:
-        adapter = a.KeyedProcessAdapter(user, self._read()).configure(self._env._settings)
-        out = self._base.process(adapter, output_schema=f"{VALUE} binary", name=name)
-        return DataStream(self._env, out, type_info=output_type)
+        adapter = a.KeyedProcessAdapter(user, self._read()).configure(self._env._settings, keep_ts=self._has_ts)
+        out = self._base.process(adapter, output_schema=self._out_schema(), name=name)
+        return self._out(out, output_type)
 
     # -- PyFlink's keyed operations -----------------------------------------------------------------
     def process(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:  # type: ignore[override]
@@ -485,9 +556,6 @@ class KeyedStream(DataStream):
     def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> DataStream:
         return self._values().assign_timestamps_and_watermarks(watermark_strategy)
 
-    def process_values(self) -> DataStream:
-        return self._values()
-
     def _plain(self) -> fk.DataStream:
         return self._values()._plain()
 
@@ -526,7 +594,7 @@ class _Accumulate:
             return v2 if x2 < x1 else v1
         if kind == "max_by":
             return v2 if x2 > x1 else v1
-        combined = x1 + x2 if kind == "sum" else (x2 if x2 < x1 else x1) if kind == "min" else (x2 if x2 > x1 else x1)
+        combined = x1 + x2 if kind == "sum" else (min(x1, x2)) if kind == "min" else (max(x1, x2))
         if not composite:
             return combined
         if isinstance(v1, tuple):

@@ -288,6 +288,3 @@ class SinkFunction:
             "or sink_to(KafkaSink ...)"
         )
 
-
-# (PyFlink's names for funke's classes, re-exported)
-_REEXPORTED = (AggregateFunction, ReduceFunction, FilterFunction, FlatMapFunction, MapFunction, KeySelector)

@@ -264,7 +264,7 @@ class StreamExecutionEnvironment:
         if needs_conversion(type_info):
             values = [type_info.from_python(v) for v in values]  # type: ignore[union-attr]
         base = self._fk.from_collection([(dumps(v),) for v in values], schema=f"{VALUE} binary")
-        return DataStream(self, base, type_info=type_info)
+        return DataStream(self, base, type_info=type_info, known=True)
 
     def from_source(self, source: Any, watermark_strategy: Any, source_name: str, type_info: TypeInformation | None = None) -> Any:
         """A stream from a ``FileSource`` or ``KafkaSource``, with ``watermark_strategy``'s event time."""

@@ -26,7 +26,13 @@ from funke.semantics.triggers import (
     Trigger,
     TriggerResult,
 )
-from funke.semantics.windows import GlobalWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows
+from funke.semantics.windows import (
+    GlobalWindows,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+)
 from funke.semantics.windows import WindowAssigner as _FunkeAssigner
 
 __all__ = [
@@ -212,8 +218,3 @@ class CountSlidingWindowAssigner:
     def of(window_size: int, window_slide: int) -> CountAssigner:
         return CountAssigner(window_size, window_slide)
 
-
-# (kept importable under PyFlink's names)
-_ = (GlobalWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows,
-     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
-     PurgingTrigger, Trigger, TriggerResult)  # fmt: skip

@@ -58,7 +58,7 @@ class _Windowed:
         if not isinstance(assigner, (WindowAssigner, CountAssigner)):
             raise TypeError(f"window() takes a window assigner (e.g. TumblingEventTimeWindows.of(Time.seconds(5))), got {assigner!r}")
         self._stream, self._keyed = stream, keyed
-        self._read = a.Value(stream._type)
+        self._read = stream._operator_read()
         self._assigner = self._own_gap(assigner)
         self._trigger: Any = None
         self._lateness: Any = None
@@ -112,7 +112,7 @@ class _Windowed:
             else:
                 w = keyed.window(self._assigner)
         else:
-            plain = stream._plain()
+            plain = stream._timed()._plain()
             if isinstance(self._assigner, CountAssigner):
                 w = plain.count_window_all(self._assigner.size, self._assigner.slide)
             else:

@@ -14,12 +14,7 @@ from funke.errors import UnsupportedError
 
 #: PyFlink's pyflink.table names (importable; refused when used).
 NAMES = frozenset(
-    """TableEnvironment StreamTableEnvironment EnvironmentSettings TableConfig Table GroupedTable GroupWindowedTable
-    OverWindowedTable WindowGroupedTable TableDescriptor FormatDescriptor Schema DataTypes TableSchema TableSink
-    TableSource TableResult ResultKind StatementSet ExplainDetail SqlDialect TableFunction ScalarFunction
-    AggregateFunction TableAggregateFunction FunctionContext Expression Row RowKind ChangelogMode Module ModuleEntry
-    Catalog HiveCatalog JdbcCatalog CatalogDatabase CatalogBaseTable CatalogFunction CatalogPartition CatalogPartitionSpec
-    PlanReference CompiledPlan""".split()
+    ["TableEnvironment", "StreamTableEnvironment", "EnvironmentSettings", "TableConfig", "Table", "GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableDescriptor", "FormatDescriptor", "Schema", "DataTypes", "TableSchema", "TableSink", "TableSource", "TableResult", "ResultKind", "StatementSet", "ExplainDetail", "SqlDialect", "TableFunction", "ScalarFunction", "AggregateFunction", "TableAggregateFunction", "FunctionContext", "Expression", "Row", "RowKind", "ChangelogMode", "Module", "ModuleEntry", "Catalog", "HiveCatalog", "JdbcCatalog", "CatalogDatabase", "CatalogBaseTable", "CatalogFunction", "CatalogPartition", "CatalogPartitionSpec", "PlanReference", "CompiledPlan"]
 )
 
 

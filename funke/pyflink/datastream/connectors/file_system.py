@@ -109,7 +109,7 @@ class FileSource:
             for p in self._paths
         ]
         base = parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
-        return DataStream(env, base, type_info=Types.STRING(), reader=TextReader("value"))
+        return DataStream(env, base, type_info=Types.STRING(), reader=TextReader("value"), known=True)
 
 
 class RollingPolicy:

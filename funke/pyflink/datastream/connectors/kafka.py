@@ -176,7 +176,7 @@ class KafkaSource:
         base = env._fk.from_source(spec, name=source_name)
         if b._bounded:
             env._bounded_sources.add(id(spec))
-        return DataStream(env, base, type_info=type_info or out_type, reader=reader)
+        return DataStream(env, base, type_info=type_info or out_type, reader=reader, known=type_info is None)
 
 
 class KafkaRecordSerializationSchema:
