@@ -100,8 +100,8 @@ class DataStream:
         if not self._base_ts or self._stamps or self._base.node.event_time == TS or self._marks is None:
             return self
         strategy = self._marks.to_funke(TS) if self._ts_type != "timestamp" else _existing(self._marks)
-        return DataStream(self._env, self._base.assign_timestamps_and_watermarks(strategy), type_info=self._type,
-                          reader=self._reader, convert=self._convert, steps=self._steps, marks=self._marks)  # fmt: skip
+        return DataStream(self._env, self._base.assign_timestamps_and_watermarks(strategy), type_info=self._type, reader=self._reader,
+                          convert=self._convert, steps=self._steps, marks=self._marks, known=self._known)  # fmt: skip
 
     def _out(self, base: fk.DataStream, type_info: TypeInformation | None, **kw: Any) -> DataStream:
         """A stream made from this one (its timestamps' strategy goes on)."""
@@ -206,7 +206,7 @@ class DataStream:
         base = self._plain()
         # (the timestamps the values have: epoch ms out of a process function, or funke's event time)
         strategy = watermark_strategy.to_funke(TS) if self._ts_type != "timestamp" else _existing(watermark_strategy)
-        return DataStream(self._env, base.assign_timestamps_and_watermarks(strategy), type_info=self._type, marks=watermark_strategy)
+        return DataStream(self._env, base.assign_timestamps_and_watermarks(strategy), type_info=self._type, marks=watermark_strategy, known=self._converted)
 
     # -- several streams ---------------------------------------------------------------------
     def union(self, *streams: DataStream) -> DataStream:
