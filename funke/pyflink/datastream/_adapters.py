@@ -88,6 +88,11 @@ class _Lifecycle:
         if callable(close):
             close()
 
+    def describe(self) -> str:
+        """How ``explain()`` names the operator's function: the user's."""
+        inner = getattr(self.user, "function", None)  # (a keyed reduce or call: the function it runs)
+        return f"(PyFlink {type(inner if inner is not None else self.user).__name__})"
+
     def configure(self, settings: Any, keep_ts: bool = False) -> Any:
         self.settings, self.keep_ts = settings, keep_ts
         return self

@@ -9,6 +9,7 @@ where PyFlink would have serialized it on the way (``_wire``).
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,7 +33,10 @@ def _callable(func: Any, method: str, wanted: type, what: str) -> Callable[[Any]
 
 
 def _name(func: Any) -> str:
-    return type(func).__name__ if isinstance(func, Function) else getattr(func, "__qualname__", "function")
+    """A user function's name in plans: a function's own name, an object's class."""
+    if isinstance(func, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType)):
+        return func.__qualname__
+    return type(func).__name__
 
 
 class DataStream:
