@@ -865,13 +865,25 @@ def processor(program: Program, wake: bool = False) -> Any:
                 if snap is None:
                     self._state.clear()
                 else:
-                    self._state.update((pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL),))
+                    self._state.update((dump_snapshot(snap),))
             return out
 
         def close(self) -> None:
             pass
 
     return BucketProcessor()
+
+
+def dump_snapshot(snap: dict[str, Any]) -> bytes:
+    """A bucket's snapshot as bytes: pickle, or cloudpickle where state holds an instance of a class
+    defined in the job's script (``__main__``: a class a Spark worker cannot import by name, which
+    cloudpickle carries by value). ``pickle.loads`` reads both."""
+    try:
+        return pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        import cloudpickle
+
+        return cloudpickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 #: A bucket's batch without rows (a run that a timer, not an element, started).
