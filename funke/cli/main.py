@@ -648,6 +648,8 @@ def bench_chaos(
     sink: Annotated[str, typer.Option(help="postgres (tables) or kafka (topics, transactional; checked read_committed)")] = "postgres",
     redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",  # services.REDIS_URL
     bootstrap: Annotated[str, typer.Option(help="the Kafka broker of --source/--sink kafka")] = "127.0.0.1:9092",  # services.KAFKA_BOOTSTRAP
+    mode: Annotated[str, typer.Option(help="micro-batch, or realtime (Kafka to Kafka in Spark's real-time mode: funke/bench/chaos_realtime.py)")] = "micro-batch",
+    job: Annotated[str, typer.Option(help="--mode realtime: filter/map or rolling count")] = "filter/map",
     write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
@@ -659,6 +661,12 @@ def bench_chaos(
     from funke.bench import report
     from funke.bench.chaos import run_chaos, summary
 
+    if mode == "realtime":
+        bench_kafka.chaos_realtime(source=source, sink=sink, kills=kills, events=events, job=job, bootstrap=bootstrap,
+                                   write=write, doc=doc)  # fmt: skip
+        return
+    if mode != "micro-batch":
+        raise typer.BadParameter(f"{mode!r}: choose micro-batch or realtime", param_hint="--mode")
     if source not in SOURCES:
         raise typer.BadParameter(f"choose one of {', '.join(SOURCES)}", param_hint="--source")
     if sink not in SINKS:

@@ -257,7 +257,7 @@ def place(node: Node) -> Placement:
         return Placement(NATIVE, "Spark expressions (whole-stage codegen)")
     if isinstance(node, LookupJoin):
         return Placement(NATIVE, "broadcast hash join with a static table")
-    if isinstance(node, Source) and hasattr(node.spec, "engine"):
+    if isinstance(node, (Source, Sink)) and hasattr(node.spec, "engine"):
         return Placement(NATIVE, node.spec.engine())
     if isinstance(node, (Source, Sink, Union, KeyBy)):
         return Placement(NATIVE, "Spark")

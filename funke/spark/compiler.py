@@ -28,9 +28,10 @@ from funke.plan import nodes as n
 from funke.plan import unkeyed as u
 from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, split_watermark, watermarks_meeting
 from funke.plan.generators import check_generators
+from funke.plan.realtime import check_realtime
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
-from funke.spark import datasources, generated, kafka_source
+from funke.spark import datasources, generated, kafka_source, realtime
 from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
@@ -50,6 +51,7 @@ from funke.spark.sources import (
     test_stream_frames,
 )
 
+NO_CONNECTOR = "this SparkSession has none (a session funke starts loads it: funke.connectors.kafka_jvm; a session of your own needs its jars in spark.jars)"
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
 _WATERMARK_META = "spark.watermarkDelayMs"
@@ -229,6 +231,8 @@ class Compiler:
         #: ``set_latency_mode("latency-first")``: one-input general operators on Spark's watermark
         #: fire in the micro-batch whose elements pass their time (``g.Program.same_batch_bound_ms``).
         self.latency_first = False
+        #: ``set_latency_mode("realtime")``: Spark's real-time trigger (``funke.spark.realtime``).
+        self.realtime = False
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -374,6 +378,8 @@ class Compiler:
         elif id(node) in self.split_sources:  # each row's partition goes on to the watermark's observe
             df = kafka_source.frame(self.spark, node.spec, streaming=True, cores=self.cores, split=True)
             self.splits[id(node)] = kafka_source.partition_keys(node.spec)
+        elif self.realtime:  # (Kafka only: funke.plan.realtime)
+            df = kafka_source.frame(self.spark, node.spec, streaming=True, cores=self.cores, realtime=True)
         else:
             df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
         source_columns = df.columns
@@ -605,6 +611,8 @@ class Compiler:
         return self._merge(out, up, stateful=True)
 
     def visit_RollingAggregate(self, node: n.RollingAggregate, up: Compiled) -> Compiled:
+        if self.realtime:
+            return self._merge(realtime.rolling(self.plain(up, node.uid), node), up, stateful=True)
         return self._general(node, up)
 
     def visit_KeyedProcess(self, node: n.KeyedProcess, up: Compiled) -> Compiled:
@@ -1043,6 +1051,8 @@ class QueryPlan:
     split: n.Node | None = None
     #: Started only once a bad row has been seen (the dead letters): it reads its sources from the start.
     lazy: bool = False
+    #: Run under Spark's real-time trigger (``set_latency_mode("realtime")``).
+    realtime: bool = False
 
 
 def compile_job(
@@ -1067,6 +1077,11 @@ def compile_job(
     c = Compiler(spark, mode=mode, cores=cores, buckets=buckets, side_tags=side_tags_read(sinks))
     c.operator_metrics = operator_metrics
     c.latency_first = latency_mode == "latency-first"
+    c.realtime = mode == "streaming" and latency_mode == "realtime"
+    if c.realtime:
+        check_realtime(sinks)
+        if not kafka_source.kafka_jvm.has_connector(spark):
+            raise UnsupportedError(f"set_latency_mode('realtime') reads Kafka through Spark's Kafka connector only, and {NO_CONNECTOR}")
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
         c.query_watermarks = query_watermarks(sinks)
@@ -1077,7 +1092,9 @@ def compile_job(
     if dead is not None and dead_letters is not None:
         first_source = next(x for x in n.walk(sinks) if isinstance(x, n.Source))
         sink = n.Sink((first_source,), spec=dead_letters, explicit_uid="dead-letters", explicit_name="dead letters")
-        extra = [QueryPlan([sink], dead, lazy=True)]
+        if c.realtime:  # real-time mode reports metrics once per checkpoint interval: its dead letters cannot wait for them
+            dead.frame = realtime.dead_letter_frame(dead.frame)
+        extra = [QueryPlan([sink], dead, lazy=not c.realtime)]
     if mode != "streaming":
         return [QueryPlan([s], x) for s, x in compiled] + extra
     users: dict[int, list[n.Sink]] = {}
@@ -1100,7 +1117,7 @@ def compile_job(
             _check_stateless_after(s, node)
         plans.append(QueryPlan(group, c._done[key], split=node))
         grouped.update(id(s) for s in group)
-    plans += [QueryPlan([s], x) for s, x in compiled if id(s) not in grouped]
+    plans += [QueryPlan([s], x, realtime=c.realtime) for s, x in compiled if id(s) not in grouped]
     return plans + extra
 
 

@@ -20,6 +20,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 
 from funke.connectors import kafka as kc
+from funke.spark import kafka_jvm
 from funke.spark.datasources import EOS, decode, encode
 
 NAME = "funke_kafka"
@@ -98,10 +99,13 @@ def register(spark: SparkSession) -> None:
         pass
 
 
-def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int) -> DataFrame:
+def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, realtime: bool = False) -> DataFrame:
     """The records as Spark's Kafka connector gives them (``key, value, topic, partition, offset,
-    timestamp``), after checking the broker and topics (``SourceError`` before any query starts)."""
+    timestamp``), after checking the broker and topics (``SourceError`` before any query starts):
+    read by that connector where it serves (``kafka_jvm.reads_with_spark``), else by funke's reader."""
     kc.check(spec)
+    if kafka_jvm.reads_with_spark(spark, spec, streaming=streaming):
+        return kafka_jvm.raw_frame(spark, spec, streaming=streaming, cores=cores, realtime=realtime)
     register(spark)
     eos = EOS if streaming and spec.events is not None else None
     config = kc.ReaderConfig(spec, max(1, cores), eos)
@@ -121,11 +125,14 @@ def partition_keys(spec: kc.KafkaSource) -> list[str]:
         return cluster.partitions()
 
 
-def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, split: bool = False) -> DataFrame:
+def frame(
+    spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, split: bool = False, realtime: bool = False
+) -> DataFrame:
     """The source's rows: the values parsed to the declared schema, the metadata columns asked
     for, and the dead-letter columns (raw record, reason, position); the end flag when finite;
-    with ``split``, each row's partition as ``topic/partition`` in ``SPLIT``."""
-    raw = raw_frame(spark, spec, streaming=streaming, cores=cores)
+    with ``split``, each row's partition as ``topic/partition`` in ``SPLIT``. ``realtime``: for Spark's
+    real-time trigger (Spark's connector only, which reads each partition as records come: no batch size)."""
+    raw = raw_frame(spark, spec, streaming=streaming, cores=cores, realtime=realtime)
     finite = EOS in raw.columns
     meta = [F.col(m).alias(f"kafka_{m}") for m in spec.metadata]
     position = F.concat(F.col("topic"), F.lit("/"), F.col("partition").cast("string"), F.lit("@"), F.col("offset").cast("string"))

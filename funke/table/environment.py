@@ -140,7 +140,7 @@ class StreamTableEnvironment:
 
     def __init__(self, env: Any):
         self.env = env
-        self._config = TableConfig()
+        self._config = TableConfig(env)
         self._views: dict[str, Table] = {}
         self._static: dict[str, StaticTable] = {}
         self._anonymous_views = 0
@@ -186,6 +186,9 @@ class StreamTableEnvironment:
         statement = parse(sql)
         if isinstance(statement, exp.Insert):
             return TableResult(self._run([self._insert(statement, sql)], self.env.app))
+        if isinstance(statement, exp.Set):  # SET 'key' = 'value': the table config's option (TableConfig)
+            self._config.set_statement(statement, sql)
+            return TableResult()
         self._ddl(statement, sql)
         return TableResult()
 
@@ -202,6 +205,8 @@ class StreamTableEnvironment:
         for statement, text in parse_script(script):
             if isinstance(statement, exp.Insert):
                 self.env._add_sink(self._insert(statement, text))
+            elif isinstance(statement, exp.Set):
+                self._config.set_statement(statement, text)
             else:
                 self._ddl(statement, text)
 
@@ -366,24 +371,42 @@ class TableConfig:
 
     Taken: ``table.exec.state.ttl``, how long a group aggregation, a deduplication or a regular join
     keeps a key's state after its last write (processing time; Flink's units: ``'1 h'``, ``'10 s'``;
-    ``'0'``: for ever, the default). Any other option is refused: nothing is accepted and ignored.
+    ``'0'``: for ever, the default); ``execution.latency-mode``, the environment's latency mode
+    (``StreamEnvironment.set_latency_mode``: ``micro-batch``, ``latency-first``, ``realtime``: Spark's
+    real-time trigger for a plan of Kafka, expressions, unions and lookup joins), also
+    ``SET 'execution.latency-mode' = 'realtime'`` in ``execute_sql`` and scripts. Any other option is
+    refused: nothing is accepted and ignored.
 
     >>> config = TableConfig().set("table.exec.state.ttl", "90 s")
     >>> config.get("table.exec.state.ttl"), config.state_ttl_ms
     ('90 s', 90000)
     """
 
-    OPTIONS = ("table.exec.state.ttl",)
+    OPTIONS = ("table.exec.state.ttl", "execution.latency-mode")
 
-    def __init__(self) -> None:
+    def __init__(self, env: Any = None) -> None:
         self._options: dict[str, str] = {}
+        self._env = env
 
     def set(self, key: str, value: str) -> TableConfig:
         if key not in self.OPTIONS:
             raise UnsupportedError(f"Flink SQL: the option {key!r} is not supported by funke; it takes {', '.join(self.OPTIONS)}")
-        interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
+        if key == "execution.latency-mode":
+            if self._env is None:
+                raise PlanError("Flink SQL: execution.latency-mode is the environment's: set it on a StreamTableEnvironment's config")
+            self._env.set_latency_mode(str(value))  # (refused there when it is not a mode)
+        else:
+            interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
         self._options[key] = str(value)
         return self
+
+    def set_statement(self, statement: exp.Set, sql: str) -> None:
+        """``SET 'key' = 'value'`` (Flink SQL's client syntax)."""
+        items = statement.expressions
+        pair = items[0].this if len(items) == 1 else None
+        if not isinstance(pair, exp.EQ) or not all(isinstance(x, exp.Literal) for x in (pair.this, pair.expression)):
+            raise PlanError(f"Flink SQL: SET takes one 'key' = 'value' (at {position(statement, sql)})")
+        self.set(pair.this.this, pair.expression.this)
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self._options.get(key, default)
