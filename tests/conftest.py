@@ -52,3 +52,8 @@ def env(spark, tmp_path):
     import funke as fk
 
     return fk.StreamEnvironment(app="test", spark=spark, checkpoint_dir=str(tmp_path / "ckpt"))
+
+
+# PyFlink programs (run by tests/spark/test_pyflink_*.py under python -m funke.pyflink): their
+# ``pyflink`` imports resolve only through funke's import hook, so pytest does not import them itself.
+collect_ignore_glob = ["pyflink_programs/*.py"]

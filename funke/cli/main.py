@@ -19,7 +19,7 @@ from funke.cli.bench_docs import WriteDocs
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
 from funke.cli.services import cluster as cluster_app
-from funke.cli import bench_kafka
+from funke.cli import bench_kafka, bench_pyflink
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 from funke.extras import missing_extra
@@ -52,7 +52,7 @@ def _options(events: int | None, output: str | None, rate: float | None, opts: l
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="MODULE:JOB, e.g. examples.ysb:job, or a Flink SQL script FILE.sql")],
+    target: Annotated[str, typer.Argument(help="MODULE:JOB, e.g. examples.ysb:job, a Flink SQL script FILE.sql, or a PyFlink script FILE.py [ARGS...]")],
     events: Annotated[Optional[int], typer.Option(help="events the job's generator produces (job option)")] = None,
     output: Annotated[Optional[str], typer.Option(help="directory for the results as Parquet (job option)")] = None,
     rate: Annotated[Optional[float], typer.Option(help="generator rows per second (job option)")] = None,
@@ -738,9 +738,21 @@ def bench_graph(
 
 register_jobs(app)
 bench_kafka.register(bench)
+bench_pyflink.register(bench)
 
 
 def main() -> None:
+    # ``funke run SCRIPT.py [ARGS...]`` with a PyFlink script: the script takes its own arguments
+    # (``--output`` ...), so it is dispatched before typer parses them as funke's options.
+    if len(sys.argv) > 2 and sys.argv[1] == "run" and sys.argv[2].endswith(".py"):
+        from funke.pyflink._runner import imports_pyflink, run_script
+
+        if not imports_pyflink(sys.argv[2]):
+            err.print(f"[red]error:[/red] {sys.argv[2]} imports no pyflink: funke run takes a PyFlink script (FILE.py), "
+                      "a Flink SQL script (FILE.sql) or MODULE:JOB")  # fmt: skip
+            raise SystemExit(1)
+        run_script(sys.argv[2], sys.argv[3:])
+        return
     try:
         app()
     except FunkeError as e:  # (one a command did not report itself)

@@ -212,15 +212,18 @@ class FileSource(SourceSpec):
 def files(
     path: str, *, schema: str | Schema, format: str = "parquet", monitor_continuously: Duration | None = None, **options: Any
 ) -> FileSource:
-    """Files in ``path`` (``format``: parquet, json or csv; ``options`` go to Spark's reader).
+    """Files in ``path`` (``format``: parquet, json, csv, or text: each line a row of ``value string``;
+    ``options`` go to Spark's reader).
 
     Bounded (Flink's default): the files present when the job starts, then the end of input.
     ``monitor_continuously=fk.seconds(10)``: unbounded, the directory listed every 10 s for
     new files (the micro-batch interval of the queries reading it).
     """
     fmt = format.lower()
-    if fmt not in ("parquet", "json", "csv"):
-        raise PlanError(f"files(format=...) must be 'parquet', 'json' or 'csv', got {format!r}")
+    if fmt == "text" and Schema.of(schema) is not None and [(f.name, f.dtype) for f in Schema.of(schema)] != [("value", "string")]:
+        raise PlanError("files(format='text') reads each line into one column: schema='value string'")
+    if fmt not in ("parquet", "json", "csv", "text"):
+        raise PlanError(f"files(format=...) must be 'parquet', 'json', 'csv' or 'text', got {format!r}")
     monitor = None
     if monitor_continuously is not None:
         monitor = to_millis(monitor_continuously, what="monitor_continuously")

@@ -441,6 +441,11 @@ class WindowAggregate(Node):
     path_hint: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "window"
 
+    @property
+    def emits_side_outputs(self) -> bool:
+        """A user window function may write to any side output (``ctx.output(tag, row)``, ``yield tag, row``)."""
+        return self.function is not None
+
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         keys = self.input.keys
         if keys is None:
@@ -451,7 +456,7 @@ class WindowAggregate(Node):
             raise PlanError(f"{self.where()}: say what to compute per window: .count(), .sum('col'), ...")
         for a in self.aggregates:
             a.output_type(inputs[0], self.where())
-        if self.assigner.is_event_time and self.input.event_time is None:
+        if self.assigner.is_event_time and self.assigner.needs_timestamp and self.input.event_time is None:
             raise PlanError(
                 f"{self.where()} with {self.assigner.describe()} needs event time: pass watermarks= to from_source(...) "
                 "or call assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner('column')) "
@@ -583,11 +588,13 @@ class SideOutput(Node):
     kind: ClassVar[str] = "side_output"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
+        tags = side_output_tags(self.input)
+        if self.tag.name in {t.name for t in tags}:
+            return
         if writes_any_tag(self.input):
             if self.tag.schema is None:
                 raise SchemaError(f"get_side_output({self.tag.name!r}): declare the tag's columns, OutputTag(name, schema)")
             return
-        tags = side_output_tags(self.input)
         if self.tag.name not in {t.name for t in tags}:
             known = ", ".join(repr(t.name) for t in tags) or "none"
             raise PlanError(

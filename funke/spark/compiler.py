@@ -25,6 +25,7 @@ from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
+from funke.plan import unkeyed as u
 from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, split_watermark, watermarks_meeting
 from funke.plan.generators import check_generators
 from funke.plan.realtime import check_realtime
@@ -35,6 +36,7 @@ from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, pre_shuffled, side_view, two_input_program
+from funke.spark.async_io import async_function
 from funke.spark.python_fns import arrow_column, pandas_function, row_function
 from funke.spark.session import is_connect
 from funke.spark.sources import (
@@ -616,6 +618,14 @@ class Compiler:
     def visit_KeyedProcess(self, node: n.KeyedProcess, up: Compiled) -> Compiled:
         return self._general(node, up)
 
+    def visit_Process(self, node: u.Process, up: Compiled) -> Compiled:
+        return self._general(node, up)
+
+    def visit_AsyncWait(self, node: u.AsyncWait, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        run = async_function(node.function, node.ordered, node.timeout_ms, node.capacity, node.output, node.where())
+        return self._merge(df.mapInArrow(run, node.output.ddl()), up)
+
     def visit_SideOutput(self, node: n.SideOutput, up: Compiled) -> Compiled:
         assert up.tagged is not None and up.general is not None, "side outputs come from general operators"
         out = self._merge(side_view(up.tagged, up.general, node.tag), up)
@@ -646,7 +656,8 @@ class Compiler:
             program = replace(program, same_batch_bound_ms=bound)
         keys = list(node.input.keys or ())
         ts = node.input.event_time
-        bucket = self._key_bucket(*(F.col(k) for k in keys))
+        # (an unkeyed operator's buckets: one per Spark partition, its elements in their order)
+        bucket = self._key_bucket(*(F.col(k) for k in keys)) if keys else self._bucket(F.pmod(F.spark_partition_id(), F.lit(self.buckets)))
         stamp = F.lit(None).cast("bigint")
         if ts is not None:
             stamp = F.unix_millis(F.col(ts).cast("timestamp"))
