@@ -5,8 +5,9 @@ environment's ``FunctionCatalog``).
 * A scalar function call becomes a call of its Spark name (``funke.plan.functions.PythonScalar``) in the
   Spark SQL of the expression around it: Spark runs it as an Arrow UDF, the rest in the JVM.
 * An aggregate function call becomes an ``exp.AnonymousAggFunc`` (an aggregate to the planner), and its
-  aggregate a ``PythonAggregate`` (``funke.table.udf_runtime``) beside the built-in ones: in the group
-  aggregation's ``GroupAggregate``, and in a window aggregation on funke's window operator.
+  aggregate a ``PythonAggregate`` (``funke.table.udf_runtime``) in an ``AggregateCall`` beside the built-in
+  ones (``funke.table.aggregate_lowering`` lowers them: the group aggregation's ``GroupAggregate``, a window
+  aggregation's ``WindowAggregates`` on funke's window operator).
 * ``FROM v, LATERAL TABLE(f(x)) AS T(a, b)`` (also ``[CROSS] JOIN LATERAL TABLE(...) [ON TRUE]``, ``LEFT JOIN
   LATERAL TABLE(...) ON TRUE``) is a ``LateralTable`` node: Spark's lateral join with the function as an
   Arrow UDTF. ``CROSS JOIN UNNEST(arr) AS t(x)`` (``[WITH ORDINALITY]``, an ARRAY or a MAP, ``LEFT JOIN
@@ -157,48 +158,26 @@ class PythonFunctionLowering:
                 marked.meta.update(call.meta)
                 call.replace(marked)
 
-    def python_aggregate(self, call: exp.AnonymousAggFunc, stream: Any) -> tuple[str, PythonAggregate, None, Any]:
-        """``(alias, aggregate, None, stream)`` as ``Planner._aggregate`` gives them: the function over its
-        arguments, each an input column or one computed into a hidden column first."""
-        fn = self._function(call.name)
+    def _aggregate_function(self, node: exp.Expression) -> tuple[str, Any]:
+        """A Python aggregate function's call: its name and a ``PythonAggregate`` (``AggregateLowering``'s
+        hook; built-in aggregates go on to it)."""
+        if not isinstance(node, exp.AnonymousAggFunc):
+            return super()._aggregate_function(node)  # type: ignore[misc]
+        fn = self._function(node.name)
         if fn is None or fn.kind != "aggregate":
             raise self.refuse(
-                call, f"the aggregate {call.sql()}", "COUNT(*), SUM, MIN, MAX, AVG and Python aggregate functions (udaf) run"
+                node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG and Python aggregate functions (udaf) run"
             )
-        args = list(call.expressions)
-        self._check_arguments(fn, call, args)
-        columns, stream = self._argument_columns(fn, call, args, stream)
-        return self._hide(), PythonAggregate(fn, columns, self._context(), name=call.name.lower()), None, stream
+        return node.name.lower(), PythonAggregate(fn, self._context(), name=node.name.lower())
 
-    @staticmethod
-    def aggregate_type(fn: Any, column: str | None, alias: str, schema: Schema | None) -> str | None:
-        """The result type of an aggregate: a built-in's (``Aggregate.output_type``) or a Python one's."""
-        if isinstance(fn, PythonAggregate):
-            return fn.result_type
-        from funke.plan.nodes import Aggregate
-
-        return Aggregate(fn, column, alias).output_type(schema, f"{fn.upper()}({column or '*'})")
-
-    def window_build(self, assigner: Any) -> Callable[[Any, list[str], dict[str, tuple[Any, str | None]]], Any]:
-        """How a window aggregation is built: Spark's or funke's window with the built-in aggregates, or,
-        with a Python aggregate among them, funke's window with all of them as one ``AggregateFunction``
-        (each row's accumulators kept per window and key, the results when the window fires)."""
-
-        def build(s: Any, keys: list[str], aggregates: dict[str, tuple[Any, str | None]]) -> Any:
-            if all(isinstance(fn, str) for fn, _ in aggregates.values()):
-                return s.key_by(keys).window(assigner).aggregate(**aggregates)
-            from funke.semantics.functions import NamedAggregates, builtin_aggregate
-
-            parts = tuple(
-                (alias, fn if isinstance(fn, PythonAggregate) else builtin_aggregate(fn, column))
-                for alias, (fn, column) in aggregates.items()
-            )
-            fields = [
-                Field(alias, self.aggregate_type(fn, column, alias, s.schema)) for alias, (fn, column) in aggregates.items()
-            ]
-            return s.key_by(keys).window(assigner).aggregate(NamedAggregates(parts), output_schema=Schema(tuple(fields)))
-
-        return build
+    def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
+        """A Python aggregate function's arguments, each cast to its declared input type (``AggregateLowering``'s hook)."""
+        if not isinstance(node, exp.AnonymousAggFunc):
+            return super()._aggregate_arguments(node, schema)  # type: ignore[misc]
+        fn = self._function(node.name)
+        args = list(node.expressions)
+        self._check_arguments(fn, node, args)
+        return [self._typed_argument(fn, i, a, schema, node) for i, a in enumerate(args)], False
 
     # -- LATERAL TABLE and UNNEST -------------------------------------------------------------------
     def lower_lateral(self, query: exp.Select) -> exp.Select | None:

@@ -1,10 +1,8 @@
 """What Python aggregate and table aggregate functions are when a query runs: funke operators' functions.
 
-* ``PythonAggregate``: a user ``AggregateFunction`` (or pandas one) over the argument columns of a row,
-  as the accumulator protocol funke's group and window aggregations run (``create_accumulator``,
-  ``add``, ``retract``, ``merge``, ``get_result``). Flink's functions change their accumulator in place;
-  the adapter hands them a copy, so the accumulator before a row stays what it was (a group aggregation
-  emits the result before the row as ``-U``).
+* ``PythonAggregate``: a user ``AggregateFunction`` (or pandas one) as one aggregate of a group or window
+  aggregation (``funke.table.aggregate.AggregateCall``), in PyFlink's accumulator shape: the aggregation
+  changes the accumulator in place, as Flink's does, after reading the result before the row.
 * ``TableAggregate``: ``flat_aggregate`` with a ``TableAggregateFunction``, Flink's
   ``GroupTableAggFunction``: per key, each row first retracts the rows the key emitted before (``-D``),
   then the function's ``emit_value`` rows after the row are inserted (``+I``). An updating input's
@@ -17,11 +15,11 @@
 ...     def accumulate(self, acc, v): acc[0] += v
 ...     def retract(self, acc, v): acc[0] -= v
 ...     def get_value(self, acc): return acc[0]
->>> agg = PythonAggregate(udaf(Total(), result_type="BIGINT"), ("v",))
->>> one = agg.add({"v": 3}, agg.create_accumulator())
->>> two = agg.add({"v": 4}, one)
->>> agg.get_result(one), agg.get_result(two), agg.get_result(agg.retract({"v": 3}, two))
-(3, 7, 4)
+>>> agg = PythonAggregate(udaf(Total(), result_type="BIGINT"))
+>>> acc = agg.create_accumulator()
+>>> agg.accumulate(acc, 3); agg.accumulate(acc, 4); before = agg.get_value(acc); agg.retract(acc, 3)
+>>> before, agg.get_value(acc), agg.retracts
+(7, 4, True)
 """
 
 from __future__ import annotations
@@ -32,10 +30,10 @@ from typing import Any
 
 from funke.errors import UserFunctionError
 from funke.plan.types import Schema, compatible, python_type_name
-from funke.semantics.functions import AggregateFunction, KeyedProcessFunction
+from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, with_ttl
-from funke.table.udf import FunctionContext, UserDefinedFunctionWrapper
+from funke.table.udf import FunctionContext, UserDefinedFunctionWrapper, _ImperativeAggregate
 
 
 class _Opened:
@@ -65,61 +63,54 @@ class _Opened:
         return {**self.__dict__, "_opened": False}
 
 
-class PythonAggregate(AggregateFunction):
-    """A Python aggregate function over the columns ``columns`` of each row (see the module's docstring)."""
+class PythonAggregate:
+    """A user's aggregate function in an aggregation (``funke.table.aggregate.AggregateCall.function``), in
+    PyFlink's shape as the aggregation calls it: ``accumulate``/``retract`` change the accumulator in place
+    (the aggregation reads the result before a row first), ``merge``, ``get_value``. It opens the function
+    on first use, names the function in what it raises, and checks each result against the result type."""
 
-    def __init__(
-        self,
-        wrapper: UserDefinedFunctionWrapper,
-        columns: Sequence[str],
-        context: FunctionContext | None = None,
-        name: str | None = None,
-    ) -> None:
-        self.name, self.columns = name or wrapper.name, tuple(columns)
+    def __init__(self, wrapper: UserDefinedFunctionWrapper, context: FunctionContext | None = None, name: str | None = None) -> None:
+        self.name = name or wrapper.name
         self.result_type = wrapper.result_spark_type
+        own = getattr(type(wrapper.function), "retract", None)
+        #: Whether the function takes rows back (it defines ``retract``): an updating input needs it.
+        self.retracts = callable(own) and own is not getattr(_ImperativeAggregate, "retract", None)
         self._user = _Opened(wrapper, context)
 
     def __repr__(self) -> str:  # (part of the operator's uid: stable)
-        return f"PythonAggregate({self.name!r}, {self.columns!r}, {self.result_type!r})"
-
-    def _args(self, value: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(value[c] for c in self.columns)
+        return f"PythonAggregate({self.name!r}, {self.result_type!r})"
 
     def create_accumulator(self) -> Any:
-        return self._call("create_accumulator", None, ())
+        return self._call("create_accumulator")
 
-    def add(self, value: Any, accumulator: Any) -> Any:
-        return self._changed("accumulate", accumulator, self._args(value))
+    def accumulate(self, accumulator: Any, *args: Any) -> None:
+        self._call("accumulate", accumulator, *args)
 
-    def retract(self, value: Any, accumulator: Any) -> Any:
-        return self._changed("retract", accumulator, self._args(value))
+    def retract(self, accumulator: Any, *args: Any) -> None:
+        self._call("retract", accumulator, *args)
 
-    def merge(self, a: Any, b: Any) -> Any:
-        merged = copy.deepcopy(a)
-        self._call("merge", merged, ([copy.deepcopy(b)],))
-        return merged
+    def merge(self, accumulator: Any, others: Any) -> None:
+        self._call("merge", accumulator, list(others))
 
-    def get_result(self, accumulator: Any) -> Any:
-        result = self._call("get_value", accumulator, ())
+    def get_value(self, accumulator: Any) -> Any:
+        result = self._call("get_value", accumulator)
         result = result.item() if hasattr(result, "item") and not isinstance(result, (list, dict, str)) else result  # (numpy)
         if not compatible(python_type_name(result), self.result_type):
             raise UserFunctionError(
                 f"Python aggregate function {self.name} returned {result!r} ({type(result).__name__}), but its result_type is {self.result_type}"
             )
-        return result
+        # (a copy: a result that is the accumulator itself, or part of it, must not change with the next row)
+        return copy.deepcopy(result) if isinstance(result, (list, dict)) else result
 
-    def _changed(self, method: str, accumulator: Any, args: tuple[Any, ...]) -> Any:
-        changed = copy.deepcopy(accumulator)
-        self._call(method, changed, args)
-        return changed
-
-    def _call(self, method: str, accumulator: Any, args: tuple[Any, ...]) -> Any:
+    def _call(self, method: str, *args: Any) -> Any:
         fn = getattr(self._user.fn, method)
         try:
-            return fn(*args) if accumulator is None and method == "create_accumulator" else fn(accumulator, *args)
+            return fn(*args)
         except Exception as e:
+            shown = args[1:] if method in ("accumulate", "retract") else ()
             raise UserFunctionError(
-                f"Python aggregate function {self.name}.{method} raised {type(e).__name__}: {e}, arguments {args!r}"
+                f"Python aggregate function {self.name}.{method} raised {type(e).__name__}: {e}"
+                + (f", arguments {shown!r}" if shown else "")
             ) from e
 
 

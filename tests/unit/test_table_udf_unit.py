@@ -24,7 +24,7 @@ from funke.table import (
     udtaf,
     udtf,
 )
-from funke.table.aggregate import GroupAggregate
+from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.catalog import FunctionCatalog
 from funke.table.changelog import ROW_KIND
 from funke.table.data_types import spark_type
@@ -299,14 +299,17 @@ def test_aggregate_functions_join_the_group_and_the_window_aggregations(t_env):
     grouped = t_env.sql_query("SELECT k, total(v) AS t, COUNT(*) AS n FROM ev GROUP BY k")
     process = next(x for x in nodes_of(grouped) if isinstance(x, n.KeyedProcess))
     assert isinstance(process.function, GroupAggregate)
-    assert [type(f).__name__ for _, f in process.function.functions.parts] == ["PythonAggregate", "CountAggregate"]
+    assert [type(f).__name__ for f in process.function.functions] == ["PythonAggregate", "Count"]
+    assert [(c.name, c.args) for c in process.function.aggregates][0] == ("total", ("v",))
     assert grouped.columns == ("k", "t", "n") and grouped.updating
     windowed = t_env.sql_query(
         "SELECT k, window_start, total(v + 1) AS t, AVG(v) AS a FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
         "GROUP BY window_start, window_end, k"
     )
     window = next(x for x in nodes_of(windowed) if isinstance(x, n.WindowAggregate))
-    assert window.function is not None and not window.aggregates  # (funke's window operator, all aggregates in one function)
+    calls = window.function.aggregate_fn
+    assert isinstance(calls, WindowAggregates) and not window.aggregates  # (funke's window operator, all aggregates in one function)
+    assert [type(f).__name__ for f in calls.functions] == ["PythonAggregate", "Avg"]
     assert dict(zip(windowed.columns, (f.dtype for f in windowed.get_schema()), strict=True))["t"] == "bigint"
 
 
@@ -326,16 +329,22 @@ def test_the_table_api_calls_python_functions_by_their_registered_or_own_names(t
 
 
 # -- what runs per row ----------------------------------------------------------------------------------------
-def test_a_python_aggregate_gets_copies_so_the_result_before_a_row_stays():
-    agg = GroupAggregate(("k",), (("t", PythonAggregate(udaf(Total(), result_type="BIGINT"), ("v",)), None),))
+def test_a_python_aggregate_changes_its_accumulator_in_place_after_the_result_before_the_row_is_read():
+    call = AggregateCall("t", "total", ("v",), function=PythonAggregate(udaf(Total(), result_type="BIGINT")))
+    agg = GroupAggregate(("k",), (call,))
     state, out = None, []
     for v in (3, None, 4):
         state, emitted = agg.step(state, {"k": "a", "v": v})
         out += [(r[ROW_KIND], r["t"]) for r in emitted]
     assert out == [("+I", 3), ("-U", 3), ("+U", 7)]  # (the NULL changes nothing: no update)
-    total = PythonAggregate(udaf(Total(), result_type="BIGINT"), ("v",))
-    merged = total.merge(total.add({"v": 2}, total.create_accumulator()), total.add({"v": 5}, total.create_accumulator()))
-    assert total.get_result(merged) == 7 and total.get_result(total.retract({"v": 2}, merged)) == 5
+    total = PythonAggregate(udaf(Total(), result_type="BIGINT"))
+    a, b = total.create_accumulator(), total.create_accumulator()
+    total.accumulate(a, 2)
+    total.accumulate(b, 5)
+    total.merge(a, [b])
+    assert total.get_value(a) == 7
+    total.retract(a, 2)
+    assert total.get_value(a) == 5
 
 
 def test_a_python_aggregate_reports_its_failures_and_wrong_results_by_name():
@@ -343,22 +352,26 @@ def test_a_python_aggregate_reports_its_failures_and_wrong_results_by_name():
         def accumulate(self, acc, v):
             raise ZeroDivisionError("no")
 
-    agg = PythonAggregate(udaf(Broken(), result_type="BIGINT"), ("v",))
+    agg = PythonAggregate(udaf(Broken(), result_type="BIGINT"))
     with pytest.raises(
         UserFunctionError, match=r"Python aggregate function Broken.accumulate raised ZeroDivisionError: no, arguments \(1,\)"
     ):
-        agg.add({"v": 1}, agg.create_accumulator())
-    wrong = PythonAggregate(udaf(Total(), result_type="STRING"), ("v",))
+        agg.accumulate(agg.create_accumulator(), 1)
+    wrong = PythonAggregate(udaf(Total(), result_type="STRING"))
+    acc = wrong.create_accumulator()
+    wrong.accumulate(acc, 2)
     with pytest.raises(UserFunctionError, match=r"returned 2 \(int\), but its result_type is string"):
-        wrong.get_result(wrong.add({"v": 2}, wrong.create_accumulator()))
+        wrong.get_value(acc)
 
 
 def test_a_pandas_aggregate_sees_all_its_rows_as_series():
-    median = PythonAggregate(udaf(lambda v: float(v.median()), result_type="DOUBLE", func_type="pandas"), ("v",))
+    median = PythonAggregate(udaf(lambda v: float(v.median()), result_type="DOUBLE", func_type="pandas"))
     acc = median.create_accumulator()
     for v in (5, 1, 3, 9):
-        acc = median.add({"v": v}, acc)
-    assert median.get_result(acc) == 4.0 and median.get_result(median.retract({"v": 9}, acc)) == 3.0
+        median.accumulate(acc, v)
+    assert median.get_value(acc) == 4.0
+    median.retract(acc, 9)
+    assert median.get_value(acc) == 3.0
 
 
 def test_a_table_aggregate_retracts_its_rows_and_emits_them_anew_per_key():
@@ -395,3 +408,21 @@ def test_table_function_rows_pad_a_left_join_and_check_their_values():
         UserFunctionError, match=r"boom raised ZeroDivisionError: division by zero on row 0 of its Spark task, arguments \('q',\)"
     ):
         boom.rows(("q",))
+
+
+def test_a_python_aggregate_without_retract_is_refused_over_an_updating_input(t_env):
+    class OnlyAdds(AggregateFunction):
+        def create_accumulator(self):
+            return [0]
+
+        def accumulate(self, acc, v):
+            acc[0] += v
+
+        def get_value(self, acc):
+            return acc[0]
+
+    t_env.create_temporary_function("only_adds", udaf(OnlyAdds(), result_type="BIGINT"))
+    t_env.create_temporary_view("per_key", t_env.sql_query("SELECT k, SUM(v) AS s FROM ev GROUP BY k"))
+    assert t_env.sql_query("SELECT k, only_adds(v) AS t FROM ev GROUP BY k").updating  # (an insert-only input: no retract needed)
+    with pytest.raises(PlanError, match=r"the aggregate function only_adds runs over an updating result here and has no retract"):
+        t_env.sql_query("SELECT only_adds(s) AS t FROM per_key")
