@@ -69,7 +69,9 @@ class PythonAggregate:
     (the aggregation reads the result before a row first), ``merge``, ``get_value``. It opens the function
     on first use, names the function in what it raises, and checks each result against the result type."""
 
-    def __init__(self, wrapper: UserDefinedFunctionWrapper, context: FunctionContext | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, wrapper: UserDefinedFunctionWrapper, context: FunctionContext | None = None, name: str | None = None
+    ) -> None:
         self.name = name or wrapper.name
         self.result_type = wrapper.result_spark_type
         own = getattr(type(wrapper.function), "retract", None)

@@ -1,9 +1,9 @@
-"""Python functions the SQL UDF tests register by path (``CREATE FUNCTION ... AS 'tests.spark.sql_udf_functions.shout'``):
-importable on Spark's Python workers, as a user's own module would be."""
+"""Python functions the SQL UDF tests (Spark and unit tests) share, and register by path (``CREATE FUNCTION ...
+AS 'tests.spark.sql_udf_functions.shout'``): importable on Spark's Python workers, as a user's own module would be."""
 
 from __future__ import annotations
 
-from funke.table import AggregateFunction, udf
+from funke.table import AggregateFunction, TableAggregateFunction, udf
 
 
 @udf(result_type="STRING")
@@ -26,3 +26,20 @@ class Longest(AggregateFunction):
 
     def get_result_type(self):
         return "STRING"
+
+
+class Top2(TableAggregateFunction):
+    """The two largest values of a key, with their rank (a table aggregate function: flat_aggregate)."""
+
+    def create_accumulator(self):
+        return []
+
+    def accumulate(self, acc, v):
+        acc.append(v)
+
+    def retract(self, acc, v):
+        acc.remove(v)
+
+    def emit_value(self, acc):
+        for rank, v in enumerate(sorted(acc, reverse=True)[:2], start=1):
+            yield v, rank

@@ -24,12 +24,12 @@ from funke.table import (
     DataTypes,
     ScalarFunction,
     StreamTableEnvironment,
-    TableAggregateFunction,
     udaf,
     udf,
     udtaf,
     udtf,
 )
+from tests.spark.sql_udf_functions import Top2
 
 pytestmark = pytest.mark.spark
 T0 = dt.datetime(2024, 1, 1)
@@ -108,24 +108,7 @@ class Total(AggregateFunction):
         return acc[0]
 
 
-class Top2(TableAggregateFunction):
-    def create_accumulator(self):
-        return []
-
-    def accumulate(self, acc, v):
-        acc.append(v)
-
-    def retract(self, acc, v):
-        acc.remove(v)
-
-    def emit_value(self, acc):
-        for rank, v in enumerate(sorted(acc, reverse=True)[:2], start=1):
-            yield v, rank
-
-
 TOP2 = udtaf(Top2(), result_type="ROW<v INT, rank INT>")
-
-
 
 
 def test_every_kind_of_python_function_in_one_bounded_job(env):
@@ -213,7 +196,12 @@ def test_every_kind_of_python_function_in_one_bounded_job(env):
         parts.setdefault(r["q"], []).append((r["k"], r["x"], r["i"]))
     got = {q: sorted(rows, key=repr) for q, rows in parts.items()}
     assert got["inner"] == [("a", "yy", 2), ("a", "zzz", 3)]
-    assert got["left"] == [("a", "x", None), ("a", "yy", None), ("a", "zzz", None), ("b", None, None)]  # (b's empty text kept, NULL)
+    assert got["left"] == [
+        ("a", "x", None),
+        ("a", "yy", None),
+        ("a", "zzz", None),
+        ("b", None, None),
+    ]  # (b's empty text kept, NULL)
     assert got["row"] == [("c", "n=12,name=C", 2)]
     assert got["chars"] == sorted(
         [("a", " ", 2), ("a", "x", 1), ("a", "y", 3), ("a", "y", 4), ("a", "z", 1), ("a", "z", 2), ("a", "z", 3)], key=repr
@@ -221,7 +209,9 @@ def test_every_kind_of_python_function_in_one_bounded_job(env):
     assert got["pairs"] == [("a", "x", 1), ("a", "yy", 2), ("a", "zzz", 3), ("b", "q", 1), ("c", "r", 1), ("c", "s", 1)]
     left = [("a", "x"), ("a", "yy"), ("a", "zzz"), ("b", None), ("b", "q"), ("a", None), ("c", "r"), ("c", "s")]
     assert got["api_left"] == sorted(((k, w, None) for k, w in left), key=repr)
-    assert got["api_words"] == [("", w, None) for w in ("q", "r", "s", "x", "yy", "zzz")]  # (flat_map: the function's columns only)
+    assert got["api_words"] == [
+        ("", w, None) for w in ("q", "r", "s", "x", "yy", "zzz")
+    ]  # (flat_map: the function's columns only)
     assert got["api_select"] == sorted([("a", "13", 3), ("a", "15", 0), ("b", "12", 0), ("b", "14", 1), ("c", "16", 3)], key=repr)
 
     per_group: dict[str, list[tuple]] = {}

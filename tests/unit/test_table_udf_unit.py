@@ -17,7 +17,6 @@ from funke.table import (
     FunctionContext,
     ScalarFunction,
     StreamTableEnvironment,
-    TableAggregateFunction,
     TableFunction,
     udaf,
     udf,
@@ -29,6 +28,7 @@ from funke.table.catalog import FunctionCatalog
 from funke.table.changelog import ROW_KIND
 from funke.table.data_types import spark_type
 from funke.table.udf_runtime import PythonAggregate, TableAggregate, TableFunctionRows
+from tests.spark.sql_udf_functions import Top2
 
 
 class Total(AggregateFunction):
@@ -52,21 +52,6 @@ class Total(AggregateFunction):
 
     def get_value(self, acc):
         return acc[0] if acc[1] else None
-
-
-class Top2(TableAggregateFunction):
-    def create_accumulator(self):
-        return []
-
-    def accumulate(self, acc, v):
-        acc.append(v)
-
-    def retract(self, acc, v):
-        acc.remove(v)
-
-    def emit_value(self, acc):
-        for rank, v in enumerate(sorted(acc, reverse=True)[:2], start=1):
-            yield v, rank
 
 
 @udf(result_type="BIGINT")
@@ -300,7 +285,7 @@ def test_aggregate_functions_join_the_group_and_the_window_aggregations(t_env):
     process = next(x for x in nodes_of(grouped) if isinstance(x, n.KeyedProcess))
     assert isinstance(process.function, GroupAggregate)
     assert [type(f).__name__ for f in process.function.functions] == ["PythonAggregate", "Count"]
-    assert [(c.name, c.args) for c in process.function.aggregates][0] == ("total", ("v",))
+    assert next((c.name, c.args) for c in process.function.aggregates) == ("total", ("v",))
     assert grouped.columns == ("k", "t", "n") and grouped.updating
     windowed = t_env.sql_query(
         "SELECT k, window_start, total(v + 1) AS t, AVG(v) AS a FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "

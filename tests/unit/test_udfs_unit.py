@@ -124,10 +124,16 @@ def test_an_async_function_is_a_row_function_and_a_scalar_one():
     async def lookup(v):
         return v
 
-    with pytest.raises(PlanError, match=r"udf lookup: an async function runs row at a time \(func_type='general'\), not 'pandas'"):
+    with pytest.raises(
+        PlanError, match=r"udf lookup: an async function runs row at a time \(func_type='general'\), not 'pandas'"
+    ):
         udf(lookup, result_type="BIGINT", func_type="pandas")
-    with pytest.raises(PlanError, match=r"udtf\(\) takes a function or a TableFunction; Lookup is a scalar function: use udf\(\)"):
+    with pytest.raises(
+        PlanError, match=r"udtf\(\) takes a function or a TableFunction; Lookup is a scalar function: use udf\(\)"
+    ):
         udtf(Lookup(), result_types=["BIGINT"])
-    with pytest.raises(PlanError, match=r"function l: a Lookup needs its result type: register udf\(Lookup\(\), result_type=...\)"):
+    with pytest.raises(
+        PlanError, match=r"function l: a Lookup needs its result type: register udf\(Lookup\(\), result_type=...\)"
+    ):
         as_function(Lookup(), "l")
     assert udf(Lookup(), result_type="BIGINT").kind == "scalar"
