@@ -742,7 +742,7 @@ def _type_of(e: exp.Expression, schema: Schema | None) -> str | None:
 
 def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
     """The Spark type of ``e`` where Flink's and Spark's agree for certain: a column, a ROW's field
-    (``person.id``), a CAST, a CASE whose results all have one such type; None otherwise."""
+    (``person.id``), a CAST, a CASE or COALESCE whose results all have one such type; None otherwise."""
     if isinstance(e, exp.Paren):
         return exact_type(e.this, schema)
     if isinstance(e, exp.Cast):
@@ -753,8 +753,9 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
             return f.dtype if f is not None else None
         row = schema.get(e.table)
         return struct_fields(row.dtype).get(e.name) if row is not None else None
-    if isinstance(e, exp.Case) and e.args.get("default") is not None:
-        kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
+    if isinstance(e, (exp.Case, exp.Coalesce)) and (isinstance(e, exp.Coalesce) or e.args.get("default") is not None):
+        parts = [e.this, *e.expressions] if isinstance(e, exp.Coalesce) else [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]
+        kinds = {exact_type(x, schema) for x in parts}
         return kinds.pop() if len(kinds) == 1 else None
     if isinstance(e, (exp.Predicate, exp.Connector, exp.Not)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, ...)
         return "boolean"

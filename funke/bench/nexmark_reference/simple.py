@@ -170,6 +170,11 @@ def q23(e: Events) -> Rows:
 
 
 _BID_OUT = ("auction", "bidder", "price", "dateTime", "extra")
+#: q20's and q23's auction columns, after the bid's (and q23's person's).
+_AUCTION_OUT = ("itemName", "description", "initialBid", "reserve", "auction_dateTime", "expires", "seller", "category",
+                "auction_extra")  # fmt: skip
+_BIDDER_OUT = ("bidder", "price", "channel", "url", "bid_extra", "person_id", "name", "emailAddress", "creditCard", "city",
+               "state", "person_extra")  # fmt: skip
 
 #: Per query: its output columns (funke's formulation's names, in order) and its reference.
 SIMPLE: dict[str, tuple[tuple[str, ...], Callable[[Events], Rows]]] = {
@@ -180,53 +185,8 @@ SIMPLE: dict[str, tuple[tuple[str, ...], Callable[[Events], Rows]]] = {
     "q10": ((*_BID_OUT, "dt", "hm"), q10),
     "q13": (("auction", "bidder", "price", "dateTime", "value"), q13),
     "q14": (("auction", "bidder", "price", "bidTimeType", "dateTime", "extra", "c_counts"), q14),
-    "q20": (
-        (
-            "auction",
-            "bidder",
-            "price",
-            "channel",
-            "url",
-            "bid_dateTime",
-            "bid_extra",
-            "itemName",
-            "description",
-            "initialBid",
-            "reserve",
-            "auction_dateTime",
-            "expires",
-            "seller",
-            "category",
-            "auction_extra",
-        ),
-        q20,
-    ),
+    "q20": (("auction", "bidder", "price", "channel", "url", "bid_dateTime", "bid_extra", *_AUCTION_OUT), q20),
     "q21": (("auction", "bidder", "price", "channel", "channel_id"), q21),
     "q22": (("auction", "bidder", "price", "channel", "dir1", "dir2", "dir3"), q22),
-    "q23": (
-        (
-            "bidder",
-            "price",
-            "channel",
-            "url",
-            "bid_extra",
-            "person_id",
-            "name",
-            "emailAddress",
-            "creditCard",
-            "city",
-            "state",
-            "person_extra",
-            "itemName",
-            "description",
-            "initialBid",
-            "reserve",
-            "auction_dateTime",
-            "expires",
-            "seller",
-            "category",
-            "auction_extra",
-        ),
-        q23,
-    ),
+    "q23": ((*_BIDDER_OUT, *_AUCTION_OUT), q23),
 }

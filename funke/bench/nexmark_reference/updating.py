@@ -162,21 +162,7 @@ UPDATING: dict[str, tuple[tuple[str, ...], Callable[[Events], Rows]]] = {
     "q9": ((*AUCTION, "auction", "bidder", "price", "bid_dateTime", "bid_extra"), q9),
     "q15": (("day", *_COUNTS), q15),
     "q16": (("channel", "day", "minute", *_COUNTS), q16),
-    "q17": (
-        (
-            "auction",
-            "day",
-            "total_bids",
-            "rank1_bids",
-            "rank2_bids",
-            "rank3_bids",
-            "min_price",
-            "max_price",
-            "avg_price",
-            "sum_price",
-        ),
-        q17,
-    ),
+    "q17": (("auction", "day", *_COUNTS[:4], "min_price", "max_price", "avg_price", "sum_price"), q17),
     "q18": (BID, q18),
     "q19": ((*BID, "rank_number"), q19),
 }
