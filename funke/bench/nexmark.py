@@ -48,19 +48,12 @@ class Refusal(NamedTuple):
 #: query plans; ``tests/spark/test_nexmark.py`` that every other one equals its reference). A query leaves
 #: this table when the construct it waits for lands.
 REFUSED: dict[str, Refusal] = {
-    "q4": Refusal("an aggregation over a join, then an aggregation of that updating result (retractions)", "an aggregation over a join"),
-    "q5": Refusal("a join of an updating result (each window's busiest count, a GROUP BY over a window aggregation)",
-                  "a join over an updating result"),
     "q6": Refusal("an OVER aggregation (ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) over an updating result (the winning bids, "
                   "a Top-1); Flink does not run q6 either (FLINK-19059)", "an OVER window"),
     "q10": Refusal("PARTITIONED BY (a partitioned filesystem sink)", "PARTITIONED BY"),
     "q12": Refusal("PROCTIME() and a processing-time window", "PROCTIME()"),
     "q13": Refusal("a lookup join of a filesystem table, as of processing time (PROCTIME())", "FOR SYSTEM_TIME AS OF a view"),
     "q14": Refusal("CREATE FUNCTION ... LANGUAGE PYTHON (a Python scalar function)", "CREATE FUNCTION"),
-    "q15": Refusal("GROUP BY an expression, COUNT(DISTINCT ...), FILTER (WHERE ...)", "GROUP BY DATE_FORMAT"),
-    "q16": Refusal("GROUP BY an expression, COUNT(DISTINCT ...), FILTER (WHERE ...)", "GROUP BY DATE_FORMAT"),
-    "q17": Refusal("GROUP BY an expression, FILTER (WHERE ...)", "GROUP BY DATE_FORMAT"),
-    "q23": Refusal("a join of three relations", "a join of more than two relations"),
 }  # fmt: skip
 #: The queries funke runs from its own formulation.
 RUNS = tuple(q for q in QUERIES if q not in REFUSED)

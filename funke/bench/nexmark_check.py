@@ -5,11 +5,11 @@ It runs funke's own formulation, or the unchanged files of a Nexmark checkout (`
 each query and mode, whether funke refuses it while planning (and why), runs it to the reference's
 result, or runs it to another one (and what differs).
 
->>> print(table([Checked("q0", "bounded", "equal", "", 920), Checked("q4", "bounded", "refused", "an aggregation over a join", 0)]))
+>>> print(table([Checked("q0", "bounded", "equal", "", 920), Checked("q6", "bounded", "refused", "an OVER window", 0)]))
 | query | mode | outcome | rows | detail |
 |---|---|---|---|---|
 | q0 | bounded | equal | 920 |  |
-| q4 | bounded | refused | 0 | an aggregation over a join |
+| q6 | bounded | refused | 0 | an OVER window |
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from funke.cli.bench_docs import WriteDocs
+
 console = Console()
 err = Console(stderr=True)
 
@@ -53,7 +55,7 @@ def register(bench: typer.Typer) -> None:
                 help="check each query's result against its plain-Python reference, streaming and bounded, over 2,200 events"
             ),
         ] = False,
-        write_docs: Annotated[bool, typer.Option("--write-docs", help="append the figures to --doc")] = False,
+        write_docs: WriteDocs = False,
         doc: Annotated[Path, typer.Option(help="the benchmarks page (with --write-docs)")] = Path("docs/benchmarks.md"),
     ) -> None:
         """Nexmark's queries, each as its own job over funke's generated events: events/s and per core at steady state,
