@@ -19,7 +19,7 @@ from funke.cli.bench_docs import WriteDocs
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
 from funke.cli.services import cluster as cluster_app
-from funke.cli import bench_kafka, bench_pyflink
+from funke.cli import bench_kafka, bench_nexmark, bench_pyflink
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
 from funke.extras import missing_extra
@@ -459,41 +459,6 @@ def bench_sql(
         console.print(f"appended to {doc}")
 
 
-@bench.command("nexmark")
-def bench_nexmark(
-    events: Annotated[int, typer.Option(help="events per query (Nexmark's EVENTS_NUM)")] = 1_000_000,
-    tps: Annotated[int, typer.Option(help="events per second of event time (Nexmark's TPS)")] = 10_000_000,
-    queries: Annotated[str, typer.Option(help="comma-separated queries (default: every one funke runs)")] = "",
-    bounded: Annotated[bool, typer.Option(help="run each query as a batch job")] = False,
-    write: WriteDocs = False,
-    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
-) -> None:
-    """Nexmark's Flink SQL queries, each from its unchanged file into a blackhole table, one job per query:
-    events per second, start to end (Spark's planning included)."""
-    import datetime as dt
-
-    from funke.bench import report
-    from funke.bench.nexmark import RUNS, Settings, run_nexmark_bench, summary
-    from funke.bench.ysb import session
-
-    _check_doc(write, doc)
-    chosen = tuple(q.strip() for q in queries.split(",") if q.strip()) or RUNS
-    settings = Settings(events=events, tps=tps)
-    canonical = ["funke", "bench", "nexmark", "--events", str(events), "--tps", str(tps)]
-    canonical += ["--queries", ",".join(chosen)] if queries else []
-    canonical += ["--bounded"] if bounded else []
-    with _reported():
-        spark = session()
-        setup = report.setup(spark)
-        runs = run_nexmark_bench(spark, settings, chosen, bounded=bounded, on_step=_step)
-    line = summary(runs, settings, bounded)
-    console.print(line)
-    if write:
-        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
-        report.add_to_section(doc, "Nexmark in Flink SQL (`funke bench nexmark`)", [entry])
-        console.print(f"appended to {doc}")
-
-
 @bench.command("cep")
 def bench_cep(
     events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 10_000_000,
@@ -738,6 +703,7 @@ def bench_graph(
 
 register_jobs(app)
 bench_kafka.register(bench)
+bench_nexmark.register(bench)
 bench_pyflink.register(bench)
 
 
