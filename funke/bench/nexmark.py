@@ -53,7 +53,6 @@ REFUSED: dict[str, Refusal] = {
     "q10": Refusal("PARTITIONED BY (a partitioned filesystem sink)", "PARTITIONED BY"),
     "q12": Refusal("PROCTIME() and a processing-time window", "PROCTIME()"),
     "q13": Refusal("a lookup join of a filesystem table, as of processing time (PROCTIME())", "FOR SYSTEM_TIME AS OF a view"),
-    "q14": Refusal("CREATE FUNCTION ... LANGUAGE PYTHON (a Python scalar function)", "CREATE FUNCTION"),
 }  # fmt: skip
 #: The queries funke runs from its own formulation.
 RUNS = tuple(q for q in QUERIES if q not in REFUSED)

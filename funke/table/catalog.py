@@ -212,7 +212,7 @@ def function_ddl_text(statement: Any) -> str | None:
     if isinstance(statement, exp.Command):
         text = f"{statement.this} {statement.expression.sql() if isinstance(statement.expression, exp.Expression) else statement.expression}"
     elif isinstance(statement, (exp.Create, exp.Drop)) and str(statement.args.get("kind", "")).upper() == "FUNCTION":
-        text = statement.sql()
+        text = statement.sql(comments=False)  # (a script's comment before the statement is no part of it)
     else:
         return None
     return text if is_function_ddl(text) else None
