@@ -30,6 +30,8 @@ FORBIDDEN = {
     # graph runs on Spark DataFrames itself (pyspark allowed) and takes streams through the public API
     # (DataStream, StreamEnvironment.execute), as cep does; never the stream compiler or jobs directly
     "graph": ("funke.spark", "funke.runtime", "funke.cli", "funke.bench"),
+    # the benchmarks sit under the command line: `funke bench` and `funke ysb produce` call them, never the reverse
+    "bench": ("funke.cli",),
 }
 
 
