@@ -590,6 +590,7 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
         stamps = table[TS].to_numpy()
         columns = {k: table[k] for k in keys}
         columns[_PANE] = pa.array((stamps - pre.offset_ms) // pre.pane_ms)
+        columns[TS] = table[TS]
         columns[_ROW] = pa.array(np.arange(table.num_rows))
         aggregations: list[tuple[Any, str, Any]] = [(_ROW, "min", None), ([], "count_all", None)]
         if program.same_batch_bound_ms is not None:

@@ -17,7 +17,7 @@ ROOT = Path(funke.__file__).parent
 #: layer -> modules it must not import (a prefix matches the module and its submodules)
 FORBIDDEN = {
     "semantics": ("pyspark", "funke.spark", "funke.api", "funke.runtime", "funke.cli"),
-    "plan": ("pyspark", "funke.spark", "funke.api", "funke.runtime", "funke.cli"),
+    "plan": ("pyspark", "funke.spark", "funke.api", "funke.runtime", "funke.cli", "funke.connectors"),
     "spark": ("funke.api", "funke.cli"),
     "runtime": ("funke.api", "funke.cli"),
     "savepoints": ("funke.api", "funke.cli"),
