@@ -590,10 +590,10 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
         stamps = table[TS].to_numpy()
         columns = {k: table[k] for k in keys}
         columns[_PANE] = pa.array((stamps - pre.offset_ms) // pre.pane_ms)
-        columns[TS] = table[TS]
         columns[_ROW] = pa.array(np.arange(table.num_rows))
         aggregations: list[tuple[Any, str, Any]] = [(_ROW, "min", None), ([], "count_all", None)]
         if program.same_batch_bound_ms is not None:
+            columns[TS] = table[TS]
             aggregations.append((TS, "max", None))
         for i, (fn, column) in enumerate(pre.aggregates):
             if fn == "count":
@@ -608,8 +608,9 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
         grouped = pa.table(columns).group_by([*keys, _PANE], use_threads=False).aggregate(aggregations)
         # Arrow's group order is not the order of first arrival (a three-column key reorders), so sort by it
         grouped = grouped.take(pc.sort_indices(grouped[f"{_ROW}_min"]))
+        first = grouped[f"{_ROW}_min"]  # each group's first row, whose timestamp the partial carries
         out = {k: grouped[k] for k in keys}
-        out[TS], out[PARTIAL_N] = table[TS].take(grouped[f"{_ROW}_min"]), grouped["count_all"]
+        out[TS], out[PARTIAL_N] = table[TS].take(first), grouped["count_all"]
         if program.same_batch_bound_ms is not None:
             out[PARTIAL_MAX] = grouped[f"{TS}_max"]
         for i, (fn, _) in enumerate(pre.aggregates):

@@ -3,7 +3,6 @@ with PostgreSQL still exact. (YSB on such a cluster runs in tests/spark/test_rea
 
 from __future__ import annotations
 
-
 import pytest
 
 from funke.bench.chaos import run_with_lost_worker, summary
