@@ -361,9 +361,9 @@ def _files_sink(t: TableDef) -> Any:
 
 
 def _print_sink(t: TableDef) -> Any:
-    from funke.connectors.sinks import print_
+    from funke.table.print_sink import RowsPrint
 
-    return print_()
+    return RowsPrint(t.columns, t.options.get("print-identifier"))
 
 
 def _blackhole(t: TableDef) -> Any:
@@ -451,7 +451,7 @@ CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
     "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink),
-    "print": Connector(frozenset(), sink=_print_sink, changelog=_print_sink),
+    "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),

@@ -283,9 +283,7 @@ class FlatAggregateTable:
         out = stream.key_by(group).process(fn, output_schema=Schema(tuple(fields)), name=f"flat_aggregate {call.function.name}")
         if not keys:
             out = out.select(*(f"`{f.name}`" for f in fields if f.name != "_fk_all"))
-        from funke.table.environment import Table
-
-        self._result = Table(t_env, out)
+        self._result = t_env._table(t_env, out)
 
     def select(self, *exprs: Any) -> Any:
         return self._result.select(*exprs)

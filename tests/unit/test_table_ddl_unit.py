@@ -8,11 +8,12 @@ import pytest
 import funke as fk
 from funke.cli.locate import build
 from funke.connectors.postgres import PostgresSink
-from funke.connectors.sinks import FileSink, PrintSink
+from funke.connectors.sinks import FileSink
 from funke.connectors.sources import FileSource, GeneratorSource
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.table import StreamTableEnvironment
+from funke.table.print_sink import RowsPrint
 
 GEN = (
     "CREATE TABLE bids (auction BIGINT, price INT, bidder STRING, ts TIMESTAMP(3), cost AS price * 2, "
@@ -71,7 +72,7 @@ def test_insert_into_casts_by_position_to_the_table_and_a_statement_set_is_one_j
         "expr('CAST(`price` AS int) AS `total`')",
     ]
     shown = t_env._insert(fk.table.dialect.parse("INSERT INTO shown SELECT auction FROM bids"), "")
-    assert isinstance(shown.spec, PrintSink)
+    assert isinstance(shown.spec, RowsPrint) and shown.spec.columns == (("a", "bigint"),)
 
 
 def test_jdbc_is_the_postgres_sink_upserting_by_the_primary_key(t_env):
