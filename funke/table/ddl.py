@@ -43,7 +43,7 @@ from sqlglot import exp
 
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
-from funke.table.dialect import interval_ms
+from funke.table.dialect import interval_ms, parse
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -157,6 +157,13 @@ def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
     if kind.this not in _TYPES:
         raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke")
     return _TYPES[kind.this]
+
+
+def watermark_strategy(column: str, expression: str, where: str) -> WatermarkStrategy:
+    """The DataStream strategy of ``WATERMARK FOR column AS expression`` (declared in ``where``, for messages)."""
+    body = parse(f"SELECT {expression}").expressions[0]
+    _, delay_ms = _watermark(exp.WatermarkColumnConstraint(this=exp.column(column), expression=body), lambda _: where)
+    return WatermarkStrategy(max_out_of_orderness_ms=delay_ms - 1, timestamp_column=column)
 
 
 def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression], str]) -> tuple[str, int]:
@@ -363,7 +370,10 @@ def _files_sink(t: TableDef) -> Any:
 def _print_sink(t: TableDef) -> Any:
     from funke.table.print_sink import RowsPrint
 
-    return RowsPrint(t.columns, t.options.get("print-identifier"))
+    create = parse(t.sql) if t.sql else None  # (TIMESTAMP_LTZ columns print as instants, 1970-01-01T00:00:05Z)
+    ltz = {c.name for c in create.find_all(exp.ColumnDef) if c.args.get("kind") is not None and c.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ} if create else set()
+    columns = tuple((c, "timestamp_ltz" if c in ltz else ty) for c, ty in t.columns)
+    return RowsPrint(columns, t.options.get("print-identifier"))
 
 
 def _blackhole(t: TableDef) -> Any:

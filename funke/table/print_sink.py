@@ -10,6 +10,9 @@ fewer (the same table once applied), as Flink's mini-batch aggregation does.
 
 >>> java_text([1, None, 2.5, True, "a"], ("bigint", "int", "double", "boolean", "string"))
 '1, null, 2.5, true, a'
+>>> moment = dt.datetime(1970, 1, 1, 0, 0, 5)
+>>> java_text([moment, moment, moment.replace(microsecond=250000)], ("timestamp", "timestamp_ltz", "timestamp"))
+'1970-01-01T00:00:05, 1970-01-01T00:00:05Z, 1970-01-01T00:00:05.250'
 """
 
 from __future__ import annotations
@@ -64,6 +67,12 @@ def _java(value: Any, spark_type: str) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return java_float(value, single=spark_type == "float")
+    if isinstance(value, dt.datetime) and spark_type == "timestamp_ltz":  # java.time.Instant (UTC): seconds always
+        fraction = value.microsecond
+        text = f"{value:%Y-%m-%dT%H:%M:%S}"
+        if fraction:
+            text += f".{fraction // 1000:03d}" if fraction % 1000 == 0 else f".{fraction:06d}"
+        return text + "Z"
     if isinstance(value, dt.datetime):  # java.time.LocalDateTime: seconds and fraction only when not zero
         text = f"{value:%Y-%m-%dT%H:%M}"
         if value.second or value.microsecond:

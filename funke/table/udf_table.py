@@ -209,7 +209,7 @@ class TableFunctions:
             raise PlanError(
                 f"alias(): {len(names)} name(s) ({', '.join(names)}) for {len(self.columns)} column(s) ({', '.join(self.columns)})"
             )
-        return self.select(*(f"`{c}` AS `{n}`" for c, n in zip(self.columns, names, strict=True)))
+        return self.select(*(f"`{c}`" if c == n else f"`{c}` AS `{n}`" for c, n in zip(self.columns, names, strict=True)))  # (a kept name keeps event time)
 
     def aggregate(self, func: Any) -> AggregatedTable:
         """An aggregate function over all rows (``group_by().aggregate``); ``select`` its result."""

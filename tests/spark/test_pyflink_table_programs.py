@@ -5,7 +5,9 @@ Real PyFlink printed the same lines for each (``funke bench pyflink --examples``
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -60,3 +62,69 @@ def test_multi_sink_runs_two_inserts_as_one_statement_set(examples, capsys):
     rows = [(1, "Hello"), (2, "World"), (3, "Flink"), (4, "PyFlink")]
     expected = Counter([f"+I[{i}, {d}]" for i, d in rows if i <= 3] + [f"+I[{i}, {d}]" for i, d in rows if "Flink" in d])
     assert run_program(examples / "multi_sink.py", capsys) == expected
+
+
+def test_mixing_datastream_and_table_converts_both_ways(examples, capsys):
+    got = run_program(examples / "mixing_use_of_datastream_and_table.py", capsys)
+    assert sum(got.values()) == 10  # (datagen's 10 random rows: id + length of data, each printed once)
+    assert all(re.fullmatch(r"\+I\[-?\d+\]", line) for line in got), got
+
+
+# The windowing examples' rows (ms, name, price), as their programs declare them.
+PRICES = [(1000, "Alice", 110.1), (4000, "Bob", 30.2), (3000, "Alice", 20.0), (2000, "Bob", 53.1), (5000, "Alice", 13.1),
+          (3000, "Bob", 3.1), (7000, "Bob", 16.1), (10000, "Alice", 20.1)]  # fmt: skip
+SESSION_PRICES = [(1000, "Alice", 110.1), (4000, "Bob", 30.2), (3000, "Alice", 20.0), (2000, "Bob", 53.1), (8000, "Bob", 16.1),
+                  (10000, "Alice", 20.1)]  # fmt: skip
+
+
+def instant(ms: int) -> str:
+    return (dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parsed(lines: Counter[str]) -> list[tuple[str, str, float, str, str]]:
+    """``+I[name, value, start, end]`` lines as tuples, sorted (the value a float: FLOAT sums are compared to 1e-6)."""
+    out = []
+    for line, n in lines.items():
+        kind, rest = line[:2], line[3:-1].split(", ")
+        out += [(kind, rest[0], float(rest[1]), rest[2], rest[3])] * n
+    return sorted(out, key=lambda r: (r[1], r[3], r[4]))
+
+
+def assert_windows(got: Counter[str], expected: dict[tuple[str, int, int], list[float]], aggregate) -> None:
+    want = sorted((("+I", k, aggregate(v), instant(s), instant(e)) for (k, s, e), v in expected.items()), key=lambda r: (r[1], r[3], r[4]))
+    rows = parsed(got)
+    assert [(r[0], r[1], r[3], r[4]) for r in rows] == [(r[0], r[1], r[3], r[4]) for r in want]
+    assert [r[2] for r in rows] == pytest.approx([r[2] for r in want], rel=1e-6)
+
+
+def sliced(rows, size: int, slide: int) -> dict[tuple[str, int, int], list[float]]:
+    out: dict[tuple[str, int, int], list[float]] = {}
+    for ms, name, price in rows:
+        start = ms - ms % slide
+        while start > ms - size:
+            out.setdefault((name, start, start + size), []).append(price)
+            start -= slide
+    return out
+
+
+@pytest.mark.parametrize(("program", "size", "slide", "aggregate"), [
+    ("tumble_window.py", 5000, 5000, sum), ("sliding_window.py", 5000, 2000, sum),
+    ("pandas_udaf.py", 5000, 5000, lambda v: sum(v) / len(v)),
+])  # fmt: skip
+def test_group_windows_over_a_datastream_with_a_watermark(examples, capsys, program, size, slide, aggregate):
+    folder = examples / ("pandas" if program.startswith("pandas") else "windowing")
+    assert_windows(run_program(folder / program, capsys), sliced(PRICES, size, slide), aggregate)
+
+
+def test_session_windows_over_a_datastream_with_a_watermark(examples, capsys):
+    sessions: dict[tuple[str, int, int], list[float]] = {}
+    for name in {n for _, n, _ in SESSION_PRICES}:
+        times = sorted((ms, p) for ms, n, p in SESSION_PRICES if n == name)
+        start, end, prices = times[0][0], times[0][0] + 5000, []
+        for ms, price in times:
+            if ms >= end:
+                sessions[(name, start, end)] = prices
+                start, prices = ms, []
+            end, prices = ms + 5000, [*prices, price]
+        sessions[(name, start, end)] = prices
+    assert_windows(run_program(examples / "windowing" / "session_window.py", capsys), sessions, sum)

@@ -125,3 +125,26 @@ def test_print_draws_pyflink_s_table_with_each_row_s_kind(t_env, capsys):
     ]
     _Result(t_env, table, []).print()
     assert capsys.readouterr().out == "Empty set\n"
+
+
+def test_from_data_stream_takes_a_row_s_or_tuple_s_fields_or_one_column_and_a_schema_picks_them():
+    from funke.pyflink.common.typeinfo import Types
+    from funke.pyflink.datastream import StreamExecutionEnvironment
+    from funke.pyflink.table import StreamTableEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    t_env = StreamTableEnvironment.create(env)
+    rows = env.from_collection([("a", 1)], type_info=Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.INT()]))
+    assert t_env.from_data_stream(rows).columns == ("k", "v")
+    tuples = env.from_collection([("a", 1)], type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
+    assert t_env.from_data_stream(tuples).columns == ("f0", "f1")
+    assert t_env.from_data_stream(env.from_collection([1], type_info=Types.LONG())).columns == ("f0",)
+    schema = (Schema.new_builder().column("v", DataTypes.BIGINT()).column_by_expression("twice", "v * 2")
+              .column_by_expression("ts", "TO_TIMESTAMP_LTZ(v, 3)").watermark("ts", "ts - INTERVAL '1' SECOND").build())  # fmt: skip
+    table = t_env.from_data_stream(rows, schema)
+    assert table.columns == ("v", "twice", "ts") and table._stream.node.event_time == "ts"
+    assert table.alias("v", "double", "ts")._stream.node.event_time == "ts"  # (a kept name keeps event time)
+    with pytest.raises(PlanError, match="the Schema's column 'nope' is not a field of the stream \\(k, v\\)"):
+        t_env.from_data_stream(rows, Schema.new_builder().column("nope", DataTypes.INT()).build())
+    back = t_env.to_data_stream(table.select(col("v"), col("twice")))
+    assert back._type.get_field_names() == ["v", "twice"]

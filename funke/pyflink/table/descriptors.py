@@ -28,25 +28,43 @@ def _type(t: Any) -> str:
 
 
 class Schema:
-    """A table's columns (physical and computed), watermark and primary key."""
+    """A table's columns (physical and computed), watermark and primary key: ``entries`` as
+    ``("column", name, type)``, ``("computed", name, SQL)``, ``("watermark", column, SQL)`` and
+    ``("key", columns)``, in the order declared."""
 
-    def __init__(self, items: tuple[str, ...] = ()) -> None:
-        self._items = items
+    def __init__(self, entries: tuple[tuple[Any, ...], ...] = ()) -> None:
+        self.entries = entries
 
     @staticmethod
     def new_builder() -> Schema.Builder:
         return Schema.Builder()
 
+    @property
+    def _items(self) -> list[str]:
+        """The entries as ``CREATE TABLE`` writes them."""
+        out = []
+        for kind, *rest in self.entries:
+            if kind == "column":
+                out.append(f"`{rest[0]}` {_type(rest[1])}")
+            elif kind == "computed":
+                out.append(f"`{rest[0]}` AS {rest[1]}")
+            elif kind == "watermark":
+                out.append(f"WATERMARK FOR `{rest[0]}` AS {rest[1]}")
+            else:
+                out.append(f"PRIMARY KEY ({', '.join(f'`{c}`' for c in rest[0])}) NOT ENFORCED")
+        return out
+
     class Builder:
         def __init__(self) -> None:
-            self._items: list[str] = []
+            self._entries: list[tuple[Any, ...]] = []
 
         def column(self, column_name: str, data_type: Any) -> Schema.Builder:
-            self._items.append(f"`{column_name}` {_type(data_type)}")
+            _type(data_type)  # (refused now if it is not a type)
+            self._entries.append(("column", column_name, data_type))
             return self
 
         def column_by_expression(self, column_name: str, expr: Any) -> Schema.Builder:
-            self._items.append(f"`{column_name}` AS {expr if isinstance(expr, str) else expr.to_sql(str)}")
+            self._entries.append(("computed", column_name, expr if isinstance(expr, str) else expr.to_sql(str)))
             return self
 
         def column_by_metadata(self, column_name: str, *args: Any, **kwargs: Any) -> Schema.Builder:
@@ -54,19 +72,19 @@ class Schema:
 
         def watermark(self, column_name: str, watermark_expr: Any) -> Schema.Builder:
             text = watermark_expr if isinstance(watermark_expr, str) else watermark_expr.to_sql(str)
-            self._items.append(f"WATERMARK FOR `{column_name}` AS {text}")
+            self._entries.append(("watermark", column_name, text))
             return self
 
         def primary_key(self, *column_names: str) -> Schema.Builder:
-            self._items.append(f"PRIMARY KEY ({', '.join(f'`{c}`' for c in column_names)}) NOT ENFORCED")
+            self._entries.append(("key", tuple(column_names)))
             return self
 
         def from_schema(self, schema: Schema) -> Schema.Builder:
-            self._items.extend(schema._items)
+            self._entries.extend(schema.entries)
             return self
 
         def build(self) -> Schema:
-            return Schema(tuple(self._items))
+            return Schema(tuple(self._entries))
 
     def __repr__(self) -> str:
         return "(" + ", ".join(self._items) + ")"

@@ -138,20 +138,44 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
     create_table = create_temporary_table
 
     def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Table:  # type: ignore[override]
-        if fields_or_schema or not hasattr(data_stream, "node"):
-            raise UnsupportedError(
-                "StreamTableEnvironment.from_data_stream of a PyFlink DataStream is not translated by funke yet (issue 41, "
-                "part 4): read the data with t_env.from_elements or a TableDescriptor source instead"
-            )
-        return super().from_data_stream(data_stream)
+        """A PyFlink DataStream as a table: a ROW type's fields as columns (``f0``, ``f1``, ... unless named), any
+        other type as one column ``f0``. A ``Schema`` picks and types the columns (in its order, when it
+        declares any), adds computed columns (``column_by_expression``) and the watermark (``watermark``)."""
+        from funke.api.streams import DataStream as FunkeStream
+
+        if isinstance(data_stream, FunkeStream) and not fields_or_schema:
+            return super().from_data_stream(data_stream)
+        if not callable(getattr(data_stream, "_chained", None)):
+            raise PlanError(f"from_data_stream() takes a DataStream, got {type(data_stream).__name__}")
+        if len(fields_or_schema) > 1 or (fields_or_schema and not isinstance(fields_or_schema[0], Schema)):
+            raise UnsupportedError("from_data_stream(ds, col(...), ...): funke takes a Schema (Schema.new_builder()...build()), or none")
+        table = super().from_data_stream(_columns_of(data_stream))
+        return _with_schema(table, fields_or_schema[0]) if fields_or_schema else table
 
     def to_data_stream(self, table: Any) -> Any:  # type: ignore[override]
+        """An insert-only table as a PyFlink DataStream of named ``Row``s (its columns' types)."""
+        from funke.pyflink.common.typeinfo import Types
+        from funke.pyflink.datastream._wire import RowReader
+        from funke.pyflink.datastream.data_stream import DataStream
+
+        env = getattr(self, "_pyflink_env", None)
+        if env is None:
+            raise PlanError("to_data_stream() is StreamTableEnvironment's: create it with StreamTableEnvironment.create(env)")
+        stream = super().to_data_stream(table)  # (refused for an updating table, saying why)
+        fields = table.get_schema().fields
+        row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
+        return DataStream(env, stream.select(*(f"`{f.name}`" for f in fields)), type_info=row_type, reader=RowReader(row_type), known=True)
+
+    def to_append_stream(self, table: Any, type_info: Any = None) -> Any:
+        return self.to_data_stream(table)
+
+    def to_changelog_stream(self, table: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         raise UnsupportedError(
-            "StreamTableEnvironment.to_data_stream to a PyFlink DataStream is not translated by funke yet (issue 41, part 4): "
-            "write the table with execute_insert or read it with execute().collect()"
+            "StreamTableEnvironment.to_changelog_stream to a PyFlink DataStream is not translated by funke yet: "
+            "write the updating table with execute_insert (print, jdbc) or read it with execute().collect() (Rows with kinds)"
         )
 
-    to_append_stream = to_retract_stream = to_changelog_stream = to_data_stream  # type: ignore[assignment]
+    to_retract_stream = to_changelog_stream
 
     def execute_sql(self, stmt: str) -> TableResult:  # type: ignore[override]
         """DDL, ``INSERT INTO`` (a job) or a ``SELECT`` (a job whose rows ``print()`` / ``collect()`` give)."""
@@ -166,11 +190,17 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         return StatementSet(self)
 
     def _run(self, sinks: list[Any], name: str) -> Any:
-        """A bounded table's job ends when its input does, as in Flink (batch or streaming mode)."""
+        """A job of exactly ``sinks``: over bounded sources a Spark batch job (the streaming run's results, as
+        PyFlink's DataStream jobs run here), else a streaming one; batch mode takes bounded sources only."""
+        from funke.plan import nodes as n
+
+        bounded = all(x.spec.bounded for x in n.walk(sinks) if isinstance(x, n.Source))
+        if not self._streaming and not bounded:
+            raise UnsupportedError("EnvironmentSettings.in_batch_mode() with an unbounded source: batch mode reads bounded input only, as in Flink")
         saved = self.env._sinks
         self.env._sinks = list(sinks)
         try:
-            return self.env.execute(name=name, bounded=not self._streaming)
+            return self.env.execute(name=name, bounded=bounded)
         finally:
             self.env._sinks = saved
 
@@ -189,7 +219,9 @@ class StreamTableEnvironment(TableEnvironment):
         if inner is None:
             raise PlanError(f"StreamTableEnvironment.create() takes a StreamExecutionEnvironment, got {type(stream_execution_environment).__name__}")
         streaming = environment_settings is None or environment_settings.is_streaming_mode()
-        return cls(inner, streaming)
+        t_env = cls(inner, streaming)
+        t_env._pyflink_env = stream_execution_environment
+        return t_env
 
 
 class Table(fk_table.Table):
@@ -426,6 +458,71 @@ def _inferred(values: list[Any], name: str) -> str:
         f"from_elements(): column {name!r} has values of {', '.join(sorted(k.__name__ for k in kinds))}; "
         "funke infers BOOLEAN, BIGINT, DOUBLE, STRING, BYTES, TIMESTAMP, DATE and DECIMAL: give a DataTypes.ROW schema"
     )
+
+
+def _columns_of(ds: Any) -> Any:
+    """A PyFlink DataStream's values as a funke stream of typed columns (a ROW's fields, or ``f0``)."""
+    from funke.pyflink.common.typeinfo import RowTypeInfo, TupleTypeInfo, Types
+    from funke.pyflink.datastream._wire import Tail
+
+    t = ds._type
+    if t is None:
+        raise PlanError(
+            "from_data_stream(): the stream's values have no declared type (PyFlink pickles them); declare it, "
+            "e.g. map(..., output_type=Types.ROW([Types.STRING(), Types.LONG()])) or from_collection(..., type_info=...)"
+        )
+    if isinstance(t, TupleTypeInfo):  # (a tuple's fields f0, f1, ..., as Flink's)
+        t = Types.ROW_NAMED([f"f{i}" for i in range(len(t.field_types))], t.field_types)
+        ds = ds.map(_tuple_row, output_type=t)
+    elif not isinstance(t, RowTypeInfo):
+        t, ds = Types.ROW_NAMED(["f0"], [t]), ds.map(Row, output_type=Types.ROW_NAMED(["f0"], [t]))
+    names = t.get_field_names()
+    if untyped := [n for n, ft in zip(names, t.field_types, strict=True) if ft.sql_type is None]:
+        raise UnsupportedError(f"from_data_stream(): field {untyped[0]!r} has a type funke's columns do not hold ({t!r})")
+    ddl = ", ".join(f"`{n}` {ft.sql_type}" for n, ft in zip(names, t.field_types, strict=True))
+    return ds._chained(Tail("columns", out_type=t), ddl, "")
+
+
+def _tuple_row(value: tuple[Any, ...]) -> Row:
+    return Row(*value)
+
+
+def _with_schema(table: Table, schema: Schema) -> Table:
+    """``table`` (a stream's fields) as ``schema`` declares it: its columns, computed columns and watermark."""
+    from funke.pyflink.table.descriptors import _type
+    from funke.table.ddl import watermark_strategy
+
+    entries, fields = schema.entries, table.columns
+    if any(e[0] == "key" for e in entries):
+        raise UnsupportedError("from_data_stream(): a Schema's primary_key is not supported by funke (the stream is insert-only)")
+    items = []
+    if any(e[0] == "column" for e in entries):
+        for kind, name, value in (e for e in entries if e[0] in ("column", "computed")):
+            if kind == "column" and name not in fields:
+                raise PlanError(f"from_data_stream(): the Schema's column {name!r} is not a field of the stream ({', '.join(fields)})")
+            items.append(f"CAST(`{name}` AS {_type(value)}) AS `{name}`" if kind == "column" else f"{value} AS `{name}`")
+    else:
+        items = [f"`{c}`" for c in fields] + [f"{e[2]} AS `{e[1]}`" for e in entries if e[0] == "computed"]
+    out = table.select(*items)
+    marks = [e for e in entries if e[0] == "watermark"]
+    if len(marks) > 1:
+        raise PlanError("from_data_stream(): a Schema has one watermark")
+    if marks:
+        strategy = watermark_strategy(marks[0][1], marks[0][2], "Schema.watermark")
+        out = out._t_env._table(out._t_env, out._stream.assign_timestamps_and_watermarks(strategy))
+    return out
+
+
+def _type_info(spark: str, name: str) -> Any:
+    """The PyFlink type of a column of funke type ``spark`` (what ``to_data_stream`` gives)."""
+    from funke.pyflink.common.typeinfo import Types
+
+    basic = {"bigint": Types.LONG, "int": Types.INT, "smallint": Types.SHORT, "tinyint": Types.BYTE, "string": Types.STRING,
+             "double": Types.DOUBLE, "float": Types.FLOAT, "boolean": Types.BOOLEAN, "timestamp": Types.SQL_TIMESTAMP,
+             "date": Types.SQL_DATE}  # fmt: skip
+    if spark in basic:
+        return basic[spark]()
+    raise UnsupportedError(f"to_data_stream(): column {name!r} of type {spark} has no PyFlink type in funke's translation")
 
 
 def _plain(value: Any) -> Any:
