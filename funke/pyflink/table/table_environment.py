@@ -404,7 +404,9 @@ _MAX_WIDTH = 30
 _WIDTHS = {"tinyint": 4, "smallint": 6, "int": 11, "bigint": 20, "boolean": 5, "date": 10, "timestamp": 23}
 
 
-def _type_width(spark: str) -> int:
+def _type_width(spark: str | None) -> int:
+    if spark is None:
+        return _MAX_WIDTH
     if spark.startswith("decimal("):
         return int(spark[8:].split(",")[0]) + 2
     return _WIDTHS.get(spark, _MAX_WIDTH)
