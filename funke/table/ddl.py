@@ -43,7 +43,7 @@ from sqlglot import exp
 
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
-from funke.table.dialect import interval_ms, parse
+from funke.table.dialect import interval_ms, parse, parse_script
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -367,11 +367,18 @@ def _files_sink(t: TableDef) -> Any:
     return files(_required(t, "path"), format=_required(t, "format"))
 
 
+def _ltz_columns(t: TableDef) -> set[str]:
+    """The columns ``CREATE TABLE`` declared TIMESTAMP_LTZ (funke holds them as Spark's TIMESTAMP)."""
+    creates = [s for s, _ in parse_script(t.sql)] if t.sql else []
+    mine = [c for c in creates if isinstance(c, exp.Create) and c.this is not None and c.this.find(exp.Table) is not None and c.this.find(exp.Table).name == t.name]
+    kinds = ((c.name, c.args.get("kind")) for create in mine[:1] for c in create.find_all(exp.ColumnDef))
+    return {name for name, kind in kinds if kind is not None and kind.this == exp.DataType.Type.TIMESTAMPLTZ}
+
+
 def _print_sink(t: TableDef) -> Any:
     from funke.table.print_sink import RowsPrint
 
-    create = parse(t.sql) if t.sql else None  # (TIMESTAMP_LTZ columns print as instants, 1970-01-01T00:00:05Z)
-    ltz = {c.name for c in create.find_all(exp.ColumnDef) if c.args.get("kind") is not None and c.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ} if create else set()
+    ltz = _ltz_columns(t)  # (they print as instants, 1970-01-01T00:00:05Z)
     columns = tuple((c, "timestamp_ltz" if c in ltz else ty) for c, ty in t.columns)
     return RowsPrint(columns, t.options.get("print-identifier"))
 

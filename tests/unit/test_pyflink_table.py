@@ -45,10 +45,10 @@ def test_an_expression_has_no_truth_value():
 
 
 def test_intervals_and_group_windows():
-    assert Tumble.over(lit(5).seconds).on(col("ts")).alias("w").funke().tvf("t", ()) == (
+    assert Tumble.over(lit(5).seconds).on(col("ts")).alias("w").tvf("t", ()) == (
         "TABLE(TUMBLE(TABLE t, DESCRIPTOR(`ts`), INTERVAL '5000' MILLISECOND))"
     )
-    hop = Slide.over(lit(1).minutes).every(lit(10).seconds).on("ts").alias("w").funke()
+    hop = Slide.over(lit(1).minutes).every(lit(10).seconds).on("ts").alias("w")
     assert hop.sizes == (10_000, 60_000)  # (HOP: the slide, then the size)
     with pytest.raises(PlanError, match="an interval takes a whole number"):
         _ = lit(1.5).seconds

@@ -172,3 +172,16 @@ def test_a_sql_script_builds_one_job_named_after_its_file(tmp_path):
     bad.write_text("CREATE TABLE o (u STRING) WITH ('connector' = 'print');\n\nINSERT INTO o SELECT u FROM nowhere;")
     with pytest.raises(PlanError, match=r"no view named 'nowhere' \(at line 3, column 29\)"):
         build(str(bad), {})
+
+
+def test_print_writes_flink_s_row_text_and_timestamp_ltz_columns_as_instants_in_a_script_too():
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="print"))
+    t_env.execute_script(
+        "CREATE TABLE a (x TIMESTAMP_LTZ(3), y TIMESTAMP(3)) WITH ('connector' = 'print', 'print-identifier' = 'out');\n"
+        "CREATE TABLE b (x TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');"
+    )
+    t_env.create_temporary_view("t", t_env.env.from_collection([(None,)], "ts timestamp"))
+    a = t_env._insert(fk.table.dialect.parse("INSERT INTO a SELECT ts, ts FROM t"), "").spec
+    assert isinstance(a, RowsPrint) and a.columns == (("x", "timestamp_ltz"), ("y", "timestamp")) and a.identifier == "out"
+    with pytest.raises(PlanError, match="does not take the option 'sink.parallelism'|sink.parallelism"):
+        t_env.execute_sql("CREATE TABLE c (x INT) WITH ('connector' = 'print', 'sink.parallelism' = '2')")

@@ -292,7 +292,22 @@ def range_interval(ms: int) -> Expression:
 
 
 __all__ = [
-    "CURRENT_RANGE", "CURRENT_ROW", "UNBOUNDED_RANGE", "UNBOUNDED_ROW", "range_interval", "row_interval",
-    "Expression", "and_", "call", "call_sql", "coalesce", "col", "concat", "current_timestamp", "if_then_else", "lit",
-    "not_", "or_",
+    "CURRENT_RANGE",
+    "CURRENT_ROW",
+    "UNBOUNDED_RANGE",
+    "UNBOUNDED_ROW",
+    "Expression",
+    "and_",
+    "call",
+    "call_sql",
+    "coalesce",
+    "col",
+    "concat",
+    "current_timestamp",
+    "if_then_else",
+    "lit",
+    "not_",
+    "or_",
+    "range_interval",
+    "row_interval",
 ]  # fmt: skip

@@ -252,7 +252,7 @@ class Table(fk_table.Table):
 
         if not isinstance(window, GroupWindow):
             raise UnsupportedError(f"window({window!r}): funke takes Tumble, Slide and Session of pyflink.table.window (Over windows: SQL's OVER)")
-        return _WindowedTable(super().window(window.funke()), self)
+        return _WindowedTable(super().window(window), self)
 
     def add_columns(self, *fields: Any) -> Table:
         return self.select("*", *fields)

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from funke.errors import PlanError, UnsupportedError
@@ -25,21 +25,14 @@ def _name(e: Any, what: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class GroupWindow:
-    kind: str
-    sizes: tuple[int, ...]
-    time: str | None = None
-    name: str | None = None
+class GroupWindow(fk_windows.GroupWindow):
+    """funke's group window, whose ``on`` and ``alias`` take PyFlink's expressions (``col('ts')``) too."""
 
     def on(self, time_field: Any) -> GroupWindow:
         return replace(self, time=_name(time_field, "on()"))
 
     def alias(self, alias: Any) -> GroupWindow:
         return replace(self, name=_name(alias, "alias()"))
-
-    def funke(self) -> fk_windows.GroupWindow:
-        return fk_windows.GroupWindow(self.kind, self.sizes, self.time, self.name)
 
 
 class _Sized:
