@@ -43,7 +43,7 @@ from sqlglot import exp
 
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
-from funke.table.dialect import interval_ms, parse, parse_script
+from funke.table.dialect import interval_ms, parse
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -72,6 +72,8 @@ class TableDef:
     connector: str
     options: Mapping[str, str]
     sql: str
+    #: The physical columns declared TIMESTAMP_LTZ (funke holds them as Spark's TIMESTAMP; print shows instants).
+    instants: frozenset[str] = frozenset()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -99,6 +101,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     computed: list[tuple[str, exp.Expression]] = []
     watermark = None
     key: tuple[str, ...] = ()
+    instants: set[str] = set()
     for item in create.this.expressions:
         if isinstance(item, exp.ColumnDef):
             constraints = item.args.get("constraints") or []
@@ -114,6 +117,8 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
                 computed.append((item.name, formula))
             else:
                 columns.append((item.name, _type(item.args["kind"], at)))
+                if item.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ:
+                    instants.add(item.name)
         elif isinstance(item, exp.WatermarkColumnConstraint):
             watermark = _watermark(item, at)
         elif isinstance(item, exp.PrimaryKey):
@@ -140,7 +145,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if connector not in CONNECTORS:
         raise UnsupportedError(f"Flink SQL: the connector {connector!r} of table {name} is not supported by funke; "
                                f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
-    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql)
+    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants))
     CONNECTORS[connector].check(definition)
     return definition
 
@@ -367,19 +372,10 @@ def _files_sink(t: TableDef) -> Any:
     return files(_required(t, "path"), format=_required(t, "format"))
 
 
-def _ltz_columns(t: TableDef) -> set[str]:
-    """The columns ``CREATE TABLE`` declared TIMESTAMP_LTZ (funke holds them as Spark's TIMESTAMP)."""
-    creates = [s for s, _ in parse_script(t.sql)] if t.sql else []
-    mine = [c for c in creates if isinstance(c, exp.Create) and c.this is not None and c.this.find(exp.Table) is not None and c.this.find(exp.Table).name == t.name]
-    kinds = ((c.name, c.args.get("kind")) for create in mine[:1] for c in create.find_all(exp.ColumnDef))
-    return {name for name, kind in kinds if kind is not None and kind.this == exp.DataType.Type.TIMESTAMPLTZ}
-
-
 def _print_sink(t: TableDef) -> Any:
     from funke.table.print_sink import RowsPrint
 
-    ltz = _ltz_columns(t)  # (they print as instants, 1970-01-01T00:00:05Z)
-    columns = tuple((c, "timestamp_ltz" if c in ltz else ty) for c, ty in t.columns)
+    columns = tuple((c, "timestamp_ltz" if c in t.instants else ty) for c, ty in t.columns)  # (instants: ...05Z)
     return RowsPrint(columns, t.options.get("print-identifier"))
 
 

@@ -357,12 +357,17 @@ class StreamTableEnvironment(FunctionCalls):
 
     def _run(self, sinks: list[n.Sink], name: str) -> Any:
         """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""
+        bounded = self._bounded(sinks)
         saved = self.env._sinks
         self.env._sinks = list(sinks)
         try:
-            return self.env.execute(name=name)
+            return self.env.execute(name=name, bounded=bounded)
         finally:
             self.env._sinks = saved
+
+    def _bounded(self, sinks: list[n.Sink]) -> bool | None:
+        """Whether the job of ``sinks`` runs as a batch job (None: as the environment's runtime mode says)."""
+        return None
 
     def to_data_stream(self, table: Table) -> DataStream:
         """The table as a DataStream (an insert-only table: every row an insert)."""

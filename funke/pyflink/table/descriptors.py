@@ -13,10 +13,7 @@ from typing import Any
 
 from funke.errors import PlanError, UnsupportedError
 from funke.table.data_types import DataType
-
-
-def _quote(text: str) -> str:
-    return "'" + str(text).replace("'", "''") + "'"
+from funke.table.udf import sql_literal
 
 
 def _type(t: Any) -> str:
@@ -162,5 +159,5 @@ class TableDescriptor:
             raise PlanError(f"table {name}: funke needs the descriptor's schema (TableDescriptor...schema(Schema...build()))")
         options = {"connector": self._connector, **self._options}
         partition = f" PARTITIONED BY ({', '.join(f'`{k}`' for k in self._partition_keys)})" if self._partition_keys else ""
-        with_ = ", ".join(f"{_quote(k)} = {_quote(v)}" for k, v in options.items())
+        with_ = ", ".join(f"{sql_literal(k)} = {sql_literal(v)}" for k, v in options.items())
         return f"CREATE TABLE `{name}` ({', '.join(self._schema._items)}){partition} WITH ({with_})"

@@ -20,7 +20,7 @@ from typing import Any
 
 from funke.errors import PlanError, UnsupportedError
 from funke.table.data_types import DataType
-from funke.table.udf import sql_of
+from funke.table.udf import sql_literal, sql_of
 
 NameOf = Callable[[Any], str]
 
@@ -49,7 +49,7 @@ def _sql(value: Any, name_of: NameOf) -> str:
     if isinstance(value, Expression):
         return value.to_sql(name_of)
     if isinstance(value, str):  # (a Python string in an expression is a string literal, as in PyFlink)
-        return "'" + value.replace("'", "''") + "'"
+        return sql_literal(value)
     return sql_of(value, name_of)
 
 
@@ -192,8 +192,7 @@ class Literal(Expression):
     """``lit(value)``; ``lit(5).seconds`` is an interval (a window's size)."""
 
     def __init__(self, value: Any, data_type: DataType | None = None) -> None:
-        text = sql_of(value, str) if not isinstance(value, str) else "'" + value.replace("'", "''") + "'"
-        text = _escaped(text)
+        text = _escaped(sql_literal(value))
         super().__init__(f"CAST({text} AS {_flink_type(data_type)})" if data_type is not None else text)
         self.value = value
 

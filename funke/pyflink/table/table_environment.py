@@ -16,7 +16,7 @@ from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND
-from funke.table.data_types import DataType, RowType
+from funke.table.data_types import DataType, RowType, flink_name
 from funke.table.print_sink import java_float
 
 
@@ -189,20 +189,15 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
     def create_statement_set(self) -> StatementSet:  # type: ignore[override]
         return StatementSet(self)
 
-    def _run(self, sinks: list[Any], name: str) -> Any:
-        """A job of exactly ``sinks``: over bounded sources a Spark batch job (the streaming run's results, as
-        PyFlink's DataStream jobs run here), else a streaming one; batch mode takes bounded sources only."""
+    def _bounded(self, sinks: list[Any]) -> bool:
+        """Over bounded sources a Spark batch job (the streaming run's results, as PyFlink's DataStream jobs run
+        here), else a streaming one; batch mode takes bounded sources only."""
         from funke.plan import nodes as n
 
         bounded = all(x.spec.bounded for x in n.walk(sinks) if isinstance(x, n.Source))
         if not self._streaming and not bounded:
             raise UnsupportedError("EnvironmentSettings.in_batch_mode() with an unbounded source: batch mode reads bounded input only, as in Flink")
-        saved = self.env._sinks
-        self.env._sinks = list(sinks)
-        try:
-            return self.env.execute(name=name, bounded=bounded)
-        finally:
-            self.env._sinks = saved
+        return bounded
 
 
 class StreamTableEnvironment(TableEnvironment):
@@ -314,7 +309,7 @@ class Table(fk_table.Table):
     def print_schema(self) -> None:
         print("(")
         fields = self.get_schema().fields
-        print(",\n".join(f"  `{f.name}` {_flink_name(f.dtype)}" for f in fields))
+        print(",\n".join(f"  `{f.name}` {flink_name(f.dtype)}" for f in fields))
         print(")")
 
     def explain(self, *extra_details: Any) -> str:  # type: ignore[override]
@@ -436,12 +431,6 @@ def _tableau(value: Any, spark: str) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_tableau(v, "") for v in value) + "]"
     return str(value)
-
-
-def _flink_name(spark: str) -> str:
-    from funke.table.data_types import flink_name
-
-    return flink_name(spark)
 
 
 def _inferred(values: list[Any], name: str) -> str:
