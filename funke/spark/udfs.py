@@ -155,7 +155,10 @@ def _struct(value: Any) -> Any:
         return value
     as_dict = getattr(value, "as_dict", None) or getattr(value, "_asdict", None)
     if callable(as_dict):
-        return as_dict()
+        try:
+            return as_dict()
+        except TypeError:  # (a positional PyFlink Row, Row(1, "x"): its fields by position)
+            return tuple(value)
     return tuple(value) if isinstance(value, list) else value
 
 

@@ -58,7 +58,7 @@ class Table(TableFunctions):
     def select(self, *exprs: Any) -> Table:
         """Columns or SQL expressions (``"price * qty AS total"``), as ``SELECT`` would; also Python
         functions called on columns (``add(col("a"), col("b")).alias("total")``, ``funke.table.udf``)."""
-        return self._t_env.sql_query(f"SELECT {self._t_env._items(exprs)} FROM {self._t_env._anonymous(self)}")
+        return self._t_env.sql_query(f"SELECT {self._t_env._select_items(exprs)} FROM {self._t_env._anonymous(self)}")
 
     def where(self, condition: Any) -> Table:
         return self._t_env.sql_query(f"SELECT * FROM {self._t_env._anonymous(self)} WHERE {self._t_env._items([condition])}")
@@ -82,7 +82,8 @@ class Table(TableFunctions):
         from funke.connectors.sinks import CollectSink
 
         sink = CollectSink()
-        stream = self._t_env.to_changelog_stream(self) if self.updating else self._stream
+        # (funke's changelog stream, also where a subclass's to_changelog_stream gives another kind of stream)
+        stream = StreamTableEnvironment.to_changelog_stream(self._t_env, self) if self.updating else self._stream
         node = n.Sink((stream.node,), spec=sink, explicit_uid="collect")
         return TableResult(self._t_env._run([node], f"{self._t_env.env.app}-collect"), sink)
 
@@ -106,7 +107,7 @@ class GroupedTable(GroupedFunctionCalls):
     def select(self, *exprs: Any) -> Table:
         t_env = self._table._t_env
         group = f" GROUP BY {', '.join(self._keys)}" if self._keys else ""
-        return t_env.sql_query(f"SELECT {t_env._items(exprs)} FROM {t_env._anonymous(self._table)}{group}")
+        return t_env.sql_query(f"SELECT {t_env._select_items(exprs)} FROM {t_env._anonymous(self._table)}{group}")
 
 
 class GroupWindowedTable:

@@ -31,5 +31,6 @@ def kind_first(stream: Any, items: list[str | Sql]) -> list[str | Sql]:
 
 
 def conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    """The terms of ``a AND b AND ...`` (``e`` itself when it is no AND)."""
-    return list(e.flatten()) if isinstance(e, exp.And) else [e]
+    """The terms of ``a AND b AND ...`` (``e`` itself when it is no AND), each without its parentheses."""
+    e = e.unnest()
+    return [t for x in e.flatten() for t in conjuncts(x)] if isinstance(e, exp.And) else [e]

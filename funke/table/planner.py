@@ -140,6 +140,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             self._ctes(query.args["with_"])
         if query.args.get("match") is not None:
             return self.lower(self._match_recognize(query))
+        if query.args.get("order") or query.args.get("limit") or query.args.get("offset"):
+            return self._sort_limit(query)
         if query.args.get("distinct"):
             return self._select_distinct(query)
         if (windowed := self._group_window(query)) is not None:
@@ -378,6 +380,48 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for c in calls:
             c.replace(exp.column(column, quoted=True))
         return marked
+
+    # -- ORDER BY / LIMIT -------------------------------------------------------------------------
+    def _sort_limit(self, query: exp.Select) -> Any:
+        """``SELECT ... [ORDER BY cols] LIMIT n``: Flink's Top-N over the whole result, as its planner makes
+        one of a sort with a limit. Without ORDER BY, the first n rows in arrival order (insert-only: once
+        n rows are in, the rest stay out); with it, an updating result (a row pushed out of the first n
+        is deleted, as ``ROW_NUMBER() OVER (ORDER BY cols) <= n`` would). A sort without a limit is not a
+        Top-N: Flink runs it on bounded input (or on a time attribute in a stream); funke refuses it."""
+        order_by, limit, offset = (query.args.get(a) for a in ("order", "limit", "offset"))
+        if offset is not None or (limit is not None and limit.args.get("offset") is not None):
+            raise self.refuse(offset if offset is not None else limit, "OFFSET", "LIMIT n without OFFSET runs, as a Top-N")
+        if limit is None:
+            raise self.refuse(order_by, "ORDER BY without LIMIT (a sort of the whole result)", "ORDER BY ... LIMIT n runs, as a Top-N")
+        count = limit.expression
+        if not (isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0):
+            raise self.refuse(limit, f"LIMIT {count.sql()}", "LIMIT takes a positive whole number")
+        inner = query.copy()
+        inner.set("order", None)
+        inner.set("limit", None)
+        stream = self.lower(inner)
+        schema = stream.schema.without((ROW_KIND,))
+        order = []
+        for o in order_by.expressions if order_by is not None else []:
+            if not isinstance(o.this, exp.Column):
+                raise self.refuse(o, f"ORDER BY {o.this.sql()} (an expression)", "order by a column of the result: name the expression in the SELECT")
+            schema.field(o.this.name, node=f"ORDER BY at {self.at(o)}")
+            order.append(Order(o.this.name, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
+        key, rownum = self._hide(), self._hide()
+        keyed = stream.with_column(key, Sql("0", declared="int"))
+        ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
+        n = int(count.this)
+        fn: Any
+        if is_updating(stream):
+            self._known_types(stream, "ORDER BY ... LIMIT over an updating result")
+            fn = RetractableTopN(order, n, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
+        else:
+            fn = TopN(order, n, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
+        ranked = keyed.key_by([key], nulls=True).process(fn, output_schema=ddl)
+        columns = [f"`{c}`" for c in schema.names]
+        if not order and not is_updating(stream):  # (the first n rows, each an insert: the result is not updating)
+            return ranked.select(*columns)
+        return ranked.select(*kind_first(ranked, columns))
 
     # -- window Top-N and deduplication ---------------------------------------------------------
     def _top_n(self, outer: exp.Select, inner: exp.Select) -> Any:

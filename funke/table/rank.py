@@ -203,6 +203,8 @@ class TopN(KeyedProcessFunction):
         self.buffer = with_ttl(ValueStateDescriptor("buffer"), ttl_ms)
 
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        if not self.order and not self.numbered:  # (LIMIT n: the first n rows in arrival order, none pushed out)
+            return top_n_mode(self, frozenset({INSERT}))
         return top_n_mode(self, frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER}) if self.numbered else frozenset({INSERT, DELETE}))
 
     def __repr__(self) -> str:  # (the plan's uid)

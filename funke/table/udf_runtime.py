@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from funke.errors import UserFunctionError
-from funke.plan.types import Schema, compatible, python_type_name
+from funke.plan.types import Schema, compatible, python_type_name, struct_fields
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, with_ttl
@@ -97,7 +97,12 @@ class PythonAggregate:
     def get_value(self, accumulator: Any) -> Any:
         result = self._call("get_value", accumulator)
         result = result.item() if hasattr(result, "item") and not isinstance(result, (list, dict, str)) else result  # (numpy)
-        if not compatible(python_type_name(result), self.result_type):
+        fields = struct_fields(self.result_type) if self.result_type and self.result_type.startswith("struct<") else {}
+        if fields and not isinstance(result, dict) and result is not None and (isinstance(result, tuple) or hasattr(result, "as_dict")):
+            values = _values(result, list(fields))  # (a ROW result: a Row or a tuple, its fields by name or position)
+            if len(values) == len(fields):
+                result = dict(zip(fields, values, strict=True))
+        if not (fields and isinstance(result, dict)) and not compatible(python_type_name(result), self.result_type):
             raise UserFunctionError(
                 f"Python aggregate function {self.name} returned {result!r} ({type(result).__name__}), but its result_type is {self.result_type}"
             )

@@ -83,6 +83,10 @@ class FunctionCalls:
         """Table API select items as SQL: strings as they are, Python function calls by their SQL names."""
         return ", ".join(sql_of(e, self._name_of) for e in exprs)
 
+    def _select_items(self, exprs: Iterable[Any]) -> str:
+        """A Table API ``select``'s items as SQL (a subclass may name the unnamed ones as its API does)."""
+        return self._items(exprs)
+
     def _name_of(self, function: UserDefinedFunctionWrapper) -> str:
         return str(self._functions.name_of(function))
 

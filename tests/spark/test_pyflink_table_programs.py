@@ -136,11 +136,12 @@ def test_a_pandas_dataframe_goes_through_a_table_and_back(examples, capsys):
     assert any(re.fullmatch(r"\s+a\s+b", line) for line in got) and any(re.fullmatch(r"999\s+[0-9.]+\s+[0-9.]+", line) for line in got)
 
 
-def test_the_first_tables_of_basic_operations_are_pyflink_s_drawn_tables(tmp_path, capsys):
-    """``TableResult.print()`` of basic_operations' first query (its later ones use LIMIT, which funke's SQL
-    refuses yet): the drawn table, byte for byte as PyFlink printed it."""
+def test_the_tables_of_basic_operations_are_pyflink_s_drawn_tables(tmp_path, capsys):
+    """``TableResult.print()`` of basic_operations' queries: the drawn table, byte for byte as PyFlink printed
+    it (rows as a multiset where Flink's order is its parallelism's); then its limit, aggregation (PyFlink's
+    EXPR$ names, each change of China's row), join on an expression and in-place column replacement."""
     from funke.pyflink.table import DataTypes, EnvironmentSettings, TableEnvironment
-    from funke.pyflink.table.expressions import col
+    from funke.pyflink.table.expressions import col, concat
 
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     table = t_env.from_elements([(i, json.dumps(d)) for i, d in PEOPLE], schema=["id", "data"])
@@ -158,3 +159,25 @@ def test_the_first_tables_of_basic_operations_are_pyflink_s_drawn_tables(tmp_pat
         f"| +I | {i:>20} | {d['name']:>30} | {d['tel']:>30} | {d['addr']['country']:>30} |" for i, d in PEOPLE
     )
     assert lines[7:] == [border, "4 rows in set"]
+
+    def printed(t) -> list[str]:
+        t.execute().print()
+        return capsys.readouterr().out.splitlines()
+
+    def row(*cells) -> str:
+        return "| " + " | ".join(f"{c:>{w}}" for c, w in zip(cells, (2, 20, 30, 30, 30, 20, 20), strict=False)) + " |"
+
+    # LIMIT 3 of an insert-only table: its first three rows, each an insert
+    assert printed(table.limit(3))[3:7] == [row("+I", i, d["name"], d["tel"], d["addr"]["country"]) for i, d in PEOPLE[:3]] + [border]
+    # a grouped select's unnamed aggregates are EXPR$0, EXPR$1; China's count changes when its second row comes
+    lines = printed(table.group_by(col("country")).select(col("country"), col("id").count, col("tel").cast(DataTypes.BIGINT()).max))
+    assert lines[1] == f"| op | {'country':>30} | {'EXPR$0':>20} | {'EXPR$1':>20} |"
+    china = [x for x in lines if "China" in x]
+    assert china == [f"| {k} | {'China':>30} | {n:>20} | {135:>20} |" for k, n in (("+I", 1), ("-U", 1), ("+U", 2))]
+    # a join whose predicate is a Table API expression (parenthesized SQL), then columns replaced where they are
+    right = t_env.from_elements([(1, 18), (2, 30), (3, 25), (4, 10)], schema=["id", "age"])
+    joined = printed(table.join(right.rename_columns(col("id").alias("r_id")), col("id") == col("r_id")))
+    assert joined[-1] == "4 rows in set" and all(f"| {i:>20} |" in " ".join(joined) for i, _ in PEOPLE)
+    replaced = printed(table.add_or_replace_columns(concat(col("id").cast(DataTypes.STRING()), "_", col("name")).alias("id")))
+    assert [c.strip() for c in replaced[1].split("|")[1:-1]] == ["op", "id", "name", "tel", "country"]
+    assert f"| +I | {'1_Flink':>30} | {'Flink':>30} |" in "\n".join(replaced)

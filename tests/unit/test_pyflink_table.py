@@ -148,3 +148,35 @@ def test_from_data_stream_takes_a_row_s_or_tuple_s_fields_or_one_column_and_a_sc
         t_env.from_data_stream(rows, Schema.new_builder().column("nope", DataTypes.INT()).build())
     back = t_env.to_data_stream(table.select(col("v"), col("twice")))
     assert back._type.get_field_names() == ["v", "twice"]
+
+
+def test_unnamed_select_items_get_pyflink_s_names():
+    """PyFlink names an unnamed aggregate call EXPR$i (the i-th aggregate call of the list) and any other
+    unnamed expression _c<position> (real PyFlink 2.3's schemas of these selects)."""
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t = t_env.from_elements([(1, "a", 3)], ["id", "k", "v"])
+    assert t.group_by(col("k")).select(col("k"), col("id").count, col("v").max).columns == ("k", "EXPR$0", "EXPR$1")
+    assert t.group_by(col("k")).select(col("k"), col("id").count.alias("n"), col("v").max).columns == ("k", "n", "EXPR$1")
+    assert t.group_by(col("k")).select(col("k"), col("id").count + 1, col("v").max).columns == ("k", "_c1", "EXPR$1")
+    assert t.select(col("id") + 1, col("k"), col("v") * 2).columns == ("_c0", "k", "_c2")
+    assert t.select(col("id").count, col("v").sum).columns == ("EXPR$0", "EXPR$1")
+
+
+def test_add_or_replace_columns_replaces_a_column_where_it_is():
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t = t_env.from_elements([(1, "a", 3)], ["id", "k", "v"])
+    assert t.add_or_replace_columns((col("id") + 1).alias("id"), (col("v") * 2).alias("w")).columns == ("id", "k", "v", "w")
+
+
+def test_a_join_predicate_of_the_table_api_finds_the_key_equality_in_its_parentheses():
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    left = t_env.from_elements([(1, "a")], ["id", "name"])
+    right = t_env.from_elements([(1, 18)], ["r_id", "age"])
+    assert left.join(right, (col("id") == col("r_id")) & (col("age") > 1)).columns == ("id", "name", "r_id", "age")
+
+
+def test_a_scalar_function_s_row_result_goes_to_arrow_by_name_or_by_position():
+    from funke.spark.udfs import _struct
+
+    assert _struct(Row(1, "x")) == (1, "x")  # (a positional Row has no names: by position)
+    assert _struct(Row(id=1, name="x")) == {"id": 1, "name": "x"}

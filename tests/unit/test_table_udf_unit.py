@@ -349,6 +349,26 @@ def test_a_python_aggregate_reports_its_failures_and_wrong_results_by_name():
         wrong.get_value(acc)
 
 
+def test_a_python_aggregate_s_row_result_is_read_by_name_or_by_position():
+    from funke.pyflink.common.types import Row
+
+    class Pair(Total):
+        def __init__(self, make):
+            self.make = make
+
+        def get_value(self, acc):
+            return self.make(acc[1], acc[0])
+
+    for make in (lambda n, s: Row(n, s), lambda n, s: Row(cnt=n, sum=s), lambda n, s: (n, s)):
+        pair = PythonAggregate(udaf(Pair(make), result_type="ROW<cnt BIGINT, sum BIGINT>"))
+        acc = pair.create_accumulator()
+        pair.accumulate(acc, 5)
+        assert pair.get_value(acc) == {"cnt": 1, "sum": 5}
+    short = PythonAggregate(udaf(Pair(lambda n, s: Row(n)), result_type="ROW<cnt BIGINT, sum BIGINT>"))
+    with pytest.raises(UserFunctionError, match=r"returned <Row\(0\)> \(Row\), but its result_type is struct<cnt:bigint,sum:bigint>"):
+        short.get_value(short.create_accumulator())
+
+
 def test_a_pandas_aggregate_sees_all_its_rows_as_series():
     median = PythonAggregate(udaf(lambda v: float(v.median()), result_type="DOUBLE", func_type="pandas"))
     acc = median.create_accumulator()

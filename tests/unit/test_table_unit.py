@@ -108,7 +108,10 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("SELECT k FROM ev ORDER BY k", "ORDER BY (at line 1, column 27)"),
+        ("SELECT k FROM ev ORDER BY k", "ORDER BY without LIMIT (a sort of the whole result) (at line 1, column 27)"),
+        ("SELECT k FROM ev LIMIT 2 OFFSET 1", "OFFSET"),
+        ("SELECT k FROM ev LIMIT 0", "LIMIT 0"),
+        ("SELECT k, v FROM ev ORDER BY v + 1 LIMIT 2", "ORDER BY v + 1 (an expression)"),
         (f"SELECT COUNT(*) FROM {TUMBLE} WHERE ts > CURRENT_WATERMARK(ts) GROUP BY window_start, window_end",
          "CURRENT_WATERMARK in a window aggregation"),
         (f"WITH g AS (SELECT k, MAX(ts) AS ts FROM ev GROUP BY k) {TUMBLE_COUNT.format(src='g')}", "a TUMBLE window over an updating result"),
@@ -556,3 +559,21 @@ def test_a_group_aggregations_state_kept_by_earlier_versions_restores_as_its_acc
         assert after[1:] == [[3], [8, 2], [2], [8, 2]]
     after, changes = agg.step((1, (0, 0), None, (0, 0)), {"k": "a", "v": None})
     assert [(c["total"], c["lo"], c["m"]) for c in changes] == [(None, None, None)] * 2
+
+
+def test_order_by_limit_plans_a_top_n_of_the_result_and_limit_alone_stays_insert_only(t_env):
+    from funke.table.rank import RetractableTopN, TopN
+
+    def top_n(t):
+        return next(x.function for x in n.walk([t._stream.node]) if isinstance(x, n.KeyedProcess) and isinstance(x.function, (TopN, RetractableTopN)))
+
+    sorted_ = t_env.sql_query("SELECT k, v FROM ev WHERE v > 0 ORDER BY v DESC, k LIMIT 3")
+    fn = top_n(sorted_)
+    assert isinstance(fn, TopN) and fn.limit == 3 and [(o.column, o.descending) for o in fn.order] == [("v", True), ("k", False)]
+    assert sorted_.updating and sorted_.columns == ("k", "v")
+    first = t_env.sql_query("SELECT k FROM plain LIMIT 5")
+    assert not first.updating and first.columns == ("k",) and top_n(first).order == ()
+    over_changes = t_env.sql_query("SELECT k, COUNT(*) AS c FROM plain GROUP BY k ORDER BY c DESC LIMIT 1")
+    assert over_changes.updating and isinstance(top_n(over_changes), RetractableTopN)
+    with pytest.raises(PlanError, match=r"ORDER BY at line 1, column 30: unknown column 'vv' \(did you mean 'v'\?\)"):
+        t_env.sql_query("SELECT k, v FROM ev ORDER BY vv LIMIT 1")

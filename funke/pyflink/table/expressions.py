@@ -225,6 +225,13 @@ def _flink_type(t: Any) -> str:
     raise PlanError(f"expected a DataType (DataTypes.BIGINT(), ...), got {t!r}")
 
 
+def aggregate_calls(e: Any) -> int:
+    """How many aggregate calls ``e`` holds (PyFlink numbers its unnamed aggregates by them)."""
+    if not isinstance(e, Expression):
+        return 0
+    return (e._aggregate is not None) + sum(aggregate_calls(o) for o in e._operands)
+
+
 def col(name: str) -> Column:
     return Column(name)
 

@@ -15,7 +15,7 @@ from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
 from funke.table import environment as fk_table
-from funke.table.changelog import ROW_KIND
+from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType, flink_name
 from funke.table.print_sink import java_float
 
@@ -183,6 +183,20 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
             return self.sql_query(stmt).execute()
         return TableResult(self, super().execute_sql(stmt), None)
 
+    def _select_items(self, exprs: Any) -> str:
+        """PyFlink's names for a select's unnamed expressions: ``EXPR$i`` for an aggregate call, the i-th
+        aggregate call of the list; ``_c<position>`` for any other expression; a column keeps its name."""
+        from funke.pyflink.table.expressions import Column, Expression, aggregate_calls
+
+        items, calls = [], 0
+        for position, e in enumerate(exprs):
+            text = self._items([e])
+            if isinstance(e, Expression) and not isinstance(e, Column) and e._alias is None:
+                text += f" AS `EXPR${calls}`" if e._aggregate is not None else f" AS `_c{position}`"
+            calls += aggregate_calls(e)
+            items.append(text)
+        return ", ".join(items)
+
     def explain_sql(self, stmt: str, *extra_details: Any) -> str:
         return self.sql_query(stmt).explain()
 
@@ -254,9 +268,9 @@ class Table(fk_table.Table):
 
     def add_or_replace_columns(self, *fields: Any) -> Table:
         given = [(self._t_env._items([f]), getattr(f, "_alias", None)) for f in fields]
-        replaced = {name for _, name in given if name}
-        kept = [f"`{c}`" for c in self.columns if c not in replaced]
-        return self.select(*kept, *(text for text, _ in given))
+        replacing = {name: text for text, name in given if name in self.columns}  # (in place, as in Flink)
+        kept = [replacing.get(c, f"`{c}`") for c in self.columns]
+        return self.select(*kept, *(text for text, name in given if name not in replacing))
 
     def drop_columns(self, *fields: Any) -> Table:
         dropped = {getattr(f, "name", f) for f in fields}
@@ -346,7 +360,7 @@ class TableResult:
         names = list(self._table.columns)
         for values in self._inner.collect():
             row = _row(names, [values.get(n) for n in names])
-            row.set_row_kind(_KINDS.get(values.get(ROW_KIND), RowKind.INSERT))
+            row.set_row_kind(_KINDS.get(values.get(ROW_KIND_NAME), RowKind.INSERT))  # (to_changelog_stream's column)
             yield row
 
     def print(self) -> None:
