@@ -24,7 +24,7 @@ _MEDIA = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".
 #: Ended jobs the job table still shows (Flink keeps a finished job for an hour by default).
 RECENT_S = 3600.0
 #: Checkpoints (committed micro-batches) the history shows, newest first.
-CHECKPOINTS_SHOWN = 40
+CHECKPOINTS_SHOWN = 20
 
 
 def page(job: str) -> str:
@@ -79,7 +79,7 @@ def job_list(handle: Any, now: float | None = None) -> dict[str, Any]:
         return {"jobs": [own], "older": 0}
     registry = Registry(handle.home)
     shown, older = [own], 0
-    for j in sorted(registry.jobs(), key=lambda j: -j.updated_at):
+    for j in sorted(registry.jobs(), key=lambda j: (not j.alive, -j.updated_at)):  # running first, then the latest ended
         if j.name == handle.name:
             own["started"] = _utc(j.started_at)
             continue
@@ -146,7 +146,7 @@ def operators(handle: Any, now: float | None) -> dict[str, dict[str, Any]]:
         entry: dict[str, Any] = {"queries": {q: per_query[q].get(node["uid"], {}) for q in ran}}
         for direction in ("in", "out"):
             got = [per_query[q].get(node["uid"], {}).get(direction) for q in ran]
-            entry[direction] = round(sum(got), 2) if got and None not in got else None  # type: ignore[arg-type]
+            entry[direction] = sum(got) if got and None not in got else None  # type: ignore[arg-type]
         out[node["uid"]] = entry
     return out
 
@@ -178,7 +178,8 @@ def sources(handle: Any, now: float | None) -> list[dict[str, Any]]:
     """Backpressure per query and source: the rows/s it gives over wall time against the rows/s
     the query gets through while it runs micro-batches (the most it could take), the share of
     time the query is busy (near 1: batches run back to back, it cannot take more), and how far
-    its last batch ended behind the newest data (Spark's Kafka source says; Redis is asked)."""
+    its last batch ended behind the newest data (Spark's Kafka source says; funke's Kafka and Redis
+    sources' servers are asked)."""
     out = []
     for st in handle.states:
         if not st.history:
@@ -205,8 +206,9 @@ def _plan_sources(st: Any) -> list[Any]:
 
 
 def _behind(source: Any, reported: list[pg.SourceRecord]) -> tuple[float | None, str | None]:
-    """What Spark's last progress says of the source (Kafka: offsets behind the latest in the
-    partition furthest behind), or Redis's own count of the entries after the batch's end."""
+    """What Spark's last progress says of the source (its Kafka source: offsets behind the latest in
+    the partition furthest behind), or the server's count of what came after the batch's end."""
+    from funke.connectors.kafka import KafkaSource, records_behind
     from funke.connectors.redis_streams import RedisStreamSource, entries_behind
 
     for r in reported:
@@ -216,6 +218,10 @@ def _behind(source: Any, reported: list[pg.SourceRecord]) -> tuple[float | None,
             entries = entries_behind(source.spec, pg.offset_json(r.end_offset))
             if entries is not None:
                 return entries, "entries"
+        if isinstance(source.spec, KafkaSource):
+            records = records_behind(source.spec, pg.offset_json(r.end_offset))
+            if records is not None:
+                return records, "records"
     return None, None
 
 

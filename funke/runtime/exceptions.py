@@ -25,5 +25,15 @@ def exception_entry(query: str | None, message: str, cause: Any, action: str) ->
         trace = "".join(traceback.format_exception(cause))
     else:
         trace = str(cause)
+    trace += _jvm_trace(cause)
     lines = str(message).strip().splitlines() or [""]
     return {"time": time.time(), "query": query, "headline": lines[0], "action": action, "trace": trace[:TRACE_CHARS]}
+
+
+def _jvm_trace(cause: Any, depth: int = 0) -> str:
+    """The JVM's trace of a pyspark captured exception and of its causes, which pyspark keeps apart."""
+    jvm = getattr(cause, "_stackTrace", None)
+    if not isinstance(jvm, str) or not jvm or depth > 4:
+        return ""
+    text = f"\nJVM stack trace{' of the cause ' + str(getattr(cause, '_desc', '')) if depth else ''}:\n{jvm}"
+    return text + _jvm_trace(getattr(cause, "_cause", None), depth + 1)

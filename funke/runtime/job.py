@@ -177,6 +177,8 @@ class QueryState:
             counts[key] = counts.get(key, 0) + produced
         for key, rows_here in counts.items():
             self.observed_rows[key] = self.observed_rows.get(key, 0) + rows_here
+        while self.history and self.history[-1].batch >= p.batchId:  # a batch replayed after a restart counts once
+            self.history.pop()
         self.history.append(record(p, rows, counts))
         self.batches += 1
         self.input_rows += rows

@@ -26,6 +26,8 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
+from funke.runtime.progress import event_time_lags
+
 #: A query's first micro-batches (JIT, state store and broadcast warm-up), left out of steady-state figures.
 WARMUP_BATCHES = 2
 
@@ -153,6 +155,14 @@ class JobCollector:
                 lag.add_metric([job, uid], max(0.0, now - at))
         yield wm
         yield lag
+        behind = GaugeMetricFamily(
+            "funke_event_time_lag_seconds", "The largest event time seen minus the watermark (the job's own event time)", labels=["job", "query"]
+        )
+        for uid, st in per_query:
+            lags = event_time_lags(getattr(st, "history", ()))
+            if lags:
+                behind.add_metric([job, uid], lags[-1][1])
+        yield behind
 
         hist = HistogramMetricFamily("funke_batch_duration_seconds", "Micro-batch duration (Spark's triggerExecution)", labels=["job", "query"])
         for uid, st in per_query:

@@ -271,7 +271,7 @@ def operator_rates(
             summed[k] = summed.get(k, 0) + v
     out: dict[str, dict[str, float]] = {}
     for (uid, direction), n in operator_flows(summed, graph, query).items():
-        out.setdefault(uid, {})[direction] = round(n / span, 2)
+        out.setdefault(uid, {})[direction] = n / span
     return out
 
 
