@@ -126,10 +126,9 @@ CAMPAIGNS_KEY = "ysb:campaigns"
 
 def store_campaigns(url: str, key: str = CAMPAIGNS_KEY) -> None:
     """Write the ad → campaign map into a Redis hash, as the original benchmark's setup does."""
-    import redis
+    from funke.connectors.redis_streams import RedisAddress, connect
 
-    client = redis.Redis.from_url(url)
-    with client.pipeline(transaction=True) as p:
+    with connect(RedisAddress.parse(url), timeout=10) as client, client.pipeline(transaction=True) as p:
         p.delete(key)
         p.hset(key, mapping=dict(campaign_rows()))
         p.execute()
@@ -222,7 +221,7 @@ def pipeline(
 
 
 def job(
-    events: int | None = 1_000_000,
+    events: int | None = None,
     output: str | None = None,
     rate: float | None = None,
     campaigns: int = CAMPAIGNS,
@@ -230,13 +229,15 @@ def job(
 ) -> fk.StreamEnvironment:
     """YSB as a funke job: ``funke run examples.ysb:job --events N [--output DIR] [--bounded] [--opt campaigns=N]``.
 
+    Without ``--events`` the generator never ends (stop the job with Ctrl-C).
+
     ``--opt batch_seconds=S`` sizes the unthrottled generator's micro-batches adaptively (about S seconds each).
     """
     return _job(events, output, rate, None, campaigns, batch_seconds or None)
 
 
 def trigger_job(
-    events: int | None = 1_000_000, output: str | None = None, rate: float | None = None, campaigns: int = CAMPAIGNS
+    events: int | None = None, output: str | None = None, rate: float | None = None, campaigns: int = CAMPAIGNS
 ) -> fk.StreamEnvironment:
     """YSB with the data Artisans trigger (early results every second): ``funke run examples.ysb:trigger_job``."""
     return _job(events, output, rate, DataArtisansTrigger(), campaigns)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 #: worker that unpickles one funke function imports what that function needs, not all of funke.
 _FROM = {
     **dict.fromkeys(("DataStream", "KeyedStream", "StreamEnvironment", "WindowedStream"), "funke.api"),
+    "AsyncDataStream": "funke.api.async_io",
     **dict.fromkeys(("spark_table",), "funke.connectors.tables"),
     **dict.fromkeys(
         ("EnvironmentSetupError", "FunkeError", "JobFailedError", "PlanError", "SchemaError", "UnsupportedError"), "funke.errors"
@@ -42,6 +43,7 @@ _MODULES = frozenset(
 
 if TYPE_CHECKING:
     from funke.api import DataStream, KeyedStream, StreamEnvironment, WindowedStream
+    from funke.api.async_io import AsyncDataStream
     from funke.connectors.tables import spark_table
     from funke.errors import EnvironmentSetupError, FunkeError, JobFailedError, PlanError, SchemaError, UnsupportedError
     from funke.graph.iteration import iterate, iterate_delta
@@ -82,6 +84,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AscendingTimestampsWatermarks",
+    "AsyncDataStream",
     "BoundedOutOfOrdernessWatermarks",
     "DataStream",
     "EnvironmentSetupError",

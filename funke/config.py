@@ -32,6 +32,12 @@ class FunkeSettings(BaseSettings):
         None, description="where `funke services` keeps Kafka's jars, data and the servers' logs; default: <home>/services (FUNKE_SERVICES_HOME)"
     )
 
+    kafka_connector: str = Field(
+        "auto",
+        description="Kafka through Spark's own connector where it serves (auto: fetched once into <services home>/spark-kafka), "
+        "or always through funke's Python data source over confluent-kafka (python) (FUNKE_KAFKA_CONNECTOR)",
+    )
+
     @property
     def services_root(self) -> Path:
         return self.services_home or self.home / "services"

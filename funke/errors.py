@@ -27,13 +27,18 @@ class JobFailedError(FunkeError, RuntimeError):
     """A running job stopped with an error; the cause carries the user's traceback."""
 
 
-def did_you_mean(name: str, available: list[str] | tuple[str, ...]) -> str:
-    """``"; available: a, b, c"`` plus a close match when there is one."""
+class UserFunctionError(FunkeError, RuntimeError):
+    """A user's function raised while a job ran (on a Spark worker): the message's first line names the
+    function, its operator and the exception; the lines after it are the function's frames."""
+
+
+def did_you_mean(name: str, available: list[str] | tuple[str, ...], what: str = "columns") -> str:
+    """``" (did you mean 'b'?); available columns: a, b, c"``: a close match when there is one, then ``what`` there is."""
     import difflib
 
     close = difflib.get_close_matches(name, list(available), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"{hint}; available columns: {', '.join(available) or '(none)'}"
+    return f"{hint}; available {what}: {', '.join(available) or '(none)'}"
 
 
 class SinkError(FunkeError, RuntimeError):
@@ -42,3 +47,8 @@ class SinkError(FunkeError, RuntimeError):
 
 class SourceError(FunkeError, RuntimeError):
     """An external source cannot be reached or its data cannot be read (names the server and address)."""
+
+
+class UserFunctionError(FunkeError, RuntimeError):
+    """A user's function (a Python UDF of Flink SQL, say) raised, or returned a value that does not fit
+    its declared type, while the job ran: the message names the function and the row."""

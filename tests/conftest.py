@@ -1,4 +1,4 @@
-"""Shared fixtures: one SparkSession for the whole run (local[2], 2 shuffle partitions, UI off)."""
+"""Shared fixtures: one SparkSession for the whole run (local[2]'s settings with 5 task slots, 2 shuffle partitions, UI off)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,15 @@ def spark():
 
     s = settings(master="local[2]", shuffle_partitions=2)
     conf = {**default_conf(s), "spark.sql.streaming.minBatchesToRetain": "5"}
-    session = get_session(s, conf, "funke-tests")
+    # Spark's real-time trigger (tests/spark/test_realtime.py) holds a task slot per Kafka partition and per
+    # shuffle partition at once, and funke keeps one for the job's dead letters: 2 + 2 + 1 with two-partition
+    # topics and the 2 shuffle partitions here, and local[2] refuses such a query
+    # (CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT). So the session has five slots,
+    # while every default funke derives from the cores (shuffle partitions, default parallelism, which is
+    # what funke takes for a given session's cores, adaptive execution off) stays local[2]'s: the other
+    # tests plan and run as on local[2], and the real-time ones share this session instead of starting a
+    # JVM each (about 10 s apiece on this machine).
+    session = get_session(s.model_copy(update={"master": "local[5]"}), conf, "funke-tests")
     yield session
     session.stop()
 
@@ -44,3 +52,8 @@ def env(spark, tmp_path):
     import funke as fk
 
     return fk.StreamEnvironment(app="test", spark=spark, checkpoint_dir=str(tmp_path / "ckpt"))
+
+
+# PyFlink programs (run by tests/spark/test_pyflink_*.py under python -m funke.pyflink): their
+# ``pyflink`` imports resolve only through funke's import hook, so pytest does not import them itself.
+collect_ignore_glob = ["pyflink_programs/*.py"]

@@ -12,7 +12,7 @@ from funke.api.streams import DataStream
 from funke.config import FunkeSettings, settings
 from funke.connectors.base import SinkSpec, SourceSpec
 from funke.connectors.sources import collection
-from funke.errors import PlanError, UnsupportedError
+from funke.errors import PlanError
 from funke.plan import nodes as n
 from funke.plan.explain import explain as explain_plan
 from funke.plan.types import Schema
@@ -104,7 +104,7 @@ class StreamEnvironment:
         return files(str(Path(self.settings.home) / "jobs" / job / "dead-letters"), overwrite=True)
 
     def set_latency_mode(self, mode: str) -> StreamEnvironment:
-        """``"micro-batch"`` (the default), ``"latency-first"`` or ``"realtime"`` (refused).
+        """``"micro-batch"`` (the default), ``"latency-first"`` or ``"realtime"``.
 
         ``"latency-first"``: a window result leaves in the micro-batch whose elements pass the
         watermark, not the next one. Spark computes its watermark after a batch, so its own
@@ -116,11 +116,13 @@ class StreamEnvironment:
         sooner. Two-input operators (joins, connect, broadcast) keep the micro-batch schedule. Call it before
         building windows: it decides their path.
 
-        Spark 4.3's real-time trigger runs a query continuously instead of in micro-batches,
-        but only over Spark's JVM Kafka source (``spark-sql-kafka-0-10``), and Maven Central
-        serves no such connector for pyspark 4.3.0; funke's Kafka source is a Python data
-        source, which that trigger does not take. So ``"realtime"`` is refused, saying why,
-        rather than accepted and silently run in micro-batches.
+        ``"realtime"``: Spark's real-time trigger, milliseconds from Kafka to Kafka instead of a
+        micro-batch. It runs Kafka sources (Spark's connector), select/filter/expressions, union,
+        lookup joins with a table of rows, rolling ``sum/min/max/count`` (one update per element,
+        as Flink) and event-time tumbling/sliding window aggregates (an upsert stream of each
+        window's updates), into at-least-once Kafka sinks. Anything else is refused while planning,
+        naming the operator and why (``funke.plan.realtime``), never run in micro-batches instead.
+        ``checkpoint_interval`` is the real-time checkpoint interval (default 5 minutes).
 
         >>> StreamEnvironment().set_latency_mode("micro-batch").latency_mode
         'micro-batch'
@@ -130,13 +132,6 @@ class StreamEnvironment:
         if mode not in ("micro-batch", "latency-first", "realtime"):
             raise PlanError(
                 f"set_latency_mode() takes 'micro-batch' or 'realtime' or 'latency-first' (same-batch window results), got {mode!r}"
-            )
-        if mode == "realtime":
-            raise UnsupportedError(
-                "set_latency_mode('realtime'): Spark's real-time trigger reads only through Spark's JVM Kafka connector "
-                "(spark-sql-kafka-0-10), which Maven Central does not serve for pyspark 4.3.0, and funke's Kafka source "
-                "is a Python data source, which that trigger does not take; jobs run in micro-batches (the latency "
-                "floor is a micro-batch: see docs/benchmarks.md, Kafka to Kafka latency)"
             )
         if mode != self.latency_mode and self._mode_windows:
             raise PlanError(
@@ -174,7 +169,8 @@ class StreamEnvironment:
         from_savepoint: str | None = None,
         allow_non_restored_state: bool = False,
     ) -> JobHandle:
-        """Compile the plan onto Spark and start it; returns a JobHandle (``wait``, ``stop``, ``metrics``).
+        """Compile the plan onto Spark and start it; returns a JobHandle (``wait``, ``stop``, ``metrics``)
+        at once (``execute_async`` is the same): a script calls ``.wait()`` to let a finite job finish.
 
         ``bounded=True`` runs the same program as a Spark batch job over bounded sources:
         the watermark is +infinity at the end, and results equal the streaming run's.
@@ -204,3 +200,12 @@ class StreamEnvironment:
             from_savepoint=from_savepoint,
             allow_non_restored_state=allow_non_restored_state,
         )
+
+    def execute_async(self, **options: Any) -> JobHandle:
+        """Start the job and return its handle at once: PyFlink's name for what ``execute`` does.
+
+        ``execute(...)`` takes the same options and returns the same ``JobHandle``; neither blocks
+        (Flink's ``execute()`` does): call ``.wait()`` to block until a finite job ends. A script
+        that ends while its job still runs says so on stderr, and the job stops with it.
+        """
+        return self.execute(**options)

@@ -18,6 +18,9 @@ from funke.plan.probe import probe
 from funke.plan.types import Field, Schema
 from funke.semantics.evictors import Evictor
 from funke.semantics.functions import AggregateFunction, KeyedProcessFunction, OutputTag, ProcessWindowFunction, ReduceFunction
+from funke.semantics.process import ProcessFunction
+from funke.semantics.rich import FilterFunction, FlatMapFunction, Function, KeySelector, Lifecycled, MapFunction
+from funke.semantics.window_functions import as_process_window_function
 from funke.semantics.time import Duration, to_millis
 from funke.semantics.triggers import Trigger
 from funke.semantics.watermarks import WatermarkStrategy
@@ -27,6 +30,7 @@ from funke.semantics.window_operator import WindowReduce, WindowSpec
 from funke.semantics.windows import WindowAssigner
 
 if TYPE_CHECKING:
+    from funke.api.all_windows import AllWindowedStream
     from funke.api.connect import BroadcastConnectedStream, BroadcastStream, ConnectedStreams
     from funke.api.environment import StreamEnvironment
 
@@ -46,6 +50,11 @@ class DataStream:
     @property
     def schema(self) -> Schema | None:
         return self._node.schema
+
+    @property
+    def side_output_node(self) -> n.Node:
+        """The operator whose side outputs ``get_side_output`` reads (the one that made this stream)."""
+        return self._node
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -71,21 +80,38 @@ class DataStream:
         return type(self)(self._env, dataclasses.replace(self._node, explicit_name=name))
 
     # -- stateless ------------------------------------------------------------------
-    def filter(self, predicate: Expr | str | Callable[[dict[str, Any]], bool], *, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
-        """Keep rows where ``predicate`` holds: a column expression, a SQL string, or a Python function.
+    def filter(self, predicate: Expr | str | Callable[[dict[str, Any]], bool] | FilterFunction, *, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Keep rows where ``predicate`` holds: a column expression, a SQL string, a Python function
+        or a ``FilterFunction`` (``filter(row)``, with ``open(runtime_context)``/``close()``).
 
         A Python function gets a row as a dict (or, with ``vectorized=True``, a pandas
         DataFrame, returning a boolean Series) and runs over Arrow batches.
         """
+        if isinstance(predicate, Function):
+            return self._python(predicate, "filter", None, vectorized, name, uid)
         if callable(predicate) and not isinstance(predicate, Expr):
             return self._python(predicate, "filter", None, vectorized, name, uid)
         return self._then(n.Filter((self._node,), predicate=to_expr(predicate), explicit_name=name, explicit_uid=uid))
 
     def map(self, fn: Callable[[dict[str, Any]], Any] | Mapping[str, Expr | str], *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
-        """One row out per row in: a Python function (dict in, dict or tuple out) or ``{name: expression}``.
+        """One row out per row in: a Python function (dict in, dict or tuple out), a ``MapFunction``
+        (``map(row)``, with ``open(runtime_context)``/``close()``) or ``{name: expression}``.
 
         ``output_schema`` declares the function's result columns (default: the input's).
         With ``vectorized=True`` the function maps a pandas DataFrame to a DataFrame.
+        A ``MapFunction``'s ``open`` runs once per Spark task (a partition of a micro-batch)
+        before its first row, ``close`` after its last.
+
+        >>> import funke as fk
+        >>> from funke.functions import MapFunction
+        >>> class Scale(MapFunction):
+        ...     def open(self, runtime_context):
+        ...         self.factor = 10
+        ...     def map(self, row):
+        ...         return {"v": row["v"] * self.factor}
+        >>> env = fk.StreamEnvironment(app="doc")
+        >>> env.from_collection([{"v": 1}], schema="v bigint").map(Scale()).schema.names
+        ('v',)
         """
         if isinstance(fn, Mapping):
             return self.select(*(to_expr(e).alias(k) for k, e in fn.items()))
@@ -95,16 +121,18 @@ class DataStream:
             output_schema, vectorized = fn.output_schema(self.schema), True
         return self._python(fn, "map", output_schema, vectorized, name, uid)
 
-    def flat_map(self, fn: Callable[[dict[str, Any]], Any], *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
-        """Zero or more rows out per row in (the function returns or yields them)."""
+    def flat_map(self, fn: Callable[[dict[str, Any]], Any] | FlatMapFunction, *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Zero or more rows out per row in (the function returns or yields them); or a ``FlatMapFunction``."""
         return self._python(fn, "flat_map", output_schema, vectorized, name, uid)
 
-    def _python(self, fn: Callable[..., Any], mode: str, output_schema: str | Schema | None, vectorized: bool, name: str | None, uid: str | None) -> DataStream:
+    def _python(self, fn: Callable[..., Any] | Function, mode: str, output_schema: str | Schema | None, vectorized: bool, name: str | None, uid: str | None) -> DataStream:
+        if isinstance(fn, Function):
+            fn = rich_call(fn, mode)
         if not callable(fn):
             raise PlanError(f"{mode}() takes a function or an expression, got {type(fn).__name__}")
         out = Schema.of(output_schema)
         node = n.PythonFunction((self._node,), fn=fn, mode=mode, output=out, vectorized=vectorized, explicit_name=name, explicit_uid=uid)
-        if not vectorized:
+        if not vectorized and not isinstance(fn, Lifecycled):  # (never call a function before its open())
             probe(fn, mode, self.schema, out, node.where())
         return self._then(node)
 
@@ -179,15 +207,28 @@ class DataStream:
             raise PlanError(f"expected a WatermarkStrategy, got {type(strategy).__name__}")
         return self._then(n.Watermark((self._node,), strategy=strategy))
 
-    def key_by(self, key: str | list[str] | tuple[str, ...] | Callable[[dict[str, Any]], Any], *, key_type: str = "string") -> KeyedStream:
-        """Partition by key columns, or by ``key(row)`` (stored in a column named ``key``)."""
+    def key_by(
+        self,
+        key: str | list[str] | tuple[str, ...] | Callable[[dict[str, Any]], Any] | KeySelector,
+        *,
+        key_type: str = "string",
+        nulls: bool = False,
+    ) -> KeyedStream:
+        """Partition by key columns, or by ``key(row)`` or a ``KeySelector``'s ``get_key(row)`` (stored in a
+        column named ``key``). A row whose key is NULL goes to the dead letters, as Flink's ``keyBy`` refuses
+        it; ``nulls=True`` makes NULL a key value like any other (Flink SQL's ``GROUP BY`` and ``PARTITION BY``)."""
+        if isinstance(key, KeySelector):
+            out = (self.schema or Schema(())).with_field(Field("key", key_type))
+            selector = Lifecycled(key, _with_key, f"key_by {type(key).__qualname__}")
+            keyed = self.map(selector, output_schema=out, name=f"key_by({type(key).__qualname__})")
+            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
         if callable(key) and not isinstance(key, str):
             fn = key
             out = (self.schema or Schema(())).with_field(Field("key", key_type))
             keyed = self.map(lambda row, _f=fn: {**row, "key": _f(row)}, output_schema=out, name=f"key_by({getattr(fn, '__qualname__', 'fn')})")
-            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",)))
+            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
         keys = (key,) if isinstance(key, str) else tuple(key)
-        return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys))
+        return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys, nulls=nulls))
 
     def get_side_output(self, tag: OutputTag) -> DataStream:
         """The rows this stream's operator sent to ``tag`` (late data, ``ctx.output(tag, row)``)."""
@@ -197,6 +238,49 @@ class DataStream:
 
     def window(self, assigner: WindowAssigner) -> WindowedStream:
         raise PlanError("window() needs a keyed stream: call key_by(...) first, or use window_all(...) for one window over all elements")
+
+    def window_all(self, assigner: WindowAssigner) -> AllWindowedStream:
+        """Flink's ``windowAll``: windows over all elements of the stream, not per key.
+
+        Every element goes to one operator instance (as in Flink, where it runs with parallelism
+        1): funke keys them all by one constant. Results have ``window_start``, ``window_end`` and
+        the function's columns; ``.reduce``, ``.aggregate``, ``.process(ProcessAllWindowFunction)``,
+        ``.apply(AllWindowFunction)`` and the built-in aggregates as on a keyed window.
+
+        >>> import funke as fk
+        >>> from funke.windows import TumblingEventTimeWindows
+        >>> env = fk.StreamEnvironment(app="doc")
+        >>> wm = fk.WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("t")
+        >>> s = env.from_collection([], "v bigint, t timestamp", watermarks=wm)
+        >>> s.window_all(TumblingEventTimeWindows.of(fk.seconds(10))).sum("v").schema.names
+        ('window_start', 'window_end', 'v')
+        """
+        from funke.api.all_windows import AllWindowedStream
+
+        return AllWindowedStream.over(self, assigner)
+
+    def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream:
+        """Flink's ``countWindowAll``: every ``size`` elements of the whole stream (or the last ``size`` every ``slide``)."""
+        from funke.api.all_windows import AllWindowedStream
+
+        return AllWindowedStream.counting(self, size, slide)
+
+    def process(self, function: ProcessFunction, *, output_schema: str | Schema | None = None, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Flink's ``ProcessFunction`` on a stream that is not keyed: ``process_element(value, ctx)`` yields
+        rows of ``output_schema`` per element, ``ctx.timestamp()``, ``ctx.timer_service()`` (the watermark,
+        processing time; timers need ``key_by``), side outputs by ``ctx.output(tag, row)`` or ``yield tag, row``.
+
+        It runs as a funke operator; each Spark partition's elements reach it in their order.
+        """
+        from funke.plan.unkeyed import Process
+
+        if not isinstance(function, ProcessFunction):
+            hint = " (a KeyedProcessFunction needs key_by(...) first)" if isinstance(function, KeyedProcessFunction) else ""
+            raise PlanError(f"process() on a stream that is not keyed takes a ProcessFunction subclass, got {function!r}{hint}")
+        out = Schema.of(output_schema)
+        if out is None:
+            raise PlanError("process() needs output_schema=... naming the columns the function yields")
+        return self._then(Process((self._node,), function=function, output=out, explicit_name=name, explicit_uid=uid))
 
     # -- sinks ----------------------------------------------------------------------
     def sink_to(self, sink: SinkSpec, *, uid: str | None = None, name: str | None = None) -> SinkSpec:
@@ -252,7 +336,7 @@ class KeyedStream(DataStream):
         with ``OutputTag(name, schema)``. On Spark, ``open()`` runs at the start of each micro-batch.
         """
         if not isinstance(function, KeyedProcessFunction):
-            raise PlanError(f"process() takes a KeyedProcessFunction subclass, got {function!r}")
+            raise PlanError(f"process() on a keyed stream takes a KeyedProcessFunction subclass, got {function!r}")
         if output_schema is None and callable(getattr(function, "output_schema", None)):
             output_schema = function.output_schema(self.schema)
         out = Schema.of(output_schema)
@@ -352,15 +436,37 @@ class WindowedStream:
                 node = dataclasses.replace(node, path_hint=LATENCY_FIRST)
         return DataStream(self._env, node)
 
-    def reduce(self, fn: ReduceFunction | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]) -> DataStream:
-        """Reduce each window's elements (dict rows) with ``fn(a, b) -> row``; the result has the input's columns."""
-        return self._aggregate(function=WindowReduce(fn))
+    #: Whether window functions get the key (False over ``window_all``: the All- forms).
+    _keyed_functions = True
+
+    def _window_function(self, function: Any, what: str) -> ProcessWindowFunction:
+        try:
+            return as_process_window_function(function, keyed=self._keyed_functions)
+        except TypeError as e:
+            raise PlanError(f"{what}: {e}") from None
+
+    def reduce(self, fn: ReduceFunction | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]], window_function: Any = None, *, output_schema: str | Schema | None = None) -> DataStream:
+        """Reduce each window's elements (dict rows) with ``fn(a, b) -> row``; the result has the input's columns.
+
+        With ``window_function`` (a ProcessWindowFunction or WindowFunction), the window's one
+        reduced value goes to it (as its only element) and it yields rows of ``output_schema``.
+        """
+        if not callable(fn) and not isinstance(fn, ReduceFunction):
+            raise PlanError(f"reduce() takes a function (a, b) -> row or a ReduceFunction, got {fn!r}")
+        if window_function is None:
+            return self._aggregate(function=WindowReduce(fn))
+        if output_schema is None:
+            raise PlanError("reduce(fn, window_function) needs output_schema=... naming the columns the window function yields")
+        return self._aggregate(function=WindowReduce(fn, self._window_function(window_function, "reduce()")), output_schema=output_schema)
 
     def process(self, fn: ProcessWindowFunction, *, output_schema: str | Schema) -> DataStream:
         """``fn.process(key, ctx, elements)`` yields rows of ``output_schema`` per window firing."""
-        if not isinstance(fn, ProcessWindowFunction):
-            raise PlanError(f"process() takes a ProcessWindowFunction subclass, got {fn!r}")
-        return self._aggregate(function=WindowProcessFn(fn), output_schema=output_schema)
+        return self._aggregate(function=WindowProcessFn(self._window_function(fn, "process()")), output_schema=output_schema)
+
+    def apply(self, fn: Any, *, output_schema: str | Schema) -> DataStream:
+        """Flink's ``apply``: ``fn.apply(key, window, inputs)`` (a ``WindowFunction``) yields rows of
+        ``output_schema`` per window firing (``window.start``, ``window.end``, ``window.max_timestamp``)."""
+        return self._aggregate(function=WindowProcessFn(self._window_function(fn, "apply()")), output_schema=output_schema)
 
     def count(self, alias: str = "count") -> DataStream:
         return self._aggregate(n.Aggregate("count", None, alias))
@@ -377,15 +483,18 @@ class WindowedStream:
     def avg(self, column: str, alias: str | None = None) -> DataStream:
         return self._aggregate(n.Aggregate("avg", column, alias or column))
 
-    def aggregate(self, function: AggregateFunction | None = None, *, output_schema: str | Schema | None = None, **named: tuple[str, str | None] | str) -> DataStream:
+    def aggregate(self, function: AggregateFunction | None = None, window_function: Any = None, *, output_schema: str | Schema | None = None, **named: tuple[str, str | None] | str) -> DataStream:
         """An ``AggregateFunction`` (its result a dict of ``output_schema``'s columns), or several
-        built-ins at once: ``.aggregate(n="count", total=("sum", "price"))``."""
+        built-ins at once: ``.aggregate(n="count", total=("sum", "price"))``. With ``window_function``
+        (a ProcessWindowFunction or WindowFunction) the aggregate's result goes to it, which yields
+        rows of ``output_schema``."""
         if function is not None:
             if not isinstance(function, AggregateFunction) or named:
                 raise PlanError("aggregate() takes an AggregateFunction (with output_schema=...) or named built-ins, not both")
             if output_schema is None:
                 raise PlanError("aggregate(AggregateFunction) needs output_schema=... naming the result's columns")
-            return self._aggregate(function=WindowAggregateFn(function), output_schema=output_schema)
+            wf = None if window_function is None else self._window_function(window_function, "aggregate()")
+            return self._aggregate(function=WindowAggregateFn(function, wf), output_schema=output_schema)
         aggs = []
         for alias, spec in named.items():
             fn, column = (spec, None) if isinstance(spec, str) else spec
@@ -395,3 +504,30 @@ class WindowedStream:
                 raise PlanError(f"aggregate {alias}={fn!r} needs a column: ({fn!r}, 'column')")
             aggs.append(n.Aggregate(fn, column, alias))
         return self._aggregate(*aggs)
+
+
+def _with_key(selector: KeySelector, row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "key": selector.get_key(row)}
+
+
+def _call_map(fn: MapFunction, row: Any) -> Any:
+    return fn.map(row)
+
+
+def _call_flat_map(fn: FlatMapFunction, row: Any) -> Any:
+    return fn.flat_map(row)
+
+
+def _call_filter(fn: FilterFunction, row: Any) -> Any:
+    return fn.filter(row)
+
+
+_RICH = {"map": (MapFunction, _call_map), "flat_map": (FlatMapFunction, _call_flat_map), "filter": (FilterFunction, _call_filter)}
+
+
+def rich_call(function: Function, mode: str) -> Lifecycled:
+    """A ``MapFunction`` / ``FlatMapFunction`` / ``FilterFunction`` as the row function of ``mode``, with its lifecycle."""
+    wanted, call = _RICH[mode]
+    if not isinstance(function, wanted):
+        raise PlanError(f"{mode}() takes a function or a {wanted.__name__}, got {type(function).__name__}")
+    return Lifecycled(function, call, f"{mode} {type(function).__qualname__}")

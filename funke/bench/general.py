@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from funke.bench.measure import steady_text
+
 #: The sessions job of this bench: ``examples.sessions.job``'s defaults.
 SESSION_KEYS = 100_000
 SESSION_GAP_MS = 2_000
@@ -226,8 +228,8 @@ def general_summary(runs: list[GeneralRun]) -> str:
     """
     parts = []
     for r in runs:
-        ratio = f", **{r.ratio}** of {r.versus}" if r.versus else ""
+        ratio = f", **{r.ratio}** of {r.versus}" if r.versus and r.ratio else ""
         batches = f"p50 / p99 {r.batch_ms_p50 or 0:,} / {r.batch_ms_p99 or 0:,} ms"
-        parts.append(f"{r.job} {r.steady_rows_per_s or 0:,} events/s ({batches}; {r.checked}){ratio}")
+        parts.append(f"{r.job} {steady_text(r.steady_rows_per_s)} ({batches}; {r.checked}){ratio}")
     loads = [r.load for r in runs]
     return "; ".join(parts) + f"; load {min(loads)} to {max(loads)}"

@@ -151,14 +151,8 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str) -> None:
     """Read ``topic`` read_committed from the start until the file ``<out>.stop`` appears; save each record's
     fields and arrival time (µs) to ``out``. ``<out>.count`` holds how many records came so far."""
     import numpy as np
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": f"funke-latency-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": "read_committed", "fetch.wait.max.ms": 5, "fetch.error.backoff.ms": 5,
-    })  # fmt: skip
-    parts = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+    consumer = output_consumer(bootstrap, topic)
     _note(f"{out}.count", 0)
     a: list[int] = []
     b: list[int] = []
@@ -187,6 +181,19 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str) -> None:
     consumer.close()
     np.savez(out, a=np.array(a, np.int64), b=np.array(b, np.int64), kinds=np.array(kinds, dtype=str),
              counts=np.array(counts, np.int64), arrived=np.array(arrived, np.int64))  # fmt: skip
+
+
+def output_consumer(bootstrap: str, topic: str, *, fetch_wait_ms: int = 5) -> Any:
+    """A read_committed consumer of every partition of ``topic`` from its start (no group: assigned)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": f"funke-latency-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+        "isolation.level": "read_committed", "fetch.wait.max.ms": fetch_wait_ms, "fetch.error.backoff.ms": 5,
+    })  # fmt: skip
+    parts = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+    return consumer
 
 
 def _note(path: str, value: int) -> None:

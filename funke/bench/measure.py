@@ -34,6 +34,19 @@ from funke.runtime.metrics import WARMUP_BATCHES, percentile  # (the job handle'
 
 #: The watermark's delay behind the largest event time (``ysb.OUT_OF_ORDERNESS``).
 WATERMARK_DELAY_MS = round(ysb.OUT_OF_ORDERNESS.total_seconds() * 1000)
+#: What a figure reads when the run was too small to have it; docs/benchmarks.md takes no line that says so.
+TOO_SMALL = "too small to measure"
+
+
+def steady_text(rate: float | None, unit: str = "events/s") -> str:
+    """A steady rate, or why a run has none (it needs micro-batches past the first ``WARMUP_BATCHES``).
+
+    >>> steady_text(123456.7), steady_text(None)
+    ('123,457 events/s', 'too small to measure (a steady rate needs micro-batches after the first 2: give more --events)')
+    """
+    if not rate:
+        return f"{TOO_SMALL} (a steady rate needs micro-batches after the first {WARMUP_BATCHES}: give more --events)"
+    return f"{rate:,.0f} {unit}".rstrip()
 
 
 def finish_within(env: Any, timeout_s: float, what: str) -> float:

@@ -1,14 +1,14 @@
 """YSB from Kafka in plain PySpark, as a PySpark 4.3 user writes it without funke.
 
-Spark's own Kafka connector (``spark-sql-kafka-0-10``) is not served by Maven Central for
-pyspark 4.3.0, so a plain PySpark program has no ``format("kafka")`` either. What a user
-writes instead is the minimal Python data source below over confluent-kafka, following
-PySpark's data source guide: offsets are ``{partition: next offset}``, the read limit
-(``maxOffsetsPerTrigger``, as Spark's connector calls it) is shared evenly by the
-partitions, one Spark task reads one Kafka partition's range and yields a tuple per record
-(the value as text). The job parses the JSON values with ``from_json`` and runs the
-same YSB query as ``funke.bench.plain`` (filter views, broadcast join, 10 s window count in
-append mode), written by Spark's Parquet file sink.
+With Spark's own Kafka connector on the classpath (``spark-sql-kafka-0-10``: Maven Central serves
+4.2.0, which runs on pyspark 4.3.0, not 4.3.0 itself), the user reads ``format("kafka")``. Without
+it, what a user writes instead is the minimal Python data source below over confluent-kafka,
+following PySpark's data source guide: offsets are ``{partition: next offset}``, the read limit
+(``maxOffsetsPerTrigger``, as Spark's connector calls it) is shared evenly by the partitions, one
+Spark task reads one Kafka partition's range and yields a tuple per record (the value as text).
+The job parses the JSON values with ``from_json`` and runs the same YSB query as
+``funke.bench.plain`` (filter views, broadcast join, 10 s window count in append mode), written by
+Spark's Parquet file sink.
 
 Spark has no end-of-input watermark, so the run ends as ``funke.bench.plain``'s does: the
 topic holds, after the events, one flush record dated 9999 (a ``view`` of a real ad, the
@@ -34,6 +34,9 @@ from funke.bench.measure import Batch, ProgressLog, Run, parquet_windows
 
 SYSTEM = plain.SYSTEM
 NAME = "plain_kafka"
+#: The flush record's event time: in 9999, a day before funke's end-of-input instant (an event time funke takes,
+#: so that funke reading the topic unbounded with Spark's connector sees the watermark pass every window too).
+FLUSH_MS = plain.FLUSH_MS - 86_400_000
 #: The columns of ``examples.ysb.events``, the JSON fields of each record.
 EVENT_DDL = (
     "user_id string, page_id string, ad_id string, ad_type string, event_type string, event_time bigint, ip_address string"
@@ -124,16 +127,32 @@ def streaming(
     *,
     checkpoint: str | None = None,
     on_finished: Callable[[], None] = lambda: None,
+    connector: bool = False,
 ) -> Run:
-    """YSB over the ``n`` events of ``topic`` (then its flush record), ``rows_per_batch`` per micro-batch, to Parquet."""
-    register(spark)
-    records = (
-        spark.readStream.format(NAME)
-        .option("bootstrap", bootstrap)
-        .option("topic", topic)
-        .option("maxOffsetsPerTrigger", rows_per_batch)
-        .load()
-    )
+    """YSB over the ``n`` events of ``topic`` (then its flush record), ``rows_per_batch`` per micro-batch, to Parquet.
+
+    ``connector``: read with Spark's own Kafka connector (``format("kafka")``, as a PySpark user with
+    ``spark-sql-kafka-0-10`` on the classpath writes it), else with the Python data source above.
+    """
+    if connector:
+        records = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", rows_per_batch)
+            .load()
+            .select(F.col("value").cast("string").alias("value"))
+        )
+    else:
+        register(spark)
+        records = (
+            spark.readStream.format(NAME)
+            .option("bootstrap", bootstrap)
+            .option("topic", topic)
+            .option("maxOffsetsPerTrigger", rows_per_batch)
+            .load()
+        )
     events = records.select(F.from_json("value", EVENT_DDL).alias("e")).select("e.*")
     events = events.withColumn("event_time", F.timestamp_millis("event_time"))
     counts = plain.window_counts_query(events, plain.campaigns_frame(spark), streaming=True)
@@ -158,14 +177,20 @@ def streaming(
         progress.close()
     on_finished()
     reports = progress.of(query.id)
-    batches = tuple(Batch(p.batchId, int((p.durationMs or {}).get("triggerExecution", 0)), int(p.numInputRows)) for p in reports)
-    read = sum(b.events for b in batches)
-    if read == n + 1:  # the flush record is not an event
-        last = next(i for i in range(len(batches) - 1, -1, -1) if batches[i].events)
-        batches = (*batches[:last], dataclasses.replace(batches[last], events=batches[last].events - 1), *batches[last + 1 :])
+    batches = without_flush(
+        tuple(Batch(p.batchId, int((p.durationMs or {}).get("triggerExecution", 0)), int(p.numInputRows)) for p in reports), n
+    )
     dropped = sum(int(getattr(s, "numRowsDroppedByWatermark", 0) or 0) for p in reports for s in (p.stateOperators or []))
     run = Run(SYSTEM, "streaming", sum(b.events for b in batches), wall, batches, {}, dropped)
     return dataclasses.replace(run, windows=parquet_windows(spark, output))
+
+
+def without_flush(batches: tuple[Batch, ...], n: int) -> tuple[Batch, ...]:
+    """The micro-batches' events, the flush record (not an event) taken out of the last batch that read it."""
+    if sum(b.events for b in batches) != n + 1:
+        return batches
+    last = next(i for i in range(len(batches) - 1, -1, -1) if batches[i].events)
+    return (*batches[:last], dataclasses.replace(batches[last], events=batches[last].events - 1), *batches[last + 1 :])
 
 
 def flush_record() -> bytes:
@@ -174,5 +199,5 @@ def flush_record() -> bytes:
 
     ad = ysb.campaign_rows()[0][0]
     fields = {"user_id": "user-0", "page_id": "page-0", "ad_id": ad, "ad_type": ysb.AD_TYPES[0], "event_type": "view",
-              "event_time": plain.FLUSH_MS, "ip_address": "0.0.0.0"}  # fmt: skip
+              "event_time": FLUSH_MS, "ip_address": "0.0.0.0"}  # fmt: skip
     return json.dumps(fields, separators=(",", ":")).encode()

@@ -16,8 +16,9 @@ from typing import Any
 from rich.table import Table
 
 from funke.bench.checkpoint import CheckpointBench
-from funke.bench.measure import LATENCY_PARTS, LatencyRun, Run, gib, size
+from funke.bench.measure import LATENCY_PARTS, TOO_SMALL, LatencyRun, Run, gib, size
 from funke.bench.ysb import VARIANTS, YsbBench
+from funke.errors import FunkeError
 
 SECTION = "## `funke bench ysb` runs"
 _INTRO = """\
@@ -130,6 +131,15 @@ class Setup:
         )
 
 
+class TooSmallToMeasure(FunkeError, ValueError):
+    """A run's figures say it was too small to measure: they do not go into the benchmarks page."""
+
+
+def _measured(doc: Path, lines: list[str]) -> None:
+    if any(TOO_SMALL in line for line in lines):
+        raise TooSmallToMeasure(f"nothing written to {doc}: the run was {TOO_SMALL} (give more --events)")
+
+
 def add_to_section(doc: Path, heading: str, lines: list[str], intro: str = "") -> None:
     r"""Put ``lines`` at the end of ``doc``'s section ``## heading`` (before the next ``## `` heading),
     making the section, with ``intro`` under its heading, at the end of the page when it is not there.
@@ -157,6 +167,7 @@ def add_to_section(doc: Path, heading: str, lines: list[str], intro: str = "") -
     - z
     <BLANKLINE>
     """
+    _measured(doc, lines)
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
     page = text.splitlines()
     title = f"## {heading}"
@@ -319,7 +330,7 @@ def _memory_rows(t: Table, a: Run, b: Run) -> None:
 
 
 def _rate(x: float | None) -> str:
-    return "—" if x is None else f"{human(x)} ev/s"
+    return TOO_SMALL if not x else f"{human(x)} ev/s"
 
 
 def _cell(r: Run, latency: LatencyRun | None, rounds: int) -> str:
@@ -410,6 +421,7 @@ def checkpoint_row(result: CheckpointBench, s: Setup, command: str, when: dt.dat
 
 def append_row(path: Path, row: str, section: str = SECTION, intro: str = _INTRO) -> None:
     """Add ``row`` to the runs table of ``section`` in ``path``, creating the section (with ``intro``) at the end the first time."""
+    _measured(path, [row])
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{path.parent} does not exist: run from the funke checkout or pass --doc PATH")
     lines = path.read_text().splitlines() if path.exists() else ["# Benchmarks"]

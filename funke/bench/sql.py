@@ -20,7 +20,7 @@ from typing import Any
 
 import funke as fk
 from examples import ysb
-from funke.bench.measure import Run
+from funke.bench.measure import TOO_SMALL, Run, steady_text
 
 VIEWS = """
 SELECT e.ad_id, e.event_time, c.campaign_id
@@ -60,8 +60,10 @@ class SqlBench:
     events: int
     runs: dict[str, list[Run]] = field(default_factory=dict)
 
-    def rate(self, system: str) -> float:
-        return statistics.median(r.steady_events_per_s or 0.0 for r in self.runs[system])
+    def rate(self, system: str) -> float | None:
+        """The median steady rate over rounds; None when a round was too small to have one."""
+        rates = [r.steady_events_per_s for r in self.runs[system]]
+        return statistics.median(rates) if all(rates) else None  # type: ignore[type-var]
 
     def ratio(self, a: str, b: str) -> float | None:
         """Median over rounds of ``a``'s rate / ``b``'s, each round's runs taken together."""
@@ -123,9 +125,10 @@ def run_sql_bench(
 def summary(result: SqlBench) -> str:
     """One line for docs/benchmarks.md."""
     windows = len(result.runs[SQL][0].windows)
-    rates = ", ".join(f"{s} {result.rate(s):,.0f} events/s" for s in SYSTEMS)
+    rates = ", ".join(f"{s} {steady_text(result.rate(s))}" for s in SYSTEMS)
+    versus_ds, versus_plain = (result.ratio(SQL, other) or TOO_SMALL for other in (DATASTREAM, PLAIN))
     return (
         f"{result.events:,} events, {len(result.runs[SQL])} round(s), medians: {rates}; "
-        f"SQL / DataStream {result.ratio(SQL, DATASTREAM)} (target ≥ 0.95), SQL / plain {result.ratio(SQL, PLAIN)}; "
+        f"SQL / DataStream {versus_ds} (target ≥ 0.95), SQL / plain {versus_plain}; "
         f"{windows:,} final windows equal to the reference in every run"
     )

@@ -457,8 +457,16 @@ def _environment(spark: Any, checkpoint: str | None = None, interval: Any = None
     )
 
 
-def _finish(handle: Any, timeout_s: float) -> None:
-    handle.wait(timeout=timeout_s)
+def _finish(handle: Any, timeout_s: float, until: Callable[[Any], bool] | None = None) -> None:
+    """Wait for the job to end (``until``: to have done what it must, then stop it: a source that does not end)."""
+    if until is None:
+        handle.wait(timeout=timeout_s)
+    else:
+        deadline = time.monotonic() + timeout_s
+        while not until(handle) and time.monotonic() < deadline:
+            handle.wait(timeout=0.2)
+        if until(handle):
+            handle.stop()
     if not handle.done:
         handle.stop()
         raise JobFailedError(f"funke's YSB job did not finish within {timeout_s:.0f} s")
@@ -480,6 +488,7 @@ def funke_streaming(
     on_finished: Callable[[], None] = lambda: None,
     source: Any = None,
     pipeline: Callable[..., Any] = ysb.pipeline,
+    until: Callable[[Any], bool] | None = None,
 ) -> Run:
     """``examples/ysb.py``'s pipeline as a streaming job writing Parquet, as ``funke run examples.ysb:job --output`` does.
 
@@ -488,6 +497,7 @@ def funke_streaming(
     watermark each micro-batch ran with. ``on_finished`` runs when the job has ended,
     before its output is read. ``source``: another source of the same events than the generator (Kafka).
     ``pipeline``: another program of the same dataflow (``funke.bench.sql.pipeline``: it in Flink SQL).
+    ``until``: for a source that does not end (Kafka through Spark's connector), when the job is done.
     """
     env = _environment(spark, checkpoint, fk.seconds(1) if job.trigger else None, operator_metrics=job.operator_metrics)
     source = source or dataclasses.replace(
@@ -501,7 +511,7 @@ def funke_streaming(
     try:
         started = time.monotonic()
         handle = env.execute()
-        _finish(handle, job.timeout_s)
+        _finish(handle, job.timeout_s, until)
         wall = time.monotonic() - started
     finally:
         if progress is not None:

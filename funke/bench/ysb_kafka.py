@@ -3,21 +3,21 @@
 The harness first writes the events to a fresh topic with ``funke ysb produce``'s producer
 (event ``i`` to partition ``i % P``, JSON), then one flush record at the end of the last
 partition (``funke.bench.plain_kafka``). Both systems then read that same topic, one after
-the other in one process, on one SparkSession:
+the other in one process, on one SparkSession, through the same reader:
 
-* funke: ``examples.ysb:kafka_job``'s pipeline (``fk.sources.kafka(..., events=N)`` →
-  ``ysb.pipeline``), with the listed campaign table instead of Redis's copy of it and Spark's
-  Parquet file sink instead of Redis, so that both systems write and are checked alike.
-  ``events=N`` stops before the flush record (the budget goes to the least-read partition
-  first, and the last partition is never ahead of the others).
-* plain PySpark: ``funke.bench.plain_kafka``, the minimal Python data source a PySpark user
-  writes over confluent-kafka (Spark's Kafka connector is not served for pyspark 4.3.0), and
-  the same query as ``funke.bench.plain``.
+* where the session has Spark's Kafka connector (``funke.connectors.kafka_jvm``, sessions funke
+  starts load it): funke runs ``examples.ysb:kafka_job``'s pipeline over ``fk.sources.kafka(...)``
+  (Spark's connector; no end in a streaming query, so it reads the flush record too and is done
+  once a micro-batch ran with its watermark), with the listed campaign table instead of Redis's
+  copy and Spark's Parquet file sink instead of Redis; plain PySpark reads ``format("kafka")``;
+* without it: funke reads with its Python data source (``events=N``, which stops before the flush
+  record: the budget goes to the least-read partition first, and the last partition is never
+  ahead of the others), plain PySpark with ``funke.bench.plain_kafka``'s minimal Python data source.
 
-Both read ``rows_per_batch`` records per micro-batch. Each first runs once over a smaller
-warm-up topic, unmeasured. Results are checked against ``reference_counts`` like the
-generator-based bench (``funke.bench.ysb``), and reported the same way; the topics are
-deleted afterwards.
+Both run the same query as ``funke.bench.plain`` and read ``rows_per_batch`` records per
+micro-batch. Each first runs once over a smaller warm-up topic, unmeasured. Results are checked
+against ``reference_counts`` like the generator-based bench (``funke.bench.ysb``), and reported
+the same way; the topics are deleted afterwards.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from funke.bench import ysb as bench
 from funke.bench.measure import MemorySampler, Run, filesystem, state_bytes
 from funke.bench.reference import reference_counts
 from funke.errors import PlanError
+from funke.spark.kafka_jvm import has_connector
 
 log = logging.getLogger(__name__)
 SYSTEM = bench.SYSTEM
@@ -104,8 +105,20 @@ def delete_topics(bootstrap: str, names: list[str]) -> None:
 def run_once(spark: Any, system: str, topic: EventTopic, job: bench.Job, workdir: Path, checkpoint: Path) -> Run:
     """One system's run over ``topic``, with memory peaks, CPU time, state on disk and the load after it."""
     job = dataclasses.replace(job, events=topic.events)
+    connector = has_connector(spark)
     with MemorySampler(spark) as memory:
-        if system == SYSTEM:
+        if system == SYSTEM and connector:
+            # Spark's connector has no end in a streaming query: the job reads the flush record too, whose
+            # watermark passes every window, and is done once a micro-batch has run with that watermark
+            source = fk.sources.kafka(
+                topic.name, schema=ysb.events(1).schema, bootstrap=topic.bootstrap, max_rows_per_batch=job.rows_per_batch,
+                partition_watermarks=False,  # Spark's, as the plain job's
+            )  # fmt: skip
+            run = bench.funke_streaming(spark, job, str(workdir), str(checkpoint), on_finished=memory.stop, source=source,
+                                        until=_past_the_flush_record)  # fmt: skip
+            batches = plain_kafka.without_flush(run.batches, topic.events)
+            run = dataclasses.replace(run, events=sum(b.events for b in batches), batches=batches)
+        elif system == SYSTEM:
             source = fk.sources.kafka(
                 topic.name, schema=ysb.events(1).schema, bootstrap=topic.bootstrap, events=topic.events,
                 max_rows_per_batch=job.rows_per_batch, partition_watermarks=False,  # Spark's, as the plain job's
@@ -114,11 +127,16 @@ def run_once(spark: Any, system: str, topic: EventTopic, job: bench.Job, workdir
         else:
             run = plain_kafka.streaming(
                 spark, topic.bootstrap, topic.name, topic.events, job.rows_per_batch, str(workdir), job.timeout_s,
-                checkpoint=str(checkpoint), on_finished=memory.stop,
+                checkpoint=str(checkpoint), on_finished=memory.stop, connector=connector,
             )  # fmt: skip
     return dataclasses.replace(
         run, memory=memory.peak, state_bytes=state_bytes(checkpoint), load=os.getloadavg()[0], cpu_s=memory.cpu_s
     )
+
+
+def _past_the_flush_record(handle: Any) -> bool:
+    """A micro-batch ran with the flush record's watermark (year 9999): every window of the events is written."""
+    return any((st.watermark or "").startswith("9999") for st in handle.states)
 
 
 def run_ysb_kafka(

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from funke.errors import PlanError
+from funke.errors import PlanError, did_you_mean
 
 
 def locate(target: str) -> Any:
@@ -26,8 +26,26 @@ def locate(target: str) -> Any:
     try:
         return getattr(module, attr)
     except AttributeError:
-        names = [n for n in dir(module) if not n.startswith("_")]
-        raise PlanError(f"module '{module_name}' has no '{attr}'; it has: {', '.join(names)}") from None
+        raise PlanError(f"module '{module_name}' has no job '{attr}'" + did_you_mean(attr, jobs_of(module), "jobs")) from None
+
+
+def jobs_of(module: Any) -> list[str]:
+    """The jobs ``module`` defines: its StreamEnvironments and the functions of its own that return one
+    (by their return annotation; without any such, every public function of its own)."""
+    from funke.api.environment import StreamEnvironment
+
+    envs, makers, functions = [], [], []
+    for name, obj in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(obj, StreamEnvironment):
+            envs.append(name)
+        elif inspect.isfunction(obj) and obj.__module__ == module.__name__:
+            functions.append(name)
+            returns = inspect.signature(obj).return_annotation
+            if returns is StreamEnvironment or str(returns).rsplit(".", 1)[-1].strip("'\"") == "StreamEnvironment":
+                makers.append(name)
+    return sorted(envs + (makers or functions))
 
 
 def build(target: str, options: dict[str, Any]) -> Any:

@@ -12,14 +12,17 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from funke.cli.bench_docs import WriteDocs
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
 from funke.cli.services import cluster as cluster_app
-from funke.cli import bench_kafka
+from funke.cli import bench_kafka, bench_nexmark, bench_pyflink
 from funke.cli.ysb_produce import ysb
 from funke.errors import FunkeError
+from funke.extras import missing_extra
 
 app = typer.Typer(help="funke: Flink's stream-processing model for Python, on Apache Spark.", no_args_is_help=True)
 console = Console()
@@ -32,7 +35,7 @@ def _reported() -> Iterator[None]:
     try:
         yield
     except FunkeError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)  # (escaped: "funke[redis]" is no markup)
         raise typer.Exit(1) from None
 
 
@@ -49,7 +52,7 @@ def _options(events: int | None, output: str | None, rate: float | None, opts: l
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="MODULE:JOB, e.g. examples.ysb:job, or a Flink SQL script FILE.sql")],
+    target: Annotated[str, typer.Argument(help="MODULE:JOB, e.g. examples.ysb:job, a Flink SQL script FILE.sql, or a PyFlink script FILE.py [ARGS...]")],
     events: Annotated[Optional[int], typer.Option(help="events the job's generator produces (job option)")] = None,
     output: Annotated[Optional[str], typer.Option(help="directory for the results as Parquet (job option)")] = None,
     rate: Annotated[Optional[float], typer.Option(help="generator rows per second (job option)")] = None,
@@ -168,7 +171,7 @@ def _command(canonical: list[str]) -> str:
 
 def _check_doc(write: bool, doc: Path) -> None:
     if write and not doc.parent.is_dir():
-        message = f"{doc.parent} does not exist: run from the funke checkout, pass --doc PATH or --no-write"
+        message = f"{doc.parent} does not exist: run from the funke checkout, or pass --doc PATH"
         raise typer.BadParameter(message, param_hint="--doc")
 
 
@@ -222,7 +225,7 @@ def bench_ysb(
     ] = "generator",
     partitions: Annotated[int, typer.Option(help="partitions of the topic (--source kafka)")] = 2,
     bootstrap: Annotated[str, typer.Option(help="Kafka bootstrap servers (--source kafka)")] = "127.0.0.1:9092",
-    write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page the row goes to")] = Path("docs/benchmarks.md"),
 ) -> None:
     """The Yahoo! Streaming Benchmark on funke and on plain PySpark; both results checked against a reference."""
@@ -288,7 +291,7 @@ def bench_checkpoint(
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 1_000_000,
     rounds: Annotated[int, typer.Option(help="runs with exactly-once on and off each, alternating which goes first")] = 3,
     warmup: Annotated[bool, typer.Option(help="run each mode once over up to 1 M events first, unmeasured")] = True,
-    write: Annotated[bool, typer.Option(help="append the figures as a row to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page the row goes to")] = Path("docs/benchmarks.md"),
 ) -> None:
     """What exactly-once costs funke's streaming YSB: on (file sink, checkpoint on disk) against off (append, tmpfs)."""
@@ -314,7 +317,7 @@ def bench_savepoint(
     campaigns: Annotated[int, typer.Option(help="YSB campaigns: 100, or 1000000 for large state (one per process: the heap is set at start)")] = 100,
     events: Annotated[int, typer.Option(help="events per run")] = 5_000_000,
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 500_000,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """A savepoint taken while YSB runs at full speed: its time, size, state rows, and the stall it causes."""
@@ -351,7 +354,7 @@ def bench_state(
     batch_rows: Annotated[int, typer.Option(help="events per micro-batch")] = 500_000,
     reads: Annotated[int, typer.Option(help="state reads (all keys, then one key) while the job runs")] = 5,
     campaigns: Annotated[int, typer.Option(help="YSB campaigns: the keys of the window state read")] = 100,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """Queryable state read while YSB runs at full speed: each read's time, and the stall it causes the job."""
@@ -396,7 +399,7 @@ def bench_join(
     rounds: Annotated[int, typer.Option(help="measure each system this many times, alternating which goes first (median)")] = 1,
     warmup: Annotated[bool, typer.Option(help="run each system once over a small input first, unmeasured")] = True,
     general: Annotated[bool, typer.Option(help="also the join on funke's general path (the default: no on_path('native'))")] = True,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """funke's interval join (native and general path) against a hand-written PySpark stream-stream join; all checked against numpy."""
@@ -430,7 +433,7 @@ def bench_sql(
     events: Annotated[int, typer.Option(help="events per job (>= 5 M: the first two micro-batches are not counted)")] = 10_000_000,
     rounds: Annotated[int, typer.Option(help="run the three jobs this many times, turning which goes first (medians)")] = 1,
     warmup: Annotated[bool, typer.Option(help="run each job once over 1 M events first, unmeasured")] = True,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """YSB in Flink SQL against the same job as a DataStream program and as plain PySpark, in one run; outputs checked."""
@@ -456,41 +459,6 @@ def bench_sql(
         console.print(f"appended to {doc}")
 
 
-@bench.command("nexmark")
-def bench_nexmark(
-    events: Annotated[int, typer.Option(help="events per query (Nexmark's EVENTS_NUM)")] = 1_000_000,
-    tps: Annotated[int, typer.Option(help="events per second of event time (Nexmark's TPS)")] = 10_000_000,
-    queries: Annotated[str, typer.Option(help="comma-separated queries (default: every one funke runs)")] = "",
-    bounded: Annotated[bool, typer.Option(help="run each query as a batch job")] = False,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
-    doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
-) -> None:
-    """Nexmark's Flink SQL queries, each from its unchanged file into a blackhole table, one job per query:
-    events per second, start to end (Spark's planning included)."""
-    import datetime as dt
-
-    from funke.bench import report
-    from funke.bench.nexmark import RUNS, Settings, run_nexmark_bench, summary
-    from funke.bench.ysb import session
-
-    _check_doc(write, doc)
-    chosen = tuple(q.strip() for q in queries.split(",") if q.strip()) or RUNS
-    settings = Settings(events=events, tps=tps)
-    canonical = ["funke", "bench", "nexmark", "--events", str(events), "--tps", str(tps)]
-    canonical += ["--queries", ",".join(chosen)] if queries else []
-    canonical += ["--bounded"] if bounded else []
-    with _reported():
-        spark = session()
-        setup = report.setup(spark)
-        runs = run_nexmark_bench(spark, settings, chosen, bounded=bounded, on_step=_step)
-    line = summary(runs, settings, bounded)
-    console.print(line)
-    if write:
-        entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}`: {line}. {setup.versions}; {setup.machine}"
-        report.add_to_section(doc, "Nexmark in Flink SQL (`funke bench nexmark`)", [entry])
-        console.print(f"appended to {doc}")
-
-
 @bench.command("cep")
 def bench_cep(
     events: Annotated[int, typer.Option(help="events generated (one per key and second of event time)")] = 10_000_000,
@@ -500,7 +468,7 @@ def bench_cep(
     latency_mode: Annotated[
         str, typer.Option(help="latency-first (matches leave in the micro-batch whose events complete them) or micro-batch (a batch later)")
     ] = "latency-first",
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """A three-step CEP pattern (small, then medium, then large, within 5.5 s) per key on the general path;
@@ -531,7 +499,7 @@ def bench_cep(
 @bench.command("ml")
 def bench_ml(
     rows: Annotated[int, typer.Option(help="rows scored by each system")] = 10_000_000,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """Scoring with a scikit-learn linear model on 10 features: funke's fk.ml.predict against a plain PySpark
@@ -566,7 +534,7 @@ def bench_general(
     ] = 0,
     keys: Annotated[int, typer.Option(help="keys of the KeyedProcessFunction job")] = 100_000,
     jobs: Annotated[bool, typer.Option(help="the YSB (and session) jobs; --no-jobs runs only the row function and process function")] = True,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """The general path (YSB with the data Artisans trigger) against the native YSB, a Python row function against
@@ -575,6 +543,7 @@ def bench_general(
 
     from funke.bench import report
     from funke.bench.general import general_summary, run_general
+    from funke.bench.measure import steady_text
     from funke.bench.ysb import session
 
     _check_doc(write, doc)
@@ -587,8 +556,8 @@ def bench_general(
         table = Table("job", "steady events/s", "batch p50 / p99 ms", "ratio", "load", "output")
         for r in runs:
             batches = f"{r.batch_ms_p50} / {r.batch_ms_p99}"
-            ratio = f"{r.ratio} of {r.versus}" if r.versus else ""
-            table.add_row(r.job, f"{r.steady_rows_per_s or 0:,}", batches, ratio, str(r.load), r.checked)
+            ratio = f"{r.ratio} of {r.versus}" if r.versus and r.ratio else ""
+            table.add_row(r.job, steady_text(r.steady_rows_per_s, ""), batches, ratio, str(r.load), r.checked)
         console.print(table)
         canonical = ["funke", "bench", "general", "--events", str(events), "--map-rows", "0"]
         canonical += ["--sessions"] if sessions else []
@@ -648,7 +617,9 @@ def bench_chaos(
     sink: Annotated[str, typer.Option(help="postgres (tables) or kafka (topics, transactional; checked read_committed)")] = "postgres",
     redis: Annotated[str, typer.Option(help="the Redis server of --source redis")] = "redis://127.0.0.1:6379/0",  # services.REDIS_URL
     bootstrap: Annotated[str, typer.Option(help="the Kafka broker of --source/--sink kafka")] = "127.0.0.1:9092",  # services.KAFKA_BOOTSTRAP
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    mode: Annotated[str, typer.Option(help="micro-batch, or realtime (Kafka to Kafka in Spark's real-time mode: funke/bench/chaos_realtime.py)")] = "micro-batch",
+    job: Annotated[str, typer.Option(help="--mode realtime: filter/map or rolling count")] = "filter/map",
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """Kill the self-checking job (examples/chaos.py) again and again; its sink must hold the failure-free result."""
@@ -659,6 +630,12 @@ def bench_chaos(
     from funke.bench import report
     from funke.bench.chaos import run_chaos, summary
 
+    if mode == "realtime":
+        bench_kafka.chaos_realtime(source=source, sink=sink, kills=kills, events=events, job=job, bootstrap=bootstrap,
+                                   write=write, doc=doc)  # fmt: skip
+        return
+    if mode != "micro-batch":
+        raise typer.BadParameter(f"{mode!r}: choose micro-batch or realtime", param_hint="--mode")
     if source not in SOURCES:
         raise typer.BadParameter(f"choose one of {', '.join(SOURCES)}", param_hint="--source")
     if sink not in SINKS:
@@ -694,7 +671,7 @@ def bench_graph(
     edges: Annotated[int, typer.Option(help="directed edges of the generated graph")] = 100_000,
     vertices: Annotated[int, typer.Option(help="vertices (0: edges / 2, which leaves a giant component and many small ones)")] = 0,
     seed: Annotated[int, typer.Option(help="seed of the generated edges")] = 18,
-    write: Annotated[bool, typer.Option(help="append the figures to --doc")] = True,
+    write: WriteDocs = False,
     doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
 ) -> None:
     """Every funke.graph algorithm on a generated graph, on Spark, against networkx (label propagation: plain Python), results checked."""
@@ -726,7 +703,31 @@ def bench_graph(
 
 register_jobs(app)
 bench_kafka.register(bench)
+bench_nexmark.register(bench)
+bench_pyflink.register(bench)
 
 
 def main() -> None:
-    app()
+    # ``funke run SCRIPT.py [ARGS...]`` with a PyFlink script: the script takes its own arguments
+    # (``--output`` ...), so it is dispatched before typer parses them as funke's options.
+    if len(sys.argv) > 2 and sys.argv[1] == "run" and sys.argv[2].endswith(".py"):
+        from funke.pyflink._runner import imports_pyflink, run_script
+
+        if not imports_pyflink(sys.argv[2]):
+            err.print(f"[red]error:[/red] {sys.argv[2]} imports no pyflink: funke run takes a PyFlink script (FILE.py), "
+                      "a Flink SQL script (FILE.sql) or MODULE:JOB")  # fmt: skip
+            raise SystemExit(1)
+        run_script(sys.argv[2], sys.argv[3:])
+        return
+    try:
+        app()
+    except FunkeError as e:  # (one a command did not report itself)
+        err.print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)
+        sys.exit(1)
+    except ModuleNotFoundError as e:  # an optional dependency: one line naming its extra, no traceback
+        hint = missing_extra(e)
+        if hint is None:
+            raise
+        command = " ".join(["funke", *(a for a in sys.argv[1:3] if not a.startswith("-"))])
+        err.print(f"[red]error:[/red] {escape(command)} {escape(hint)}", soft_wrap=True)
+        sys.exit(1)

@@ -301,10 +301,15 @@ def produce_command(
     """Write the YSB campaigns to Redis and the generator's events to a Redis Stream or a Kafka topic
     (read by examples.ysb:redis_job and examples.ysb:kafka_job)."""
     from examples.ysb import CAMPAIGNS_KEY, store_campaigns
+    from funke.connectors.kafka import require_kafka
+    from funke.connectors.redis_streams import require_redis
 
     if to not in ("redis", "kafka"):
         raise typer.BadParameter(f"{to!r}: choose redis or kafka", param_hint="--to")
     try:
+        require_redis()  # (both before anything is written: the campaigns go to Redis either way)
+        if to == "kafka":
+            require_kafka()
         store_campaigns(redis)
         typer.echo(f"stored the ad -> campaign map under '{CAMPAIGNS_KEY}'")
         if to == "kafka":

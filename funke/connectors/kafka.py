@@ -1,11 +1,16 @@
 """Kafka topics as a replayable source: the description, its offsets, and reading records as Arrow.
 
-Spark's own Kafka connector (``spark-sql-kafka-0-10``) is not served by Maven Central for
-the installed pyspark (4.3.0; 4.2.0 is the newest there), and a connector of another Spark
-version is not binary-compatible with it. So funke reads Kafka with a Python data source
-over confluent-kafka (librdkafka): the reader moves records as bytes (key, value, topic,
-partition, offset, timestamp) in Arrow batches, and Spark parses the values on the JVM
-(``from_json``/``from_csv``), as a user of Spark's connector would. ``explain()`` says so.
+Two readers hand Spark the same raw records (key, value, topic, partition, offset,
+timestamp), whose values Spark then parses on the JVM (``from_json``/``from_csv``):
+
+* Spark's own Kafka connector (``spark-sql-kafka-0-10``, ``funke.connectors.kafka_jvm``):
+  funke's reader wherever it serves; the only one Spark's real-time trigger takes;
+* funke's Python data source over confluent-kafka (librdkafka, this module's ``read_partition``),
+  which moves records as bytes in Arrow batches: where the connector cannot be had
+  (``FUNKE_KAFKA_CONNECTOR=python``, no ``mvn`` or Maven Central, a SparkSession of your own
+  without it), or for what only it does (``ONLY_PYTHON``: a streaming run that ends after
+  ``events=N``, librdkafka ``**options``). ``connector=`` picks one; ``explain()`` names
+  the one a job uses and why.
 
 An offset holds, per partition (``"topic/partition"``), the next offset to read, plus the
 offsets the query started from (``origin``) and whether the end-of-input row has been
@@ -49,6 +54,17 @@ METADATA = {"key": "binary", "topic": "string", "partition": "int", "offset": "b
 #: The columns of the raw record frame the reader hands Spark (before parsing).
 RAW_DDL = "key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp"
 ON_BROKER_LOSS = ("fail", "wait")
+CONNECTORS = ("auto", "spark", "python")
+PYTHON_ENGINE = "funke's Python data source over confluent-kafka"
+SESSION_NOTE = "a SparkSession of your own without it (spark.jars) reads with funke's Python data source instead"
+#: What only the Python data source does: (applies to (source, streaming?), why) — the JVM connector's gaps.
+ONLY_PYTHON = (
+    (
+        lambda s, streaming: streaming and s.events is not None,
+        "events=N ends a streaming read after N records, and Spark's Kafka source has no end in a streaming query",
+    ),
+    (lambda s, streaming: bool(s.options), "**options are librdkafka (confluent-kafka) settings"),
+)
 
 
 # -- the description ------------------------------------------------------------------------
@@ -79,6 +95,8 @@ class KafkaSource(SourceSpec):
     options: tuple[tuple[str, str], ...]
     #: Flink's per-partition watermarks (True), or Spark's one over all partitions (False).
     partition_watermarks: bool = True
+    #: "auto" (Spark's connector where it serves), "spark" (it or an error) or "python" (``CONNECTORS``).
+    connector: str = "auto"
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -111,12 +129,31 @@ class KafkaSource(SourceSpec):
     def fingerprint(self) -> str:
         return f"kafka({', '.join(self.topics)}: {self.format}: {self.schema})"
 
+    def python_only(self, *, streaming: bool) -> str | None:
+        """Why this source needs funke's Python data source whatever the session has, or None."""
+        if self.connector == "python":
+            return "asked for with connector='python'"
+        for applies, why in ONLY_PYTHON:
+            if applies(self, streaming):
+                return why
+        return None
+
     def engine(self) -> str:
-        """Which code reads the topic, for ``explain()``."""
-        return (
-            "Python data source over confluent-kafka (Spark's Kafka connector is not served for this "
-            "pyspark version, so neither is the real-time trigger)"
-        )
+        """Which code reads the topic, and why, for ``explain()`` (sessions funke creates load Spark's connector)."""
+        from funke.config import settings
+        from funke.connectors import kafka_jvm
+
+        anyway = self.python_only(streaming=False)
+        if anyway is not None:
+            return f"{PYTHON_ENGINE} ({anyway})"
+        chosen = settings()
+        connector = kafka_jvm.resolve(chosen.services_root, chosen.kafka_connector)
+        if not connector.available:
+            return f"{PYTHON_ENGINE} ({connector.reason})"
+        streaming = self.python_only(streaming=True)
+        if streaming is not None:
+            return f"streaming: {PYTHON_ENGINE} ({streaming}); bounded runs (execute(bounded=True)): {connector.describe()}"
+        return f"{connector.describe()}; {SESSION_NOTE}"
 
     def client_config(self, **extra: Any) -> dict[str, Any]:
         from funke.connectors.kafka_client import client_config
@@ -140,6 +177,7 @@ def kafka(
     on_broker_loss: str = "fail",
     broker_timeout: float = 60.0,
     partition_watermarks: bool = True,
+    connector: str = "auto",
     **options: Any,
 ) -> KafkaSource:
     """Rows from Kafka topics, replayable after a restart from Spark's offset log.
@@ -174,7 +212,11 @@ def kafka(
     the others by more than the bound has its records dropped as late). A
     ``WatermarkGenerator`` (``for_generator``) sees the records of all partitions in read order.
     ``options`` go to
-    librdkafka (e.g. ``**{"security.protocol": "SSL"}``).
+    librdkafka (e.g. ``**{"security.protocol": "SSL"}``) and so take the Python data source.
+
+    ``connector``: ``"auto"`` reads with Spark's own Kafka connector wherever it serves, else with
+    funke's Python data source (the module doc says when); ``"spark"`` insists on Spark's (an error
+    when the job cannot have it); ``"python"`` always takes funke's.
     """
     names = (topics,) if isinstance(topics, str) else tuple(topics)
     if not names or not all(isinstance(t, str) and t for t in names):
@@ -207,12 +249,14 @@ def kafka(
         raise PlanError(f"kafka(on_broker_loss=...) must be 'fail' or 'wait', got {on_broker_loss!r}")
     if partitions <= 0:
         raise PlanError(f"kafka(partitions=...) is the number of partitions of a topic to create, got {partitions}")
+    if connector not in CONNECTORS:
+        raise PlanError(f"kafka(connector=...) must be one of {', '.join(CONNECTORS)}, got {connector!r}")
     _check_starting(starting, names)
     require_kafka()
     return KafkaSource(
         names, declared, bootstrap, fmt, starting if not isinstance(starting, Mapping) else tuple(sorted(_key_starting(starting, names).items())),
         events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
-        tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks),
+        tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks), connector,
     )
 
 

@@ -33,13 +33,16 @@ Under Spark Connect a streaming job's batches are refused (the server does not t
 
 At-least-once (``delivery="at-least-once"``): an idempotent producer (no duplicates from its own
 retries) flushes each batch before Spark commits it; a batch replayed after a crash is written again.
+Where the session has Spark's Kafka connector, that producer is the connector's (``funke.spark.kafka_jvm``:
+the same records, formatted by Spark expressions, written from the executors); it is also the only
+writer of Spark's real-time mode.
 
 Broker lost mid-run: a batch whose commit (or flush) does not finish within ``timeout`` seconds
 fails, its transaction is aborted where the broker still answers, and the job fails; restarted on
 its checkpoint once the broker is back, it writes from the first uncommitted batch, exactly once.
 
-Spark's own Kafka writer is not used: it has no transactions (at-least-once only). This sink
-collects each batch to the driver (``toArrow``) and produces from there with librdkafka, as the
+The exactly-once sink does not use Spark's Kafka writer: it has no transactions (at-least-once only).
+It collects each batch to the driver (``toArrow``) and produces from there with librdkafka, as the
 PostgreSQL and Redis sinks do.
 
 >>> import funke as fk
@@ -214,6 +217,9 @@ class KafkaSink(BatchSink):
     config: Mapping[str, Any] = field(default_factory=dict)
     marker_topic: str = MARKER_TOPIC
     timeout: float = 60.0
+    #: "auto": an at-least-once sink is written by Spark's Kafka connector where the session has it; "python": always
+    #: by confluent-kafka here. (The exactly-once sink is always funke's: the connector's writer has no transactions.)
+    connector: str = "auto"
     kind: ClassVar[str] = "kafka"
     _producer: Any = field(default=None, init=False, repr=False)
     _producer_job: str | None = field(default=None, init=False, repr=False)
@@ -233,6 +239,8 @@ class KafkaSink(BatchSink):
             )
         if self.partitions < 1:
             raise PlanError(f"kafka sink partitions must be at least 1, got {self.partitions}")
+        if self.connector not in ("auto", "python"):
+            raise PlanError(f"kafka sink connector must be 'auto' or 'python', got {self.connector!r}")
         if not _TOPIC_NAME.match(self.marker_topic or ""):
             raise PlanError(f"kafka sink marker_topic is not a valid topic name: {self.marker_topic!r}")
         self.name = self.name or self.topic
@@ -245,6 +253,20 @@ class KafkaSink(BatchSink):
         key = f"key {', '.join(self.key)}" if self.key else "no key"
         named = "" if self.name == self.topic else f", name {self.name}"
         return f"kafka({self.topic}, {self.format}, {key}{named}, at {self.bootstrap}, confluent-kafka)"
+
+    def engine(self) -> str:
+        """Which code writes the topic, and its guarantee, for ``explain()``."""
+        if self.delivery == "exactly-once":
+            return (
+                "funke's transactional writer over confluent-kafka: each micro-batch and its marker in one Kafka "
+                "transaction (exactly-once for read_committed consumers); Spark's Kafka writer has no transactions"
+            )
+        if self.connector == "python":
+            return "confluent-kafka, an idempotent producer flushed per micro-batch (at-least-once; asked with connector='python')"
+        return (
+            "Spark's Kafka connector where the session has it, else confluent-kafka: an idempotent producer, "
+            "every record acknowledged before the batch commits (at-least-once: a batch replayed after a crash is written again)"
+        )
 
     def transactional_id(self, job: str) -> str:
         """Stable across restarts of the job: a restarted driver's producer fences the one before it."""
@@ -469,6 +491,7 @@ def kafka(
     name: str | None = None,
     config: Mapping[str, Any] | None = None,
     timeout: float = 60.0,
+    connector: str = "auto",
 ) -> KafkaSink:
     """Kafka sink: one record per result row, exactly-once through transactions with a batch marker.
 
@@ -478,10 +501,13 @@ def kafka(
     unless ``create=True`` (then it is created with ``partitions`` partitions). ``name`` keeps the
     markers and transactional ids of two sinks of one job to the same topic apart; ``config`` adds
     librdkafka settings (security, tuning) to every client of the sink; ``timeout`` bounds a batch's
-    commit. The module docstring gives the encodings and the protocol exactly.
+    commit. ``connector``: ``"auto"`` lets Spark's Kafka connector write an at-least-once sink where the
+    session has it (and it must in real-time mode), ``"python"`` keeps confluent-kafka. The module docstring
+    gives the encodings and the protocol exactly.
     """
     require("confluent_kafka", "kafka", "kafka")
     keys = (key,) if isinstance(key, str) else tuple(key or ())
     return KafkaSink(
-        topic, bootstrap, format, keys, delivery, create, partitions, name or "", dict(config or {}), timeout=timeout
+        topic, bootstrap, format, keys, delivery, create, partitions, name or "", dict(config or {}), timeout=timeout,
+        connector=connector,
     )

@@ -84,9 +84,9 @@ class RedisStreamSource(SourceSpec):
     """Entries of one or more Redis Streams as rows of the declared schema (replayable by entry ID).
 
     Field values are strings in Redis; each row converts them to the declared types (a
-    missing field is null). A value that does not convert fails the job with a
-    ``SourceError`` naming the stream, the entry ID, the field and the value. With
-    ``events`` each stream ends at its ``events``-th entry and the source is bounded.
+    missing field is null). An entry with a value that does not convert goes to the job's
+    dead letters, with the field, the value, the stream and the entry ID. With ``events``
+    each stream ends at its ``events``-th entry and the source is bounded.
     """
 
     streams: tuple[str, ...]
@@ -225,11 +225,16 @@ class ReaderConfig:
     trim: bool
     parallelism: int
     eos_column: str | None
+    #: Names of the raw-entry, reason and position columns an entry that does not convert fills
+    #: (the dead letters); without them such an entry raises ``SourceError``.
+    dead_columns: tuple[str, str, str] | None = None
 
     @classmethod
-    def of(cls, spec: RedisStreamSource, *, parallelism: int, eos_column: str | None) -> ReaderConfig:
+    def of(
+        cls, spec: RedisStreamSource, *, parallelism: int, eos_column: str | None, dead_columns: tuple[str, str, str] | None = None
+    ) -> ReaderConfig:
         s = spec
-        return cls(s.streams, s.declared, s.address, s.max_rows_per_batch, s.events, s.trim, parallelism, eos_column)
+        return cls(s.streams, s.declared, s.address, s.max_rows_per_batch, s.events, s.trim, parallelism, eos_column, dead_columns)
 
 
 def initial_offset(config: ReaderConfig) -> dict[str, Any]:
@@ -329,7 +334,7 @@ def read_partition(config: ReaderConfig, part: tuple[str, ...]) -> Iterator[pa.R
     """One partition's rows as Arrow record batches of the declared schema (plus the end flag)."""
     import pyarrow as pa
 
-    schema = arrow_schema(config.schema, config.eos_column)
+    schema = arrow_schema(config.schema, config.eos_column, config.dead_columns)
     if part[0] == "end":
         yield pa.RecordBatch.from_arrays([pa.nulls(1, f.type) for f in schema][:-1] + [pa.array([True])], schema=schema)
         return
@@ -340,17 +345,19 @@ def read_partition(config: ReaderConfig, part: tuple[str, ...]) -> Iterator[pa.R
                 entries = Entries.of(client.xrange(key, "(" + after, upto, CHUNK))
             if entries.count == 0:
                 return
-            yield entries.to_batch(key, config.schema, schema, config.eos_column)
+            yield entries.to_batch(key, config.schema, schema, config.eos_column, config.dead_columns)
             if entries.count < CHUNK:
                 return
             after = entries.last_id
 
 
-def arrow_schema(schema: Schema, eos_column: str | None) -> pa.Schema:
-    """The Arrow schema Spark expects for the declared types (``to_arrow_schema`` with UTC)."""
+def arrow_schema(schema: Schema, eos_column: str | None, dead_columns: tuple[str, ...] | None = None) -> pa.Schema:
+    """The Arrow schema Spark expects for the declared types (``to_arrow_schema`` with UTC),
+    then the dead-letter columns (strings) and the end flag when asked for."""
     import pyarrow as pa
 
     fields = [pa.field(f.name, _arrow_type(f.dtype or "string")) for f in schema]
+    fields.extend(pa.field(name, pa.string()) for name in dead_columns or ())
     if eos_column:
         fields.append(pa.field(eos_column, pa.bool_()))
     return pa.schema(fields)
@@ -416,42 +423,64 @@ class Entries:
     def last_id(self) -> str:
         return self.ids[-1].decode()
 
-    def to_batch(self, stream: str, schema: Schema, target: pa.Schema, eos_column: str | None) -> pa.RecordBatch:
-        """Convert each declared field; a value that does not convert raises SourceError naming it."""
+    def to_batch(
+        self, stream: str, schema: Schema, target: pa.Schema, eos_column: str | None, dead_columns: tuple[str, ...] | None = None
+    ) -> pa.RecordBatch:
+        """Convert each declared field. With ``dead_columns``, those columns say of an entry whose
+        value does not convert (that value null) what it was, why and where (the dead letters);
+        without them such an entry raises SourceError naming the entry, the field and the value."""
         import pyarrow as pa
 
-        arrays = []
+        arrays, bad = [], {}
         for f, t in zip(schema, target):
             raw = self.fields.get(f.name.encode())
             if raw is None:
                 arrays.append(pa.nulls(self.count, t.type))
             else:
-                arrays.append(self._convert(raw, t.type, stream, f.name, f.dtype or "string"))
+                arrays.append(self._convert(raw, t.type, stream, f.name, f.dtype or "string", bad if dead_columns else None))
+        if dead_columns:  # (a bad entry's fields stay as converted: the whole entry leaves the job at the source)
+            arrays.extend(self._dead_letters(stream, bad))
         if eos_column:
             arrays.append(pa.array([False] * self.count, pa.bool_()))
         return pa.RecordBatch.from_arrays(arrays, schema=target)
 
-    def _convert(self, raw: pa.Array, to: pa.DataType, stream: str, name: str, dtype: str) -> pa.Array:
+    def _convert(self, raw: pa.Array, to: pa.DataType, stream: str, name: str, dtype: str, bad: dict[int, list[str]] | None) -> pa.Array:
         import pyarrow as pa
 
         try:
             return _cast(raw, to)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
-        # One value at a time: finds the bad one, or converts a column whose values only
+        # One value at a time: finds the bad ones, or converts a column whose values only
         # convert one by one (timestamps with and without a zone offset).
         parts = []
         for i, value in enumerate(raw.to_pylist()):
             try:
                 parts.append(pa.nulls(1, to) if value is None else _cast(pa.array([value], pa.binary()), to))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                entry = self.ids[i].decode()
                 shown = value.decode("utf-8", "backslashreplace")
-                raise SourceError(
-                    f"Redis stream '{stream}' entry {entry}: field '{name}' = {shown!r} is not a valid {dtype}; "
-                    f"fix the entry or declare '{name}' as string in the source schema"
-                ) from None
+                if bad is None:
+                    raise SourceError(
+                        f"Redis stream '{stream}' entry {self.ids[i].decode()}: field '{name}' = {shown!r} is not a valid {dtype}; "
+                        f"fix the entry or declare '{name}' as string in the source schema"
+                    ) from None
+                bad.setdefault(i, []).append(f"field '{name}' = {shown!r} is not a valid {dtype}")
+                parts.append(pa.nulls(1, to))
         return pa.concat_arrays(parts)
+
+    def _dead_letters(self, stream: str, bad: dict[int, list[str]]) -> list[pa.Array]:
+        """The raw entry (its fields as a JSON object), the reason and the position of each bad entry; null elsewhere."""
+        import json
+
+        import pyarrow as pa
+
+        raw, reason, position = ([None] * self.count for _ in range(3))
+        for i, why in bad.items():
+            entry = {k.decode("utf-8", "backslashreplace"): v[i].as_py() for k, v in self.fields.items() if v[i].is_valid}
+            raw[i] = json.dumps({k: v.decode("utf-8", "backslashreplace") for k, v in entry.items()})
+            reason[i] = f"redis_stream '{stream}': {'; '.join(why)}"
+            position[i] = f"{stream}@{self.ids[i].decode()}"
+        return [pa.array(raw, pa.string()), pa.array(reason, pa.string()), pa.array(position, pa.string())]
 
 
 def _cast(raw: pa.Array, to: pa.DataType) -> pa.Array:

@@ -60,8 +60,8 @@ class FileSink(SinkSpec):
     kind: ClassVar[str] = "files"
 
     def __post_init__(self) -> None:
-        if self.format not in ("parquet", "json", "csv"):
-            raise PlanError(f"files sink format must be parquet, json or csv, got {self.format!r}")
+        if self.format not in ("parquet", "json", "csv", "text"):
+            raise PlanError(f"files sink format must be parquet, json, csv or text (one string column), got {self.format!r}")
 
     def describe(self) -> str:
         return f"files({self.format}: {self.path})"

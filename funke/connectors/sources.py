@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from funke.connectors.base import SourceSpec
-from funke.errors import PlanError, SchemaError
+from funke.errors import PlanError, SchemaError, UnsupportedError
 from funke.plan.expr import Expr, to_expr
 from funke.plan.pytypes import as_row, is_typed_class, schema_of_class
 from funke.plan.types import Field, Schema, compatible, python_type_name
@@ -212,15 +212,18 @@ class FileSource(SourceSpec):
 def files(
     path: str, *, schema: str | Schema, format: str = "parquet", monitor_continuously: Duration | None = None, **options: Any
 ) -> FileSource:
-    """Files in ``path`` (``format``: parquet, json or csv; ``options`` go to Spark's reader).
+    """Files in ``path`` (``format``: parquet, json, csv, or text: each line a row of ``value string``;
+    ``options`` go to Spark's reader).
 
     Bounded (Flink's default): the files present when the job starts, then the end of input.
     ``monitor_continuously=fk.seconds(10)``: unbounded, the directory listed every 10 s for
     new files (the micro-batch interval of the queries reading it).
     """
     fmt = format.lower()
-    if fmt not in ("parquet", "json", "csv"):
-        raise PlanError(f"files(format=...) must be 'parquet', 'json' or 'csv', got {format!r}")
+    if fmt == "text" and Schema.of(schema) is not None and [(f.name, f.dtype) for f in Schema.of(schema)] != [("value", "string")]:
+        raise PlanError("files(format='text') reads each line into one column: schema='value string'")
+    if fmt not in ("parquet", "json", "csv", "text"):
+        raise PlanError(f"files(format=...) must be 'parquet', 'json', 'csv' or 'text', got {format!r}")
     monitor = None
     if monitor_continuously is not None:
         monitor = to_millis(monitor_continuously, what="monitor_continuously")
@@ -228,4 +231,23 @@ def files(
             raise PlanError(f"files(monitor_continuously=...) must be a positive interval, got {monitor} ms")
     declared = Schema.of(schema)
     assert declared is not None
+    if fmt in ("json", "csv"):
+        _check_line_options(fmt, options)
     return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor)
+
+
+def _check_line_options(fmt: str, options: dict[str, Any]) -> None:
+    """Refuse reader options a line-by-line parse with dead letters cannot honour (funke.spark.file_source)."""
+    given = {k.lower(): str(v) for k, v in options.items()}
+    why = []
+    if given.get("multiline", "false").lower() == "true":
+        why.append("multiLine=true (funke reads one record per line: JSON Lines, or CSV without line breaks inside a value)")
+    if given.get("mode", "PERMISSIVE").upper() != "PERMISSIVE" or "columnnameofcorruptrecord" in given:
+        why.append("mode / columnNameOfCorruptRecord (bad records always go to the job's dead letters)")
+    why.extend(
+        f"{key}={given[key]} (funke reads {fmt} files as UTF-8)"
+        for key in ("encoding", "charset")
+        if given.get(key, "utf-8").lower().replace("_", "-") not in ("utf-8", "utf8")
+    )
+    if why:
+        raise UnsupportedError(f"files(format={fmt!r}) cannot take {'; '.join(why)}")

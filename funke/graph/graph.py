@@ -26,6 +26,37 @@ class GraphError(FunkeError, ValueError):
     """An algorithm cannot run on this graph with these arguments (a negative weight, an unknown source, ...)."""
 
 
+#: What each side of a graph may be given as, for the error that says so.
+_TAKES = {
+    "vertices": "a Spark DataFrame with an 'id' column, a bounded funke DataStream, or a list of ids or of dicts with an 'id'",
+    "edges": "a Spark DataFrame with 'src' and 'dst' columns, a bounded funke DataStream, "
+    "or a list of (src, dst) or (src, dst, weight) tuples or of dicts with 'src' and 'dst'",
+}
+
+
+def _stream_of_rows(data: Any, what: str) -> Any:
+    """A Python list of rows (tuples or dicts) as a bounded funke stream of ``what``'s columns;
+    a DataFrame or a DataStream as it is; anything else refused, saying what is taken."""
+    if isinstance(data, DataStream) or hasattr(data, "dtypes"):
+        return data
+    if not isinstance(data, (list, tuple)) or not data:
+        raise SchemaError(f"the graph's {what} must be {_TAKES[what]}; got {type(data).__name__}{' (empty)' if isinstance(data, (list, tuple)) else ''}")
+    names = ("id",) if what == "vertices" else ("src", "dst", "weight")
+    rows = []
+    for i, row in enumerate(data):
+        if isinstance(row, dict):
+            rows.append(row)
+        elif what == "vertices" and not isinstance(row, (tuple, list)):
+            rows.append({"id": row})
+        elif isinstance(row, (tuple, list)) and 1 <= len(row) <= len(names) and (what == "vertices" or len(row) >= 2):
+            rows.append(dict(zip(names, row)))
+        else:
+            raise SchemaError(f"the graph's {what} must be {_TAKES[what]}; item {i} is {row!r}")
+    from funke.api.environment import StreamEnvironment
+
+    return StreamEnvironment(app="graph").from_collection(rows)
+
+
 def _require(frame: DataFrame, what: str, columns: tuple[str, ...]) -> dict[str, str]:
     """The column types of ``frame`` (a DataFrame, or a DataStream: checked before it runs), once it has ``columns``."""
     if isinstance(frame, DataStream):
@@ -62,6 +93,7 @@ class Graph:
     """
 
     def __init__(self, vertices: DataFrame, edges: DataFrame) -> None:
+        vertices, edges = _stream_of_rows(vertices, "vertices"), _stream_of_rows(edges, "edges")
         _require(vertices, "vertices", ("id",))
         _require(edges, "edges", ("src", "dst"))
         vertices, edges = _frame(vertices, "vertices"), _frame(edges, "edges")
@@ -75,7 +107,13 @@ class Graph:
 
     @classmethod
     def from_edges(cls, edges: DataFrame) -> Graph:
-        """The graph whose vertices are the edges' ends (Gelly's ``Graph.fromDataSet(edges)``)."""
+        """The graph whose vertices are the edges' ends (Gelly's ``Graph.fromDataSet(edges)``).
+
+        ``edges``: a DataFrame or a bounded funke stream with ``src`` and ``dst`` columns, or a
+        Python list of ``(src, dst)`` / ``(src, dst, weight)`` tuples or of dicts, e.g.
+        ``Graph.from_edges([(1, 2), (2, 3)])``.
+        """
+        edges = _stream_of_rows(edges, "edges")
         _require(edges, "edges", ("src", "dst"))
         edges = _frame(edges, "edges")
         ids = edges.select(edges["src"].alias("id")).union(edges.select(edges["dst"].alias("id"))).distinct()

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 from funke.errors import UnsupportedError
 from funke.plan.connect import BroadcastProcess, CoProcess
+from funke.plan.functions import LateralTable, expressions_why
 from funke.plan.generators import GENERATED_TIME, GENERATOR_RUN
 from funke.plan.joins import IntervalJoin, WindowJoin
+from funke.plan.unkeyed import AsyncWait, Process
 from funke.plan.nodes import (
     Filter,
     KeyBy,
@@ -208,6 +210,18 @@ def place(node: Node) -> Placement:
         )
     if isinstance(node, WindowAggregate):
         return _place_window(node)
+    if isinstance(node, Process):
+        return Placement(
+            GENERAL,
+            "a ProcessFunction on an unkeyed stream (the element's timestamp, the watermark, side outputs) runs as a funke "
+            "operator, each Spark partition's elements in one bucket, in order" + GENERAL_TIME,
+        )
+    if isinstance(node, AsyncWait):
+        return Placement(
+            NATIVE,
+            "Spark mapInArrow: each partition's micro-batch through an asyncio loop in the Python worker, at most "
+            f"{node.capacity} elements in flight, results {'in input order' if node.ordered else 'as they complete'}",
+        )
     if isinstance(node, KeyedProcess):
         return Placement(GENERAL, "a KeyedProcessFunction with keyed state and timers runs as a funke operator" + GENERAL_TIME)
     if isinstance(node, SideOutput):
@@ -241,10 +255,12 @@ def place(node: Node) -> Placement:
             "Spark withWatermark; one watermark per query (the minimum over sources), advanced after each micro-batch" + idle,
         )
     if isinstance(node, (Select, Filter)):
-        return Placement(NATIVE, "Spark expressions (whole-stage codegen)")
+        return Placement(NATIVE, expressions_why(node))
+    if isinstance(node, LateralTable):
+        return Placement(NATIVE, f"Spark lateral join with the Python table function {node.function_name} as an Arrow UDTF: only its arguments go to Python, the other columns stay in the JVM")
     if isinstance(node, LookupJoin):
         return Placement(NATIVE, "broadcast hash join with a static table")
-    if isinstance(node, Source) and hasattr(node.spec, "engine"):
+    if isinstance(node, (Source, Sink)) and hasattr(node.spec, "engine"):
         return Placement(NATIVE, node.spec.engine())
     if isinstance(node, (Source, Sink, Union, KeyBy)):
         return Placement(NATIVE, "Spark")

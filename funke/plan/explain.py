@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from funke.plan.capabilities import place
-from funke.plan.nodes import Node, Sink
+from funke.plan.capabilities import Placement, place
+from funke.plan.changelog import describe_modes
+from funke.plan.nodes import Node, Sink, walk
+from funke.plan.realtime import NOTES as REALTIME_NOTES
+from funke.plan.realtime import REALTIME, check_realtime, why_realtime
 
 
 def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", latency_mode: str = "micro-batch") -> str:
-    lines = [f"funke plan ({mode}), {len(sinks)} sink(s)"]
+    """The plan as a tree; in real-time mode (``set_latency_mode("realtime")``) the job is first checked
+    against what that mode runs (``funke.plan.realtime``), and refused there when it cannot."""
+    realtime = mode == "streaming" and latency_mode == "realtime"
+    if realtime:
+        check_realtime(sinks)
+    lines = [f"funke plan ({mode}{', real-time' if realtime else ''}), {len(sinks)} sink(s)"]
     seen: set[int] = set()
+    changes = describe_modes(walk(sinks))  # (each node's changelog mode, where the plan has updating results)
 
     def render(node: Node, prefix: str, last: bool, top: bool) -> None:
-        p = place(node)
+        p = Placement(REALTIME, why_realtime(node)) if realtime else place(node)
         branch = "" if top else ("└─ " if last else "├─ ")
         again = " (shown above)" if id(node) in seen else ""
         lines.append(f"{prefix}{branch}{node.label()}  [{node.uid}] {p.path}{again}")
@@ -22,13 +31,15 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", la
         lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  why: {p.why}")
         if node.schema is not None:
             lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  out: {node.schema}")
+        if changes:
+            lines.append(f"{child_prefix}{'│  ' if node.inputs else '   '}  changes: {changes[id(node)]}")
         for i, child in enumerate(node.inputs):
             render(child, child_prefix, i == len(node.inputs) - 1, False)
 
     for s in sinks:
         render(s, "", True, True)
     lines.append("")
-    lines.extend(NOTES[mode])
+    lines.extend(REALTIME_NOTES if realtime else NOTES[mode])
     if mode == "streaming" and latency_mode == "latency-first":
         lines.extend(LATENCY_FIRST_NOTES)
     return "\n".join(lines)

@@ -332,7 +332,13 @@ class Union(Node):
 @dataclass(frozen=True, eq=False)
 class KeyBy(Node):
     key_columns: tuple[str, ...] = field(kw_only=True)
+    #: A NULL is a key value (Flink SQL's GROUP BY and PARTITION BY); else a row with a NULL key goes to the
+    #: dead letters (Flink's keyBy refuses it).
+    nulls: bool = field(default=False, kw_only=True)
     kind: ClassVar[str] = "key_by"
+
+    def params(self) -> tuple[Any, ...]:  # (not ``nulls``: the keys' state is the same either way, and so its uid)
+        return (_stable(self.key_columns),)
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         if not self.key_columns:
@@ -435,6 +441,11 @@ class WindowAggregate(Node):
     path_hint: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "window"
 
+    @property
+    def emits_side_outputs(self) -> bool:
+        """A user window function may write to any side output (``ctx.output(tag, row)``, ``yield tag, row``)."""
+        return self.function is not None
+
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
         keys = self.input.keys
         if keys is None:
@@ -445,7 +456,7 @@ class WindowAggregate(Node):
             raise PlanError(f"{self.where()}: say what to compute per window: .count(), .sum('col'), ...")
         for a in self.aggregates:
             a.output_type(inputs[0], self.where())
-        if self.assigner.is_event_time and self.input.event_time is None:
+        if self.assigner.is_event_time and self.assigner.needs_timestamp and self.input.event_time is None:
             raise PlanError(
                 f"{self.where()} with {self.assigner.describe()} needs event time: pass watermarks= to from_source(...) "
                 "or call assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner('column')) "
@@ -577,11 +588,13 @@ class SideOutput(Node):
     kind: ClassVar[str] = "side_output"
 
     def validate(self, inputs: tuple[Schema | None, ...]) -> None:
+        tags = side_output_tags(self.input)
+        if self.tag.name in {t.name for t in tags}:
+            return
         if writes_any_tag(self.input):
             if self.tag.schema is None:
                 raise SchemaError(f"get_side_output({self.tag.name!r}): declare the tag's columns, OutputTag(name, schema)")
             return
-        tags = side_output_tags(self.input)
         if self.tag.name not in {t.name for t in tags}:
             known = ", ".join(repr(t.name) for t in tags) or "none"
             raise PlanError(

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
+from funke.runtime import at_exit
+from funke.runtime.failures import failure_message
 from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
@@ -361,14 +363,14 @@ class JobHandle:
     def _raise_if_failed(self) -> None:
         self.recover()
         if self._error is not None:
-            error = JobFailedError(f"job '{self.name}' failed: {self._error}")
+            error = JobFailedError(failure_message(self.name, "", self._error))
             self._fail(error, None, self._error)
             raise error from self._error
         if self.mode == "streaming":
             for s in self.states:
                 if s.query is not None and not s.query.isActive and s.query.exception() is not None and not s.finished:
                     err = s.query.exception()
-                    error = JobFailedError(f"job '{self.name}' failed in {s.sink.where()}: {err}")
+                    error = JobFailedError(failure_message(self.name, s.sink.where(), err))
                     self._fail(error, s.sink.uid, err)
                     raise error
 
@@ -507,10 +509,23 @@ def start_job(
         unbounded = [s.spec.describe() for s in _sources(env.sinks) if not _batchable(s.spec)]
         if unbounded:
             raise PlanError(f"bounded run: source(s) {', '.join(unbounded)} never end; give them an end (events=N) or run unbounded")
+    realtime = mode == "streaming" and getattr(env, "latency_mode", "") == "realtime"
+    if realtime:  # refused before anything connects or starts
+        from funke.plan.realtime import check_realtime
+
+        check_realtime(env.sinks)
     for sink in env.sinks:
         if isinstance(sink.spec, BatchSink):
             sink.spec.check(name)
-    spark = get_session(env.settings, env.spark_conf, env.app, env.spark)
+    settings, spark_conf = env.settings, env.spark_conf
+    if realtime:
+        from funke.spark.realtime import check_interval, check_slots, sized_session
+
+        settings, spark_conf = sized_session(env.settings, env.spark_conf, env.sinks, given=env.spark is not None)
+    spark = get_session(settings, spark_conf, env.app, env.spark)
+    if realtime:
+        check_interval(spark, env.checkpoint_interval_ms)
+        check_slots(spark, env.sinks)
     cores = session_cores(spark, env.settings, given=env.spark is not None)
     checkpoints = None if mode == "batch" else Checkpoints.for_job(env, name, spark)
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -529,6 +544,7 @@ def start_job(
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)
     handle.cores, handle.bucket_ids = cores, buckets
+    at_exit.started(handle)
     if mode == "batch":
         handle._thread = threading.Thread(target=_run_batch, args=(handle,), name=f"funke-{name}", daemon=True)
         handle._thread.start()
@@ -716,8 +732,15 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
         df = st.compiled.tagged.observe(f"funke_out_{_safe(st.sink.uid)}", counted.alias("rows"))
     else:
         df = st.compiled.frame.observe(f"funke_out_{_safe(st.sink.uid)}", F.count(F.lit(1)).alias("rows"))
-    writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
     location = handle.checkpoints.location(st.sink.uid)
+    if st.plan.realtime:
+        from funke.spark.realtime import writer as realtime_writer
+
+        st.query = realtime_writer(df, st.sink.spec, name=f"{handle.name}.{st.sink.uid}", checkpoint=location,
+                                   interval_ms=handle.interval_ms).start()  # fmt: skip
+        handle.by_query[str(st.query.id)] = st
+        return
+    writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
     writer = writer.option("checkpointLocation", location)
     if not handle.checkpoints.uri:  # funke's clocks and beats follow the commit log where this process can read it
         commits = os.path.join(location.removeprefix("file://"), "commits")
@@ -827,7 +850,9 @@ def _split_writer(job: str, cores: int, plan: QueryPlan) -> Any:
 
 def _batch_writer(spec: Any, job: str) -> Any:
     if isinstance(spec, BatchSink):
-        return lambda df, batch_id: spec.write_batch(df, batch_id, job)
+        from funke.spark.kafka_jvm import batch_writer
+
+        return batch_writer(spec, job)
     if isinstance(spec, CollectSink):
         return lambda df, batch_id: spec.add_batch(batch_id, [r.asDict() for r in df.collect()])
     if isinstance(spec, PrintSink):
@@ -866,7 +891,7 @@ def _run_batch_query(handle: JobHandle, st: QueryState) -> None:
         for r in df.collect()[: spec.limit]:
             print(r.asDict())
     elif isinstance(spec, BatchSink):
-        spec.write_batch(df, 0, handle.name)
+        _batch_writer(spec, handle.name)(df, 0)
     elif isinstance(spec, FileSink):
         _prepare_file_sink(spec, fresh=True)
         df.write.mode("error").format(spec.format).save(spec.path)

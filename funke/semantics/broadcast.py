@@ -25,7 +25,8 @@ from typing import Any
 
 from funke.semantics.clock import Clock
 from funke.semantics.co_process import UnkeyedContext, UnkeyedOperator
-from funke.semantics.functions import KeyedStateStore, OutputRecord, collect_rows
+from funke.semantics.functions import KeyedStateStore, OutputRecord, emitted
+from funke.semantics.rich import Function
 from funke.semantics.keyed_process import KeyedProcessOperator, _OnTimerContext, _ProcessContext
 from funke.semantics.state import MapStateDescriptor, StateDescriptor
 from funke.semantics.timers import Timer
@@ -39,12 +40,9 @@ __all__ = [
 ]
 
 
-class BroadcastProcessFunction:
+class BroadcastProcessFunction(Function):
     """Flink's ``BroadcastProcessFunction`` (unkeyed input): ``process_element(value, ctx)`` reads the
     broadcast state, ``process_broadcast_element(value, ctx)`` writes it; both yield rows."""
-
-    def open(self) -> None:
-        return None
 
     def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
         raise NotImplementedError(f"{type(self).__name__}.process_element(value, ctx) is not implemented")
@@ -56,7 +54,7 @@ class BroadcastProcessFunction:
         return None
 
 
-class KeyedBroadcastProcessFunction:
+class KeyedBroadcastProcessFunction(Function):
     """Flink's ``KeyedBroadcastProcessFunction``: a keyed input with keyed state and timers, and a broadcast input.
 
     ``open(ctx)`` gives keyed state handles; ``process_element(value, ctx)`` reads the broadcast
@@ -258,8 +256,7 @@ class KeyedBroadcastProcessOperator(_BroadcastInputs, KeyedProcessOperator):
     def _process_broadcast(self, value: Any, timestamp: int | None) -> None:
         self.open()
         rows = self.function.process_broadcast_element(value, _KeyedBroadcastContext(self, timestamp, writable=True))
-        for row in collect_rows(rows, f"{type(self.function).__name__}.process_broadcast_element"):
-            self._out.append(OutputRecord(row, timestamp))
+        self._out.extend(emitted(rows, f"{type(self.function).__name__}.process_broadcast_element", timestamp, timestamp))
 
 
 class BroadcastProcessOperator(_BroadcastInputs, UnkeyedOperator):

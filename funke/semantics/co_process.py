@@ -23,8 +23,9 @@ from functools import partial
 from typing import Any
 
 from funke.semantics.clock import Clock, ManualClock, move_clock_to
-from funke.semantics.functions import Emitter, KeyedStateStore, OutputRecord, OutputTag, collect_rows
+from funke.semantics.functions import Emitter, KeyedStateStore, OutputRecord, OutputTag, emitted
 from funke.semantics.keyed_process import KeyedProcessOperator
+from funke.semantics.rich import Function, RuntimeContext, call_open
 from funke.semantics.time import MIN_WATERMARK
 
 __all__ = [
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class CoMapFunction:
+class CoMapFunction(Function):
     """Flink's ``CoMapFunction``: ``map1(row)`` per first-input row, ``map2(row)`` per second-input row; one row each."""
 
     def map1(self, value: Any) -> Any:
@@ -49,7 +50,7 @@ class CoMapFunction:
         raise NotImplementedError(f"{type(self).__name__}.map2(value) is not implemented")
 
 
-class CoFlatMapFunction:
+class CoFlatMapFunction(Function):
     """Flink's ``CoFlatMapFunction``: ``flat_map1(row)`` / ``flat_map2(row)`` yield zero or more rows each."""
 
     def flat_map1(self, value: Any) -> Iterable[Any] | None:
@@ -59,17 +60,15 @@ class CoFlatMapFunction:
         raise NotImplementedError(f"{type(self).__name__}.flat_map2(value) is not implemented")
 
 
-class CoProcessFunction:
+class CoProcessFunction(Function):
     """Flink's ``CoProcessFunction`` on unkeyed connected streams.
 
-    ``process_element1(value, ctx)`` / ``process_element2(value, ctx)`` yield rows; ``ctx`` has
-    ``timestamp()``, ``current_watermark()``, ``current_processing_time()`` and
-    ``output(tag, row)``. Timers need keyed state: ``connect(...).key_by(key1, key2)`` and a
-    :class:`KeyedCoProcessFunction`.
+    ``open(runtime_context)`` runs before the first element; ``process_element1(value, ctx)`` /
+    ``process_element2(value, ctx)`` yield rows (``(output_tag, row)`` for a side output); ``ctx``
+    has ``timestamp()``, ``current_watermark()``, ``current_processing_time()``, ``timer_service()``
+    (the time; registering a timer needs keyed state: ``connect(...).key_by(key1, key2)`` and a
+    :class:`KeyedCoProcessFunction`) and ``output(tag, row)``.
     """
-
-    def open(self) -> None:
-        return None
 
     def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
         raise NotImplementedError(f"{type(self).__name__}.process_element1(value, ctx) is not implemented")
@@ -81,7 +80,7 @@ class CoProcessFunction:
         return None
 
 
-class KeyedCoProcessFunction:
+class KeyedCoProcessFunction(Function):
     """Flink's ``KeyedCoProcessFunction``: two keyed inputs sharing one keyed state and timer service.
 
     ``open(ctx)`` runs once before the first element (state handles from ``ctx`` always refer
@@ -124,8 +123,33 @@ class KeyedCoProcessOperator(KeyedProcessOperator):
         raise TypeError("a KeyedCoProcessOperator has two inputs: call process_element1 or process_element2")
 
 
+_KEYED_TIMERS = (
+    "timers need a keyed stream (Flink: 'Setting timers is only supported on a keyed streams'): "
+    "connect(...).key_by(key1, key2).process(KeyedCoProcessFunction), or key_by(...).process(KeyedProcessFunction)"
+)
+
+
+class UnkeyedTimerService:
+    """An unkeyed function's ``ctx.timer_service()``: the current time; no timers (Flink's rule)."""
+
+    def __init__(self, op: UnkeyedOperator) -> None:
+        self._op = op
+
+    def current_watermark(self) -> int:
+        return self._op.current_watermark
+
+    def current_processing_time(self) -> int:
+        return self._op._clock.now_ms()
+
+    def _refuse(self, *_: Any) -> None:
+        raise TypeError(_KEYED_TIMERS)
+
+    register_event_time_timer = register_processing_time_timer = _refuse
+    delete_event_time_timer = delete_processing_time_timer = _refuse
+
+
 class UnkeyedContext:
-    """``ctx`` of an unkeyed two-input function: the element's timestamp, time, side outputs; no timers."""
+    """``ctx`` of an unkeyed function: the element's timestamp, time, side outputs; no timers."""
 
     def __init__(self, op: UnkeyedOperator, timestamp: int | None) -> None:
         self._op, self._timestamp = op, timestamp
@@ -139,11 +163,8 @@ class UnkeyedContext:
     def current_processing_time(self) -> int:
         return self._op._clock.now_ms()
 
-    def timer_service(self) -> Any:
-        raise TypeError(
-            "timers need a keyed stream (Flink: 'Setting timers is only supported on a keyed streams'): "
-            "connect(...).key_by(key1, key2).process(KeyedCoProcessFunction)"
-        )
+    def timer_service(self) -> UnkeyedTimerService:
+        return UnkeyedTimerService(self._op)
 
     def output(self, tag: OutputTag, value: Any) -> None:
         if not isinstance(tag, OutputTag):
@@ -171,8 +192,7 @@ class UnkeyedOperator(Emitter):
     def open(self) -> None:
         if not self._opened:
             self._opened = True
-            if callable(getattr(self.function, "open", None)):
-                self.function.open()
+            call_open(self.function, RuntimeContext(type(self.function).__name__))
 
     def close(self) -> None:
         if self._opened and callable(getattr(self.function, "close", None)):
@@ -193,8 +213,7 @@ class UnkeyedOperator(Emitter):
         self._watermark = snapshot["watermark"]
 
     def _emit(self, rows: Any, method: str, timestamp: int | None) -> None:
-        for row in collect_rows(rows, f"{type(self.function).__name__}.{method}"):
-            self._out.append(OutputRecord(row, timestamp))
+        self._out.extend(emitted(rows, f"{type(self.function).__name__}.{method}", timestamp, timestamp))
 
 
 class CoProcessOperator(UnkeyedOperator):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from funke.semantics.rich import Function
 from funke.semantics.state import StateDescriptor
 from funke.semantics.timers import KeyedTimerService, TimeDomain
 
@@ -36,6 +37,8 @@ __all__ = [
     "TimeDomain",
     "as_reduce_callable",
     "collect_rows",
+    "emitted",
+    "side_output_of",
 ]
 
 
@@ -70,7 +73,7 @@ class OutputRecord:
 # --------------------------------------------------------------------------- aggregation
 
 
-class AggregateFunction:
+class AggregateFunction(Function):
     """Incremental aggregation: ``add`` folds an element into an accumulator.
 
     ``merge`` is needed for session windows (their accumulators merge when sessions do).
@@ -91,7 +94,7 @@ class AggregateFunction:
         )
 
 
-class ReduceFunction:
+class ReduceFunction(Function):
     """``reduce(a, b)`` combines two values of the same type; a plain callable works as well."""
 
     def reduce(self, value1: Any, value2: Any) -> Any:
@@ -278,11 +281,12 @@ class OnTimerContext(KeyedProcessContext, Protocol):
 # --------------------------------------------------------------------------- process functions
 
 
-class ProcessWindowFunction:
+class ProcessWindowFunction(Function):
     """Sees a whole window: ``process(key, ctx, elements)`` yields the window's result rows.
 
     ``clear(ctx)`` runs when the window is dropped for good (after allowed lateness),
-    the place to delete anything kept in ``ctx.window_state()``.
+    the place to delete anything kept in ``ctx.window_state()``. A row yielded as
+    ``(output_tag, value)`` goes to that side output (PyFlink's spelling of ``ctx.output``).
     """
 
     def open(self, ctx: KeyedStateStore) -> None:
@@ -298,12 +302,12 @@ class ProcessWindowFunction:
         return None
 
 
-class KeyedProcessFunction:
+class KeyedProcessFunction(Function):
     """One element at a time with keyed state and timers (Flink's ``KeyedProcessFunction``).
 
-    ``open(ctx)`` runs once before the first element; ``ctx`` gives state handles
-    (``ctx.get_state(ValueStateDescriptor("seen"))``) which then always refer to the
-    key being processed.
+    ``open(ctx)`` runs once before the first element; ``ctx`` (a ``RuntimeContext``) gives state
+    handles (``ctx.get_state(ValueStateDescriptor("seen"))``) which then always refer to the
+    key being processed. Side outputs: ``ctx.output(tag, row)``, or ``yield tag, row``.
     """
 
     def open(self, ctx: KeyedStateStore) -> None:
@@ -317,6 +321,29 @@ class KeyedProcessFunction:
 
     def close(self) -> None:
         return None
+
+
+def side_output_of(row: Any) -> OutputTag | None:
+    """The tag of a row yielded as ``(output_tag, value)`` (PyFlink's side outputs), else None."""
+    if type(row) is tuple and len(row) == 2 and isinstance(row[0], OutputTag):
+        return row[0]
+    return None
+
+
+def emitted(result: Any, where: str, timestamp: int | None, side_timestamp: int | None) -> Iterator[OutputRecord]:
+    """What a process function produced as records: its rows on the main output with ``timestamp``,
+    a ``(output_tag, value)`` pair to that side output with ``side_timestamp``.
+
+    >>> late = OutputTag("late")
+    >>> [(r.value, r.tag and r.tag.name) for r in emitted(iter([{"a": 1}, (late, {"a": 2})]), "f", 5, 5)]
+    [({'a': 1}, None), ({'a': 2}, 'late')]
+    """
+    for row in collect_rows(result, where):
+        tag = side_output_of(row)
+        if tag is None:
+            yield OutputRecord(row, timestamp)
+        else:
+            yield OutputRecord(row[1], side_timestamp, tag)
 
 
 def collect_rows(result: Any, where: str) -> Iterator[Any]:

@@ -35,7 +35,8 @@ from functools import partial
 from typing import Any
 
 from funke.semantics.clock import ManualClock
-from funke.semantics.functions import Emitter, OutputRecord, OutputTag, ProcessWindowFunction, collect_rows
+from funke.semantics.functions import Emitter, OutputRecord, OutputTag, ProcessWindowFunction, collect_rows, emitted
+from funke.semantics.rich import Function, RuntimeContext, call_open
 from funke.semantics.time import MIN_WATERMARK
 from funke.semantics.timers import InternalTimerService, Timer
 from funke.semantics.window_operator import WindowOperator, WindowProcess, WindowSpec
@@ -57,15 +58,12 @@ _LEFT, _RIGHT = "left", "right"
 # --------------------------------------------------------------------------- user functions
 
 
-class ProcessJoinFunction:
+class ProcessJoinFunction(Function):
     """Flink's ``ProcessJoinFunction``: ``process_element(left, right, ctx)`` yields rows per joined pair.
 
     ``ctx.get_left_timestamp()``, ``ctx.get_right_timestamp()``, ``ctx.get_timestamp()`` (the
-    pair's: the larger of the two) and ``ctx.output(tag, value)`` for side outputs.
+    pair's: the larger of the two) and ``ctx.output(tag, value)`` (or ``yield tag, value``) for side outputs.
     """
-
-    def open(self) -> None:
-        return None
 
     def process_element(self, left: Any, right: Any, ctx: Any) -> Iterable[Any] | None:
         raise NotImplementedError(f"{type(self).__name__}.process_element(left, right, ctx) is not implemented")
@@ -87,14 +85,14 @@ class PairColumns(ProcessJoinFunction):
         yield {alias: (left if side == _LEFT else right)[column] for side, column, alias in self.columns}
 
 
-class JoinFunction:
+class JoinFunction(Function):
     """Flink's ``JoinFunction`` of a window join: ``join(left, right)`` returns one row per pair."""
 
     def join(self, left: Any, right: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}.join(left, right) is not implemented")
 
 
-class CoGroupFunction:
+class CoGroupFunction(Function):
     """Flink's ``CoGroupFunction``: ``co_group(lefts, rights)`` yields rows per key and window.
 
     It runs for every key and window with at least one element on either side (one of the
@@ -228,7 +226,7 @@ class IntervalJoinOperator(Emitter):
             return
         if not self._opened:
             self._opened = True
-            self.function.open()
+            call_open(self.function, RuntimeContext(type(self.function).__name__))
         sides = self._buffers.setdefault(key, {})
         sides.setdefault(side, {}).setdefault(timestamp, []).append(value)
         is_left = side == _LEFT
@@ -250,8 +248,8 @@ class IntervalJoinOperator(Emitter):
         ctx = _JoinContext(self)
         ctx.left_timestamp, ctx.right_timestamp = left_ts, right_ts
         rows = self.function.process_element(left, right, ctx)
-        for row in collect_rows(rows, f"{type(self.function).__name__}.process_element"):
-            self._out.append(OutputRecord(row, max(left_ts, right_ts)))
+        stamp = max(left_ts, right_ts)
+        self._out.extend(emitted(rows, f"{type(self.function).__name__}.process_element", stamp, stamp))
 
     def _on_timer(self, timer: Timer) -> None:
         side = timer.namespace

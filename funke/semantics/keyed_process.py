@@ -19,7 +19,8 @@ from functools import partial
 from typing import Any
 
 from funke.semantics.clock import Clock, ManualClock, move_clock_to
-from funke.semantics.functions import Emitter, KeyedProcessFunction, OutputRecord, OutputTag, collect_rows
+from funke.semantics.functions import Emitter, KeyedProcessFunction, OutputRecord, OutputTag, emitted
+from funke.semantics.rich import RuntimeContext, call_open
 from funke.semantics.state import VOID_NAMESPACE, KeyedStateBackend, StateStore
 from funke.semantics.timers import InternalTimerService, KeyedTimerService, TimeDomain, Timer
 
@@ -96,7 +97,7 @@ class KeyedProcessOperator(Emitter):
         """Call the function's ``open``; done automatically before the first element."""
         if not self._opened:
             self._opened = True
-            self.function.open(StateStore(self._backend, VOID_NAMESPACE))
+            call_open(self.function, RuntimeContext(type(self.function).__name__, state=StateStore(self._backend, VOID_NAMESPACE)))
 
     def close(self) -> None:
         if self._opened:
@@ -144,8 +145,7 @@ class KeyedProcessOperator(Emitter):
         self._backend.current_key = key
         ctx = self._element_context(key, timestamp)
         rows = getattr(self.function, method)(value, ctx)
-        for row in collect_rows(rows, f"{type(self.function).__name__}.{method}"):
-            self._out.append(OutputRecord(row, timestamp))
+        self._out.extend(emitted(rows, f"{type(self.function).__name__}.{method}", timestamp, timestamp))
 
     def _on_timer(self, timer: Timer) -> None:
         self.open()
@@ -153,6 +153,5 @@ class KeyedProcessOperator(Emitter):
         ctx = self._timer_context(timer)
         main_timestamp = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
         rows = self.function.on_timer(timer.timestamp, ctx)
-        for row in collect_rows(rows, f"{type(self.function).__name__}.on_timer"):
-            self._out.append(OutputRecord(row, main_timestamp))
+        self._out.extend(emitted(rows, f"{type(self.function).__name__}.on_timer", main_timestamp, timer.timestamp))
 

@@ -165,6 +165,24 @@ class StateTtlConfigBuilder:
             raise ValueError("only processing-time state TTL exists (as in Flink)")
         return self
 
+    set_ttl_time_characteristic = set_time_characteristic
+
+    # Flink's background cleanup strategies decide when an expired entry's storage is freed; funke
+    # drops an expired entry on the read that finds it and never returns one under NeverReturnExpired,
+    # so they change no result here (with ReturnExpiredIfNotCleanedUp, Flink's own answer depends on
+    # when its cleanup ran). Accepted so PyFlink's builder calls work as written.
+    def cleanup_full_snapshot(self) -> StateTtlConfigBuilder:
+        return self
+
+    def cleanup_incrementally(self, cleanup_size: int = 5, run_cleanup_for_every_record: bool = False) -> StateTtlConfigBuilder:
+        return self
+
+    def cleanup_in_rocksdb_compact_filter(self, query_time_after_num_entries: int = 1000, periodic_compaction_time: Any = None) -> StateTtlConfigBuilder:
+        return self
+
+    def disable_cleanup_in_background(self) -> StateTtlConfigBuilder:
+        return self
+
     def build(self) -> StateTtlConfig:
         return StateTtlConfig(self._ttl_ms, self._update_type, self._visibility)
 
@@ -187,6 +205,9 @@ class StateDescriptor:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise TypeError(f"a state descriptor needs a non-empty name, got {self.name!r}")
+
+    def get_name(self) -> str:
+        return self.name
 
     def enable_time_to_live(self, ttl_config: StateTtlConfig) -> StateDescriptor:
         if not isinstance(ttl_config, StateTtlConfig):

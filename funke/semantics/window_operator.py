@@ -40,8 +40,10 @@ from funke.semantics.functions import (
     SumAggregate,
     as_reduce_callable,
     collect_rows,
+    side_output_of,
 )
 from funke.semantics.merging import MergingWindowSet
+from funke.semantics.rich import RuntimeContext, call_open
 from funke.semantics.state import (
     VOID_NAMESPACE,
     AggregatingStateDescriptor,
@@ -355,6 +357,8 @@ class WindowOperator(Emitter):
         return self._emitting(partial(self._timers.fire_processing_timers, self._on_timer))
 
     def _process_element(self, key: Any, value: Any, timestamp: int | None) -> None:
+        if not self._opened:
+            self._ensure_open()
         self._backend.current_key = key
         if isinstance(value, Partial) and value.window is not None:  # pre-merged session
             windows: list[Window] = [TimeWindow(*value.window)]
@@ -386,9 +390,17 @@ class WindowOperator(Emitter):
                 self._late_dropped += value.count if isinstance(value, Partial) else 1
 
     def close(self) -> None:
-        process_fn = self._process_fn()
-        if self._opened and process_fn is not None:
-            process_fn.close()
+        if self._opened:
+            for fn in self._user_functions():
+                fn.close()
+
+    def _user_functions(self) -> list[Any]:
+        """The user's functions with a lifecycle (``open``/``close``): the window function and a
+        reduce or aggregate function given as a class."""
+        fn = self.function
+        inner = fn.reduce_fn if isinstance(fn, WindowReduce) else fn.aggregate_fn if isinstance(fn, WindowAggregate) else None
+        found = [f for f in (inner, self._process_fn()) if f is not None and callable(getattr(f, "open", None))]
+        return found
 
     # -- snapshot / restore ----------------------------------------------------------
 
@@ -535,7 +547,11 @@ class WindowOperator(Emitter):
         self._ensure_open()
         rows = process_fn.process(key, _ProcessWindowContext(self, key, window), values)
         for row in collect_rows(rows, f"{type(process_fn).__name__}.process"):
-            self._out.append(OutputRecord(WindowResult.of(key, window, row), window.max_timestamp))
+            tag = side_output_of(row)
+            if tag is not None:  # ``yield tag, value``: PyFlink's side output
+                self._out.append(OutputRecord(row[1], window.max_timestamp, tag))
+            else:
+                self._out.append(OutputRecord(WindowResult.of(key, window, row), window.max_timestamp))
 
     # -- lateness and cleanup ----------------------------------------------------------
 
@@ -589,9 +605,9 @@ class WindowOperator(Emitter):
         return result
 
     def _ensure_open(self) -> None:
-        process_fn = self._process_fn()
-        if not self._opened and process_fn is not None:
+        if not self._opened:
             self._opened = True
-            process_fn.open(StateStore(self._backend, VOID_NAMESPACE))
+            for fn in self._user_functions():
+                call_open(fn, RuntimeContext(type(fn).__name__, state=StateStore(self._backend, VOID_NAMESPACE)))
 
 

@@ -25,15 +25,19 @@ from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import connect as cn
 from funke.plan import joins as j
 from funke.plan import nodes as n
+from funke.plan import unkeyed as u
 from funke.plan.capabilities import GENERAL, check_idleness, idle_inputs, place, split_watermark, watermarks_meeting
+from funke.plan.functions import LateralTable
 from funke.plan.generators import check_generators
+from funke.plan.realtime import check_realtime
 from funke.plan.types import Field, Schema, normalize_type
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
-from funke.spark import datasources, generated, kafka_source
+from funke.spark import datasources, generated, kafka_source, realtime
 from funke.spark import general as g
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.operators import general_program, main_view, needs_time, pre_shuffled, side_view, two_input_program
+from funke.spark.async_io import async_function
 from funke.spark.python_fns import arrow_column, pandas_function, row_function
 from funke.spark.session import is_connect
 from funke.spark.sources import (
@@ -47,7 +51,9 @@ from funke.spark.sources import (
     static_frame,
     test_stream_frames,
 )
+from funke.spark.udfs import lateral_table, register_python_functions
 
+NO_CONNECTOR = "this SparkSession has none (a session funke starts loads it: funke.connectors.kafka_jvm; a session of your own needs its jars in spark.jars)"
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
 _WATERMARK_META = "spark.watermarkDelayMs"
@@ -227,6 +233,8 @@ class Compiler:
         #: ``set_latency_mode("latency-first")``: one-input general operators on Spark's watermark
         #: fire in the micro-batch whose elements pass their time (``g.Program.same_batch_bound_ms``).
         self.latency_first = False
+        #: ``set_latency_mode("realtime")``: Spark's real-time trigger (``funke.spark.realtime``).
+        self.realtime = False
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: n.Node) -> Compiled:
@@ -244,6 +252,7 @@ class Compiler:
             raise UnsupportedError(f"{node.where()} [{node.uid}]: the compiler has no rule for {node.kind} nodes ({place(node).why})")
         try:
             self._plain_metrics = []
+            register_python_functions(self.spark, node)
             result = visit(node, *inputs)
             # metrics observed by plain() belong to this node's frame, not to the (maybe shared) input
             result.metrics = result.metrics + [m for m in self._plain_metrics if m not in result.metrics]
@@ -372,6 +381,8 @@ class Compiler:
         elif id(node) in self.split_sources:  # each row's partition goes on to the watermark's observe
             df = kafka_source.frame(self.spark, node.spec, streaming=True, cores=self.cores, split=True)
             self.splits[id(node)] = kafka_source.partition_keys(node.spec)
+        elif self.realtime:  # (Kafka only: funke.plan.realtime)
+            df = kafka_source.frame(self.spark, node.spec, streaming=True, cores=self.cores, realtime=True)
         else:
             df = source_frame(self.spark, node.spec, streaming=self.streaming, cores=self.cores)
         source_columns = df.columns
@@ -530,12 +541,16 @@ class Compiler:
             column = udf(*(F.col(c) for c in node.fn.inputs))
             return self._merge(df.withColumn(node.fn.output, column), up)
         if node.vectorized:
-            fn = pandas_function(node.fn, node.mode, out_schema, node.where())
+            fn = pandas_function(node.fn, node.mode, out_schema, node.where(), node.uid)
             result = df.mapInPandas(fn, spark_schema)
         else:
-            fn = row_function(node.fn, node.mode, out_schema, node.where())
+            fn = row_function(node.fn, node.mode, out_schema, node.where(), node.uid)
             result = df.mapInArrow(fn, spark_schema)
         return self._merge(_keep_event_time(df, result), up)
+
+    def visit_LateralTable(self, node: LateralTable, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        return self._merge(_keep_event_time(df, lateral_table(df, node)), up)
 
     def visit_Union(self, node: n.Union, *ups: Compiled) -> Compiled:
         frames = [self.plain(u, node.uid) for u in ups]
@@ -546,7 +561,7 @@ class Compiler:
 
     def visit_KeyBy(self, node: n.KeyBy, up: Compiled) -> Compiled:
         df = self.plain(up, node.uid)
-        nullable = [f.name for f in df.schema.fields if f.name in node.keys and f.nullable]
+        nullable = [f.name for f in df.schema.fields if f.name in node.keys and f.nullable and not node.nulls]
         if nullable:  # Flink refuses a null key; here the row goes to the dead letters
             null = [F.when(F.col(k).isNull(), F.lit(k)) for k in nullable]
             reason = F.concat(F.lit("null key column(s): "), F.concat_ws(", ", *null))
@@ -603,10 +618,20 @@ class Compiler:
         return self._merge(out, up, stateful=True)
 
     def visit_RollingAggregate(self, node: n.RollingAggregate, up: Compiled) -> Compiled:
+        if self.realtime:
+            return self._merge(realtime.rolling(self.plain(up, node.uid), node), up, stateful=True)
         return self._general(node, up)
 
     def visit_KeyedProcess(self, node: n.KeyedProcess, up: Compiled) -> Compiled:
         return self._general(node, up)
+
+    def visit_Process(self, node: u.Process, up: Compiled) -> Compiled:
+        return self._general(node, up)
+
+    def visit_AsyncWait(self, node: u.AsyncWait, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        run = async_function(node.function, node.ordered, node.timeout_ms, node.capacity, node.output, node.where())
+        return self._merge(df.mapInArrow(run, node.output.ddl()), up)
 
     def visit_SideOutput(self, node: n.SideOutput, up: Compiled) -> Compiled:
         assert up.tagged is not None and up.general is not None, "side outputs come from general operators"
@@ -638,7 +663,8 @@ class Compiler:
             program = replace(program, same_batch_bound_ms=bound)
         keys = list(node.input.keys or ())
         ts = node.input.event_time
-        bucket = self._key_bucket(*(F.col(k) for k in keys))
+        # (an unkeyed operator's buckets: one per Spark partition, its elements in their order)
+        bucket = self._key_bucket(*(F.col(k) for k in keys)) if keys else self._bucket(F.pmod(F.spark_partition_id(), F.lit(self.buckets)))
         stamp = F.lit(None).cast("bigint")
         if ts is not None:
             stamp = F.unix_millis(F.col(ts).cast("timestamp"))
@@ -1032,6 +1058,8 @@ class QueryPlan:
     split: n.Node | None = None
     #: Started only once a bad row has been seen (the dead letters): it reads its sources from the start.
     lazy: bool = False
+    #: Run under Spark's real-time trigger (``set_latency_mode("realtime")``).
+    realtime: bool = False
 
 
 def compile_job(
@@ -1056,6 +1084,11 @@ def compile_job(
     c = Compiler(spark, mode=mode, cores=cores, buckets=buckets, side_tags=side_tags_read(sinks))
     c.operator_metrics = operator_metrics
     c.latency_first = latency_mode == "latency-first"
+    c.realtime = mode == "streaming" and latency_mode == "realtime"
+    if c.realtime:
+        check_realtime(sinks)
+        if not kafka_source.kafka_jvm.has_connector(spark):
+            raise UnsupportedError(f"set_latency_mode('realtime') reads Kafka through Spark's Kafka connector only, and {NO_CONNECTOR}")
     if mode == "streaming":
         c.join_watermarks = interval_join_watermarks(sinks)
         c.query_watermarks = query_watermarks(sinks)
@@ -1066,7 +1099,9 @@ def compile_job(
     if dead is not None and dead_letters is not None:
         first_source = next(x for x in n.walk(sinks) if isinstance(x, n.Source))
         sink = n.Sink((first_source,), spec=dead_letters, explicit_uid="dead-letters", explicit_name="dead letters")
-        extra = [QueryPlan([sink], dead, lazy=True)]
+        if c.realtime:  # real-time mode reports metrics once per checkpoint interval: its dead letters cannot wait for them
+            dead.frame = realtime.dead_letter_frame(dead.frame)
+        extra = [QueryPlan([sink], dead, lazy=not c.realtime)]
     if mode != "streaming":
         return [QueryPlan([s], x) for s, x in compiled] + extra
     users: dict[int, list[n.Sink]] = {}
@@ -1080,16 +1115,16 @@ def compile_job(
     plans: list[QueryPlan] = []
     grouped: set[int] = set()
     for key, group in users.items():
-        if len(group) < 2:
+        node = general[key]
+        # (a stateful operator after the shared one would run per micro-batch in the split, without its state:
+        # each sink then runs its operators in its own query instead, the shared one's state kept per query)
+        if len(group) < 2 or any(_stateful_after(s, node, general) for s in group):
             continue
         if any(id(s) in grouped for s in group):
             raise PlanError(f"sinks {', '.join(s.where() for s in group)} read several shared stateful operators; split the job")
-        node = general[key]
-        for s in group:
-            _check_stateless_after(s, node)
         plans.append(QueryPlan(group, c._done[key], split=node))
         grouped.update(id(s) for s in group)
-    plans += [QueryPlan([s], x) for s, x in compiled if id(s) not in grouped]
+    plans += [QueryPlan([s], x, realtime=c.realtime) for s, x in compiled if id(s) not in grouped]
     return plans + extra
 
 
@@ -1114,16 +1149,15 @@ def side_tags_read(sinks: tuple[n.Sink, ...]) -> dict[int, tuple[Any, ...]]:
     return {k: tuple(v.values()) for k, v in tags.items()}
 
 
-def _check_stateless_after(sink: n.Sink, split: n.Node) -> None:
-    """Between a shared operator and its sinks only per-row operators may run (they run per batch)."""
+def _stateful_after(sink: n.Sink, split: n.Node, general: dict[int, n.Node]) -> bool:
+    """Whether an operator with state (or of several inputs) runs between a shared operator and ``sink``:
+    after a split only per-row operators may run (they run per batch)."""
     node: n.Node = sink
     while node is not split:
-        if isinstance(node, (n.WindowAggregate, n.RollingAggregate)) or len(node.inputs) != 1:
-            raise PlanError(
-                f"{node.where()} reads from {split.where()}, whose outputs go to several sinks; only per-row operators "
-                "(select, filter, map) may follow a shared stateful operator: give that branch its own job"
-            )
+        if isinstance(node, (n.WindowAggregate, n.RollingAggregate)) or id(node) in general or len(node.inputs) != 1:
+            return True
         node = node.input
+    return False
 
 
 def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, cores: int) -> list[tuple[n.Sink, DataFrame]]:

@@ -68,6 +68,7 @@ from funke.plan.pytypes import as_row
 from funke.semantics.functions import OutputRecord, OutputTag, Partial
 from funke.semantics.time import MAX_WATERMARK, MIN_WATERMARK
 from funke.semantics.window_operator import WindowResult
+from funke.spark.user_errors import user_calls
 
 #: Columns the general operator adds around the user's columns.
 BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"
@@ -277,6 +278,7 @@ def run_bucket(
             records += op.advance_watermark(local)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
+    _close(op)
     out = encode(program, records, convert, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if bound is not None and latest is not None:
@@ -315,6 +317,14 @@ def exact_integers(batch: pd.DataFrame) -> pd.DataFrame:
         for m in masks
     }
     return batch.drop(columns=masks).assign(**joined)
+
+
+def _close(op: Any) -> None:
+    """The end of the operator's run in this micro-batch: its user function's ``close()`` (it was opened
+    at the run's first element; the next run makes a new operator and opens it again)."""
+    close = getattr(op, "close", None)
+    if callable(close):
+        close()
 
 
 def _next_processing_time(op: Any) -> int | None:
@@ -410,6 +420,7 @@ def _run_two_inputs(
         records += op.advance_watermark(wm)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
+    _close(op)
     out = encode(program, records, program.user_rows, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if _empty(snap) and marks == [MIN_WATERMARK, MIN_WATERMARK]:
@@ -845,23 +856,36 @@ def processor(program: Program, wake: bool = False) -> Any:
         def _run(self, batch: pd.DataFrame, timerValues: Any) -> pd.DataFrame:
             with _no_cycle_collection():
                 snapshot = pickle.loads(self._state.get()[0]) if self._state.exists() else None
-                out, snap = run_bucket(
-                    program,
-                    snapshot,
-                    batch,
-                    spark_watermark=timerValues.getCurrentWatermarkInMs(),
-                    processing_time=timerValues.getCurrentProcessingTimeInMs(),
-                )
+                with user_calls(f"operator {program.uid}"):
+                    out, snap = run_bucket(
+                        program,
+                        snapshot,
+                        batch,
+                        spark_watermark=timerValues.getCurrentWatermarkInMs(),
+                        processing_time=timerValues.getCurrentProcessingTimeInMs(),
+                    )
                 if snap is None:
                     self._state.clear()
                 else:
-                    self._state.update((pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL),))
+                    self._state.update((dump_snapshot(snap),))
             return out
 
         def close(self) -> None:
             pass
 
     return BucketProcessor()
+
+
+def dump_snapshot(snap: dict[str, Any]) -> bytes:
+    """A bucket's snapshot as bytes: pickle, or cloudpickle where state holds an instance of a class
+    defined in the job's script (``__main__``: a class a Spark worker cannot import by name, which
+    cloudpickle carries by value). ``pickle.loads`` reads both."""
+    try:
+        return pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        import cloudpickle
+
+        return cloudpickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 #: A bucket's batch without rows (a run that a timer, not an element, started).
@@ -873,7 +897,7 @@ def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
 
     def run(batch: pd.DataFrame) -> pd.DataFrame:
         _freeze_worker_heap()
-        with _no_cycle_collection():
+        with _no_cycle_collection(), user_calls(f"operator {program.uid}"):
             out, _ = run_bucket(program, None, batch, spark_watermark=None, processing_time=None, final=True)
         # A bucket without output: pandas makes its empty columns float64, which Arrow turns into a
         # ChunkedArray (not an Array) for a string column, and Spark fails; empty object columns convert.

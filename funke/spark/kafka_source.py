@@ -20,11 +20,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 
 from funke.connectors import kafka as kc
+from funke.spark import kafka_jvm, parse
 from funke.spark.datasources import EOS, decode, encode
+from funke.spark.parse import CORRUPT, POSITION, REASON
 
 NAME = "funke_kafka"
-#: Columns a source frame may carry for its dead letters: the raw record, why it is bad, where it was.
-CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_position"
 
 
 class KafkaDataSource(DataSource):
@@ -98,10 +98,13 @@ def register(spark: SparkSession) -> None:
         pass
 
 
-def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int) -> DataFrame:
+def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, realtime: bool = False) -> DataFrame:
     """The records as Spark's Kafka connector gives them (``key, value, topic, partition, offset,
-    timestamp``), after checking the broker and topics (``SourceError`` before any query starts)."""
+    timestamp``), after checking the broker and topics (``SourceError`` before any query starts):
+    read by that connector where it serves (``kafka_jvm.reads_with_spark``), else by funke's reader."""
     kc.check(spec)
+    if kafka_jvm.reads_with_spark(spark, spec, streaming=streaming):
+        return kafka_jvm.raw_frame(spark, spec, streaming=streaming, cores=cores, realtime=realtime)
     register(spark)
     eos = EOS if streaming and spec.events is not None else None
     config = kc.ReaderConfig(spec, max(1, cores), eos)
@@ -121,11 +124,14 @@ def partition_keys(spec: kc.KafkaSource) -> list[str]:
         return cluster.partitions()
 
 
-def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, split: bool = False) -> DataFrame:
+def frame(
+    spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: int, split: bool = False, realtime: bool = False
+) -> DataFrame:
     """The source's rows: the values parsed to the declared schema, the metadata columns asked
     for, and the dead-letter columns (raw record, reason, position); the end flag when finite;
-    with ``split``, each row's partition as ``topic/partition`` in ``SPLIT``."""
-    raw = raw_frame(spark, spec, streaming=streaming, cores=cores)
+    with ``split``, each row's partition as ``topic/partition`` in ``SPLIT``. ``realtime``: for Spark's
+    real-time trigger (Spark's connector only, which reads each partition as records come: no batch size)."""
+    raw = raw_frame(spark, spec, streaming=streaming, cores=cores, realtime=realtime)
     finite = EOS in raw.columns
     meta = [F.col(m).alias(f"kafka_{m}") for m in spec.metadata]
     position = F.concat(F.col("topic"), F.lit("/"), F.col("partition").cast("string"), F.lit("@"), F.col("offset").cast("string"))
@@ -136,15 +142,10 @@ def frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cores: 
         parsed = [F.col("key"), F.col("value")]
         corrupt = F.lit(None).cast("string")
     else:
-        ddl = f"{spec.declared.ddl()}, `{CORRUPT}` string"
         text = F.col("value").cast("string")
-        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-        record = F.from_json(text, ddl, options) if spec.format == "json" else F.from_csv(text, ddl, options)
-        raw = raw.withColumn("_funke_parsed", record)
-        parsed = [F.col(f"_funke_parsed.`{f.name}`").alias(f.name) for f in spec.declared]
-        corrupt = F.col(f"_funke_parsed.`{CORRUPT}`")
-        if spec.format == "json":  # a JSON value that is not an object parses to no struct at all
-            corrupt = F.when(F.col("_funke_parsed").isNull() & ~no_value & F.col("value").isNotNull(), text).otherwise(corrupt)
+        raw = parse.with_parsed(raw, text, spec.format, spec.declared)
+        parsed = parse.parsed_columns(spec.declared)
+        corrupt = parse.corrupt_text(spec.format, text, ~no_value)
     reason = (
         F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)"))
         .when(corrupt.isNotNull(), F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema"))

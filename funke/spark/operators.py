@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from funke.plan import nodes as n
 from funke.plan.types import NUMERIC, Field, Schema, normalize_type
+from funke.plan.unkeyed import Process
 from funke.semantics.functions import AcceptsPartials, NamedAggregates, OutputTag, builtin_aggregate
 from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.rolling import RollingOperator
@@ -39,7 +40,7 @@ def _schema_columns(schema: Schema, where: str, inputs: dict[str, str] | None = 
 
 def needs_time(node: n.Node) -> bool:
     """Whether the operator must run every micro-batch (timers, windows), not only when elements arrive."""
-    return not isinstance(node, n.RollingAggregate)
+    return not isinstance(node, (n.RollingAggregate, Process))
 
 
 def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[OutputTag, ...] = ()) -> g.Program:
@@ -90,6 +91,9 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         outputs = [g.Output(None, key_cols + bounds + result_cols)]
         if node.late_tag is not None:
             outputs.append(g.Output(node.late_tag, inputs))
+        if node.function is not None:  # what the window function sends to a tag that is read
+            late = node.late_tag.name if node.late_tag is not None else None
+            outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags if t.name != late]
         make = lambda: WindowOperator(spec, function)  # noqa: E731
         return g.Program(
             node.uid, make, keys, values, tuple(outputs), micros & set(values),
@@ -100,7 +104,7 @@ def general_program(node: n.Node, buckets: int, df: DataFrame, side_tags: tuple[
         function = node.function
         outputs = [g.Output(None, _schema_columns(node.output, node.where(), types))]
         outputs += [g.Output(t, _schema_columns(Schema.of(t.schema), f"side output {t.name!r}")) for t in side_tags]
-        make = lambda: KeyedProcessOperator(function)  # noqa: E731
+        make = _process_factory(function, keyed=not isinstance(node, Process))
         return g.Program(node.uid, make, keys, values, tuple(outputs), micros, user_rows=True, buckets=buckets, types=types)
     raise ValueError(f"{node.where()}: no general operator for {node.kind} nodes")
 
@@ -146,6 +150,14 @@ def two_input_program(node: n.Node, buckets: int, first: DataFrame, second: Data
         node.uid, make, keys1, tuple(x for x, _ in cols1), tuple(outputs), frozenset(x for x, t in cols1 if t in _TIMESTAMPS),
         user_rows=True, window_result=window_result, buckets=buckets, types=dict(cols1), second=other,
     )
+
+
+def _process_factory(function: Any, keyed: bool) -> Any:
+    if keyed:
+        return lambda: KeyedProcessOperator(function)
+    from funke.semantics.process import ProcessOperator
+
+    return lambda: ProcessOperator(function)
 
 
 def _co_process_factory(function: Any, keyed: bool) -> Any:

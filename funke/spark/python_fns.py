@@ -8,6 +8,7 @@ names the function and the column rather than an Arrow conversion error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
 
@@ -17,6 +18,8 @@ import pyarrow as pa
 from funke.errors import SchemaError
 from funke.plan.probe import check_row
 from funke.plan.types import Schema, compatible, python_type_name
+from funke.semantics.rich import Lifecycled, TaskInfo, set_current_task
+from funke.spark.user_errors import GENERATED, user_calls
 
 _ARROW = {
     "string": pa.string(),
@@ -58,28 +61,56 @@ def _to_list(t: pa.DataType) -> Callable[[pa.Array], list[Any]]:
     return pa.Array.to_pylist
 
 
+def column_lists(batch: pa.RecordBatch) -> list[list[Any]]:
+    """A batch's columns as lists of Python values (timestamps as naive UTC datetimes)."""
+    return [_to_list(f.type)(c) for f, c in zip(batch.schema, batch.columns)]
+
+
 def row_function(
-    fn: Callable[[dict[str, Any]], Any], mode: str, output: Schema, where: str
+    fn: Callable[[dict[str, Any]], Any], mode: str, output: Schema, where: str, uid: str = ""
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A ``mapInArrow`` function applying ``fn`` to each row (dict) of each batch.
 
     Rows are built from whole columns, and results are checked a column at a time: each
     distinct Python type of a column once (``compatible``), dicts by their keys; a result
     that fails either is checked again row by row (``check_row``) for the error message.
+    An exception of ``fn`` fails the job naming ``fn``, ``where`` and ``uid`` (``user_calls``).
     """
     target = arrow_schema(output, where)
-    to_batch = _ResultColumns(output, target, where)
+    operator = f"{where} (uid {uid})" if uid else where
+    to_batch = ResultColumns(output, target, where)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         apply = to_lists = None
-        for batch in batches:
-            if apply is None:
-                apply = _row_caller(tuple(batch.schema.names), mode)
-                to_lists = [_to_list(f.type) for f in batch.schema]
-            results = apply(fn, [to_list(c) for to_list, c in zip(to_lists, batch.columns)])
-            yield batch.filter(pa.array(results, pa.bool_())) if mode == "filter" else to_batch(results)
+        with in_task(fn):
+            for batch in batches:
+                if apply is None:
+                    apply = _row_caller(tuple(batch.schema.names), mode)
+                    to_lists = [_to_list(f.type) for f in batch.schema]
+                with user_calls(operator):
+                    results = apply(fn, [to_list(c) for to_list, c in zip(to_lists, batch.columns)])
+                yield batch.filter(pa.array(results, pa.bool_())) if mode == "filter" else to_batch(results)
 
     return run
+
+
+@contextmanager
+def in_task(fn: Any) -> Iterator[None]:
+    """A Spark task's run of ``fn``: the task's index for ``RuntimeContext``; a function with a lifecycle
+    (``Lifecycled``) opened before the task's first row and closed after its last, also when it fails."""
+    from pyspark import TaskContext
+
+    task = TaskContext.get()
+    if task is not None:
+        set_current_task(TaskInfo(task.partitionId(), task.attemptNumber()))
+    if not isinstance(fn, Lifecycled):
+        yield
+        return
+    fn.start()
+    try:
+        yield
+    finally:
+        fn.finish()
 
 
 def _row_caller(names: tuple[str, ...], mode: str) -> Callable[[Callable[[dict[str, Any]], Any], list[list[Any]]], list[Any]]:
@@ -104,11 +135,11 @@ def _row_caller(names: tuple[str, ...], mode: str) -> Callable[[Callable[[dict[s
         each = f"True if fn({row}) else False" if mode == "filter" else f"fn({row})"
         code = f"def call(fn, columns):\n    return [{each} for {variables}, in zip(*columns)]"
     scope: dict[str, Any] = {}
-    exec(code, scope)  # noqa: S102 (our code; the column names are in it as literals, by repr)
+    exec(compile(code, GENERATED, "exec"), scope)  # noqa: S102 (our code; the column names are in it as literals, by repr)
     return scope["call"]
 
 
-class _ResultColumns:
+class ResultColumns:
     """Result rows (dicts, tuples, dataclasses, pydantic models) as one Arrow batch of the declared schema."""
 
     def __init__(self, output: Schema, target: pa.Schema, where: str):
@@ -168,13 +199,17 @@ def arrow_column(fn: Callable[..., pa.Array]) -> Callable[..., pa.Array]:
     return column
 
 
-def pandas_function(fn: Callable[[Any], Any], mode: str, output: Schema, where: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def pandas_function(
+    fn: Callable[[Any], Any], mode: str, output: Schema, where: str, uid: str = ""
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """A ``mapInPandas`` function: ``fn`` maps a DataFrame (or, for filter, gives a boolean mask)."""
     names = list(output.names)
+    operator = f"{where} (uid {uid})" if uid else where
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         for pdf in frames:
-            result = fn(pdf)
+            with user_calls(operator):
+                result = fn(pdf)
             if mode == "filter":
                 yield pdf[result.astype(bool).values]
                 continue

@@ -7,8 +7,9 @@ PySpark's driver-side worker for ``transformWithStateInPandas`` prints its lifec
 execution of UDF ...") with ``print``; the JVM copies a Python worker's output to its own
 stderr, and the JVM inherits ours. So funke starts the JVM with its stderr on a pipe that a
 thread copies to the real stderr, line by line, leaving out exactly those lines (and the
-blank line each ``print(f"...\\n")`` adds). Everything else, Spark's own errors and a user
-function's prints among them, passes through unchanged.
+blank line each ``print(f"...\\n")`` adds), and the traceback pyspark's Python data source
+runner prints when Spark stops a streaming query (its socket closed: EOFError, BrokenPipeError).
+Everything else, Spark's own errors and a user function's prints among them, passes through unchanged.
 """
 
 from __future__ import annotations
@@ -19,28 +20,86 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import chain
 
 WORKER_CHATTER = re.compile(rb"^(Starting )?Streaming TransformWithStateInPandas Python worker\b")
+
+
+#: pyspark's runner of a Python streaming data source finds its socket closed when Spark stops the
+#: query, as asked, and prints the EOFError and BrokenPipeErrors of that: a traceback about nothing.
+_SOURCE_RUNNER = b"python_streaming_source_runner.py"
+_CLOSED = (b"EOFError", b"BrokenPipeError", b"ConnectionResetError")
+
+
+class StderrFilter:
+    r"""Line by line: leaves out the lines ``drop`` names (and the blank line after each), and the
+    source runner's closed-socket tracebacks; passes everything else, in order.
+
+    >>> f = StderrFilter(lambda line: line.startswith(b"chatter"))
+    >>> runner = [b"Traceback (most recent call last):\n", b'  File "x/python_streaming_source_runner.py", line 1\n',
+    ...           b"EOFError\n", b"\n", b"During handling of the above exception, another exception occurred:\n",
+    ...           b"Traceback (most recent call last):\n", b'  File "socket.py", line 2\n', b"BrokenPipeError: [Errno 32]\n"]
+    >>> real = [b"Traceback (most recent call last):\n", b'  File "job.py", line 3\n', b"ValueError: bad\n"]
+    >>> lines = [b"chatter\n", b"\n", b"kept\n", *runner, b"after\n", *real]
+    >>> [out for line in lines for out in f.feed(line)] + f.end()
+    [b'kept\n', b'after\n', b'Traceback (most recent call last):\n', b'  File "job.py", line 3\n', b'ValueError: bad\n']
+    """
+
+    def __init__(self, drop: Callable[[bytes], bool]):
+        self.drop = drop
+        self.held: list[bytes] = []
+        self.skipping_blank = False
+
+    def feed(self, line: bytes) -> list[bytes]:
+        if self.held:
+            if self._continues(line):
+                self.held.append(line)
+                if self._is_exception(line) and not any(_SOURCE_RUNNER in h for h in self.held):
+                    return self.end()  # another traceback: out at once
+                return []
+            return self.end() + self.feed(line)
+        if line.startswith(b"Traceback (most recent call last):"):
+            self.held = [line]
+            return []
+        if self.drop(line):
+            self.skipping_blank = True
+            return []
+        if self.skipping_blank and not line.strip():
+            self.skipping_blank = False
+            return []
+        self.skipping_blank = False
+        return [line]
+
+    def end(self) -> list[bytes]:
+        """The lines held back (a traceback being read), unless they are the source runner's closed socket."""
+        held, self.held = self.held, []
+        raised = [h for h in held if self._is_exception(h)]
+        if raised and any(_SOURCE_RUNNER in h for h in held) and all(h.startswith(_CLOSED) for h in raised):
+            return []
+        return held
+
+    def _continues(self, line: bytes) -> bool:
+        if not line.strip() or line.startswith((b" ", b"\t", b"During handling", b"The above exception", b"Traceback (most")):
+            return True
+        return self.held[-1].startswith((b" ", b"\t"))  # the exception line right after the frames
+
+    @staticmethod
+    def _is_exception(line: bytes) -> bool:
+        return bool(line.strip()) and not line.startswith((b" ", b"\t", b"During handling", b"The above exception", b"Traceback (most"))
 
 
 def _copy(source: int, target: int, drop: Callable[[bytes], bool]) -> None:
     # Keep reading to the end whatever happens to the target: a pipe nobody drains would
     # block the JVM on its next write to stderr once the pipe's buffer is full.
-    skipping_blank, writable = False, True
+    writable, lines_filter = True, StderrFilter(drop)
     with os.fdopen(source, "rb") as lines, os.fdopen(target, "wb", buffering=0) as out:
-        for line in iter(lines.readline, b""):
-            if drop(line):
-                skipping_blank = True
-                continue
-            if skipping_blank and not line.strip():
-                skipping_blank = False
-                continue
-            skipping_blank = False
-            if writable:
-                try:
-                    out.write(line)
-                except OSError:
-                    writable = False
+        for line in chain(iter(lines.readline, b""), [None]):  # (None: the end, to release what is held)
+            for kept in lines_filter.feed(line) if line is not None else lines_filter.end():
+                if writable:
+                    try:
+                        out.write(kept)
+                    except OSError:
+                        writable = False
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 
 from funke.connectors import redis_streams as rs
 from funke.spark.datasources import EOS, decode, encode
+from funke.spark.parse import CORRUPT, POSITION, REASON
 
 NAME = "funke_redis_stream"
 
@@ -31,7 +32,7 @@ class RedisStreamDataSource(DataSource):
 
     def schema(self) -> str:
         config: rs.ReaderConfig = decode(self.options["config"])
-        columns = [f"`{f.name}` {f.dtype}" for f in config.schema]
+        columns = [f"`{f.name}` {f.dtype}" for f in config.schema] + [f"`{c}` string" for c in config.dead_columns or ()]
         if config.eos_column:
             columns.append(f"`{config.eos_column}` boolean")
         return ", ".join(columns)
@@ -107,7 +108,7 @@ def frame(spark: SparkSession, spec: rs.RedisStreamSource, *, streaming: bool, c
     spec.check()
     register(spark)
     eos = EOS if streaming and spec.events is not None else None
-    config = rs.ReaderConfig.of(spec, parallelism=max(1, cores), eos_column=eos)
+    config = rs.ReaderConfig.of(spec, parallelism=max(1, cores), eos_column=eos, dead_columns=(CORRUPT, REASON, POSITION))
     if streaming:
         return spark.readStream.format(NAME).option("config", encode(config)).load()
     ends = rs.bounded_ends(config)

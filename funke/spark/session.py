@@ -108,6 +108,19 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
 
 
 
+def connector_conf(settings: FunkeSettings, given: dict[str, str]) -> dict[str, str]:
+    """``spark.jars`` with Spark's Kafka connector added (``funke.connectors.kafka_jvm``: fetched once, then
+    read from the services home), for a session funke starts; the user's own jars kept. Nothing when it
+    cannot be had: Kafka then goes through funke's Python data source, and ``explain()`` says why."""
+    from funke.connectors.kafka_jvm import resolve
+
+    connector = resolve(settings.services_root, settings.kafka_connector)
+    if not connector.available:
+        return {}
+    jars = [j for j in given.get("spark.jars", "").split(",") if j]
+    return {"spark.jars": ",".join([*jars, *(j for j in connector.jars if j not in jars)])}
+
+
 # SQL confs funke's operators rely on; a Spark Connect session can set them per session.
 SESSION_CONF = (
     "spark.sql.streaming.stateStore.providerClass",
@@ -150,7 +163,8 @@ def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, s
         if settings.remote.startswith("local"):
             check_java()
         builder = SparkSession.builder.remote(settings.remote).appName(app)
-        for k, v in {**remote_conf(settings), **spark_conf}.items():
+        local = connector_conf(settings, spark_conf) if settings.remote.startswith("local") else {}
+        for k, v in {**remote_conf(settings), **spark_conf, **local}.items():
             builder = builder.config(k, v)
         from funke.spark.quiet import filtered_stderr_for_children, python_for_children
 
@@ -169,7 +183,7 @@ def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, s
         return active
     check_java()
     builder = SparkSession.builder.master(settings.master).appName(app)
-    for k, v in {**default_conf(settings), **spark_conf}.items():
+    for k, v in {**default_conf(settings), **spark_conf, **connector_conf(settings, spark_conf)}.items():
         builder = builder.config(k, v)
     from funke.spark.quiet import filtered_stderr_for_children, python_for_children
 

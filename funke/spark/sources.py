@@ -19,9 +19,9 @@ from funke.connectors.redis_streams import RedisStreamSource
 from funke.connectors.sources import GENERATOR_INDEX, CollectionSource, FileSource, GeneratorSource
 from funke.errors import UnsupportedError
 from funke.plan.types import Field, Schema
-from funke.spark import datasources, kafka_source, redis_source
+from funke.spark import datasources, file_source, kafka_source, redis_source
 from funke.spark.datasources import EOS
-from funke.spark.kafka_source import CORRUPT, POSITION, REASON  # noqa: F401  (the dead-letter columns a source frame may carry)
+from funke.spark.parse import CORRUPT, POSITION, REASON  # noqa: F401  (the dead-letter columns a source frame may carry)
 from funke.spark.exprs import to_column
 
 #: The most rows an adaptive micro-batch of the generator holds.
@@ -93,15 +93,10 @@ def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int)
     if isinstance(spec, CollectionSource):
         return _collection(spark, spec, streaming)
     if isinstance(spec, FileSource):
-        ddl, options = spec.declared.ddl(), dict(spec.options)
-        if spec.format in ("json", "csv"):
-            # A malformed record or a value of the wrong type arrives whole in CORRUPT (for the dead letters).
-            ddl += f", {CORRUPT} string"
-            options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT, **options}
-        reader = (spark.readStream if streaming else spark.read).format(spec.format).schema(ddl).options(**options)
+        # A malformed record or a value of the wrong type arrives whole in CORRUPT (for the dead letters).
         if streaming and spec.bounded:
-            return _bounded_files(spark, spec, reader, options)
-        return reader.load(spec.path)
+            return _bounded_files(spark, spec)
+        return file_source.load(spark, spec, spec.path, streaming=streaming)
     if isinstance(spec, RedisStreamSource):
         return redis_source.frame(spark, spec, streaming=streaming, cores=cores)
     if isinstance(spec, KafkaSource):
@@ -109,7 +104,7 @@ def source_frame(spark: SparkSession, spec: Any, *, streaming: bool, cores: int)
     raise UnsupportedError(f"no Spark rule for source {spec.describe()}")
 
 
-def _bounded_files(spark: SparkSession, spec: FileSource, reader: Any, options: dict[str, str]) -> DataFrame:
+def _bounded_files(spark: SparkSession, spec: FileSource) -> DataFrame:
     """A bounded file source in a streaming run: the files present now, read by Spark's file
     stream source, then the end-of-input row.
 
@@ -125,14 +120,15 @@ def _bounded_files(spark: SparkSession, spec: FileSource, reader: Any, options: 
         (e for e in os.scandir(spec.path) if e.is_file() and not e.name.startswith(("_", "."))),
         key=lambda e: (e.stat().st_mtime, e.name),
     ) if os.path.isdir(spec.path) else []
-    per = int(options.get("maxFilesPerTrigger") or 0) or max(1, len(names))
+    per = int(dict(spec.options).get("maxFilesPerTrigger") or 0) or max(1, len(names))
     batches: list[list[tuple[Any, ...]]] = [[] for _ in range(max(1, math.ceil(len(names) / per)))]
     batches[-1].append((*([None] * len(spec.declared)), True))
     end = _collection_stream(spark, batches, spec.declared)
     if not names:
         return end
     glob = os.path.join(spec.path, "{" + ",".join(_glob_escape(e.name) for e in names) + "}")
-    return reader.load(glob).withColumn(EOS, F.lit(False)).unionByName(end, allowMissingColumns=True)
+    files = file_source.load(spark, spec, glob, streaming=True)
+    return files.withColumn(EOS, F.lit(False)).unionByName(end, allowMissingColumns=True)
 
 
 def _glob_escape(name: str) -> str:

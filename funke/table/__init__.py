@@ -14,10 +14,28 @@ import types
 from typing import Any
 
 from funke.connectors.tables import table as _static_table
+from funke.table.data_types import DataType, DataTypes
 from funke.table.environment import StatementSet, StreamTableEnvironment, Table, TableResult
+from funke.table.udf import (
+    AggregateFunction,
+    AsyncScalarFunction,
+    FunctionContext,
+    ScalarFunction,
+    TableAggregateFunction,
+    TableFunction,
+    UserDefinedFunction,
+    udaf,
+    udf,
+    udtaf,
+    udtf,
+)
 from funke.table.windows import Session, Slide, Tumble
 
-__all__ = ["Session", "Slide", "StatementSet", "StreamTableEnvironment", "Table", "TableResult", "Tumble"]
+__all__ = [
+    "AggregateFunction", "AsyncScalarFunction", "DataType", "DataTypes", "FunctionContext", "ScalarFunction", "Session", "Slide", "StatementSet",
+    "StreamTableEnvironment", "Table", "TableAggregateFunction", "TableFunction", "TableResult", "Tumble", "UserDefinedFunction",
+    "udaf", "udf", "udtaf", "udtf",
+]  # fmt: skip
 
 
 class _Package(types.ModuleType):

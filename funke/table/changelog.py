@@ -1,16 +1,37 @@
 """An updating result's rows carry their kind, Flink's ``RowKind``, in a column: hidden (``ROW_KIND``)
-inside a query, ``row_kind`` where users read it (``to_changelog_stream``, ``collect()``, sinks)."""
+inside a query, ``row_kind`` where users read it (``to_changelog_stream``, ``collect()``, sinks). The
+kinds and each relation's changelog mode (its kinds and upsert key) are ``funke.plan.changelog``'s."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from funke.plan.changelog import (
+    DELETE,
+    INSERT,
+    INSERT_ONLY,
+    RETRACT,
+    RETRACTIONS,
+    ROW_KIND,
+    ROW_KIND_NAME,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    ChangelogMode,
+    changelog_mode,
+    state_mode,
+)
 from funke.semantics.state import StateDescriptor, StateTtlConfig
 
-#: The hidden column of an updating result that holds each row's kind.
-ROW_KIND = "_fk_row_kind"
-#: Its name where users read it.
-ROW_KIND_NAME = "row_kind"
-#: Flink's row kinds: insert, the row before an update, the row after it, delete.
-INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
+__all__ = [
+    "DELETE", "INSERT", "INSERT_ONLY", "RETRACT", "RETRACTIONS", "ROW_KIND", "ROW_KIND_NAME", "UPDATE_AFTER",
+    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "is_retraction", "rows_step", "state_mode", "with_ttl",
+]  # fmt: skip
+
+
+def is_retraction(row: dict) -> bool:
+    """Whether ``row`` of a changelog takes a row away (``-U``, ``-D``); an insert-only row has no kind."""
+    return row.get(ROW_KIND) in RETRACTIONS
 
 
 def with_ttl(descriptor: StateDescriptor, ttl_ms: int | None) -> StateDescriptor:
@@ -19,3 +40,15 @@ def with_ttl(descriptor: StateDescriptor, ttl_ms: int | None) -> StateDescriptor
     if ttl_ms:
         descriptor.enable_time_to_live(StateTtlConfig.new_builder(ttl_ms).build())
     return descriptor
+
+
+def rows_step(ctx: Any, rows: StateDescriptor, step: Callable[[list, dict], tuple[list, list]], value: dict) -> list[dict]:
+    """Run ``step(rows held, value) -> (rows held after, changes)`` of an operator that keeps a key's rows as
+    one list in value state ``rows`` (cleared when none is left); the changes."""
+    state = ctx.get_state(rows)
+    after, out = step(state.value() or [], value)
+    if after:
+        state.update(after)
+    else:
+        state.clear()
+    return out

@@ -14,8 +14,9 @@ Connectors (Flink's names and options; an option funke does not know is refused,
 * ``jdbc`` (sink; PostgreSQL): ``url`` (``jdbc:postgresql://host:port/db``), ``table-name``,
   ``username``, ``password``; with a ``PRIMARY KEY ... NOT ENFORCED`` the sink upserts by it.
 * ``kafka`` (source and sink): ``topic``, ``properties.bootstrap.servers``, ``format`` (``json``,
-  ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``); a sink keys its records by
-  the primary key.
+  ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``),
+  ``sink.delivery-guarantee`` (``exactly-once``, the default, or ``at-least-once``: what
+  ``SET 'execution.latency-mode' = 'realtime'`` writes with); a sink keys its records by the primary key.
 * ``redis-stream`` (source, funke's): ``stream``, ``url``.
 * ``nexmark`` (source): the Nexmark benchmark's events (``funke.connectors.nexmark``): ``first-event.rate``
   (= ``next-event.rate``; events per second of event time, 10 000), ``events.num`` (0: unbounded),
@@ -432,7 +433,12 @@ def _kafka_sink(t: TableDef) -> Any:
     from funke.connectors.kafka_sink import kafka
 
     topic, bootstrap, fmt = _kafka_options(t)
-    return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None)
+    delivery = t.options.get("sink.delivery-guarantee", "exactly-once")
+    if delivery not in ("exactly-once", "at-least-once"):
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: sink.delivery-guarantee {delivery!r} is not supported (exactly-once, at-least-once)"
+        )
+    return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None, delivery=delivery)
 
 
 def _redis_source(t: TableDef) -> Any:
@@ -448,7 +454,7 @@ CONNECTORS: dict[str, Connector] = {
     "print": Connector(frozenset(), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
-    "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode"}),
+    "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),
                        source=_kafka_source, sink=_kafka_sink),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
     "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",

@@ -9,6 +9,8 @@ quotes for strings) and its ``ROW<name type, ...>`` type (sqlglot's ``STRUCT``),
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Collection
 from typing import Any
 
 import sqlglot
@@ -155,26 +157,45 @@ class Flink(Dialect):
         }
 
 
-def parse(sql: str) -> exp.Expression:
-    """One Flink SQL statement; a syntax error names its line and column."""
-    statements = _statements(sql)
+def parse(sql: str, functions: Collection[str] = ()) -> exp.Expression:
+    """One Flink SQL statement; a syntax error names its line and column. ``functions``: the names of
+    user functions, read as calls of those (not of a built-in sqlglot knows by the same name)."""
+    statements = _statements(sql, functions)
     if len(statements) != 1:
         raise PlanError(f"expected one SQL statement, got {len(statements)}: {sql!r}")
     return statements[0]
 
 
-def parse_script(script: str) -> list[tuple[exp.Expression, str]]:
+def parse_script(script: str, functions: Collection[str] = ()) -> list[tuple[exp.Expression, str]]:
     """The statements of a script (separated by ``;``), each with the script's text (positions are in it)."""
-    return [(s, script) for s in _statements(script)]
+    return [(s, script) for s in _statements(script, functions)]
 
 
-def _statements(sql: str) -> list[exp.Expression]:
+def _statements(sql: str, functions: Collection[str] = ()) -> list[exp.Expression]:
     try:
+        if functions:
+            dialect = Flink()
+            parser = _with_functions(frozenset(n.upper() for n in functions))(dialect=dialect)
+            return [s for s in parser.parse(dialect.tokenize(sql), sql) if s is not None]
         return [s for s in sqlglot.parse(sql, read=Flink) if s is not None]
     except ParseError as e:
         first: dict[str, Any] = e.errors[0] if e.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
         raise PlanError(f"SQL syntax error{where}: {first.get('description', str(e))}\n{sql}") from None
+
+
+@functools.lru_cache(maxsize=32)
+def _with_functions(names: frozenset[str]) -> type[parser.Parser]:
+    """Flink's parser, reading a call of each of ``names`` (upper case) as that user function's (an
+    ``exp.Anonymous``), whatever built-in sqlglot knows by the name (a table function ``split`` is not
+    Spark's SPLIT)."""
+
+    def anonymous(name: str) -> Any:
+        return lambda args: exp.Anonymous(this=name.lower(), expressions=args)
+
+    functions = {**Flink.Parser.FUNCTIONS, **{n: anonymous(n) for n in names}}
+    parsers = {k: v for k, v in Flink.Parser.FUNCTION_PARSERS.items() if k not in names}
+    return type("FlinkWithFunctions", (Flink.Parser,), {"FUNCTIONS": functions, "FUNCTION_PARSERS": parsers})
 
 
 #: Interval units Flink SQL writes (singular; the plural forms too), in ms.

@@ -18,19 +18,26 @@ from funke.api.streams import DataStream
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
-from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME
+from funke.plan.expr import Sql
+from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
+from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
 from funke.table.ddl import CONNECTORS, TableDef, interval_text_ms, table_def
 from funke.table.dialect import parse, parse_script, position
 from funke.table.lowering import is_updating
 from funke.table.planner import Planner
+from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
+from funke.table.upsert import by_key, upserts
 from funke.table.windows import GroupWindow, window_columns
 
+#: What makes a result updating, for messages.
+_UPDATING = "a GROUP BY without a window, DISTINCT, a regular Top-N, a deduplication, an outer join, or one over such a result"
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
 _ANONYMOUS = "_fk_table_"
 
 
-class Table:
-    """The result of ``sql_query`` (or a stream brought in with ``from_data_stream``)."""
+class Table(TableFunctions):
+    """The result of ``sql_query`` (or a stream brought in with ``from_data_stream``). Its Python function
+    methods (``join_lateral``, ``flat_map``, ``map``, ``flat_aggregate``, ...) are ``funke.table.udf_table``'s."""
 
     def __init__(self, t_env: StreamTableEnvironment, stream: DataStream):
         self._t_env, self._stream = t_env, stream
@@ -48,12 +55,13 @@ class Table:
         """The table's columns and their types (funke's ``Schema``)."""
         return self._stream.schema.select(self.columns)
 
-    def select(self, *exprs: str) -> Table:
-        """Columns or SQL expressions (``"price * qty AS total"``), as ``SELECT`` would."""
-        return self._t_env.sql_query(f"SELECT {', '.join(exprs)} FROM {self._t_env._anonymous(self)}")
+    def select(self, *exprs: Any) -> Table:
+        """Columns or SQL expressions (``"price * qty AS total"``), as ``SELECT`` would; also Python
+        functions called on columns (``add(col("a"), col("b")).alias("total")``, ``funke.table.udf``)."""
+        return self._t_env.sql_query(f"SELECT {self._t_env._items(exprs)} FROM {self._t_env._anonymous(self)}")
 
-    def where(self, condition: str) -> Table:
-        return self._t_env.sql_query(f"SELECT * FROM {self._t_env._anonymous(self)} WHERE {condition}")
+    def where(self, condition: Any) -> Table:
+        return self._t_env.sql_query(f"SELECT * FROM {self._t_env._anonymous(self)} WHERE {self._t_env._items([condition])}")
 
     filter = where
 
@@ -88,16 +96,17 @@ class Table:
         return f"Table({', '.join(self.columns)})"
 
 
-class GroupedTable:
-    """``table.group_by(keys)``: ``select`` its keys and aggregates (SQL expressions)."""
+class GroupedTable(GroupedFunctionCalls):
+    """``table.group_by(keys)``: ``select`` its keys and aggregates (SQL expressions, or Python aggregate
+    functions called on columns); ``aggregate`` and ``flat_aggregate`` (``funke.table.udf_table``)."""
 
     def __init__(self, table: Table, keys: Sequence[str]) -> None:
         self._table, self._keys = table, tuple(keys)
 
-    def select(self, *exprs: str) -> Table:
+    def select(self, *exprs: Any) -> Table:
         t_env = self._table._t_env
         group = f" GROUP BY {', '.join(self._keys)}" if self._keys else ""
-        return t_env.sql_query(f"SELECT {', '.join(exprs)} FROM {t_env._anonymous(self._table)}{group}")
+        return t_env.sql_query(f"SELECT {t_env._items(exprs)} FROM {t_env._anonymous(self._table)}{group}")
 
 
 class GroupWindowedTable:
@@ -119,14 +128,14 @@ class WindowGroupedTable:
     def __init__(self, table: Table, window: GroupWindow, keys: tuple[str, ...]) -> None:
         self._table, self._window, self._keys = table, window, keys
 
-    def select(self, *exprs: str) -> Table:
+    def select(self, *exprs: Any) -> Table:
         t_env, w = self._table._t_env, self._window
         tvf = w.tvf(t_env._anonymous(self._table).strip("`"), self._keys)
-        items = ", ".join(window_columns(e, str(w.name)) for e in exprs)
+        items = ", ".join(window_columns(t_env._items([e]), str(w.name)) for e in exprs)
         return t_env.sql_query(f"SELECT {items} FROM {tvf} GROUP BY {', '.join(('window_start', 'window_end', *self._keys))}")
 
 
-class StreamTableEnvironment:
+class StreamTableEnvironment(FunctionCalls):
     """Flink's ``StreamTableEnvironment`` over a funke ``StreamEnvironment``.
 
     >>> import funke as fk
@@ -140,12 +149,13 @@ class StreamTableEnvironment:
 
     def __init__(self, env: Any):
         self.env = env
-        self._config = TableConfig()
+        self._config = TableConfig(env)
         self._views: dict[str, Table] = {}
         self._static: dict[str, StaticTable] = {}
         self._anonymous_views = 0
         self._tables: dict[str, TableDef] = {}
         self._read: dict[str, DataStream] = {}  # a DDL table's source stream, made once
+        self._functions = FunctionCatalog()
 
     @classmethod
     def create(cls, env: Any) -> StreamTableEnvironment:
@@ -177,15 +187,21 @@ class StreamTableEnvironment:
 
     def sql_query(self, sql: str) -> Table:
         """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
-        return Table(self, self._planner(sql).lower(parse(sql)))
+        return Table(self, self._planner(sql).lower(parse(sql, self._functions.names())))
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
         connectors) or ``INSERT INTO table SELECT ...``, which starts a job writing the table (named
         after the environment's app; ``wait()`` on the result waits for it)."""
-        statement = parse(sql)
+        if is_function_ddl(sql):
+            self._functions.execute(sql)
+            return TableResult()
+        statement = parse(sql, self._functions.names())
         if isinstance(statement, exp.Insert):
             return TableResult(self._run([self._insert(statement, sql)], self.env.app))
+        if isinstance(statement, exp.Set):  # SET 'key' = 'value': the table config's option (TableConfig)
+            self._config.set_statement(statement, sql)
+            return TableResult()
         self._ddl(statement, sql)
         return TableResult()
 
@@ -199,9 +215,11 @@ class StreamTableEnvironment:
     def execute_script(self, script: str) -> None:
         """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
         job (all of them run together when the environment executes, as ``funke sql FILE.sql`` does)."""
-        for statement, text in parse_script(script):
+        for statement, text in parse_script(script, self._functions.names()):
             if isinstance(statement, exp.Insert):
                 self.env._add_sink(self._insert(statement, text))
+            elif isinstance(statement, exp.Set):
+                self._config.set_statement(statement, text)
             else:
                 self._ddl(statement, text)
 
@@ -214,10 +232,14 @@ class StreamTableEnvironment:
             connector = CONNECTORS[t.connector]
             if connector.source is None and connector.lookup is not None and name not in self._views:
                 views[name] = lambda t=t, make=connector.lookup: make(t)
-        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms)
+        self._functions.job_parameters = self._config.job_parameters
+        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions)
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
         at = lambda node: position(node, sql)  # noqa: E731
+        if (text := function_ddl_text(statement)) is not None:  # (in a script: CREATE / DROP FUNCTION)
+            self._functions.execute(text)
+            return
         if not isinstance(statement, exp.Create):
             raise UnsupportedError(
                 f"Flink SQL: a {type(statement).__name__.upper()} statement (at {at(statement)}) is not supported by "
@@ -262,7 +284,7 @@ class StreamTableEnvironment:
             if make is None:
                 raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be written (INSERT INTO), not read")
             stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
-            planner = Planner({}, t.sql)
+            planner = Planner({}, t.sql, functions=self._functions)
             for column, formula in t.computed:
                 stream = stream.with_column(column, planner.typed_sql(formula, stream.schema))
             strategy = t.strategy()
@@ -295,10 +317,9 @@ class StreamTableEnvironment:
             make = CONNECTORS[t.connector].changelog
             if make is None:
                 raise UnsupportedError(
-                    f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating (a GROUP BY "
-                    f"without a window, a regular Top-N, a deduplication or an outer join) and a {t.connector} table takes "
-                    "inserts only; write it to a jdbc table with a "
-                    "PRIMARY KEY (upserted by it) or to print"
+                    f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating "
+                    f"({changelog_mode(stream.node).describe()}: {_UPDATING}) and a {t.connector} table takes "
+                    "inserts only; write it to a jdbc table with a PRIMARY KEY (upserted by it) or to print"
                 )
             if ROW_KIND_NAME in dict(t.columns):
                 raise PlanError(f"Flink SQL: table {name} has a column {ROW_KIND_NAME!r}, where an updating result's row kinds go")
@@ -313,6 +334,11 @@ class StreamTableEnvironment:
                 f"for {len(wanted)} ({', '.join(wanted)})"
             )
         by_target = dict(zip(wanted, given, strict=True))
+        if updating and t.primary_key:  # (upserted by the key: its changes one key at a time, in order)
+            missing = [c for c in t.primary_key if c not in by_target]
+            if missing:
+                raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its primary key column {missing[0]!r}")
+            stream = by_key(stream, [by_target[c] for c in t.primary_key], self._config.state_ttl_ms)
         exprs = [
             f"CAST(`{by_target[c]}` AS {ty}) AS `{c}`" if c in by_target else f"CAST(NULL AS {ty}) AS `{c}`"
             for c, ty in t.columns
@@ -337,22 +363,51 @@ class StreamTableEnvironment:
             raise PlanError(f"to_data_stream() takes a Table, got {type(table).__name__}")
         if table.updating:
             raise PlanError(
-                "to_data_stream() takes an insert-only table, and this one is updating (a GROUP BY without a window, a regular "
-                "Top-N, a deduplication or an outer join): "
-                "to_changelog_stream() gives its changes, each row with its kind"
+                f"to_data_stream() takes an insert-only table, and this one is updating ({changelog_mode(table._stream.node).describe()}: "
+                f"{_UPDATING}): to_changelog_stream() gives its changes, each row with its kind"
             )
         return table._stream
 
-    def to_changelog_stream(self, table: Table) -> DataStream:
+    def to_changelog_stream(self, table: Table, *, changelog_mode: str = "all", key: Sequence[str] | None = None) -> DataStream:
         """The table's changes as a DataStream: each row with its kind in a first column ``row_kind``,
         Flink's ``RowKind``: ``+I`` insert, ``-U`` the row as it was before an update, ``+U`` as it is
-        after, ``-D`` delete. Every row of an insert-only table is an insert."""
+        after, ``-D`` delete. Every row of an insert-only table is an insert.
+
+        ``changelog_mode="upsert"`` (Flink's ``ChangelogMode.upsert()``): one row per ``key`` (default: the
+        table's upsert key, ``explain()`` names it), its changes ``+I``, ``+U`` (the row now; no ``-U``)
+        and ``-D``: applied by key in order, the last change wins."""
         if not isinstance(table, Table):
             raise PlanError(f"to_changelog_stream() takes a Table, got {type(table).__name__}")
         if ROW_KIND_NAME in table.columns:
             raise PlanError(f"to_changelog_stream(): the table has a column named {ROW_KIND_NAME!r}, where the row kinds go; rename it")
-        kind = f"`{ROW_KIND}` AS {ROW_KIND_NAME}" if table.updating else f"'{INSERT}' AS {ROW_KIND_NAME}"
-        return table._stream.select(kind, *(f"`{c}`" for c in table.columns))
+        if changelog_mode not in ("all", "upsert"):
+            raise PlanError(f"to_changelog_stream(): changelog_mode is 'all' (every kind) or 'upsert', got {changelog_mode!r}")
+        stream = table._stream
+        if changelog_mode == "upsert":
+            key = self._upsert_key(table, key)
+            stream = upserts(stream if table.updating else self._as_changelog(stream), key, self._config.state_ttl_ms)
+        elif key is not None:
+            raise PlanError("to_changelog_stream(): key= is for changelog_mode='upsert'")
+        kind = f"`{ROW_KIND}` AS {ROW_KIND_NAME}" if is_updating(stream) else f"'{INSERT}' AS {ROW_KIND_NAME}"
+        return stream.select(kind, *(f"`{c}`" for c in table.columns))
+
+    def _upsert_key(self, table: Table, key: Sequence[str] | None) -> list[str]:
+        if key is None:
+            found = changelog_mode(table._stream.node).upsert_key
+            if not found:
+                raise PlanError(
+                    f"to_changelog_stream(changelog_mode='upsert'): the table has no upsert key ({changelog_mode(table._stream.node).describe()}): "
+                    "name the columns that identify a row, key=[...]"
+                )
+            return list(found)
+        key = list(key)
+        if unknown := [c for c in key if c not in table.columns]:
+            raise PlanError(f"to_changelog_stream(): key column {unknown[0]!r} is not a column of the table ({', '.join(table.columns)})")
+        return key
+
+    @staticmethod
+    def _as_changelog(stream: DataStream) -> DataStream:
+        return stream.with_column(ROW_KIND, Sql(f"'{INSERT}'", declared="string"))
 
     def _anonymous(self, table: Table) -> str:
         self._anonymous_views += 1
@@ -366,32 +421,69 @@ class TableConfig:
 
     Taken: ``table.exec.state.ttl``, how long a group aggregation, a deduplication or a regular join
     keeps a key's state after its last write (processing time; Flink's units: ``'1 h'``, ``'10 s'``;
-    ``'0'``: for ever, the default). Any other option is refused: nothing is accepted and ignored.
+    ``'0'``: for ever, the default); ``execution.latency-mode``, the environment's latency mode
+    (``StreamEnvironment.set_latency_mode``: ``micro-batch``, ``latency-first``, ``realtime``: Spark's
+    real-time trigger for a plan of Kafka, expressions, unions and lookup joins), also
+    ``SET 'execution.latency-mode' = 'realtime'`` in ``execute_sql`` and scripts;
+    ``pipeline.global-job-parameters`` (``'key:value,key:value'``), what a Python function's
+    ``FunctionContext.get_job_parameter`` reads. Any other option is refused: nothing is accepted and
+    ignored.
 
     >>> config = TableConfig().set("table.exec.state.ttl", "90 s")
     >>> config.get("table.exec.state.ttl"), config.state_ttl_ms
     ('90 s', 90000)
     """
 
-    OPTIONS = ("table.exec.state.ttl",)
+    OPTIONS = ("table.exec.state.ttl", "execution.latency-mode", "pipeline.global-job-parameters")
 
-    def __init__(self) -> None:
+    def __init__(self, env: Any = None) -> None:
         self._options: dict[str, str] = {}
+        self._env = env
 
     def set(self, key: str, value: str) -> TableConfig:
         if key not in self.OPTIONS:
             raise UnsupportedError(f"Flink SQL: the option {key!r} is not supported by funke; it takes {', '.join(self.OPTIONS)}")
-        interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
+        if key == "execution.latency-mode":
+            if self._env is None:
+                raise PlanError("Flink SQL: execution.latency-mode is the environment's: set it on a StreamTableEnvironment's config")
+            self._env.set_latency_mode(str(value))  # (refused there when it is not a mode)
+        elif key == "pipeline.global-job-parameters":
+            _key_values(str(value), key)
+        else:
+            interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
         self._options[key] = str(value)
         return self
+
+    def set_statement(self, statement: exp.Set, sql: str) -> None:
+        """``SET 'key' = 'value'`` (Flink SQL's client syntax)."""
+        items = statement.expressions
+        pair = items[0].this if len(items) == 1 else None
+        if not isinstance(pair, exp.EQ) or not all(isinstance(x, exp.Literal) for x in (pair.this, pair.expression)):
+            raise PlanError(f"Flink SQL: SET takes one 'key' = 'value' (at {position(statement, sql)})")
+        self.set(pair.this.this, pair.expression.this)
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self._options.get(key, default)
 
     @property
+    def job_parameters(self) -> dict[str, str]:
+        return _key_values(self._options.get("pipeline.global-job-parameters", ""), "pipeline.global-job-parameters")
+
+    @property
     def state_ttl_ms(self) -> int | None:
         ttl = self._options.get("table.exec.state.ttl")
         return (interval_text_ms(ttl, "option table.exec.state.ttl") or None) if ttl is not None else None
+
+
+def _key_values(text: str, option: str) -> dict[str, str]:
+    """``'k1:v1,k2:v2'`` (Flink's map option format) as a dict."""
+    out = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition(":")
+        if not sep or not key.strip():
+            raise PlanError(f"option {option}: {part!r} is not key:value (write 'key:value,other:value')")
+        out[key.strip()] = value.strip()
+    return out
 
 
 class TableResult:
@@ -433,7 +525,7 @@ class StatementSet:
         self._sinks: list[n.Sink] = []
 
     def add_insert_sql(self, sql: str) -> StatementSet:
-        statement = parse(sql)
+        statement = parse(sql, self._t_env._functions.names())
         if not isinstance(statement, exp.Insert):
             raise PlanError(f"add_insert_sql() takes INSERT INTO ..., got a {type(statement).__name__.upper()} statement")
         self._sinks.append(self._t_env._insert(statement, sql))

@@ -23,10 +23,10 @@ from sqlglot import exp
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError
 from funke.plan.types import Field, Schema
-from funke.table.changelog import INSERT, ROW_KIND
+from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, changelog_mode, state_mode
 from funke.table.dialect import interval_ms
 from funke.table.joins import RegularJoin
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, kind_first
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.rank import OuterPairRows, PairRows
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class JoinLowering:
         on anything else filter the joined rows. Late rows are dropped, as Flink SQL does."""
         joins = query.args["joins"]
         if len(joins) > 1:
-            raise self.refuse(joins[1], "a join of more than two relations")
+            return self._join(self._chained(query))
         join = joins[0]
         if (
             isinstance(join.this, exp.Table)
@@ -73,7 +73,6 @@ class JoinLowering:
             stream, tvf = self._source(rel)
             if tvf is not None:
                 raise self.refuse(rel, "a join of a window TVF with a relation that is not one")
-            self._insert_only(stream, rel, "a join")
             sides.append((rel.alias_or_name, stream))
         (ln, left), (rn, right) = sides
         if ln == rn:
@@ -107,6 +106,8 @@ class JoinLowering:
                         )
             regular = self._regular_join(left, right, keys, columns, outer)
             return columns.finish(regular, rest, query.expressions)
+        for rel, (_, stream) in zip(rels, sides, strict=True):
+            self._insert_only(stream, rel, "an interval join")
         joined = left.key_by([k for k, _ in keys]).interval_join(right.key_by([k for _, k in keys]))
         joined = bounds.apply(joined)
         pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
@@ -128,33 +129,38 @@ class JoinLowering:
         an outer side's unmatched rows padded with NULLs (an updating result). A row with a NULL key
         matches nothing (SQL's ``=``): an outer side's goes straight out padded, an inner side's nowhere."""
         streams = (left, right)
+        updating = (is_updating(left), is_updating(right))
         for stream in streams:
             self._known_types(stream, "a regular join")
-        mapped, fields = columns.renamed((left.schema, right.schema))
-        if any(outer):
+        mapped, fields = columns.renamed(columns.schemas)
+        fn = RegularJoin(list(mapped[0].items()), list(mapped[1].items()), self.state_ttl_ms, outer, updating)
+        if fn.updating:
             fields.insert(0, Field(ROW_KIND, "string"))
         schema = Schema(tuple(fields))
         keyed, unmatched = [], []
         for side, names in ((0, [k for k, _ in keys]), (1, [k for _, k in keys])):
             known = _keys_known(names)
             keyed.append(streams[side].filter(known).key_by(names))
-            if outer[side]:  # (its NULL-keyed rows: padded at once, never retracted)
+            if outer[side]:  # (its NULL-keyed rows: padded at once; a retraction of one deletes its padded row)
                 own = {i: c for c, i in mapped[side].items()}
+                kind = f"CASE WHEN `{ROW_KIND}` IN ('{UPDATE_BEFORE}', '{DELETE}') THEN '{DELETE}' ELSE '{INSERT}' END" if updating[side] else f"'{INSERT}'"
                 padded = [
-                    f"'{INSERT}' AS `{f.name}`" if f.name == ROW_KIND
+                    f"{kind} AS `{f.name}`" if f.name == ROW_KIND
                     else f"`{own[f.name]}` AS `{f.name}`" if f.name in own else f"CAST(NULL AS {f.dtype}) AS `{f.name}`"
                     for f in schema
                 ]  # fmt: skip
                 unmatched.append(streams[side].filter(f"NOT ({known})").select(*padded))
-        fn = RegularJoin(list(mapped[0].items()), list(mapped[1].items()), self.state_ttl_ms, outer)
         out = keyed[0].connect(keyed[1]).process(fn, output_schema=schema, name="RegularJoin")
+        joined = out
         for rows in unmatched:
             out = out.union(rows)
+        if out is not joined:  # (the padded rows are the join's rows: its changelog mode is the join's)
+            state_mode(out.node, changelog_mode(joined.node))
         return out
 
-    def _windowed(self, rel: exp.Expression) -> tuple[Any, Tvf] | None:
+    def _windowed(self, rel: exp.Expression, *, lower: bool = True) -> tuple[Any, Tvf] | bool | None:
         """A window TVF in FROM, bare (``TABLE(TUMBLE(...)) AS l``) or as ``(SELECT * FROM TABLE(TUMBLE(...)) [WHERE ...]) AS l``:
-        its stream (filtered) and TVF; None for any other relation."""
+        its stream (filtered) and TVF (``lower=False``: True, nothing lowered); None for any other relation."""
         inner: exp.Expression = rel
         where = None
         if isinstance(rel, exp.Subquery) and isinstance(rel.this, exp.Select):
@@ -166,6 +172,8 @@ class JoinLowering:
             inner, where = q.args["from_"].this, q.args.get("where")
         if not (isinstance(inner, exp.Table) and isinstance(inner.this, exp.Anonymous) and inner.this.name.upper() == "TABLE"):
             return None
+        if not lower:
+            return True
         stream, tvf = self._source(inner)
         assert tvf is not None
         return self._tvf_rows(stream, where), tvf
@@ -300,13 +308,12 @@ class JoinLowering:
         return columns.finish(joined, rest, query.expressions)
 
     def _plain_join_query(self, query: exp.Select) -> None:
-        """A join's SELECT: no other refused part, and no aggregation over the joined rows."""
+        """A join's SELECT: no other refused part (an aggregation over the joined rows reads the join as a
+        view first: ``funke.table.join_views``)."""
         self._no_refused_parts(query, allowed=("joins",))
-        if query.args.get("group") or any(isinstance(x, exp.AggFunc) for e in query.expressions for x in e.walk()):
-            raise self.refuse(query.args.get("group") or query, "an aggregation over a join")
 
 
-def _numbered(name: str, seen: set[str]) -> str:
+def numbered(name: str, seen: set[str]) -> str:
     """``name``, or if ``seen`` has it already ``name0``, ``name1``, ... (Flink's unique output names); added to ``seen``."""
     out, n = name, 0
     while out in seen:
@@ -331,7 +338,7 @@ class _JoinColumns:
 
     def __init__(self, planner: Planner, ln: str, ls: Schema, rn: str, rs: Schema, *, rename: bool = True) -> None:
         self.planner, self.names = planner, (ln, rn)
-        self.schemas = (ls, rs)
+        self.schemas = (ls.without((ROW_KIND,)), rs.without((ROW_KIND,)))  # (an updating side's kinds are no column of it)
         self.internal = {
             (side, c): planner._hide() if rename else c for side, schema in enumerate(self.schemas) for c in schema.names
         }
@@ -345,17 +352,22 @@ class _JoinColumns:
         )
 
     def projection(self, expressions: list[exp.Expression]) -> list[exp.Expression]:
-        """A join's SELECT list over the joined columns (a column kept under its own name stays a column);
-        a name taken already gets a number, as Flink names them (``B.dateTime, A.dateTime``: ``dateTime``,
-        ``dateTime0``)."""
+        """A join's SELECT list over the joined columns (a column kept under its own name stays a column;
+        ``*`` is the left's columns, then the right's, ``l.*`` one side's); a name taken already gets a
+        number, as Flink names them (``B.dateTime, A.dateTime``: ``dateTime``, ``dateTime0``)."""
         items: list[exp.Expression] = []
         seen: set[str] = set()
         for i, e in enumerate(expressions):
-            if isinstance(e, exp.Star):
-                items += [exp.alias_(exp.column(internal, quoted=True), out, quoted=True) for internal, out in self.star()]
-                seen.update(out for _, out in self.star())
+            if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+                table = e.table if isinstance(e, exp.Column) else ""
+                if table and table not in self.names:
+                    raise PlanError(f"Flink SQL: no relation {table!r} in this join (at {self.planner.at(e)}); it joins {' and '.join(self.names)}")
+                side = self.names.index(table) if table else None
+                for (s, c), internal in self.internal.items():
+                    if side is None or s == side:
+                        items.append(exp.alias_(exp.column(internal, quoted=True), numbered(c, seen), quoted=True))
                 continue
-            name = _numbered(e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}", seen)
+            name = numbered(e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}", seen)
             body = self.rewrite(e.this if isinstance(e, exp.Alias) else e)
             same = isinstance(body, exp.Column) and body.name == name
             items.append(body if same else exp.alias_(body, name, quoted=True))
@@ -372,14 +384,6 @@ class _JoinColumns:
 
     def all(self) -> list[tuple[str, str, str]]:
         return [(i, ("left", "right")[side], c) for (side, c), i in self.internal.items()]
-
-    def star(self) -> list[tuple[str, str]]:
-        """``SELECT *``: the left's columns, then the right's; a name taken already gets a number (Flink's ``id0``)."""
-        out: list[tuple[str, str]] = []
-        seen: set[str] = set()
-        for (_, c), i in self.internal.items():
-            out.append((i, _numbered(c, seen)))
-        return out
 
     def side_of(self, column: exp.Column) -> int | None:
         """Which side a column is on (None: not a column of either)."""

@@ -52,8 +52,7 @@ from sqlglot import exp
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Sql
-from funke.plan.nodes import Aggregate
-from funke.plan.types import INTEGRAL, Field, Schema, normalize_type, struct_fields
+from funke.plan.types import INTEGRAL, Field, Schema
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
     EventTimeSessionWindows,
@@ -61,29 +60,25 @@ from funke.semantics.windows import (
     TumblingEventTimeWindows,
     WindowAssigner,
 )
-from funke.table.aggregate import GroupAggregate
-from funke.table.changelog import ROW_KIND
+from funke.table.aggregate_lowering import AggregateLowering
+from funke.table.changelog import INSERT, ROW_KIND, changelog_mode
+from funke.table.columns import check_window_query
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.join_lowering import JoinLowering
+from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
-from funke.table.rank import Deduplicate, Order, TopN, WindowResultTopN, WindowTopN
+from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
+from funke.table.sql_types import exact_type, type_of, wider
+from funke.table.udf_lowering import PythonFunctionLowering
 from funke.table.watermark import WithWatermark
 from funke.table.windows import group_window_query, has_group_window
 
-_AGGREGATES: dict[type[exp.Expression], str] = {
-    exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
-}  # fmt: skip
-#: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
-_WINDOW_TIME = exp.Sub(
-    this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
-)
 #: Parts of a SELECT this planner does not run yet, by sqlglot's argument name.
 _REFUSED = {
     "joins": "a join",
     "order": "ORDER BY",
     "limit": "LIMIT",
     "offset": "OFFSET",
-    "distinct": "SELECT DISTINCT",
     "qualify": "QUALIFY",
     "laterals": "a LATERAL table",
     "windows": "a WINDOW clause",
@@ -110,15 +105,21 @@ class Tvf:
 
 
 @dataclass
-class Planner(JoinLowering):
+class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering):
     """Lowers one query; ``views`` maps each view name to a function returning its DataStream. Its joins
-    are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``)."""
+    are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``), its aggregations by
+    those of ``AggregateLowering`` (``funke.table.aggregate_lowering``); joins of more than two relations
+    and queries over joined rows by those of ``JoinViews`` (``funke.table.join_views``); its Python
+    functions by those of ``PythonFunctionLowering`` (``funke.table.udf_lowering``), found in ``functions``
+    (a Python aggregate function plugs into ``AggregateLowering`` there)."""
 
     views: Mapping[str, Callable[[], Any]]
     sql: str
     #: ``table.exec.state.ttl``: how long the state of a group aggregation, deduplication or regular
     #: join keeps a key's rows after their last write (processing time); None: for ever.
     state_ttl_ms: int | None = None
+    #: The table environment's Python functions (``funke.table.catalog.FunctionCatalog``), or None.
+    functions: Any = None
     _hidden: int = field(default=0)
 
     def at(self, node: exp.Expression) -> str:
@@ -128,6 +129,7 @@ class Planner(JoinLowering):
         return UnsupportedError(f"Flink SQL: {what} (at {self.at(node)}) is not supported by funke yet{'; ' + hint if hint else ''}")
 
     def lower(self, query: exp.Expression) -> Any:
+        self.mark_python_aggregates(query)
         if isinstance(query, exp.Subquery):  # (a parenthesized query)
             return self.lower(query.this)
         if isinstance(query, exp.Union):
@@ -138,9 +140,16 @@ class Planner(JoinLowering):
             self._ctes(query.args["with_"])
         if query.args.get("match") is not None:
             return self.lower(self._match_recognize(query))
+        if query.args.get("distinct"):
+            return self._select_distinct(query)
         if (windowed := self._group_window(query)) is not None:
             return self.lower(windowed)
+        if (lateral := self.lower_lateral(query)) is not None:
+            return self.lower(lateral)
         if query.args.get("joins"):
+            if query.args.get("group") or query.args.get("having") or self._aggregates(query) or _ranks(query):
+                # (GROUP BY, aggregates or ROW_NUMBER over the joined rows)
+                return self.lower(self._over_join(query))
             return self._join(query)
         self._no_refused_parts(query)
         source = query.args.get("from_")
@@ -157,12 +166,14 @@ class Planner(JoinLowering):
                     raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs")
         stream, tvf = self._source(source.this)
         _unqualify(query)
+        if tvf is not None:
+            check_window_query(query, stream.schema, self.at)
         stream = self._current_watermark(query, stream, tvf)
         where = query.args.get("where")
         if where is not None:
             self._no_window_columns(where.this, "WHERE")
             stream = stream.filter(self.spark_sql(where.this, stream.schema))
-        aggregated = any(isinstance(n, exp.AggFunc) for e in query.expressions for n in e.walk())
+        aggregated = self._aggregates(query)
         if query.args.get("group") or query.args.get("having") or aggregated:
             if tvf is None:
                 return self._group_aggregate(query, stream)
@@ -222,15 +233,18 @@ class Planner(JoinLowering):
             if query.args.get(arg):
                 raise self.refuse(query.args[arg], f"{arg.rstrip('_').upper()} on a UNION ALL")
         left, right = self.lower(query.this), self.lower(query.expression)
-        for side in (left, right):
-            self._insert_only(side, query, "UNION ALL")
-        if len(left.columns) != len(right.columns):
+        lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
+        if len(lc) != len(rc):
             raise PlanError(
-                f"Flink SQL: UNION ALL at {self.at(query)} of {len(left.columns)} column(s) ({', '.join(left.columns)}) "
-                f"and {len(right.columns)} ({', '.join(right.columns)})"
+                f"Flink SQL: UNION ALL at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})"
             )
-        if right.columns != left.columns:  # by position, named as on the left (as in Flink)
-            right = right.select(*(r if r == x else f"`{r}` AS `{x}`" for r, x in zip(right.columns, left.columns, strict=True)))
+        kinds: list[str] = []
+        if is_updating(left) or is_updating(right):  # (a changelog and its other side's rows, each an insert)
+            kinds = [f"`{ROW_KIND}`"]
+            left, right = (s if is_updating(s) else s.with_column(ROW_KIND, Sql(f"'{INSERT}'", declared="string")) for s in (left, right))
+        if left.columns != right.columns:  # by position, named as on the left (as in Flink)
+            left = left.select(*kinds, *(f"`{x}`" for x in lc))
+            right = right.select(*kinds, *(f"`{r}`" if r == x else f"`{r}` AS `{x}`" for r, x in zip(rc, lc, strict=True)))
         return left.union(right)
 
     def _ctes(self, with_: exp.With) -> None:
@@ -320,101 +334,6 @@ class Planner(JoinLowering):
         self._no_window_columns(where.this, "WHERE")
         return stream.filter(self.spark_sql(where.this, stream.schema))
 
-    # -- window aggregation ----------------------------------------------------------------
-    def _window_aggregate(self, query: exp.Select, stream: Any, tvf: Tvf) -> Any:
-        group = query.args.get("group")
-        by = list(group.expressions) if group is not None else []
-        names = [g.name if isinstance(g, exp.Column) else None for g in by]
-        if WINDOW_START not in names or WINDOW_END not in names:
-            raise self.refuse(group or query, "a window aggregation not grouped by both window_start and window_end")
-        keys = self._group_keys(by, stream, (WINDOW_START, WINDOW_END))
-        if tvf.kind == "SESSION" and set(keys) != set(tvf.partition or ()):
-            raise self.refuse(
-                group or query, "a SESSION window aggregation grouped by other columns than its PARTITION BY",
-                f"sessions are per key: GROUP BY window_start, window_end{''.join(', ' + k for k in tvf.partition or ())}",
-            )
-        return self._aggregated(
-            query, stream, keys, lambda s, keys, aggregates: s.key_by(keys).window(tvf.assigner).aggregate(**aggregates)
-        )
-
-    def _group_aggregate(self, query: exp.Select, stream: Any) -> Any:
-        """``GROUP BY`` keys (or none) without a window TVF: Flink's group aggregation, an updating
-        result (``funke.table.aggregate``): a changelog of each key's aggregates, kind in ``ROW_KIND``."""
-        group = query.args.get("group")
-        keys = self._group_keys(list(group.expressions) if group is not None else [], stream, ())
-
-        def build(s: Any, keys: list[str], aggregates: dict[str, tuple[str, str | None]]) -> Any:
-            self._known_types(s.select(*(f"`{c}`" for c in (*keys, *(c for _, c in aggregates.values() if c)))), "a GROUP BY")
-            parts = [(alias, fn, column) for alias, (fn, column) in aggregates.items()]
-            fields = [Field(ROW_KIND, "string"), *(s.schema.field(k, node="GROUP BY") for k in keys)]
-            for alias, fn, column in parts:
-                fields.append(Field(alias, Aggregate(fn, column, alias).output_type(s.schema, f"{fn.upper()}({column or '*'})")))
-            return s.key_by(keys).process(GroupAggregate(keys, parts, self.state_ttl_ms), output_schema=Schema(tuple(fields)), name="GroupAggregate")
-
-        return self._aggregated(query, stream, keys, build, window=False)
-
-    def _group_keys(self, by: list[exp.Expression], stream: Any, window: tuple[str, ...]) -> list[str]:
-        """The GROUP BY columns other than the window's bounds (each a column of ``stream``)."""
-        keys = []
-        for g in by:
-            if not isinstance(g, exp.Column):
-                raise self.refuse(g, f"GROUP BY {g.sql()} (only columns)")
-            if g.name not in window:
-                stream.schema.field(g.name, node=f"GROUP BY at {self.at(g)}")
-                keys.append(g.name)
-        return keys
-
-    def _aggregated(
-        self, query: exp.Select, stream: Any, keys: list[str], build: Callable[[Any, list[str], dict[str, tuple[str, str | None]]], Any],
-        *, window: bool = True,
-    ) -> Any:
-        """The aggregation ``build(stream, keys, aggregates)`` makes, then HAVING and the SELECT list over
-        its rows (each aggregate call replaced by its column; a window's bounds and keys readable)."""
-        self._insert_only(stream, query, "an aggregation")
-        aggregates: dict[str, tuple[str, str | None]] = {}
-        renamed: dict[int, exp.Expression] = {}
-        by_text: dict[str, exp.Expression] = {}  # the same aggregate twice (SELECT and HAVING) is computed once
-        for call in (n for e in (*query.expressions, query.args.get("having")) if e is not None for n in e.walk()):
-            if isinstance(call, exp.AggFunc) and id(call) not in renamed:
-                text = call.sql()
-                if text not in by_text:
-                    alias, fn, column, stream = self._aggregate(call, stream)
-                    aggregates[alias] = (fn, column)
-                    by_text[text] = self._typed(exp.column(alias), fn, call, stream.schema)
-                renamed[id(call)] = by_text[text]
-        if window and not aggregates:  # (GROUP BY alone: each key's row once per window; a count to compute, unread)
-            aggregates[self._hide()] = ("count", None)
-        if not keys:  # one group for all rows (Flink's global aggregation): one constant key
-            keys = [self._hide()]
-            stream = stream.with_column(keys[0], Sql("0", declared="int"))
-        out = build(stream, keys, aggregates)
-        grouped = (*keys, WINDOW_START, WINDOW_END) if window else tuple(keys)
-
-        def rewrite(e: exp.Expression) -> exp.Expression:
-            def swap(n: exp.Expression) -> exp.Expression:
-                if id(n) in renamed:
-                    return renamed[id(n)].copy()
-                if window and isinstance(n, exp.Column) and n.name == WINDOW_TIME:
-                    return _WINDOW_TIME.copy()
-                if isinstance(n, exp.Column) and n.name not in grouped and not n.find_ancestor(exp.AggFunc):
-                    raise self.refuse(n, f"the column {n.name} outside an aggregate and not in GROUP BY")
-                return n
-
-            return e.transform(swap, copy=False)  # (in place: ``renamed`` knows the query's own nodes)
-
-        having = query.args.get("having")
-        if having is not None:
-            out = out.filter(self.spark_sql(rewrite(having.this), out.schema))
-        items = []
-        for i, e in enumerate(query.expressions):
-            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
-            body = e.this if isinstance(e, exp.Alias) else e
-            if isinstance(body, exp.Star):
-                raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
-            body = rewrite(body)
-            items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
-        return out.select(*kind_first(out, [self.typed_sql(x, out.schema) for x in items]))
-
     def _known_types(self, stream: Any, what: str) -> None:
         """``what`` keeps rows in funke's state, so it needs each column's type: refuse columns whose type
         only Spark knows (an expression funke cannot type), naming them."""
@@ -426,12 +345,13 @@ class Planner(JoinLowering):
             )
 
     def _insert_only(self, stream: Any, node: exp.Expression, what: str) -> None:
-        """Refuse ``what`` over an updating result (the changelog of a group aggregation, a regular Top-N,
-        a deduplication or an outer regular join)."""
+        """Refuse ``what`` over an updating result (a changelog: a group aggregation's, a regular Top-N's, a
+        deduplication's, an outer join's or a join's of one): as in Flink, windows, interval joins, lookup
+        joins and MATCH_RECOGNIZE take insert-only rows (an update has no time attribute)."""
         if is_updating(stream):
             raise self.refuse(
-                node, f"{what} over an updating result (a GROUP BY without a window TVF, a regular Top-N, a deduplication or an outer join)",
-                "funke reads updating results only with projections and filters, to_changelog_stream and upsert sinks",
+                node, f"{what} over an updating result ({changelog_mode(stream.node).describe()})",
+                "as in Flink, it takes insert-only rows; a GROUP BY, a regular join, a regular Top-N or DISTINCT take updating ones",
             )
 
     def _current_watermark(self, query: exp.Select, stream: Any, tvf: Tvf | None) -> Any:
@@ -449,7 +369,7 @@ class Planner(JoinLowering):
                     f"Flink SQL: {c.sql()} at {self.at(c)} takes the view's time attribute "
                     f"({stream.node.event_time or 'none: the view has no watermark'})"
                 )
-        if tvf is not None or query.args.get("group") or any(isinstance(n, exp.AggFunc) for e in query.expressions for n in e.walk()):
+        if tvf is not None or query.args.get("group") or self._aggregates(query):
             raise self.refuse(calls[0], "CURRENT_WATERMARK in a window aggregation", "use it in a SELECT or WHERE over a view")
         column, bucket = self._hide(), self._hide()
         keyed = stream.with_column(bucket, f"pmod(xxhash64(`{stream.node.event_time}`), 64)").key_by(bucket)
@@ -466,8 +386,8 @@ class Planner(JoinLowering):
         deduplication when N is 1). ``r`` is a window TVF (its rows ranked per window by the window
         operator, late rows dropped) or a relation carrying window_start and window_end, such as a window
         aggregation (its rows ranked when the watermark passes the window's end)."""
-        if inner.args.get("joins"):
-            raise self.refuse(inner.args["joins"][0], "a Top-N (ROW_NUMBER) over a join in one SELECT", "rank the rows of a subquery or view that joins")
+        if inner.args.get("joins"):  # (a Top-N over joined rows: it ranks the rows of the join as a view)
+            inner = self._over_join(inner)
         self._no_refused_parts(inner)
         for arg in ("group", "having"):
             if inner.args.get(arg):
@@ -500,7 +420,8 @@ class Planner(JoinLowering):
 
         source = inner.args["from_"].this
         stream, tvf = self._source(source)
-        self._insert_only(stream, source, "a Top-N")
+        if windowed:
+            self._insert_only(stream, source, "a window Top-N")
         where = inner.args.get("where")
         if not windowed:
             if tvf is not None:
@@ -508,19 +429,24 @@ class Planner(JoinLowering):
             if where is not None:
                 stream = stream.filter(self.spark_sql(where.this, stream.schema))
             time = stream.node.event_time
-            schema = self._fields(stream.schema, order, keys)
+            schema = self._fields(stream.schema.without((ROW_KIND,)), order, keys)
             star = list(schema.names)
             ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
+            partition = tuple(keys)
             if not keys:
                 keys = [self._hide()]
                 stream = stream.with_column(keys[0], Sql("0", declared="int"))
+            # (the row number costs updates of every rank that moves: only when the result shows it)
+            shown = any(isinstance(e, exp.Star) or any(c.name == rownum for c in e.find_all(exp.Column)) for e in outer.expressions)
             fn: Any
-            if limit == 1 and len(order) == 1 and time is not None and order[0].column == time:
-                fn = Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms)
-            else:  # (the row number costs updates of every rank that moves: only when the result shows it)
-                shown = any(isinstance(e, exp.Star) or any(c.name == rownum for c in e.find_all(exp.Column)) for e in outer.expressions)
-                fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms)
-            ranked = stream.key_by(keys).process(fn, output_schema=ddl)
+            if is_updating(stream):  # (Flink's retractable Top-N: every row kept, a retracted one taken out)
+                self._known_types(stream, "a Top-N over an updating result")
+                fn = RetractableTopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
+            elif limit == 1 and len(order) == 1 and time is not None and order[0].column == time:
+                fn = Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms, partition=partition)
+            else:
+                fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
+            ranked = stream.key_by(keys, nulls=True).process(fn, output_schema=ddl)
         elif tvf is not None:
             stream = self._tvf_rows(stream, where)
             if tvf.kind == "SESSION":
@@ -532,7 +458,7 @@ class Planner(JoinLowering):
             if not keys:
                 keys = [self._hide()]
                 stream = stream.with_column(keys[0], Sql("0", declared="int"))
-            ranked = stream.key_by(keys).window(tvf.assigner).process(WindowTopN(order, limit, rownum), output_schema=ddl)
+            ranked = stream.key_by(keys, nulls=True).window(tvf.assigner).process(WindowTopN(order, limit, rownum), output_schema=ddl)
         else:
             if stream.node.watermark is None:  # (its windows would never close in a stream)
                 raise PlanError(
@@ -545,7 +471,7 @@ class Planner(JoinLowering):
             star = list(schema.names)
             ddl = Schema((*schema.fields, Field(rownum, "bigint")))
             fn = WindowResultTopN(order, limit, rownum)
-            ranked = stream.key_by([WINDOW_START, WINDOW_END, *keys]).process(fn, output_schema=ddl)
+            ranked = stream.key_by([WINDOW_START, WINDOW_END, *keys], nulls=True).process(fn, output_schema=ddl)
         items: list[exp.Expression] = []
         for e in inner.expressions:
             if isinstance(e, exp.Star):
@@ -590,33 +516,6 @@ class Planner(JoinLowering):
             raise self.refuse(t, f"the condition {t.sql()} on {rownum}", hint)
         return limit, (exp.and_(*rest) if rest else None)
 
-    def _aggregate(self, call: exp.AggFunc, stream: Any) -> tuple[str, str, str | None, Any]:
-        fn = _AGGREGATES.get(type(call))
-        if fn is None:
-            raise self.refuse(call, f"the aggregate {call.sql()}", "COUNT(*), SUM, MIN, MAX and AVG run")
-        arg = call.this
-        if isinstance(arg, exp.Distinct):
-            raise self.refuse(call, f"{call.key.upper()}(DISTINCT ...)")
-        alias = self._hide()
-        if fn == "count":
-            if not isinstance(arg, exp.Star) and not (isinstance(arg, exp.Literal) and not arg.is_string):
-                raise self.refuse(call, f"{call.sql()} (it counts non-null values)", "COUNT(*) runs")
-            return alias, fn, None, stream
-        if isinstance(arg, exp.Column) and not arg.table:
-            stream.schema.field(arg.name, node=f"{call.sql()} at {self.at(call)}")
-            return alias, fn, arg.name, stream
-        column = self._hide()
-        return alias, fn, column, stream.with_column(column, self.spark_sql(arg, stream.schema))
-
-    def _typed(self, column: exp.Expression, fn: str, call: exp.AggFunc, schema: Schema) -> exp.Expression:
-        """Flink's result type: SUM and AVG of an integer type keep that type (AVG truncates)."""
-        if fn not in ("sum", "avg"):
-            return column
-        t = _type_of(call.this, schema)
-        if t in INTEGRAL:
-            return exp.Cast(this=column, to=exp.DataType.build(t))
-        return column
-
     def _hide(self) -> str:
         self._hidden += 1
         return f"_fk_{self._hidden}"
@@ -642,18 +541,20 @@ class Planner(JoinLowering):
 
     def typed_sql(self, e: exp.Expression, schema: Schema | None) -> Sql:
         """``spark_sql``, with its type when the planner knows it for certain (``exact_type``)."""
-        return Sql(self.spark_sql(e, schema), declared=exact_type(e.unalias(), schema))
+        return Sql(self.spark_sql(e, schema), declared=self.python_type(e.unalias()) or exact_type(e.unalias(), schema))
 
     def spark_sql(self, e: exp.Expression, schema: Schema | None) -> str:
         """``e`` as a Spark SQL expression with Flink's meaning (integer ``/`` divides integers)."""
 
         def flink_meaning(n: exp.Expression) -> exp.Expression:
+            if (python := self.python_call(n, schema, lambda x: x.transform(flink_meaning))) is not None:
+                return python
             if isinstance(n, exp.Anonymous) and n.name.upper() in _FUNCTIONS:
                 return _FUNCTIONS[n.name.upper()](self, n)
             if isinstance(n, exp.Div):
-                kinds = (_type_of(n.this, schema), _type_of(n.expression, schema))
+                kinds = (type_of(n.this, schema), type_of(n.expression, schema))
                 if all(k in INTEGRAL for k in kinds):
-                    return exp.Cast(this=exp.IntDiv(this=n.this, expression=n.expression), to=exp.DataType.build(_wider(*kinds)))
+                    return exp.Cast(this=exp.IntDiv(this=n.this, expression=n.expression), to=exp.DataType.build(wider(*kinds)))
                 if any(k is None for k in kinds):
                     raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
             return n
@@ -707,65 +608,9 @@ _FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {
     "PROCTIME": _proctime,
 }  # fmt: skip
 
-_ORDER = ("tinyint", "smallint", "int", "bigint")
-
-
-def _wider(a: str, b: str) -> str:
-    return max(a, b, key=_ORDER.index)
-
-
-def _literal_type(e: Any) -> str | None:
-    if isinstance(e, exp.Literal) and not e.is_string:
-        return "int" if e.name.lstrip("-").isdigit() else "double"
-    return None
-
-
-def _type_of(e: exp.Expression, schema: Schema | None) -> str | None:
-    """What type Flink gives ``e``, as far as it matters here (integer or not); None: unknown."""
-    if isinstance(e, exp.Paren):
-        return _type_of(e.this, schema)
-    if isinstance(e, exp.Literal):
-        return _literal_type(e) or "string"
-    if isinstance(e, exp.Cast):
-        return e.to.sql(dialect="spark").lower()
-    if isinstance(e, exp.Column) and schema is not None and e.name in schema.names:
-        return schema.field(e.name, node="SQL").dtype
-    if isinstance(e, exp.Neg):
-        return _type_of(e.this, schema)
-    if isinstance(e, (exp.Add, exp.Sub, exp.Mul, exp.Mod)):
-        kinds = (_type_of(e.this, schema), _type_of(e.expression, schema))
-        if all(k in INTEGRAL for k in kinds):
-            return _wider(*kinds)
-        return "double" if all(k is not None for k in kinds) else None
-    return None
-
-
-def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
-    """The Spark type of ``e`` where Flink's and Spark's agree for certain: a column, a ROW's field
-    (``person.id``), a CAST, a CASE whose results all have one such type; None otherwise."""
-    if isinstance(e, exp.Paren):
-        return exact_type(e.this, schema)
-    if isinstance(e, exp.Cast):
-        return normalize_type(e.to.sql(dialect="spark"))
-    if isinstance(e, exp.Column) and schema is not None:
-        if not e.table:
-            f = schema.get(e.name)
-            return f.dtype if f is not None else None
-        row = schema.get(e.table)
-        return struct_fields(row.dtype).get(e.name) if row is not None else None
-    if isinstance(e, exp.Case) and e.args.get("default") is not None:
-        kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(e, (exp.Predicate, exp.Connector, exp.Not)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, ...)
-        return "boolean"
-    if isinstance(e, exp.Literal) and e.is_string:
-        return "string"
-    if isinstance(e, exp.Literal) and e.name.isdigit():  # (an integer literal: INT, BIGINT past INT's range)
-        return "int" if int(e.name) < 2**31 else "bigint" if int(e.name) < 2**63 else None
-    if isinstance(e, (exp.Add, exp.Sub, exp.Mul)):  # integers: the wider type, in Flink and Spark alike
-        kinds = (exact_type(e.this, schema), exact_type(e.expression, schema))
-        return _wider(*kinds) if all(k in INTEGRAL for k in kinds) else None
-    return None
+def _ranks(query: exp.Select) -> bool:
+    """Whether the query's SELECT list has an OVER window (a ROW_NUMBER of a Top-N)."""
+    return any(isinstance(n, exp.Window) for e in query.expressions for n in e.walk())
 
 
 def _unqualify(query: exp.Select) -> None:

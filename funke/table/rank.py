@@ -20,7 +20,17 @@ from funke.semantics.functions import KeyedProcessFunction, ProcessWindowFunctio
 from funke.semantics.joins import CoGroupFunction, JoinFunction
 from funke.semantics.state import ListStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import millis_to_datetime, timestamp_to_millis
-from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE, with_ttl
+from funke.table.changelog import (
+    DELETE,
+    INSERT,
+    ROW_KIND,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    ChangelogMode,
+    is_retraction,
+    rows_step,
+    with_ttl,
+)
 
 
 @dataclass(frozen=True)
@@ -117,9 +127,14 @@ class Deduplicate(KeyedProcessFunction):
     [('+I', 2), ('-U', 2), ('+U', 2)]
     """
 
-    def __init__(self, time: str, *, keep_last: bool, rownum: str | None, ttl_ms: int | None = None) -> None:
+    def __init__(self, time: str, *, keep_last: bool, rownum: str | None, ttl_ms: int | None = None, partition: Sequence[str] | None = None) -> None:
+        """``partition``: the PARTITION BY columns (the result's upsert key; None: not known)."""
         self.time, self.keep_last, self.rownum, self.ttl_ms = time, keep_last, rownum, ttl_ms
+        self.partition = None if partition is None else tuple(partition)
         self.kept = with_ttl(ValueStateDescriptor("kept"), ttl_ms)
+
+    def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        return ChangelogMode(frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER}), self.partition)
 
     def __repr__(self) -> str:  # (the plan's uid: two deduplications of one view are two operators)
         return f"Deduplicate({self.time!r}, keep_last={self.keep_last}, rownum={self.rownum!r}, ttl_ms={self.ttl_ms})"
@@ -176,12 +191,19 @@ class TopN(KeyedProcessFunction):
     [('+I', 3), ('+I', 5), ('-D', 3), ('+I', 4)]
     """
 
-    def __init__(self, order: Sequence[Order], limit: int, rownum: str | None, *, numbered: bool | None = None, ttl_ms: int | None = None) -> None:
+    def __init__(
+        self, order: Sequence[Order], limit: int, rownum: str | None, *, numbered: bool | None = None, ttl_ms: int | None = None,
+        partition: Sequence[str] | None = None,
+    ) -> None:  # fmt: skip
         """``numbered``: whether the result shows the row number (default: when ``rownum`` names it);
-        unnumbered rows carry ``rownum`` as NULL."""
+        unnumbered rows carry ``rownum`` as NULL. ``partition``: the PARTITION BY columns (None: not known)."""
         self.order, self.limit, self.rownum, self.ttl_ms = tuple(order), limit, rownum, ttl_ms
         self.numbered = bool(rownum) if numbered is None else numbered
+        self.partition = None if partition is None else tuple(partition)
         self.buffer = with_ttl(ValueStateDescriptor("buffer"), ttl_ms)
+
+    def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        return top_n_mode(self, frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER}) if self.numbered else frozenset({INSERT, DELETE}))
 
     def __repr__(self) -> str:  # (the plan's uid)
         return f"TopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms})"
@@ -242,6 +264,94 @@ class TopN(KeyedProcessFunction):
         buffer, out = self.step(state.value() or [], value)
         state.update(buffer)
         yield from out
+
+
+def top_n_mode(top: Any, kinds: frozenset[str]) -> ChangelogMode:
+    """A regular Top-N's changelog mode: with the row number, a row is identified by its partition and
+    rank; without, by its partition when it keeps one row (else by nothing known)."""
+    key = None
+    if top.partition is not None and top.numbered and top.rownum:
+        key = (*top.partition, top.rownum)
+    elif top.partition is not None and top.limit == 1:
+        key = top.partition
+    return ChangelogMode(kinds, key)
+
+
+class RetractableTopN(KeyedProcessFunction):
+    """Flink SQL's regular Top-N over an updating input (``ROW_NUMBER() OVER (PARTITION BY keys ORDER BY ...)
+    <= N`` over a changelog; a deduplication over one too), Flink's ``RetractableTopNFunction``: every row
+    of a key is kept in order (ties in arrival order), a ``-U``/``-D`` row taken out again, and the first
+    N before and after each change compared. Without the row number in the result: the rows that left
+    the first N are deleted (``-D``), then those that entered inserted (``+I``). With it (``rownum``):
+    each rank whose row changed is updated (``-U`` the row that was there, ``+U`` the one that is now), a
+    rank filled inserted (``+I``), a rank emptied deleted (``-D``).
+
+    >>> top = RetractableTopN([Order("v", descending=True)], 1, "rn", numbered=True)
+    >>> rows, out = [], []
+    >>> for kind, v in (("+I", 3), ("+I", 5), ("-D", 5)):
+    ...     rows, changes = top.step(rows, {ROW_KIND: kind, "v": v})
+    ...     out += [(c[ROW_KIND], c["v"]) for c in changes]
+    >>> out
+    [('+I', 3), ('-U', 3), ('+U', 5), ('-U', 5), ('+U', 3)]
+    """
+
+    def __init__(
+        self, order: Sequence[Order], limit: int, rownum: str | None, *, numbered: bool | None = None, ttl_ms: int | None = None,
+        partition: Sequence[str] | None = None,
+    ) -> None:  # fmt: skip
+        self.order, self.limit, self.rownum, self.ttl_ms = tuple(order), limit, rownum, ttl_ms
+        self.numbered = bool(rownum) if numbered is None else numbered
+        self.partition = None if partition is None else tuple(partition)
+        self.rows = with_ttl(ValueStateDescriptor("rows"), ttl_ms)
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"RetractableTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms})"
+
+    def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        kinds = {INSERT, DELETE} | ({UPDATE_BEFORE, UPDATE_AFTER} if self.numbered else set())
+        return top_n_mode(self, frozenset(kinds))
+
+    def step(self, rows: list[dict[str, Any]], value: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The key's rows in order after ``value`` (a new list) and the changes it makes."""
+        row = {c: v for c, v in value.items() if c != ROW_KIND}
+        after = list(rows)
+        if is_retraction(value):
+            at = next((i for i, kept in enumerate(after) if kept == row), None)  # (the first equal row, as Flink takes)
+            if at is None:  # (not held: it expired, or never came)
+                return rows, []
+            del after[at]
+        else:
+            at = len(after)
+            while at > 0 and compare(self.order, after[at - 1], row) > 0:  # (after every row it does not sort before)
+                at -= 1
+            after.insert(at, row)
+        return after, self._changes(rows[: self.limit], after[: self.limit])
+
+    def _changes(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if self.numbered:
+            out = []
+            for rank in range(1, self.limit + 1):
+                was = before[rank - 1] if rank <= len(before) else None
+                now = after[rank - 1] if rank <= len(after) else None
+                numbered = {str(self.rownum): rank}
+                if was is not None and now is not None and was != now:
+                    out += [{ROW_KIND: UPDATE_BEFORE, **was, **numbered}, {ROW_KIND: UPDATE_AFTER, **now, **numbered}]
+                elif was is None and now is not None:
+                    out.append({ROW_KIND: INSERT, **now, **numbered})
+                elif was is not None and now is None:
+                    out.append({ROW_KIND: DELETE, **was, **numbered})
+            return out
+        blank = {self.rownum: None} if self.rownum else {}
+        gone, came = list(before), []
+        for r in after:
+            if r in gone:
+                gone.remove(r)
+            else:
+                came.append(r)
+        return [{ROW_KIND: DELETE, **r, **blank} for r in gone] + [{ROW_KIND: INSERT, **r, **blank} for r in came]
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        yield from rows_step(ctx, self.rows, self.step, value)
 
 
 class PairRows(JoinFunction):

@@ -183,7 +183,7 @@ def run(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300, bounded:
         if isinstance(o, fk.DataStream):
             sinks[_identity(o)] = o.collect()
         elif isinstance(o, OutputTag):
-            owner = next((s for s in streams if o.name in {t.name for t in n.side_output_tags(s.node)} or n.writes_any_tag(s.node)), None)
+            owner = next((s for s in streams if o.name in {t.name for t in n.side_output_tags(s.side_output_node)} or n.writes_any_tag(s.side_output_node)), None)
             if owner is None:
                 raise PlanError(f"run(): no stream passed to run() sends to side output {o.name!r}")
             sinks[_identity(o)] = owner.get_side_output(o).collect()

@@ -101,3 +101,21 @@ def wait_settled(handle: Any, timeout: float = 300) -> None:
     while not settled(handle):
         handle.wait(timeout=0.2)
         assert time.monotonic() < deadline, "the job never settled (a micro-batch always due)"
+
+
+def materialize(rows: list[dict[str, Any]], columns: tuple[str, ...], key: tuple[str, ...] | None = None) -> Counter:
+    """What a changelog (rows with ``row_kind``) leaves: ``+I``/``+U`` add a row, ``-U``/``-D`` take away one
+    equal row held (asserted: never one that is not there); with ``key``, each ``-U`` is followed by a
+    ``+U`` of the same key."""
+    held: Counter = Counter()
+    for i, r in enumerate(rows):
+        row = tuple(r[c] for c in columns)
+        if r["row_kind"] in ("+I", "+U"):
+            held[row] += 1
+            continue
+        assert held[row] > 0, f"{r['row_kind']} of a row not held: {row}"
+        held[row] -= 1
+        if key is not None and r["row_kind"] == "-U":
+            after = rows[i + 1]
+            assert after["row_kind"] == "+U" and all(after[k] == r[k] for k in key), (r, after)
+    return +held

@@ -1,7 +1,7 @@
 """The Kafka benchmarks at a tiny size, against the real broker: results checked, never timings.
 
-``funke bench ysb --source kafka``: funke and plain PySpark read one topic and both match
-the reference. ``funke bench latency --source kafka``: every record and every closed window
+``funke bench ysb --source kafka``: funke and plain PySpark read one topic (both through Spark's
+Kafka connector, which the test session has) and both match the reference. ``funke bench latency --source kafka``: every record and every closed window
 arrives exactly once through funke's exactly-once Kafka sink.
 """
 
@@ -26,8 +26,9 @@ def test_ysb_from_kafka_measures_both_systems_over_one_topic_and_checks_them(spa
     for run in result.runs:
         assert run.mode == "streaming" and run.events == EVENTS and run.late_rows_dropped == 0
         assert dict(run.windows) == expected
-        # 1 000 records per micro-batch: 3 with events, then the windows fire.
-        assert [b.events for b in run.batches][:3] == [1_000, 1_000, 1_000]
+        # at most 1 000 records per micro-batch (Spark's connector shares them out over the partitions by their
+        # backlog, so a batch may read one less), then the windows fire
+        assert max(b.events for b in run.batches) <= 1_000 and sum(b.events >= 990 for b in run.batches) >= 2
         assert run.cpu_s and run.events_per_cpu_s and run.steady_events_per_s
     assert result.ratio is not None and result.ratio > 0
 

@@ -249,3 +249,10 @@ def test_iterate_delta_updates_only_what_the_workset_touches(spark):
     capped = iterate_delta(solution, solution.where("v > 0"), step, "k", max_iterations=2)
     assert (capped.iterations, capped.converged) == (2, False)
     assert sorted(tuple(r) for r in capped.result.collect()) == [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 3)]
+
+
+def test_a_graph_from_python_lists_of_pairs_and_of_dicts(spark):
+    g = Graph.from_edges([(1, 2), (2, 3), (7, 8)])  # (an AttributeError on 'list'.dtypes before)
+    assert as_dict(g.connected_components(), "component") == {1: 1, 2: 1, 3: 1, 7: 7, 8: 7}
+    weighted = Graph([1, 2, 3], [{"src": 1, "dst": 2, "weight": 2.5}, {"src": 2, "dst": 3, "weight": 1.0}])
+    assert as_dict(weighted.shortest_paths(source=1), "distance") == {1: 0.0, 2: 2.5, 3: 3.5}

@@ -56,5 +56,32 @@ def test_general_path_job_from_an_unactivated_venv_runs_quietly(tmp_path, path_w
     # The user's own prints from a Python function still reach the terminal (the workers' six,
     # and the plan-time probe's) ...
     assert {line for line in done.stderr.splitlines() if line.startswith("user-print")} == {f"user-print {i}" for i in range(6)}
-    # ... pyspark's worker lifecycle lines do not.
+    # ... pyspark's worker lifecycle lines do not; and a job waited for ends before the script: no warning.
     assert "TransformWithStateInPandas Python worker" not in done.stdout + done.stderr
+    assert "still running" not in done.stderr
+
+
+LEFT_RUNNING = textwrap.dedent(
+    """
+    import funke as fk
+
+    env = fk.StreamEnvironment(app="left-running", master="local[2]")
+    env.from_source(fk.sources.generator({"i": "i"}, rows_per_second=10)).sink_to(fk.sinks.collect())
+    job = env.execute_async(fresh=True)  # PyFlink's name; the same JobHandle as execute()
+    print(type(job).__name__, job.name)
+    """
+)
+
+
+def test_a_script_that_ends_while_its_job_runs_says_so_on_stderr(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(LEFT_RUNNING)
+    env = {**os.environ, "FUNKE_HOME": str(tmp_path / "home"), "FUNKE_HTTP": "false"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["JobHandle", "left-running"]
+    said = [line for line in done.stderr.splitlines() if line.startswith("funke: job 'left-running'")]
+    assert said == [
+        "funke: job 'left-running' is still running as this script ends, so it stops unfinished; "
+        "call .wait() on the handle execute() returned to let it finish (or .stop() to end it)"
+    ], done.stderr[-3000:]  # (8c1efe1 said nothing, and had no execute_async)

@@ -144,16 +144,6 @@ def test_unreachable_redis_fails_before_any_query_starts(env, spark):
     assert spark.streams.active == []
 
 
-def test_a_value_that_does_not_convert_fails_the_job_naming_it(env, r, new_key):
-    key = new_key()
-    r.xadd(key, {"v": "1"}, id="1-0")
-    r.xadd(key, {"v": "twelve"}, id="2-0")
-    env.from_source(fk.sources.redis_stream(key, schema="v bigint", url=ensure_redis(), events=2)).collect()
-    with pytest.raises(fk.JobFailedError) as e:
-        env.execute().wait(timeout=120)
-    assert f"Redis stream '{key}' entry 2-0: field 'v' = 'twelve' is not a valid bigint" in str(e.value)
-
-
 def test_producer_writes_the_ysb_events_and_the_ysb_job_reads_them(spark, tmp_path, r, new_key):
     key, n = new_key(), 3_000
     args = ["ysb", "produce", "--rate", "1000000", "--events", str(n), "--stream", key, "--redis", ensure_redis()]

@@ -48,7 +48,7 @@ def test_cli_errors_are_one_line_and_exit_1():
     r = CliRunner().invoke(app, ["run", "examples.ysb:job", "--rate", "x"])
     assert r.exit_code != 0
     r = CliRunner().invoke(app, ["run", "examples.ysb:missing"])
-    assert r.exit_code == 1 and "has no 'missing'" in r.output
+    assert r.exit_code == 1 and "has no job 'missing'" in r.output
 
 
 def test_ysb_paced_by_rate_with_the_live_view(spark, tmp_path):

@@ -252,7 +252,7 @@ def test_cli_prints_the_table_and_appends_the_row_with_its_command(monkeypatch, 
     monkeypatch.setattr(bench, "session", lambda variant="base": _NoSpark())
     monkeypatch.setattr(bench, "run_ysb", fake_run_ysb)
     monkeypatch.setattr(report, "setup", lambda spark: SETUP)
-    r = CliRunner().invoke(app, ["bench", "ysb", "--events", "4000000", "--rounds", "3", "--doc", str(doc)])
+    r = CliRunner().invoke(app, ["bench", "ysb", "--events", "4000000", "--rounds", "3", "--doc", str(doc), "--write-docs"])
     assert r.exit_code == 0, r.output
     assert "funke / plain" in r.output and "0.80" in r.output and f"appended a row to {doc}" in " ".join(r.output.split())
     assert asked["events"] == 4_000_000 and asked["rounds"] == 3 and asked["bounded"] is False and asked["warmup"] is True
@@ -260,12 +260,45 @@ def test_cli_prints_the_table_and_appends_the_row_with_its_command(monkeypatch, 
     row = doc.read_text().splitlines()[-1]
     assert row.split(" | ")[1] == "`funke bench ysb --events 4000000 --variant base --batch-rows 1000000 --rounds 3`"
     r = CliRunner().invoke(
-        app, ["bench", "ysb", "--events", "5", "--variant", "trigger", "--exactly-once", "off", "--doc", str(doc)]
+        app, ["bench", "ysb", "--events", "5", "--variant", "trigger", "--exactly-once", "off", "--doc", str(doc), "--write-docs"]
     )
     assert r.exit_code == 0, r.output
     assert asked["exactly_once"] == "off" and asked["variant"] == "trigger"
     row = doc.read_text().splitlines()[-1]
     assert row.split(" | ")[1] == "`funke bench ysb --events 5 --variant trigger --batch-rows 1000000 --exactly-once off`"
+
+
+def test_cli_writes_the_docs_only_when_asked_and_never_a_run_too_small_to_measure(monkeypatch, tmp_path):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n")
+    result = _result()
+    monkeypatch.setattr(bench, "session", lambda variant="base": _NoSpark())
+    monkeypatch.setattr(bench, "run_ysb", lambda spark, **options: result)
+    monkeypatch.setattr(report, "setup", lambda spark: SETUP)
+    r = CliRunner().invoke(app, ["bench", "ysb", "--events", "4000000", "--doc", str(doc)])
+    assert r.exit_code == 0, r.output
+    assert doc.read_text() == "# Benchmarks\n" and "appended" not in r.output  # (8c1efe1 wrote the row by default)
+    # Two micro-batches: both warm-up, so no steady rate. The table says so; the docs take no row even when asked.
+    small = [Batch(i, 1000, 1_000) for i in range(2)]
+    key = ("campaign-000", T0, T0 + WINDOW_MS)
+    f, p = run("funke", "streaming", small, {key: 1}), run("plain PySpark", "streaming", small, {key: 1})
+    result = YsbBench(2_000, "base", False, 1_000, 2, (f,), (p,), 1, 1, (), checkpoint_fs="ext4")
+    r = CliRunner().invoke(app, ["bench", "ysb", "--events", "2000", "--doc", str(doc), "--write-docs"], env={"COLUMNS": "300"})
+    assert "too small to measure" in r.output and "None" not in r.output
+    assert isinstance(r.exception, report.TooSmallToMeasure) and doc.read_text() == "# Benchmarks\n"
+
+
+def test_summaries_of_a_run_too_small_to_measure_say_so():
+    from funke.bench.cep import CepRun
+    from funke.bench.cep import summary as cep_summary
+    from funke.bench.general import GeneralRun, general_summary
+
+    native = GeneralRun("native", None, 1_000, 1_000, 2.0, "exact")
+    trigger = GeneralRun("trigger", None, 1_000, 1_000, 2.0, "exact", (), None, "native")
+    line = general_summary([native, trigger])
+    assert "native too small to measure" in line and "None" not in line and " 0 events/s" not in line
+    line = cep_summary(CepRun(1_000, 10, 1_000, 5.0, None, 4_000, 4_500, 2, 7, 2.5))
+    assert "steady too small to measure" in line and "target ≥ 200,000 events/s: too small to measure" in line
 
 
 def test_cli_exits_1_and_writes_nothing_when_the_results_are_wrong(monkeypatch, tmp_path):
@@ -278,7 +311,7 @@ def test_cli_exits_1_and_writes_nothing_when_the_results_are_wrong(monkeypatch, 
     monkeypatch.setattr(bench, "session", lambda variant="base": _NoSpark())
     monkeypatch.setattr(bench, "run_ysb", wrong)
     monkeypatch.setattr(report, "setup", lambda spark: SETUP)
-    r = CliRunner().invoke(app, ["bench", "ysb", "--events", "1000", "--doc", str(doc)])
+    r = CliRunner().invoke(app, ["bench", "ysb", "--events", "1000", "--doc", str(doc), "--write-docs"])
     assert r.exit_code == 1 and "figures are not kept" in r.output
     assert doc.read_text() == "# Benchmarks\n"
 
@@ -473,7 +506,7 @@ def test_cli_checkpoint_prints_the_table_and_appends_its_row(monkeypatch, tmp_pa
     monkeypatch.setattr(bench, "session", lambda variant="base": _NoSpark())
     monkeypatch.setattr(checkpoint_bench, "run_checkpoint", fake)
     monkeypatch.setattr(report, "setup", lambda spark: SETUP)
-    args = ["bench", "checkpoint", "--events", "3000000", "--batch-rows", "1000000", "--rounds", "3", "--doc", str(doc)]
+    args = ["bench", "checkpoint", "--events", "3000000", "--batch-rows", "1000000", "--rounds", "3", "--doc", str(doc), "--write-docs"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     assert asked == {"events": 3_000_000, "rows_per_batch": 1_000_000, "rounds": 3, "warmup": True, "on_step": asked["on_step"]}

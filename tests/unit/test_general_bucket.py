@@ -8,6 +8,7 @@ not read elements.
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -205,3 +206,19 @@ def test_a_bucket_run_outside_a_spark_task_leaves_the_process_heap_alone(monkeyp
     prog = program(TumblingEventTimeWindows.of(seconds(10)), None, 0, False)
     g.batch_function(prog)(elements([("a", 1_000, 1)]))
     assert gc.get_freeze_count() == frozen and g._heap_frozen is False
+
+
+def test_a_snapshot_holding_an_instance_of_a_class_pickle_cannot_name_is_carried_by_value():
+    """State may hold instances of a class defined in the job's script (a PyFlink script runs as
+    ``__main__``, which Spark's workers cannot import it from): such a snapshot is cloudpickled."""
+    import pickle
+
+    from funke.spark.general import dump_snapshot
+
+    class Point:  # (a local class: plain pickle cannot name it either)
+        def __init__(self, x):
+            self.x = x
+
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps({"state": [Point(1)]})
+    assert pickle.loads(dump_snapshot({"state": [Point(3)]}))["state"][0].x == 3

@@ -110,3 +110,13 @@ def test_the_iterations_are_fk_iterate_and_fk_iterate_delta():
 
     assert (fk.iterate, fk.iterate_delta) == (iteration.iterate, iteration.iterate_delta)
     assert {"iterate", "iterate_delta"} <= set(fk.__all__)
+
+
+def test_what_a_graph_is_made_of_is_said_when_it_is_given_something_else():
+    takes = r"the graph's edges must be a Spark DataFrame with 'src' and 'dst' columns, a bounded funke DataStream, or a list of"
+    with pytest.raises(SchemaError, match=takes + r".*; got str"):
+        Graph.from_edges("edges.csv")
+    with pytest.raises(SchemaError, match=takes + r".*; item 1 is \(3,\)"):
+        Graph.from_edges([(1, 2), (3,)])
+    with pytest.raises(SchemaError, match=r"the graph's vertices must be .*; got dict"):
+        Graph({"id": 1}, [(1, 2)])

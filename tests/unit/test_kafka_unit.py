@@ -46,13 +46,12 @@ def test_batches_of_any_size_end_where_one_batch_of_their_total_does(parts, size
     assert step == fill(levels, caps, sum(sizes))
 
 
-def test_realtime_latency_mode_is_refused_with_the_reason():
+def test_the_latency_modes_and_an_unknown_one():
     env = fk.StreamEnvironment()
-    with pytest.raises(fk.UnsupportedError, match="JVM Kafka connector .*not serve for pyspark 4.3.0"):
-        env.set_latency_mode("realtime")
     with pytest.raises(fk.PlanError, match="takes 'micro-batch' or 'realtime'"):
         env.set_latency_mode("continuous")
     assert env.latency_mode == "micro-batch"
+    assert env.set_latency_mode("realtime").latency_mode == "realtime"
 
 
 def _windowed(partition_watermarks: bool, strategy=None):
@@ -75,3 +74,25 @@ def test_a_window_over_per_partition_watermarks_runs_on_the_general_path_and_say
     assert "per partition" not in place(_windowed(True, generated).node).why
     ingested = fk.WatermarkStrategy.for_ingestion_time("arrived")
     assert place(_windowed(True, ingested).node).path == "native"
+
+
+def test_the_connector_version_is_the_pysparks_or_the_newest_below_and_a_failed_fetch_is_remembered(tmp_path, monkeypatch):
+    from funke.connectors import kafka_jvm
+
+    assert kafka_jvm.pick_version("4.3.0", ["4.2.0", "4.1.3", "4.3.0-preview1", "5.0.0"]) == "4.2.0"
+    assert kafka_jvm.pick_version("4.2.0", ["4.2.0", "4.1.3"]) == "4.2.0"
+    assert kafka_jvm.pick_version("4.0.0", ["3.5.7"]) is None  # not across a major version
+    assert kafka_jvm.resolve(tmp_path, "python").reason == "FUNKE_KAFKA_CONNECTOR=python"
+
+    def offline(timeout: float = 20.0):
+        raise OSError("no route to Maven Central")
+
+    monkeypatch.setattr(kafka_jvm, "served_versions", offline)
+    monkeypatch.setattr(kafka_jvm.shutil, "which", lambda name: None)
+    connector = kafka_jvm._resolve(tmp_path, "4.3.0")  # the checked pairing when Maven Central cannot be asked
+    assert (connector.version, connector.available) == ("4.2.0", False)
+    assert connector.reason == "mvn is not installed (apt-get install maven), so funke cannot fetch it"
+    assert "no Spark Kafka connector (mvn is not installed" in connector.describe()
+    again = kafka_jvm._resolve(tmp_path, "4.3.0")  # remembered: no network wait at the next session's start
+    assert again.reason.startswith("mvn is not installed") and "tried" in again.reason
+    assert kafka_jvm._resolve(tmp_path, "3.9.0").reason.startswith("Maven Central could not be asked")

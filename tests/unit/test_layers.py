@@ -23,6 +23,8 @@ FORBIDDEN = {
     "savepoints": ("funke.api", "funke.cli"),
     "table": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
     "cep": ("pyspark", "funke.spark", "funke.runtime", "funke.cli"),
+    # PyFlink's API translated onto funke's API and plan (DESIGN.md: no second engine, no Spark of its own)
+    "pyflink": ("pyspark", "funke.spark", "funke.runtime", "funke.cli", "funke.bench"),
     # ml scores with Spark MLlib models in the JVM (pyspark imported inside functions only: see below)
     "ml": ("funke.spark", "funke.runtime", "funke.cli"),
     # graph runs on Spark DataFrames itself (pyspark allowed) and takes streams through the public API

@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from funke.errors import UserFunctionError
 from funke.plan.types import Schema
 from funke.spark.python_fns import row_function
 
@@ -147,8 +148,9 @@ def test_map_calls_the_function_once_per_row_in_order_and_keeps_its_errors():
             raise ValueError("row 3 is bad")
         return {"i": r["i"]}
 
-    with pytest.raises(ValueError, match="row 3 is bad"):
+    with pytest.raises(UserFunctionError, match=r"^test_map_calls.*<locals>\.fn in map 'm' raised ValueError: row 3 is bad\n") as e:
         list(row_function(fn, "map", Schema.of("i bigint"), "map 'm'")(iter([b])))
+    assert isinstance(e.value.__cause__, ValueError)  # the user's own exception, kept as the cause
     assert calls == [0, 1, 2, 3]
 
 

@@ -46,3 +46,28 @@ def test_the_block_restores_fd_2():
     with filtered_stderr_for_children():
         assert os.fstat(2).st_ino != before.st_ino
     assert os.fstat(2).st_ino == before.st_ino
+
+
+def test_a_line_passes_while_the_child_still_runs(tmp_path):
+    """The filter holds back only a traceback being read: a plain line is out before the child ends."""
+    import time
+
+    out = tmp_path / "stderr.txt"
+    child = "import sys\nsys.stderr.write('first\\n'); sys.stderr.flush()\nsys.stdin.read()\n"  # then waits for stdin's end
+    script = (
+        "import subprocess, sys\n"
+        "from funke.spark.quiet import filtered_stderr_for_children\n"
+        "with filtered_stderr_for_children():\n"
+        f"    p = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+        "p.wait()\n"
+    )
+    with out.open("w") as f:
+        parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stderr=f)
+        try:
+            deadline = time.monotonic() + 60
+            while "first" not in out.read_text():  # the line itself, while the child still waits for its stdin
+                assert parent.poll() is None and time.monotonic() < deadline, "the line did not pass while the child ran"
+                time.sleep(0.01)
+        finally:
+            parent.stdin.close()
+            assert parent.wait(timeout=60) == 0

@@ -156,6 +156,13 @@ def test_a_value_that_does_not_convert_names_stream_entry_field_and_value_and_mi
         "Redis stream 'clicks' entry 2-5: field 'seq' = 'x2' is not a valid bigint; "
         "fix the entry or declare 'seq' as string in the source schema"
     )
+    # with dead-letter columns the entry is a dead letter instead: raw entry, reason, position
+    dead = ("raw", "why", "at")
+    batch = e.to_batch("clicks", schema, rs.arrow_schema(schema, None, dead), None, dead)
+    assert batch.select(["seq", *dead]).to_pylist() == [
+        {"seq": 1, "raw": None, "why": None, "at": None},
+        {"seq": None, "raw": '{"seq": "x2"}', "why": "redis_stream 'clicks': field 'seq' = 'x2' is not a valid bigint", "at": "clicks@2-5"},
+    ]
     both = [(b"1-0", [b"t", b"2024-01-01T01:00:00+01:00"]), (b"2-0", [b"t", b"2024-01-01 00:00:01"])]
     mixed = rs.Entries.of(both)
     ts = rs.Schema.of("t timestamp")

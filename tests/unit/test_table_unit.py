@@ -111,16 +111,10 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT k FROM ev ORDER BY k", "ORDER BY (at line 1, column 27)"),
         (f"SELECT COUNT(*) FROM {TUMBLE} WHERE ts > CURRENT_WATERMARK(ts) GROUP BY window_start, window_end",
          "CURRENT_WATERMARK in a window aggregation"),
-        ("SELECT k, COUNT(*) FROM (SELECT k, COUNT(*) AS n FROM ev GROUP BY k) GROUP BY k", "an aggregation over an updating result"),
-        ("SELECT k, COUNT(*) AS n FROM ev GROUP BY k UNION ALL SELECT k, v FROM ev", "UNION ALL over an updating result"),
-        ("SELECT a.k FROM (SELECT k, MAX(ts) AS ts FROM ev GROUP BY k) a JOIN ev b ON a.k = b.k AND a.ts BETWEEN b.ts AND b.ts",
-         "a join over an updating result"),
         (f"WITH g AS (SELECT k, MAX(ts) AS ts FROM ev GROUP BY k) {TUMBLE_COUNT.format(src='g')}", "a TUMBLE window over an updating result"),
         (f"SELECT * FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY n', src=GROUPED)}) WHERE r <= 2",
-         "a Top-N over an updating result"),
-        ("SELECT k, COUNT(DISTINCT v) FROM ev GROUP BY k", "COUNT(DISTINCT ...)"),
+         "a window Top-N over an updating result ([+I, -U, +U] upsert key (k))"),
         ("SELECT k, v, COUNT(*) FROM ev GROUP BY k", "the column v outside an aggregate and not in GROUP BY"),
-        ("SELECT COUNT(*) FROM ev GROUP BY v + 1", "GROUP BY v + 1 (only columns)"),
         ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window here (at line 1, column 11)"),
         (f"{TOP_N.format(over='PARTITION BY window_start, k ORDER BY v', src=TUMBLE)} WHERE r = 1",
          "a Top-N over a window TVF not partitioned by window_start and window_end"),
@@ -135,8 +129,6 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
          "ORDER BY v + 1 in a Top-N (only columns)"),
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=SESSION)} WHERE r <= 2",
          "a window Top-N over SESSION windows"),
-        (f"SELECT COUNT(DISTINCT k) FROM {TUMBLE} GROUP BY window_start, window_end", "COUNT(DISTINCT ...)"),
-        (f"SELECT COUNT(k) FROM {TUMBLE} GROUP BY window_start, window_end", "it counts non-null values"),
         (f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY window_start, window_end", "the column k outside an aggregate"),
         (f"SELECT COUNT(*) FROM {TUMBLE} GROUP BY window_start", "not grouped by both window_start and window_end"),
         (f"SELECT * FROM {TUMBLE}", "a window TVF without GROUP BY"),
@@ -152,8 +144,6 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT a.k FROM ev a LEFT SEMI JOIN ev b ON a.k = b.k", "a LEFT SEMI JOIN (at line 1, column 37)"),
         ("SELECT a.k FROM ev a JOIN ev b USING (k)", "JOIN ... USING"),
         ("SELECT a.k FROM ev a JOIN ev b ON a.ts BETWEEN b.ts AND b.ts + INTERVAL '1' SECOND", "a join without an equality"),
-        ("SELECT a.k FROM ev a JOIN ev b ON a.k = b.k JOIN ev c ON b.k = c.k", "a join of more than two relations"),
-        ("SELECT COUNT(*) FROM ev a JOIN ev b ON a.k = b.k AND a.ts = b.ts", "an aggregation over a join"),
         (f"SELECT a.k FROM {TUMBLE} a JOIN {TUMBLE} b ON a.k = b.k", "a join of window TVFs not on both window_start and window_end"),
         (f"SELECT a.k FROM {TUMBLE} a JOIN ev b ON a.k = b.k", "a join of a window TVF with a relation that is not one"),
         (f"SELECT a.k FROM {TUMBLE} a LEFT SEMI JOIN {TUMBLE} b ON a.k = b.k", "a LEFT SEMI window join"),
@@ -338,7 +328,7 @@ def test_a_group_aggregation_without_a_window_is_an_updating_result_read_as_a_ch
     while not isinstance(node, n.KeyedProcess):
         node = node.inputs[0]
     assert isinstance(node.function, GroupAggregate) and node.function.keys == ("k",)
-    assert [fn for _, fn, _ in node.function.aggregates] == ["count", "avg", "sum"]
+    assert [c.name for c in node.function.aggregates] == ["count", "avg", "sum"]
     # a projection and filter over it stay updating; the changelog names the kinds
     t_env.create_temporary_view("totals", t)
     doubled = t_env.sql_query("SELECT k, n * 2 AS n2 FROM totals WHERE n > 1")
@@ -555,10 +545,14 @@ def test_the_planner_types_the_columns_it_can_and_a_join_refuses_untyped_ones_by
         t_env.sql_query("SELECT k, SUM(a) AS s FROM halves GROUP BY k")
 
 
-def test_a_group_aggregations_sum_kept_as_a_pair_by_its_first_version_restores_as_its_number():
-    agg = GroupAggregate(("k",), (("n", "count", None), ("total", "sum", "v")))
-    # (savepoints of the first GroupAggregate kept a SUM as (sum, count of values))
-    after, changes = agg.step((2, (5, 1)), {"k": "a", "v": 3})
-    assert after == (3, 8) and changes[1] == {ROW_KIND: "+U", "k": "a", "n": 3, "total": 8}
-    after, changes = agg.step((1, (0, 0)), {"k": "a", "v": None})
-    assert after == (2, None) and [c["total"] for c in changes] == [None, None]
+def test_a_group_aggregations_state_kept_by_earlier_versions_restores_as_its_accumulators():
+    agg = GroupAggregate(("k",), (("n", "count", None), ("total", "sum", "v"), ("lo", "min", "v"), ("m", "avg", "v")))
+    # (its repr, the uid, is the one they had: their savepoints name the operator by it)
+    assert repr(agg) == "GroupAggregate(('k',), (('n', 'count', None), ('total', 'sum', 'v'), ('lo', 'min', 'v'), ('m', 'avg', 'v')), ttl_ms=None)"
+    # (the first version kept a SUM as (sum, count of values); later ones as the sum; both as tuples of accumulators)
+    for total in ((5, 1), 5):
+        after, changes = agg.step((2, total, 2, (5, 1)), {"k": "a", "v": 3})
+        assert changes[1] == {ROW_KIND: "+U", "k": "a", "n": 3, "total": 8, "lo": 2, "m": 4.0}
+        assert after[1:] == [[3], [8, 2], [2], [8, 2]]
+    after, changes = agg.step((1, (0, 0), None, (0, 0)), {"k": "a", "v": None})
+    assert [(c["total"], c["lo"], c["m"]) for c in changes] == [(None, None, None)] * 2

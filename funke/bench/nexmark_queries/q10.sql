@@ -1,0 +1,23 @@
+-- q10, log to a file system: every bid written to CSV files partitioned by its day and its minute
+-- (dt=yyyy-MM-dd/hm=HH:mm). ${NEXMARK_DIR} is the runner's working directory and ${SUBMIT_TIME} the
+-- job's start, so each run writes a directory of its own.
+
+CREATE TABLE nexmark_q10 (
+    auction BIGINT,
+    bidder BIGINT,
+    price BIGINT,
+    `dateTime` TIMESTAMP(3),
+    extra VARCHAR,
+    dt STRING,
+    hm STRING
+) PARTITIONED BY (dt, hm) WITH (
+    'connector' = 'filesystem',
+    'path' = '${NEXMARK_DIR}/output/${SUBMIT_TIME}/q10',
+    'format' = 'csv'
+);
+
+INSERT INTO nexmark_q10
+SELECT auction, bidder, price, `dateTime`, extra,
+       DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS dt,
+       DATE_FORMAT(`dateTime`, 'HH:mm') AS hm
+FROM bid;

@@ -1,0 +1,66 @@
+"""``funke bench pyflink``: the command line of funke/bench/pyflink.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+console = Console()
+err = Console(stderr=True)
+
+SECTION = "PyFlink programs on funke (`funke bench pyflink`)"
+INTRO = (
+    "Issue 41: the same PyFlink DataStream job (a KeyedProcessFunction and a 10 s tumbling window, funke/bench/pyflink.py) "
+    "on real PyFlink (apache-flink 2.3.0, process mode) and on funke (python -m funke.pyflink), and in funke's own API; "
+    "each side's execute() time; every output checked against the window results computed in plain Python. "
+    "Targets: funke >= 20x PyFlink; the compatibility layer within 10 % of funke's own API."
+)
+
+
+def register(bench: typer.Typer) -> None:
+    @bench.command("pyflink")
+    def bench_pyflink(
+        events: Annotated[int, typer.Option(help="events of the job (each side gets the same)")] = 1_000_000,
+        keys: Annotated[int, typer.Option(help="keys of the job")] = 1_000,
+        pyflink_python: Annotated[str | None, typer.Option(help="Python of a side environment with apache-flink (default: $FUNKE_PYFLINK_PYTHON, /work/venv-pyflink)")] = None,
+        examples: Annotated[bool, typer.Option("--examples", help="instead: PyFlink 2.3's own DataStream examples and funke's constructs program on both, outputs compared")] = False,
+        own_api: Annotated[bool, typer.Option(help="also run the job in funke's own API (the compatibility layer's cost)")] = True,
+        write: Annotated[bool, typer.Option(help="append the figures to --doc")] = False,
+        doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
+    ) -> None:
+        """The same PyFlink job on real PyFlink and on funke, side by side, outputs checked (--examples: PyFlink's own examples)."""
+        from funke.bench import pyflink as pb
+        from funke.cli.main import _reported
+
+        python = pb.pyflink_python(pyflink_python)
+        with _reported():
+            if examples:
+                programs = [(name, pb.examples_dir() / name, []) for name in pb.EXAMPLES]
+                constructs = Path(__file__).resolve().parents[2] / "tests" / "pyflink_programs" / "constructs.py"
+                if constructs.exists():
+                    programs.append(("constructs.py (funke's tests)", constructs, []))
+                runs = pb.compare_examples(programs, python, on_step=lambda s: err.print(f"[dim]{s}[/dim]"))
+                console.print(pb.examples_summary(runs))
+                if any(r.diff for r in runs):
+                    raise typer.Exit(1)
+                return
+            spark = None
+            if own_api:
+                from funke.bench.ysb import session
+
+                spark = session()
+            line = pb.job_summary(pb.run_job_bench(events, keys, python, spark, on_step=lambda s: err.print(f"[dim]{s}[/dim]")))
+        console.print(line)
+        if write:
+            from funke.bench import report
+
+            canonical = ["funke", "bench", "pyflink", "--events", str(events), "--keys", str(keys)]
+            command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
+            report.add_to_section(doc, SECTION, [f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`: {line}"], intro=INTRO)
+            console.print(f"appended to {doc}")

@@ -1,0 +1,1 @@
+"""PyFlink's connectors on funke's: ``file_system`` (FileSource, FileSink) and ``kafka`` (KafkaSource, KafkaSink)."""

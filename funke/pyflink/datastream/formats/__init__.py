@@ -1,0 +1,1 @@
+"""PyFlink's row formats (JSON, CSV) as descriptions funke's Kafka connector reads."""

@@ -1,0 +1,220 @@
+"""PyFlink's windows: assigners, triggers and the window objects user functions see.
+
+The assigners and built-in triggers are funke's (``funke.windows``, ``funke.triggers``), with
+PyFlink's factories (``TumblingEventTimeWindows.of(Time.seconds(5))``; a ``Time`` or ``Duration``
+is a timedelta). Count assigners (``CountTumblingWindowAssigner.of(n)``) become Flink's lowering
+of ``count_window``. A user function gets PyFlink's window objects: :class:`TimeWindow` (``start``,
+``end``, ``max_timestamp()``), :class:`CountWindow` and :class:`GlobalWindow`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from funke.errors import UnsupportedError
+from funke.semantics import windows as fw
+from funke.semantics.time import MAX_WATERMARK, Duration
+from funke.semantics.triggers import (
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
+    CountTrigger,
+    EventTimeTrigger,
+    NeverTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    Trigger,
+    TriggerResult,
+)
+from funke.semantics.windows import (
+    GlobalWindows,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+)
+from funke.semantics.windows import WindowAssigner as _FunkeAssigner
+
+__all__ = [
+    "ContinuousEventTimeTrigger",
+    "ContinuousProcessingTimeTrigger",
+    "CountSlidingWindowAssigner",
+    "CountTrigger",
+    "CountTumblingWindowAssigner",
+    "CountWindow",
+    "DynamicEventTimeSessionWindows",
+    "DynamicProcessingTimeSessionWindows",
+    "EventTimeSessionWindows",
+    "EventTimeTrigger",
+    "GlobalWindow",
+    "GlobalWindows",
+    "MergingWindowAssigner",
+    "NeverTrigger",
+    "ProcessingTimeSessionWindows",
+    "ProcessingTimeTrigger",
+    "PurgingTrigger",
+    "SessionWindowTimeGapExtractor",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "TimeWindow",
+    "Trigger",
+    "TriggerResult",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+    "Window",
+    "WindowAssigner",
+]
+
+WindowAssigner = _FunkeAssigner
+MergingWindowAssigner = _FunkeAssigner
+
+
+class Window:
+    """A window a user function sees."""
+
+    def max_timestamp(self) -> int:
+        raise NotImplementedError
+
+
+class TimeWindow(Window):
+    """``[start, end)`` in epoch ms (PyFlink's ``TimeWindow``)."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+    def max_timestamp(self) -> int:
+        return self.end - 1
+
+    def intersects(self, other: TimeWindow) -> bool:
+        return self.start <= other.end and self.end >= other.start
+
+    def cover(self, other: TimeWindow) -> TimeWindow:
+        return TimeWindow(min(self.start, other.start), max(self.end, other.end))
+
+    @staticmethod
+    def get_window_start_with_offset(timestamp: int, offset: int, window_size: int) -> int:
+        return fw.window_start(timestamp, offset, window_size)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TimeWindow) and (self.start, self.end) == (other.start, other.end)
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"TimeWindow(start={self.start}, end={self.end})"
+
+
+class GlobalWindow(Window):
+    """The one window of ``GlobalWindows``."""
+
+    def max_timestamp(self) -> int:
+        return MAX_WATERMARK
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GlobalWindow)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "GlobalWindow"
+
+
+class CountWindow(Window):
+    """The window of a count window (``count_window(n)``). Flink numbers them; funke runs a count
+    window as Flink's lowering (a global window with a count trigger), which has no number."""
+
+    def max_timestamp(self) -> int:
+        return MAX_WATERMARK
+
+    @property
+    def id(self) -> int:
+        raise UnsupportedError(
+            "CountWindow.id: funke runs count_window(n) as Flink lowers it, a global window with a purging count "
+            "trigger, which numbers no windows; count the firings in the function's state if you need a number"
+        )
+
+    def __repr__(self) -> str:
+        return "CountWindow"
+
+
+def user_window(window: Any, *, counting: bool = False) -> Window:
+    """funke's window as the PyFlink window object a user function sees."""
+    if isinstance(window, fw.GlobalWindow):
+        return CountWindow() if counting else GlobalWindow()
+    return TimeWindow(window.start, window.end)
+
+
+class SessionWindowTimeGapExtractor:
+    """``extract(element)``: the session gap (ms) an element opens."""
+
+    def extract(self, element: Any) -> int:
+        raise NotImplementedError(f"{type(self).__name__}.extract(element) is not implemented")
+
+
+@dataclass(frozen=True)
+class ExtractedGap:
+    """A ``SessionWindowTimeGapExtractor`` as funke's gap function; ``read`` turns funke's row into the value
+    (set when the window is built on a stream, which knows its values' type)."""
+
+    extractor: Any
+    read: Any = None
+
+    def __call__(self, row: Any) -> int:
+        return self.extractor.extract(self.read(row) if self.read is not None else row)
+
+
+class EventTimeSessionWindows:
+    """``with_gap(Time)`` / ``with_dynamic_gap(SessionWindowTimeGapExtractor)``."""
+
+    @staticmethod
+    def with_gap(size: Duration) -> fw.EventTimeSessionWindows:
+        return fw.EventTimeSessionWindows.with_gap(size)
+
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> fw.EventTimeSessionWindows:
+        return fw.EventTimeSessionWindows.with_dynamic_gap(ExtractedGap(extractor))
+
+
+class ProcessingTimeSessionWindows:
+    @staticmethod
+    def with_gap(size: Duration) -> fw.ProcessingTimeSessionWindows:
+        return fw.ProcessingTimeSessionWindows.with_gap(size)
+
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> fw.ProcessingTimeSessionWindows:
+        return fw.ProcessingTimeSessionWindows.with_dynamic_gap(ExtractedGap(extractor))
+
+
+class DynamicEventTimeSessionWindows:
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> fw.EventTimeSessionWindows:
+        return EventTimeSessionWindows.with_dynamic_gap(extractor)
+
+
+class DynamicProcessingTimeSessionWindows:
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> fw.ProcessingTimeSessionWindows:
+        return ProcessingTimeSessionWindows.with_dynamic_gap(extractor)
+
+
+@dataclass(frozen=True)
+class CountAssigner:
+    """``CountTumblingWindowAssigner.of(n)`` / ``CountSlidingWindowAssigner.of(size, slide)``: a count window."""
+
+    size: int
+    slide: int | None = None
+
+
+class CountTumblingWindowAssigner:
+    @staticmethod
+    def of(window_size: int) -> CountAssigner:
+        return CountAssigner(window_size)
+
+
+class CountSlidingWindowAssigner:
+    @staticmethod
+    def of(window_size: int, window_slide: int) -> CountAssigner:
+        return CountAssigner(window_size, window_slide)
+

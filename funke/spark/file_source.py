@@ -1,0 +1,68 @@
+"""Files as Spark DataFrames: Parquet through Spark's reader, JSON and CSV as lines parsed on the JVM.
+
+A JSON or CSV file is read as text, one record per line, and each line parsed with
+``from_json``/``from_csv`` (:mod:`funke.spark.parse`, as the Kafka source parses values),
+streaming and bounded alike. Spark's own JSON/CSV file reader would decide which records
+are corrupt from the columns each query keeps, and refuses a query that keeps only the
+corrupt-record column, which the dead-letter query of a streaming job does
+(``QUERY_ONLY_CORRUPT_RECORD_COLUMN``).
+
+Options: those of the file scan (``maxFilesPerTrigger``, ``pathGlobFilter``, ``lineSep``...)
+go to Spark's text reader, the others to the parse (``sep``, ``quote``, ``timestampFormat``,
+``allowComments``...). ``header`` (CSV) drops each file's first line, reading each file
+whole; ``comment`` (CSV) drops the lines that start with it. Blank lines are skipped, as
+Spark's JSON and CSV readers skip them.
+"""
+
+from __future__ import annotations
+
+import re
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from funke.connectors.sources import FileSource
+from funke.spark import parse
+from funke.spark.parse import CORRUPT, POSITION
+
+#: Options of Spark's file scan (streaming and batch) rather than of the parse.
+SCAN_OPTIONS = frozenset(
+    o.lower()
+    for o in (
+        "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "fileNameOnly", "maxFileAge", "maxCachedFiles",
+        "discardCachedInputRatio", "cleanSource", "sourceArchiveDir", "pathGlobFilter", "recursiveFileLookup",
+        "modifiedBefore", "modifiedAfter", "ignoreCorruptFiles", "ignoreMissingFiles", "lineSep",
+    )
+)  # fmt: skip
+_LINE = "_funke_line"
+
+
+def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -> DataFrame:
+    """The files at ``path`` (a directory or a glob) as rows of ``spec``'s schema; JSON and CSV
+    rows also carry the dead-letter columns ``CORRUPT`` and ``POSITION`` (set on bad records only)."""
+    reader = spark.readStream if streaming else spark.read
+    if spec.format not in ("json", "csv"):
+        return reader.format(spec.format).schema(spec.declared.ddl()).options(**dict(spec.options)).load(path)
+    scan = {k: v for k, v in spec.options if k.lower() in SCAN_OPTIONS}
+    options = {k: v for k, v in spec.options if k.lower() not in SCAN_OPTIONS and k.lower() != "header"}
+    named = {k.lower(): v for k, v in spec.options}  # Spark's options ignore case
+    header = spec.format == "csv" and named.get("header", "false").lower() == "true"
+    comment = named.get("comment") if spec.format == "csv" else None
+    text = reader.format("text").options(**scan)
+    if header:  # each file whole, so that its first line is known
+        lines = text.option("wholetext", "true").load(path)
+        separator = re.escape(named["linesep"]) if "linesep" in named else r"\r?\n"
+        lines = lines.select(F.posexplode(F.split("value", separator)).alias("_funke_at", _LINE)).where(F.col("_funke_at") > 0)
+    else:
+        lines = text.load(path).withColumnRenamed("value", _LINE)
+    line = F.col(_LINE)
+    keep = F.trim(line) != ""
+    if comment:
+        keep = keep & ~line.startswith(comment)
+    lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options)
+    corrupt = parse.corrupt_text(spec.format, line, F.lit(True))
+    return lines.select(
+        *parse.parsed_columns(spec.declared),
+        corrupt.alias(CORRUPT),
+        F.when(corrupt.isNotNull(), F.input_file_name()).alias(POSITION),
+    )
+

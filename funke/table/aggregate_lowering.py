@@ -1,0 +1,328 @@
+"""The lowering of Flink SQL's aggregations onto DataStream operations: ``AggregateLowering``, the
+methods of ``funke.table.planner.Planner`` that lower them.
+
+* a window aggregation over a window TVF (``GROUP BY window_start, window_end[, keys]``): Spark's
+  window aggregation where it computes the aggregates (``COUNT(*)``, ``SUM``, ``MIN``, ``MAX``,
+  ``AVG``; ``COUNT(x)`` and ``FILTER (WHERE ...)`` as sums and CASEs of them), funke's window operator
+  running ``funke.table.aggregate.WindowAggregates`` where it does not (``DISTINCT`` arguments);
+* a group aggregation without a window (``GROUP BY keys`` or none): ``funke.table.aggregate.GroupAggregate``,
+  an updating result, over an insert-only or an updating input (retract, then accumulate);
+* ``SELECT DISTINCT``: a group aggregation by every column of the SELECT list, without aggregates.
+
+``GROUP BY`` takes columns and expressions (``GROUP BY DATE_FORMAT(ts, 'yyyy-MM-dd')``): an expression
+is computed into a column before the aggregation, and the same expression in the SELECT list or
+HAVING reads that column. Aggregates take ``DISTINCT`` and ``FILTER (WHERE ...)``; ``COUNT(x)``
+counts non-NULL values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from funke.errors import PlanError
+from funke.plan.expr import Sql
+from funke.plan.nodes import Aggregate
+from funke.plan.types import INTEGRAL, Field, Schema
+from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
+from funke.table.changelog import ROW_KIND, changelog_mode
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, kind_first
+from funke.table.sql_types import type_of
+
+if TYPE_CHECKING:
+    from funke.table.planner import Tvf
+
+#: The built-in aggregates by sqlglot's node.
+_AGGREGATES: dict[type[exp.Expression], str] = {
+    exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
+}  # fmt: skip
+#: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
+_WINDOW_TIME = exp.Sub(
+    this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
+)
+
+#: ``build(stream, keys, calls, global_)``: the aggregation's operator over ``stream``.
+Build = Callable[[Any, list[str], list[AggregateCall], bool], Any]
+
+
+def expression_text(e: exp.Expression) -> str:
+    """``e`` as text that two spellings of one expression share (quoting aside), to match a GROUP BY
+    expression with the same expression in the SELECT list."""
+
+    def plain(n: exp.Expression) -> exp.Expression:
+        return exp.Identifier(this=n.name, quoted=False) if isinstance(n, exp.Identifier) else n
+
+    return e.copy().transform(plain).sql()
+
+
+class AggregateLowering:
+    """``Planner``'s aggregation methods (``class Planner(JoinLowering, AggregateLowering)``). They use the
+    planner's ``refuse``, ``at``, ``_hide``, ``spark_sql``, ``typed_sql``, ``_known_types``, ``lower``
+    and read its ``state_ttl_ms``."""
+
+    def _window_aggregate(self, query: exp.Select, stream: Any, tvf: Tvf) -> Any:
+        group = query.args.get("group")
+        by = list(group.expressions) if group is not None else []
+        names = [g.name if isinstance(g, exp.Column) else None for g in by]
+        if WINDOW_START not in names or WINDOW_END not in names:
+            raise self.refuse(group or query, "a window aggregation not grouped by both window_start and window_end")
+        stream, keys, grouped = self._group_keys(by, stream, (WINDOW_START, WINDOW_END))
+        if tvf.kind == "SESSION" and set(keys) != set(tvf.partition or ()):
+            raise self.refuse(
+                group or query,
+                "a SESSION window aggregation grouped by other columns than its PARTITION BY",
+                f"sessions are per key: GROUP BY window_start, window_end{''.join(', ' + k for k in tvf.partition or ())}",
+            )
+
+        def build(s: Any, keys: list[str], calls: list[AggregateCall], global_: bool) -> Any:
+            if any(c.distinct or c.function is not None for c in calls):  # (Spark's window aggregation has no DISTINCT)
+                fields = [Field(c.alias, self._result_type(c, s.schema)) for c in calls]
+                window = s.key_by(keys, nulls=True).window(tvf.assigner)
+                return window.aggregate(WindowAggregates(calls), output_schema=Schema(tuple(fields)))
+            s, native = self._native(s, calls)
+            return s.key_by(keys, nulls=True).window(tvf.assigner).aggregate(**native)
+
+        return self._aggregated(query, stream, keys, grouped, build)
+
+    def _native(self, s: Any, calls: list[AggregateCall]) -> tuple[Any, dict[str, tuple[str, str | None]]]:
+        """The calls as Spark's window aggregates: ``COUNT(x)`` and a filtered ``COUNT`` a SUM of 1s and 0s,
+        a filtered aggregate over ``CASE WHEN filter THEN x END`` (NULL where the filter does not hold)."""
+        out: dict[str, tuple[str, str | None]] = {}
+        for c in calls:
+            if c.name == "count" and (c.args or c.filter):
+                holds = [f"`{a}` IS NOT NULL" for a in c.args] + ([f"`{c.filter}`"] if c.filter else [])
+                ones = self._hide()
+                s = s.with_column(
+                    ones, Sql(f"CAST(CASE WHEN {' AND '.join(holds)} THEN 1 ELSE 0 END AS BIGINT)", declared="bigint")
+                )
+                out[c.alias] = ("sum", ones)
+            elif c.filter:
+                kept = self._hide()
+                s = s.with_column(
+                    kept,
+                    Sql(
+                        f"CASE WHEN `{c.filter}` THEN `{c.args[0]}` END", declared=s.schema.field(c.args[0], node="FILTER").dtype
+                    ),
+                )
+                out[c.alias] = (c.name, kept)
+            else:
+                out[c.alias] = (c.name, c.args[0] if c.args else None)
+        return s, out
+
+    def _group_aggregate(self, query: exp.Select, stream: Any) -> Any:
+        """``GROUP BY`` keys (or none) without a window TVF: Flink's group aggregation, an updating
+        result (``funke.table.aggregate``): a changelog of each key's aggregates, kind in ``ROW_KIND``.
+        Over an updating input it retracts what the input takes away."""
+        group = query.args.get("group")
+        stream, keys, grouped = self._group_keys(list(group.expressions) if group is not None else [], stream, ())
+        retracting = changelog_mode(stream.node).retracts
+
+        def build(s: Any, keys: list[str], calls: list[AggregateCall], global_: bool) -> Any:
+            for c in calls:
+                if retracting and c.function is not None and not getattr(c.function, "retracts", callable(getattr(c.function, "retract", None))):
+                    raise PlanError(
+                        f"Flink SQL: the aggregate function {c.name} runs over an updating result here and has no "
+                        "retract(accumulator, *args): implement it (Flink requires it too)"
+                    )
+            used = dict.fromkeys([*keys, *(a for c in calls for a in c.args), *(c.filter for c in calls if c.filter)])
+            self._known_types(s.select(*(f"`{c}`" for c in used)), "a GROUP BY")
+            fields = [Field(ROW_KIND, "string"), *(s.schema.field(k, node="GROUP BY") for k in keys)]
+            fields += [Field(c.alias, self._result_type(c, s.schema)) for c in calls]
+            fn = GroupAggregate(keys, calls, self.state_ttl_ms, retracting=retracting, global_=global_)
+            return s.key_by(keys, nulls=True).process(fn, output_schema=Schema(tuple(fields)), name="GroupAggregate")
+
+        return self._aggregated(query, stream, keys, grouped, build, window=False)
+
+    def _select_distinct(self, query: exp.Select) -> Any:
+        """``SELECT DISTINCT ...``: the query's rows, each once: a group aggregation by all its columns
+        without aggregates (an updating result: a row is deleted when the input takes its last copy away)."""
+        distinct = query.args["distinct"]
+        if distinct.args.get("on") is not None:
+            raise self.refuse(distinct, "DISTINCT ON", "SELECT DISTINCT takes whole rows")
+        inner = query.copy()
+        inner.set("distinct", None)
+        inner.set("with_", None)  # (its CTEs are views of this query already)
+        stream = self.lower(inner)
+        columns = [c for c in stream.columns if c != ROW_KIND]
+        self._known_types(stream.select(*(f"`{c}`" for c in columns)), "SELECT DISTINCT")
+        fields = [Field(ROW_KIND, "string"), *(stream.schema.field(c, node="SELECT DISTINCT") for c in columns)]
+        fn = GroupAggregate(columns, (), self.state_ttl_ms, retracting=changelog_mode(stream.node).retracts)
+        return stream.key_by(columns, nulls=True).process(fn, output_schema=Schema(tuple(fields)), name="GroupAggregate")
+
+    def _group_keys(
+        self, by: list[exp.Expression], stream: Any, window: tuple[str, ...]
+    ) -> tuple[Any, list[str], dict[str, str]]:
+        """The stream with each GROUP BY expression computed into a column, the key columns (the window's
+        bounds aside), and the grouped expressions' columns by their text (``expression_text``)."""
+        keys: list[str] = []
+        grouped: dict[str, str] = {}
+        for g in by:
+            if isinstance(g, exp.Column) and not isinstance(g.this, exp.Star):
+                if g.name not in window:
+                    stream.schema.field(g.name, node=f"GROUP BY at {self.at(g)}")
+                    keys.append(g.name)
+                continue
+            self._no_window_columns(g, "a GROUP BY expression")
+            column = grouped.get(expression_text(g))
+            if column is None:
+                column = grouped[expression_text(g)] = self._hide()
+                key = self.typed_sql(g, stream.schema)
+                if key.declared is None and not window:  # (funke's operator keeps the key: it needs its type)
+                    raise PlanError(
+                        f"Flink SQL: GROUP BY {g.sql()} at {self.at(g)} needs a type funke can tell: CAST it (GROUP BY CAST({g.sql()} AS STRING))"
+                    )
+                stream = stream.with_column(column, key)
+                keys.append(column)
+        return stream, keys, grouped
+
+    def _aggregated(
+        self, query: exp.Select, stream: Any, keys: list[str], grouped: dict[str, str], build: Build, *, window: bool = True
+    ) -> Any:
+        """The aggregation ``build(stream, keys, calls, global_)`` makes, then HAVING and the SELECT list over
+        its rows (each aggregate call replaced by its column, each GROUP BY expression by its key column;
+        a window's bounds and keys readable)."""
+        calls: list[AggregateCall] = []
+        renamed: dict[int, exp.Expression] = {}
+        by_text: dict[str, exp.Expression] = {}  # the same aggregate twice (SELECT and HAVING) is computed once
+        filtered: set[int] = set()  # (the aggregate inside a FILTER (WHERE ...): the Filter is the call)
+        for node in (n for e in (*query.expressions, query.args.get("having")) if e is not None for n in e.walk()):
+            if isinstance(node, exp.Filter) and self._is_aggregate_call(node.this):
+                filtered.add(id(node.this))
+            elif not self._is_aggregate_call(node) or id(node) in filtered:
+                continue
+            if id(node) in renamed:
+                continue
+            text = node.sql()
+            if text not in by_text:
+                call, stream = self._aggregate_call(node, stream)
+                calls.append(call)
+                by_text[text] = self._typed(exp.column(call.alias), call.name, node, stream.schema)
+            renamed[id(node)] = by_text[text]
+        if window and not calls:  # (GROUP BY alone: each key's row once per window; a count to compute, unread)
+            calls.append(AggregateCall(self._hide(), "count"))
+        global_ = not keys
+        if global_:  # one group for all rows (Flink's global aggregation): one constant key
+            keys = [self._hide()]
+            stream = stream.with_column(keys[0], Sql("0", declared="int"))
+        out = build(stream, keys, calls, global_)
+        bounds = (*keys, WINDOW_START, WINDOW_END) if window else tuple(keys)
+
+        def rewrite(e: exp.Expression) -> exp.Expression:
+            def swap(n: exp.Expression) -> exp.Expression:
+                if id(n) in renamed:
+                    return renamed[id(n)].copy()
+                if grouped and not isinstance(n, (exp.Column, exp.Literal, exp.Identifier)) and expression_text(n) in grouped:
+                    return exp.column(grouped[expression_text(n)], quoted=True)
+                if window and isinstance(n, exp.Column) and n.name == WINDOW_TIME:
+                    return _WINDOW_TIME.copy()
+                if (
+                    isinstance(n, exp.Column)
+                    and n.name not in bounds
+                    and not any(self._is_aggregate_call(a) for a in _ancestors(n))
+                ):
+                    raise self.refuse(n, f"the column {n.name} outside an aggregate and not in GROUP BY")
+                return n
+
+            return e.transform(swap, copy=False)  # (in place: ``renamed`` knows the query's own nodes)
+
+        having = query.args.get("having")
+        if having is not None:
+            out = out.filter(self.spark_sql(rewrite(having.this), out.schema))
+        items = []
+        for i, e in enumerate(query.expressions):
+            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
+            body = e.this if isinstance(e, exp.Alias) else e
+            if isinstance(body, exp.Star):
+                raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
+            body = rewrite(body)
+            items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
+        return out.select(*kind_first(out, [self.typed_sql(x, out.schema) for x in items]))
+
+    def _is_aggregate_call(self, node: exp.Expression) -> bool:
+        """Whether ``node`` calls an aggregate function (a built-in here; a registered user function where
+        the planner knows them: this and ``_aggregate_function`` are where they plug in)."""
+        return isinstance(node, exp.AggFunc)
+
+    def _aggregates(self, query: exp.Select) -> bool:
+        """Whether the query's SELECT list calls an aggregate function."""
+        return any(self._is_aggregate_call(n) for e in query.expressions for n in e.walk())
+
+    def _aggregate_function(self, node: exp.Expression) -> tuple[str, Any]:
+        """The aggregate function ``node`` calls: its name and, for a user's function, the function object (an
+        aggregate function of PyFlink's shape: ``create_accumulator``, ``accumulate``, ``retract``, ``merge``,
+        ``get_value``); a built-in's is None (``funke.table.builtin_aggregates`` makes it)."""
+        name = _AGGREGATES.get(type(node))
+        if name is None:
+            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX and AVG run")
+        return name, None
+
+    def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
+        """The arguments of an aggregate call, and whether they are DISTINCT."""
+        arg = node.this
+        distinct = isinstance(arg, exp.Distinct)
+        return (list(arg.expressions) if distinct else [arg]), distinct
+
+    def _aggregate_call(self, node: exp.Expression, stream: Any) -> tuple[AggregateCall, Any]:
+        """An aggregate call of the query (``f(x)``, ``f(DISTINCT x, ...)``, ``f(...) FILTER (WHERE c)``) as an
+        ``AggregateCall`` over columns of the stream (expressions computed into hidden columns)."""
+        condition = None
+        if isinstance(node, exp.Filter):
+            node, condition = node.this, node.expression.this
+        name, function = self._aggregate_function(node)
+        given, distinct = self._aggregate_arguments(node, stream.schema)
+        arg = node.this
+        if (
+            function is None
+            and name == "count"
+            and not distinct
+            and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string))
+        ):
+            given = []  # COUNT(*), COUNT(1): every row
+        elif function is None and name != "count" and len(given) != 1:
+            raise self.refuse(node, f"{node.sql()} (it takes one argument)")
+        alias = self._hide()  # (named before its arguments, as earlier versions did: the same names, the same uids)
+        args = []
+        for a in given:
+            if isinstance(a, exp.Column) and not a.table and not isinstance(a.this, exp.Star):
+                stream.schema.field(a.name, node=f"{node.sql()} at {self.at(node)}")
+                args.append(a.name)
+                continue
+            if isinstance(a, exp.Star):
+                raise self.refuse(node, f"{node.sql()}", "COUNT(DISTINCT x) counts the distinct values of a column or expression")
+            column = self._hide()
+            stream = stream.with_column(column, self.typed_sql(a, stream.schema))
+            args.append(column)
+        filter_column = None
+        if condition is not None:
+            self._no_window_columns(condition, "FILTER (WHERE ...)")
+            filter_column = self._hide()
+            stream = stream.with_column(filter_column, Sql(self.spark_sql(condition, stream.schema), declared="boolean"))
+        return AggregateCall(alias, name, tuple(args), distinct, filter_column, function), stream
+
+    def _result_type(self, call: AggregateCall, schema: Schema) -> str | None:
+        """The type of a call's result column (the first argument's, as the built-in aggregate keeps it)."""
+        if call.function is not None:
+            return getattr(call.function, "result_type", None)
+        column = call.args[0] if call.args and call.name != "count" else None
+        return Aggregate(call.name, column, call.alias).output_type(schema, f"{call.name.upper()}({column or '*'})")
+
+    def _typed(self, column: exp.Expression, fn: str, call: exp.Expression, schema: Schema) -> exp.Expression:
+        """Flink's result type: SUM and AVG of an integer type keep that type (AVG truncates)."""
+        if fn not in ("sum", "avg"):
+            return column
+        inner = call.this if isinstance(call, exp.Filter) else call
+        arg = inner.this.expressions[0] if isinstance(inner.this, exp.Distinct) else inner.this
+        t = type_of(arg, schema)
+        if t in INTEGRAL:
+            return exp.Cast(this=column, to=exp.DataType.build(t))
+        return column
+
+
+def _ancestors(node: exp.Expression) -> list[exp.Expression]:
+    out, parent = [], node.parent
+    while parent is not None:
+        out.append(parent)
+        parent = parent.parent
+    return out

@@ -1,0 +1,86 @@
+"""What type Flink SQL gives an expression, as far as the planner needs it: whether it is an integer
+(``type_of``: integer ``/`` divides integers, SUM and AVG keep an integer type) and the Spark type of
+an expression where Flink's and Spark's agree for certain (``exact_type``: the type a general-path
+operator declares for its output).
+
+>>> import sqlglot
+>>> exact_type(sqlglot.parse_one("CASE WHEN v > 0 THEN 'p' ELSE 'n' END"), None)
+'string'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from funke.plan.types import INTEGRAL, Schema, normalize_type, struct_fields
+
+_ORDER = ("tinyint", "smallint", "int", "bigint")
+
+
+def wider(a: str, b: str) -> str:
+    return max(a, b, key=_ORDER.index)
+
+
+def _literal_type(e: Any) -> str | None:
+    if isinstance(e, exp.Literal) and not e.is_string:
+        return "int" if e.name.lstrip("-").isdigit() else "double"
+    return None
+
+
+def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
+    """What type Flink gives ``e``, as far as it matters here (integer or not); None: unknown."""
+    if isinstance(e, exp.Paren):
+        return type_of(e.this, schema)
+    if isinstance(e, exp.Literal):
+        return _literal_type(e) or "string"
+    if isinstance(e, exp.Cast):
+        return e.to.sql(dialect="spark").lower()
+    if isinstance(e, exp.Column) and schema is not None and e.name in schema.names:
+        return schema.field(e.name, node="SQL").dtype
+    if isinstance(e, exp.Neg):
+        return type_of(e.this, schema)
+    if isinstance(e, (exp.Add, exp.Sub, exp.Mul, exp.Mod)):
+        kinds = (type_of(e.this, schema), type_of(e.expression, schema))
+        if all(k in INTEGRAL for k in kinds):
+            return wider(*kinds)
+        return "double" if all(k is not None for k in kinds) else None
+    return None
+
+
+def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
+    """The Spark type of ``e`` where Flink's and Spark's agree for certain: a column, a ROW's field
+    (``person.id``), a CAST, a CASE or COALESCE whose results all have one such type; None otherwise."""
+    if isinstance(e, exp.Paren):
+        return exact_type(e.this, schema)
+    if isinstance(e, exp.Cast):
+        return normalize_type(e.to.sql(dialect="spark"))
+    if isinstance(e, exp.Column) and schema is not None:
+        if not e.table:
+            f = schema.get(e.name)
+            return f.dtype if f is not None else None
+        row = schema.get(e.table)
+        return struct_fields(row.dtype).get(e.name) if row is not None else None
+    if isinstance(e, exp.Coalesce):  # (arguments all of one such type: that type)
+        kinds = {exact_type(x, schema) for x in [e.this, *e.expressions]}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(e, exp.Case) and e.args.get("default") is not None:
+        kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(e, (exp.Predicate, exp.Connector, exp.Not)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, ...)
+        return "boolean"
+    if isinstance(e, exp.Literal) and e.is_string:
+        return "string"
+    if isinstance(e, exp.Literal) and e.name.isdigit():  # (an integer literal: INT, BIGINT past INT's range)
+        return "int" if int(e.name) < 2**31 else "bigint" if int(e.name) < 2**63 else None
+    if isinstance(e, (exp.Add, exp.Sub, exp.Mul)):  # integers: the wider type, in Flink and Spark alike
+        kinds = (exact_type(e.this, schema), exact_type(e.expression, schema))
+        return wider(*kinds) if all(k in INTEGRAL for k in kinds) else None
+    if isinstance(e, (exp.Upper, exp.Lower)) or (isinstance(e, exp.Anonymous) and e.name.upper() in _STRING_FUNCTIONS):
+        return "string"
+    return None
+
+
+#: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
+_STRING_FUNCTIONS = frozenset({"DATE_FORMAT"})

@@ -1,0 +1,91 @@
+"""An updating result written by a key (an upsert sink's primary key, ``to_changelog_stream(...,
+changelog_mode="upsert")``): each key's changes as one row per key, the last change winning.
+
+Where the result's upsert key is within the sink's key, every change of a sink key comes from one key
+of the operator that made it, in order: the sink can apply them as they come (``-U``/``-D`` delete,
+``+I``/``+U`` upsert, the last change of a batch winning). Elsewhere (no upsert key, or another one)
+the changes of one sink key come from several places, in any order, and Flink's
+``SinkUpsertMaterializer`` puts them in order first: ``UpsertMaterializer`` keeps, per sink key, the
+rows the changelog holds for it, and sends the latest of them (``+I`` the first, ``+U`` the next) or,
+when none is left, a ``-D``. An update that comes as ``-U`` then ``+U`` of the only row of a key is
+therefore sent as ``-D`` then ``+I`` (what Flink's materializer sends for it too; Flink's planner drops
+the ``-U`` before it where it can tell that it is safe, funke does not yet).
+
+>>> m = UpsertMaterializer(("k",))
+>>> rows, out = [], []
+>>> for kind, v in (("+I", 1), ("+I", 2), ("-D", 2), ("-U", 1)):
+...     rows, changes = m.step(rows, {"_fk_row_kind": kind, "k": "a", "v": v})
+...     out += [(c["_fk_row_kind"], c["v"]) for c in changes]
+>>> out
+[('+I', 1), ('+U', 2), ('+U', 1), ('-D', 1)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from funke.plan.types import Field, Schema
+from funke.semantics.functions import KeyedProcessFunction
+from funke.semantics.state import ValueStateDescriptor
+from funke.table.changelog import (
+    DELETE,
+    INSERT,
+    ROW_KIND,
+    UPDATE_AFTER,
+    ChangelogMode,
+    changelog_mode,
+    is_retraction,
+    rows_step,
+    with_ttl,
+)
+
+
+class UpsertMaterializer(KeyedProcessFunction):
+    """Per value of ``key``: the rows held, in arrival order; its changes as an upsert changelog."""
+
+    def __init__(self, key: Sequence[str], ttl_ms: int | None = None) -> None:
+        self.key, self.ttl_ms = tuple(key), ttl_ms
+        self.rows = with_ttl(ValueStateDescriptor("rows"), ttl_ms)
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"UpsertMaterializer({self.key!r}, ttl_ms={self.ttl_ms})"
+
+    def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        return ChangelogMode(frozenset({INSERT, UPDATE_AFTER, DELETE}), self.key)
+
+    def step(self, rows: list[dict[str, Any]], value: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The key's rows after ``value`` (a new list) and the changes to send."""
+        row = {c: v for c, v in value.items() if c != ROW_KIND}
+        if not is_retraction(value):
+            return [*rows, row], [{ROW_KIND: UPDATE_AFTER if rows else INSERT, **row}]
+        at = next((i for i, kept in enumerate(rows) if kept == row), None)
+        if at is None:  # (not held: it expired, or never came)
+            return rows, []
+        after = rows[:at] + rows[at + 1 :]
+        if not after:
+            return after, [{ROW_KIND: DELETE, **row}]
+        if at == len(rows) - 1:  # the latest row went: the one before it is the key's row now
+            return after, [{ROW_KIND: UPDATE_AFTER, **after[-1]}]
+        return after, []
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        yield from rows_step(ctx, self.rows, self.step, value)
+
+
+def by_key(stream: Any, key: Sequence[str], ttl_ms: int | None = None) -> Any:
+    """``stream`` (an updating result) as changes one sink key at a time, in order: as it is where its
+    upsert key is within ``key``, else through ``UpsertMaterializer``."""
+    mode = changelog_mode(stream.node)
+    if mode.upsert_key is not None and set(mode.upsert_key) <= set(key):
+        return stream
+    return upserts(stream, key, ttl_ms)
+
+
+def upserts(stream: Any, key: Sequence[str], ttl_ms: int | None = None) -> Any:
+    """``stream``'s changes as an upsert changelog by ``key``: ``+I``, ``+U`` and ``-D`` only, one row per key
+    (a ``-U`` is no delete there unless no row of its key is left: the materializer tells)."""
+    schema = Schema((Field(ROW_KIND, "string"), *(f for f in stream.schema if f.name != ROW_KIND)))
+    return stream.key_by(list(key), nulls=True).process(
+        UpsertMaterializer(key, ttl_ms), output_schema=schema, name="UpsertMaterializer"
+    )

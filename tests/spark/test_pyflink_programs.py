@@ -1,0 +1,214 @@
+"""PyFlink programs run unchanged on funke (the import hook, in this process, on the test session):
+PyFlink 2.3's own DataStream examples as published in the ``apache-flink`` wheel (downloaded at run
+time, never copied into funke) and funke's constructs program (tests/pyflink_programs/constructs.py).
+
+Each program's printed lines are compared as a multiset with the lines computed here, independently,
+from the program's data (``N>`` prefixes aside: which parallel instance prints a line is not fixed in
+Flink either). ``funke bench pyflink --examples`` runs the same programs on real PyFlink too; both
+agreed line for line when these tests were written (README, "Coming from PyFlink").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import runpy
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from funke.bench.pyflink import examples_dir, lines
+from funke.pyflink._hook import install
+from funke.pyflink._runner import QUIET
+
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark")]  # (the shared session, before a PyFlink env asks for one)
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "pyflink_programs"
+
+
+@pytest.fixture(scope="module")
+def examples() -> Path:
+    return examples_dir()
+
+
+def run_program(path: Path, capsys, *args: str) -> Counter[str]:
+    """Run a PyFlink program as ``python -m funke.pyflink`` does, here; its printed lines."""
+    install()
+    saved_argv, root = sys.argv, logging.getLogger()
+    saved = (root.handlers[:], root.level, [(logging.getLogger(n).propagate, logging.getLogger(n).level, logging.getLogger(n).handlers[:]) for n in QUIET])
+    for name in QUIET:
+        logging.getLogger(name).propagate = False
+    sys.argv = [str(path), *args]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+        for name, (propagate, level, handlers) in zip(QUIET, saved[2], strict=True):
+            logger = logging.getLogger(name)
+            logger.propagate, logger.handlers[:] = propagate, handlers
+            logger.setLevel(level)
+    return lines(capsys.readouterr().out)
+
+
+def module_data(path: Path) -> dict:
+    """The program's module-level names (its data), without running its job."""
+    return runpy.run_path(str(path), run_name="not_main")
+
+
+SCRIPT_LINES = ["Printing result to stdout. Use --output to specify output path."]
+
+
+def test_word_count_prints_each_word_s_count_once_in_batch_mode(examples, capsys):
+    path = examples / "word_count.py"
+    install()
+    words = Counter(w for line in module_data(path)["word_count_data"] for w in line.split())
+    expected = Counter([f"({w},{n})" for w, n in words.items()])
+    expected.update(["Executing word_count example with default input data set.", "Use --input to specify file input.", *SCRIPT_LINES])
+    assert run_program(path, capsys) == expected
+
+
+def test_basic_operations_map_filter_and_a_rolling_keyed_sum(examples, capsys):
+    rows = [
+        (1, {"name": "Flink", "tel": 123, "addr": {"country": "Germany", "city": "Berlin"}}),
+        (2, {"name": "hello", "tel": 135, "addr": {"country": "China", "city": "Shanghai"}}),
+        (3, {"name": "world", "tel": 124, "addr": {"country": "USA", "city": "NewYork"}}),
+        (4, {"name": "PyFlink", "tel": 32, "addr": {"country": "China", "city": "Hangzhou"}}),
+    ]
+    updated = [str((i, json.dumps({**d, "tel": d["tel"] + 1}))) for i, d in rows]
+    sums: dict[str, int] = {}
+    rolling = []
+    for _, d in rows:  # key_by(country).sum(1): the running sum after each element
+        country = d["addr"]["country"]
+        sums[country] = sums.get(country, 0) + d["tel"]
+        rolling.append(str((country, sums[country])))
+    assert run_program(examples / "basic_operations.py", capsys) == Counter([*updated, updated[0], *rolling])
+
+
+def float32(x: float) -> float:
+    return float(np.float32(x))
+
+
+def test_state_access_sums_float_values_through_float32_as_pyflink_gives_them(examples, capsys):
+    data = [("Alice", 110.1), ("Bob", 30.2), ("Alice", 20.0), ("Bob", 53.1), ("Alice", 13.1), ("Bob", 3.1), ("Bob", 16.1), ("Alice", 20.1)]
+    totals: dict[str, float] = {}
+    expected = []
+    for name, v in data:  # Types.FLOAT(): each value comes back from the source as a float32
+        totals[name] = totals.get(name, 0) + float32(v)
+        expected.append(str((name, totals[name])))
+    assert run_program(examples / "state_access.py", capsys) == Counter(expected)
+
+
+def test_event_time_timer_fires_each_key_s_timers_with_its_final_sum(examples, capsys):
+    data = [(1000, "Alice", 110.1), (4000, "Bob", 30.2), (3000, "Alice", 20.0), (2000, "Bob", 53.1), (5000, "Alice", 13.1), (3000, "Bob", 3.1), (7000, "Bob", 16.1), (10000, "Alice", 20.1)]
+    totals: dict[str, float] = {}
+    timers: dict[str, set[int]] = {}
+    for ts, name, v in data:
+        totals[name] = totals.get(name, 0) + float32(v)
+        timers.setdefault(name, set()).add(ts + 2000)
+    # the collection is read before the watermark passes any timer: each fires after the last update
+    expected = Counter({str((name, totals[name])): len(ts) for name, ts in timers.items()})
+    assert run_program(examples / "event_time_timer.py", capsys) == expected
+
+
+def test_process_json_data_keeps_the_rows_whose_country_is_china(examples, capsys):
+    expected = [
+        str((2, {"name": "hello", "tel": 136, "addr": {"country": "China", "city": "Shanghai"}})),
+        str((4, {"name": "PyFlink", "tel": 33, "addr": {"country": "China", "city": "Hangzhou"}})),
+    ]
+    assert run_program(examples / "process_json_data.py", capsys) == Counter(expected)
+
+
+def windows(times: list[int], size: int, slide: int) -> Counter[str]:
+    counts: Counter[tuple[int, int]] = Counter()
+    for t in times:
+        start = t - t % slide
+        while start > t - size:
+            counts[(start, start + size)] += 1
+            start -= slide
+    return Counter(f"(hi,{s},{e},{n})" for (s, e), n in counts.items())
+
+
+def sessions(times: list[int], gap) -> Counter[str]:
+    out, current = [], None
+    for t in sorted(times):
+        w = (t, t + gap(t))
+        if current is not None and w[0] <= current[1]:
+            current = (current[0], max(current[1], w[1]), current[2] + 1)
+        else:
+            if current is not None:
+                out.append(current)
+            current = (*w, 1)
+    out.append(current)
+    return Counter(f"(hi,{s},{e},{n})" for s, e, n in out)
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("tumbling_time_window", windows([1, 2, 3, 4, 5, 8, 9, 15], 5, 5)),
+        ("sliding_time_window", windows([1, 2, 3, 4, 5, 8, 9, 15], 5, 2)),
+        ("session_with_gap_window", sessions([1, 2, 3, 4, 8, 9, 15], lambda t: 5)),
+        ("session_with_dynamic_gap_window", sessions([1, 2, 3, 4, 8, 9, 15], lambda t: t)),
+        ("tumbling_count_window", Counter(["(hi,4)", "(hello,6)", "(hello,12)"])),  # hi: 1+3 (5 waits), hello: 2+4, 6+6
+    ],
+)
+def test_the_windowing_examples(examples, capsys, name, expected):
+    assert run_program(examples / "windowing" / f"{name}.py", capsys) == expected + Counter(SCRIPT_LINES)
+
+
+# -- funke's constructs program ------------------------------------------------------------------------------
+# EVENTS = (key, value, event ms): a/1/1000, b/2/1500, a/3/2500, c/4/6000, a/5/7000, b/6/11000.
+
+CONSTRUCTS = {
+    # Scale (x10) -> Twice (itself and the upper-cased key) -> Odd (odd originals) -> key_by(First).sum(1):
+    # a/1, a/3, a/5 pass, as (a, 10) and (A, 10) ...; the running sums per key
+    "functions": [
+        "classes: ('a', 10)", "classes: ('A', 10)", "classes: ('a', 40)", "classes: ('A', 40)", "classes: ('a', 90)", "classes: ('A', 90)",
+        "+I[x,1.100000023841858]", "(t,2.5)",  # a ROW_NAMED FLOAT through float32, printed by Python; a tuple by Java
+        "collected: 3", "collected: 1", "collected: 2", "collected: 9",
+    ],
+    # per key: count, list, map of squares, reducing sum, aggregating max, all read when each element's
+    # timer (its time + 1 s) fires, at the end of the bounded input; values >= 5 also to the side output
+    "state": [
+        "state: ('timer', 'a', 2000, 3, [1, 3, 5], [1, 9, 25], 9, 5)", "state: ('timer', 'a', 3500, 3, [1, 3, 5], [1, 9, 25], 9, 5)",
+        "state: ('timer', 'a', 8000, 3, [1, 3, 5], [1, 9, 25], 9, 5)", "state: ('timer', 'b', 2500, 2, [2, 6], [4, 36], 8, 6)",
+        "state: ('timer', 'b', 12000, 2, [2, 6], [4, 36], 8, 6)", "state: ('timer', 'c', 7000, 1, [4], [16], 4, 4)",
+        "big: ('a', 5)", "big: ('b', 6)",
+    ],
+    "windows": [
+        # 5 s tumbling, ProcessWindowFunction with the elements
+        "tumbling: ('a', 0, 5000, [('a', 1, 1000), ('a', 3, 2500)])", "tumbling: ('b', 0, 5000, [('b', 2, 1500)])",
+        "tumbling: ('a', 5000, 10000, [('a', 5, 7000)])", "tumbling: ('c', 5000, 10000, [('c', 4, 6000)])",
+        "tumbling: ('b', 10000, 15000, [('b', 6, 11000)])",
+        # 4 s windows every 2 s, mean value: a [-2,2) 1, [0,4) 2, [2,6) 3, [4,8) 5, [6,10) 5; b [-2,2) 2, [0,4) 2, [8,12) 6, [10,14) 6; c 4, 4
+        "mean: 1.0", "mean: 2.0", "mean: 3.0", "mean: 5.0", "mean: 5.0", "mean: 2.0", "mean: 2.0", "mean: 6.0", "mean: 6.0", "mean: 4.0", "mean: 4.0",
+        # 5 s tumbling reduce (key, sum, latest time)
+        "reduce: ('a', 4, 2500)", "reduce: ('b', 2, 1500)", "reduce: ('a', 5, 7000)", "reduce: ('c', 4, 6000)", "reduce: ('b', 6, 11000)",
+        # window_all: elements per 5 s window
+        "all: ('all', 0, 3)", "all: ('all', 5000, 2)", "all: ('all', 10000, 1)",
+        # count_window(2) per key: a's first two, b's two (a's third and c's one wait)
+        "count: ('a', [1, 3])", "count: ('b', [2, 6])",
+    ],
+    "connect": [
+        "split: ('a', 1, 1000)", "split: ('b', 2, 1500)", "split: ('a', 3, 2500)", "split: ('c', 4, 6000)", "split-big: ('a', 5)", "split-big: ('b', 6)",
+        "comap: ('left', 'a')", "comap: ('left', 'b')", "comap: ('left', 'a')", "comap: ('left', 'c')", "comap: ('left', 'a')", "comap: ('left', 'b')",
+        "comap: ('right', 7)", "comap: ('right', 8)",
+        *(f"coprocess: ('first', {v})" for v in range(1, 7)), "coprocess: ('second', 'z')",
+        *(f"keyed: ('first', '{k}', {v})" for k, v in (("a", 1), ("b", 2), ("a", 3), ("c", 4), ("a", 5), ("b", 6))),
+        "keyed: ('second', 'a', 'x')", "keyed: ('second', 'b', 'y')",
+        # the broadcast limit 4 (a rule): values above it flagged
+        *(f"broadcast: ('rule', '{k}', {v}, {v > 4})" for k, v in (("a", 1), ("b", 2), ("a", 3), ("c", 4), ("a", 5), ("b", 6))),
+    ],
+    # async I/O: each value times 100, none for 3; ordered (capacity 2) and unordered, the same multiset
+    "async": [f"{mode}: ('{k}', {v * 100})" for mode in ("ordered", "unordered") for k, v in (("a", 1), ("b", 2), ("c", 4), ("a", 5), ("b", 6))],
+    "collect": ["collect: [1, 2, 3, 4, 5, 6]"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("job", sorted(CONSTRUCTS))
+def test_each_construct_prints_what_pyflink_prints(capsys, job):
+    assert run_program(PROGRAMS / "constructs.py", capsys, job) == Counter(CONSTRUCTS[job])

@@ -1,0 +1,276 @@
+"""Flink SQL's aggregations over updating inputs, DISTINCT, COUNT(col), FILTER and GROUP BY an expression
+(no Spark): the operator's changelogs derived by hand, a property test against recomputing the query
+over the materialized input, and what the planner makes of each construct."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funke as fk
+from funke.plan import nodes as n
+from funke.plan.changelog import changelog_mode
+from funke.table import StreamTableEnvironment
+from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
+from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum
+from funke.table.changelog import ROW_KIND
+
+TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+
+
+@pytest.fixture
+def t_env():
+    env = fk.StreamEnvironment(app="sql-aggregates-unit")
+    t_env = StreamTableEnvironment.create(env)
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    t_env.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int, p double", watermarks=wm))
+    return t_env
+
+
+def run(agg: GroupAggregate, rows: list[dict]) -> list[tuple]:
+    """Each row through the operator (keyed by ``k``): the changes, as (kind, *values in column order)."""
+    states: dict = {}
+    out = []
+    for row in rows:
+        states[row["k"]], changes = agg.step(states.get(row["k"]), row)
+        out += [(c.pop(ROW_KIND), *c.values()) for c in changes]
+    return out
+
+
+def change(kind: str, **row):
+    return {ROW_KIND: kind, **row}
+
+
+# -- the operator: changelogs derived by hand ---------------------------------------------------
+
+
+def test_over_an_updating_input_a_retraction_is_taken_away_and_the_last_one_deletes_the_key():
+    agg = GroupAggregate(
+        ("k",),
+        (AggregateCall("n", "count"), AggregateCall("s", "sum", ("v",)), AggregateCall("top", "max", ("v",))),
+        retracting=True,
+    )
+    rows = [
+        change("+I", k="a", v=5),
+        change("+I", k="a", v=9),
+        change("-U", k="a", v=9),  # the 9 goes: MAX falls back to 5
+        change("+U", k="a", v=2),
+        change("-D", k="a", v=5),
+        change("-D", k="a", v=2),  # a's last row: its result is deleted
+        change("-D", k="b", v=1),  # nothing held for b: dropped
+        change("+I", k="a", v=7),  # a starts again
+    ]
+    assert run(agg, rows) == [
+        ("+I", "a", 1, 5, 5),
+        ("-U", "a", 1, 5, 5), ("+U", "a", 2, 14, 9),
+        ("-U", "a", 2, 14, 9), ("+U", "a", 1, 5, 5),
+        ("-U", "a", 1, 5, 5), ("+U", "a", 2, 7, 5),
+        ("-U", "a", 2, 7, 5), ("+U", "a", 1, 2, 2),
+        ("-D", "a", 1, 2, 2),
+        ("+I", "a", 1, 7, 7),
+    ]  # fmt: skip
+
+
+def test_count_of_a_column_count_distinct_and_filter():
+    agg = GroupAggregate(
+        ("k",),
+        (
+            AggregateCall("values", "count", ("v",)),  # COUNT(v): its non-NULL values
+            AggregateCall("kinds", "count", ("v",), distinct=True),  # COUNT(DISTINCT v)
+            AggregateCall("big", "count", (), filter="is_big"),  # COUNT(*) FILTER (WHERE v > 4)
+            AggregateCall("big_sum", "sum", ("v",), filter="is_big"),
+        ),
+        retracting=True,
+    )
+    rows = [dict(r, is_big=(r["v"] > 4) if r["v"] is not None else None) for r in (
+        change("+I", k="a", v=3), change("+I", k="a", v=None), change("+I", k="a", v=3),
+        change("+I", k="a", v=8), change("-D", k="a", v=3), change("-D", k="a", v=3),
+    )]  # fmt: skip
+    assert run(agg, rows) == [
+        ("+I", "a", 1, 1, 0, None),
+        # (the NULL changes no aggregate shown: nothing is emitted)
+        ("-U", "a", 1, 1, 0, None), ("+U", "a", 2, 1, 0, None),  # a second 3: one distinct value still
+        ("-U", "a", 2, 1, 0, None), ("+U", "a", 3, 2, 1, 8),
+        ("-U", "a", 3, 2, 1, 8), ("+U", "a", 2, 2, 1, 8),  # one 3 left: still two distinct values
+        ("-U", "a", 2, 2, 1, 8), ("+U", "a", 1, 1, 1, 8),
+    ]  # fmt: skip
+
+
+def test_select_distinct_is_a_group_aggregation_without_aggregates():
+    distinct = GroupAggregate(("k",), (), retracting=True)
+    rows = [change("+I", k="a"), change("+I", k="a"), change("-D", k="a"), change("-D", k="a"), change("+I", k="a")]
+    assert run(distinct, rows) == [("+I", "a"), ("-D", "a"), ("+I", "a")]
+
+
+def test_the_built_in_aggregates_have_the_python_aggregate_function_shape():
+    for fn, values, result in ((Count(), (1, None, 2), 2), (Sum(), (1, None, 2), 3), (Avg(), (1, 2), 1.5),
+                               (Min(retracting=True), (4, 1, 1), 1), (Max(), (4, 9), 9), (Distinct(Sum()), (2, 2, 3), 5)):  # fmt: skip
+        acc = fn.create_accumulator()
+        for v in values:
+            assert fn.accumulate(acc, v) is None  # (in place, as PyFlink's)
+        other = fn.create_accumulator()
+        fn.merge(other, [acc])
+        assert fn.get_value(acc) == fn.get_value(other) == result, fn
+    total = Sum()
+    acc = total.create_accumulator()
+    total.accumulate(acc, 0.1)
+    total.retract(acc, 0.1)
+    assert total.get_value(acc) is None  # (no value held: NULL, not a rounding residue)
+    with pytest.raises(TypeError, match="retracting=True"):
+        Min().retract(Min().create_accumulator(), 1)
+
+
+# -- a property: the changelog, materialized, is the query over the materialized input -----------
+
+
+@st.composite
+def changelogs(draw):
+    """A valid changelog of (k, v) rows: inserts, and retractions of rows held (as ``-U``/``+U`` pairs or ``-D``)."""
+    held: list[dict] = []
+    out = []
+    for _ in range(draw(st.integers(0, 30))):
+        if held and draw(st.booleans()):
+            gone = held.pop(draw(st.integers(0, len(held) - 1)))
+            if draw(st.booleans()):
+                out.append(change("-D", **gone))
+                continue
+            out.append(change("-U", **gone))
+            new = {"k": gone["k"], "v": draw(st.one_of(st.none(), st.integers(-3, 3)))}
+            out.append(change("+U", **new))
+            held.append(new)
+        else:
+            new = {"k": draw(st.sampled_from("ab")), "v": draw(st.one_of(st.none(), st.integers(-3, 3)))}
+            out.append(change("+I", **new))
+            held.append(new)
+    return out
+
+
+def expected_results(rows: Counter) -> dict:
+    """The query recomputed over the materialized input: per key, its aggregates."""
+    out = {}
+    for k in sorted({k for k, _ in rows}):
+        vs = [v for (kk, v), times in rows.items() if kk == k for _ in range(times)]
+        present = [v for v in vs if v is not None]
+        big = [v for v in present if v > 0]
+        out[k] = {"k": k, "n": len(vs), "c": len(present), "s": sum(present) if present else None,
+                  "lo": min(present, default=None), "hi": max(present, default=None),
+                  "m": sum(present) / len(present) if present else None, "d": len(set(present)),
+                  "f": sum(big) if big else None}  # fmt: skip
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(changelogs())
+def test_an_aggregation_over_a_changelog_materializes_to_the_aggregation_of_the_materialized_input(rows):
+    agg = GroupAggregate(
+        ("k",),
+        (AggregateCall("n", "count"), AggregateCall("c", "count", ("v",)), AggregateCall("s", "sum", ("v",)),
+         AggregateCall("lo", "min", ("v",)), AggregateCall("hi", "max", ("v",)), AggregateCall("m", "avg", ("v",)),
+         AggregateCall("d", "count", ("v",), distinct=True), AggregateCall("f", "sum", ("v",), filter="positive")),
+        retracting=True,
+    )  # fmt: skip
+    states: dict = {}
+    held: Counter = Counter()
+    result: dict = {}  # the output materialized, by key
+    for row in rows:
+        states[row["k"]], out = agg.step(states.get(row["k"]), {**row, "positive": row["v"] is not None and row["v"] > 0})
+        kind = row[ROW_KIND]
+        held[(row["k"], row["v"])] += -1 if kind in ("-U", "-D") else 1
+        for c in out:
+            kind_out = c.pop(ROW_KIND)
+            if kind_out in ("-U", "-D"):
+                assert result.pop(c["k"]) == c  # (a retraction is the row as it was)
+            else:
+                assert c["k"] not in result and (kind_out == "+I") == (kind_out != "+U")
+                result[c["k"]] = c
+        assert result == expected_results(+held)
+
+
+# -- the planner -----------------------------------------------------------------------------------
+
+
+def _function(table, kind=n.KeyedProcess):
+    node = table._stream.node
+    while not isinstance(node, kind):
+        node = node.inputs[0]
+    return node
+
+
+def test_an_aggregation_over_an_updating_result_retracts_and_says_its_changelog_mode(t_env):
+    t_env.create_temporary_view("totals", t_env.sql_query("SELECT k, SUM(v) AS s FROM ev GROUP BY k"))
+    t = t_env.sql_query("SELECT s, COUNT(*) AS n, MAX(k) AS top FROM totals GROUP BY s")
+    fn = _function(t).function
+    assert fn.retracting and fn.keys == ("s",) and t.updating
+    assert changelog_mode(t._stream.node).describe() == "[+I, -U, +U, -D] upsert key (s)"
+    # over an insert-only input the same aggregation keeps no values for MAX, and deletes nothing
+    plain = t_env.sql_query("SELECT k, MAX(v) AS top FROM ev GROUP BY k")
+    assert not _function(plain).function.retracting
+    assert changelog_mode(plain._stream.node).describe() == "[+I, -U, +U] upsert key (k)"
+    glob = t_env.sql_query("SELECT COUNT(*) AS n FROM ev")  # (one row at most: the empty key)
+    assert changelog_mode(glob._stream.node).upsert_key == ()
+    renamed = t_env.sql_query("SELECT s AS total, n FROM (SELECT s, COUNT(*) AS n FROM totals GROUP BY s)")
+    assert changelog_mode(renamed._stream.node).upsert_key == ("total",)
+    assert (
+        changelog_mode(t_env.sql_query("SELECT n FROM (SELECT s, COUNT(*) AS n FROM totals GROUP BY s)")._stream.node).upsert_key
+        is None
+    )
+
+
+def test_count_distinct_count_of_a_column_filter_and_group_by_an_expression(t_env):
+    t = t_env.sql_query(
+        "SELECT UPPER(k) AS kk, COUNT(v) AS c, COUNT(DISTINCT v) AS d, SUM(v) FILTER (WHERE p > 1) AS f "
+        "FROM ev GROUP BY UPPER(k) HAVING COUNT(*) FILTER (WHERE v > 0) > 1"
+    )
+    fn = _function(t).function
+    assert t.columns == ("kk", "c", "d", "f")
+    calls = {c.name + ("/distinct" if c.distinct else "") + ("/filter" if c.filter else ""): c for c in fn.aggregates}
+    assert sorted(calls) == ["count", "count/distinct", "count/filter", "sum/filter"]
+    assert calls["count"].args == ("v",) and calls["count/filter"].args == ()
+    assert fn.keys[0].startswith("_fk_")  # UPPER(k) computed into a column the SELECT list reads
+    with pytest.raises(fk.errors.UnsupportedError, match="the column k outside an aggregate and not in GROUP BY"):
+        t_env.sql_query("SELECT k, COUNT(*) FROM ev GROUP BY UPPER(k)")
+
+
+def test_select_distinct_is_a_group_aggregation_keyed_by_every_column(t_env):
+    t = t_env.sql_query("SELECT DISTINCT k, v + 1 AS w FROM ev WHERE v > 0")
+    fn = _function(t).function
+    assert t.updating and t.columns == ("k", "w") and fn.keys == ("k", "w") and fn.aggregates == ()
+    with pytest.raises(fk.errors.UnsupportedError, match="DISTINCT ON"):
+        t_env.sql_query("SELECT DISTINCT ON (k) k FROM ev")
+
+
+def test_a_window_aggregation_counts_a_column_and_filters_natively_and_counts_distinct_on_funkes_operator(t_env):
+    native = t_env.sql_query(
+        f"SELECT window_start, COUNT(k) AS c, COUNT(*) FILTER (WHERE v > 1) AS big, MAX(v) FILTER (WHERE p > 0) AS m "
+        f"FROM {TUMBLE} GROUP BY window_start, window_end"
+    )
+    w = _function(native, n.WindowAggregate)
+    assert w.function is None and [a.fn for a in w.aggregates] == ["sum", "sum", "max"]  # (Spark's window aggregation)
+    distinct = t_env.sql_query(
+        f"SELECT window_start, UPPER(k) AS kk, COUNT(DISTINCT v) AS d, COUNT(*) AS n FROM {TUMBLE} GROUP BY window_start, window_end, UPPER(k)"
+    )
+    w = _function(distinct, n.WindowAggregate)
+    assert isinstance(w.function.aggregate_fn, WindowAggregates) and w.input.keys == (fn_key := w.input.keys[0],)
+    assert fn_key.startswith("_fk_")  # (UPPER(k), computed before the window)
+    assert distinct.columns == ("window_start", "kk", "d", "n") and not distinct.updating
+
+
+def test_union_all_of_an_updating_result_and_insert_only_rows_is_a_changelog(t_env):
+    t = t_env.sql_query("SELECT k, COUNT(*) AS n FROM ev GROUP BY k UNION ALL SELECT k, v FROM ev")
+    assert t.updating and t.columns == ("k", "n")
+    assert changelog_mode(t._stream.node).describe() == "[+I, -U, +U] no upsert key"
+    assert t_env.sql_query("SELECT k FROM ev UNION ALL SELECT k FROM ev WHERE v > 1").columns == (
+        "k",
+    )  # (insert-only, as before)
+
+
+def test_a_null_is_a_group_key_in_sql_and_the_key_by_keeps_its_uid(t_env):
+    """Flink SQL groups NULL like any value (a DataStream ``key_by`` sends a NULL key to the dead letters);
+    the SQL operators key with ``nulls=True``, which changes nothing in the state, so not the uid either."""
+    t = t_env.sql_query("SELECT k, COUNT(*) AS n FROM ev GROUP BY k")
+    (key_by,) = [x for x in n.walk([t._stream.node]) if isinstance(x, n.KeyBy)]
+    plain = n.KeyBy(key_by.inputs, key_columns=("k",))  # (what a DataStream key_by("k") makes)
+    assert key_by.nulls and not plain.nulls and key_by.uid == plain.uid
