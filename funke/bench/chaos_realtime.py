@@ -154,7 +154,7 @@ def run(
 ) -> Result:
     """Kill the real-time job ``kills`` times, then run it until the output is complete; check it."""
     from funke.bench.ysb_kafka import delete_topics
-    from funke.cli.ysb_produce import prepare_topic
+    from funke.bench.ysb_produce import prepare_topic
 
     if job not in JOBS or kills < 0 or events < 2 * (kills + 1):
         raise ValueError(f"chaos realtime: job one of {', '.join(JOBS)}, kills >= 0, events >= 2 per run")

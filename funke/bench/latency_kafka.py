@@ -119,7 +119,7 @@ def _produce(bootstrap: str, topic: str, partitions: int, rate: float, seconds: 
     import numpy as np
     from confluent_kafka import Producer
 
-    from funke.cli.ysb_produce import producer_config
+    from funke.bench.ysb_produce import producer_config
 
     producer = Producer({**producer_config(bootstrap, "none"), "linger.ms": 1})
     send, poll = producer.produce, producer.poll
@@ -230,7 +230,7 @@ def _iso_ms(text: str) -> int:
 
 
 def _topics(bootstrap: str, names: list[str], partitions: int) -> None:
-    from funke.cli.ysb_produce import prepare_topic
+    from funke.bench.ysb_produce import prepare_topic
 
     for name in names:
         prepare_topic(bootstrap, name, partitions, reset=True)

@@ -46,11 +46,11 @@ PYFLINK_LOG_LINES = ("Using Any for unsupported type", "No module named google.c
 _PREFIX = re.compile(r"^\d+> ")
 
 
-def examples_dir(cache: str | Path | None = None) -> Path:
-    """PyFlink 2.3's DataStream examples as published in the ``apache-flink`` wheel (``pip download``ed
-    into ``cache``, default ``~/.cache/funke/pyflink``, once)."""
+def examples_dir(cache: str | Path | None = None, kind: str = "datastream") -> Path:
+    """PyFlink 2.3's examples of ``kind`` (``datastream`` or ``table``) as published in the ``apache-flink``
+    wheel (``pip download``ed into ``cache``, default ``~/.cache/funke/pyflink``, once)."""
     root = Path(cache or os.environ.get("FUNKE_PYFLINK_CACHE") or Path.home() / ".cache" / "funke" / "pyflink")
-    target = root / "examples" / "datastream"
+    target = root / "examples" / kind
     if (target / "word_count.py").exists():
         return target
     root.mkdir(parents=True, exist_ok=True)
@@ -60,8 +60,8 @@ def examples_dir(cache: str | Path | None = None) -> Path:
         wheels = sorted(root.glob("apache_flink-2.3.0-*.whl"))
     with zipfile.ZipFile(wheels[0]) as wheel:
         for name in wheel.namelist():
-            if name.startswith("pyflink/examples/datastream/") and name.endswith(".py"):
-                out = root / "examples" / "datastream" / name.removeprefix("pyflink/examples/datastream/")
+            if name.startswith(("pyflink/examples/datastream/", "pyflink/examples/table/")) and name.endswith(".py"):
+                out = root / "examples" / name.removeprefix("pyflink/examples/")
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(wheel.read(name))
     return target

@@ -76,7 +76,7 @@ def event_topic(bootstrap: str, name: str, events: int, partitions: int) -> Even
     """Write the events, then the flush record as the last record of the last partition."""
     from confluent_kafka import Producer
 
-    from funke.cli.ysb_produce import produce_kafka, producer_config
+    from funke.bench.ysb_produce import produce_kafka, producer_config
     from funke.errors import SourceError
 
     done = produce_kafka(bootstrap, name, events=events, rate=None, partitions=partitions, reset=True)

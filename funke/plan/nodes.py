@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
-from funke.connectors.base import SinkSpec, SourceSpec
 from funke.errors import PlanError, SchemaError, did_you_mean
 from funke.plan.expr import Col, Expr, Sql, output_field
+from funke.plan.specs import SinkSpec, SourceSpec
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.semantics.windows import WindowAssigner

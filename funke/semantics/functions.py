@@ -65,10 +65,6 @@ class OutputRecord:
     timestamp: int | None
     tag: OutputTag | None = None
 
-    @property
-    def is_side_output(self) -> bool:
-        return self.tag is not None
-
 
 # --------------------------------------------------------------------------- aggregation
 

@@ -615,9 +615,6 @@ class KeyedStateBackend:
             )
         return _STATE_CLASSES[descriptor.kind](self, table, descriptor, namespace)
 
-    def state_names(self) -> list[str]:
-        return sorted(self._tables)
-
     def is_empty(self) -> bool:
         return not any(t.entries for t in self._tables.values())
 

@@ -96,10 +96,6 @@ class SparkStandalone(Service):
                 f"start spark workers failed: {self.alive_workers()} of {self.workers} registered with {self.master_url}\n{log_tail(self.root / 'worker-0.log')}"
             )
 
-    def worker_pids(self) -> list[int]:
-        pids = [read_pid(p) for p in sorted(self.root.glob("worker-*.pid"))]
-        return [p for p in pids if p is not None and pid_alive(p)]
-
     def kill_worker(self, index: int = 0) -> int:
         """SIGKILL one worker with its executors (its process group), as a lost machine; its pid."""
         pid = read_pid(self._pid_file(f"worker-{index}"))

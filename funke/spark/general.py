@@ -464,7 +464,7 @@ class PreAggregate:
 PARTIAL_N = "fk_p_n"
 #: With same-batch firing, a partial row made before the shuffle also carries its largest event time.
 PARTIAL_MAX = "fk_p_max"
-_POS, _START, _LAST, _PANE = "fk_p_pos", "fk_p_start", "fk_p_last", "fk_p_pane"
+_POS, _START, _LAST, _PANE, _ROW = "fk_p_pos", "fk_p_start", "fk_p_last", "fk_p_pane", "fk_p_row"
 
 
 def partial_column(index: int, fn: str) -> list[str]:
@@ -570,8 +570,8 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
 
     In: ``BUCKET``, ``TS``, the keys and the aggregated columns. Out: ``schema``'s columns
     (``BUCKET``, ``TS``, the keys, ``PARTIAL_N`` and the partial columns), a row per group in
-    order of the group's first element (Arrow's ordered group-by: the partials ``partial_frame``
-    makes, at a tenth of its cost).
+    order of the group's first element, with that element's timestamp (the partials
+    ``partial_frame`` makes, at a tenth of its cost).
     """
     pre = program.preaggregate
     assert pre is not None and pre.before_shuffle and pre.session_gap_ms is None
@@ -590,9 +590,10 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
         stamps = table[TS].to_numpy()
         columns = {k: table[k] for k in keys}
         columns[_PANE] = pa.array((stamps - pre.offset_ms) // pre.pane_ms)
-        columns[TS] = table[TS]
-        aggregations: list[tuple[Any, str, Any]] = [(TS, "first", None), ([], "count_all", None)]
+        columns[_ROW] = pa.array(np.arange(table.num_rows))
+        aggregations: list[tuple[Any, str, Any]] = [(_ROW, "min", None), ([], "count_all", None)]
         if program.same_batch_bound_ms is not None:
+            columns[TS] = table[TS]
             aggregations.append((TS, "max", None))
         for i, (fn, column) in enumerate(pre.aggregates):
             if fn == "count":
@@ -605,8 +606,11 @@ def pre_shuffle(program: Program, schema: Any) -> Callable[[Iterator[Any]], Iter
             if fn == "avg":
                 aggregations.append((f"fk_v{i}", "count", None))
         grouped = pa.table(columns).group_by([*keys, _PANE], use_threads=False).aggregate(aggregations)
+        # Arrow's group order is not the order of first arrival (a three-column key reorders), so sort by it
+        grouped = grouped.take(pc.sort_indices(grouped[f"{_ROW}_min"]))
+        first = grouped[f"{_ROW}_min"]  # each group's first row, whose timestamp the partial carries
         out = {k: grouped[k] for k in keys}
-        out[TS], out[PARTIAL_N] = grouped[f"{TS}_first"], grouped["count_all"]
+        out[TS], out[PARTIAL_N] = table[TS].take(first), grouped["count_all"]
         if program.same_batch_bound_ms is not None:
             out[PARTIAL_MAX] = grouped[f"{TS}_max"]
         for i, (fn, _) in enumerate(pre.aggregates):

@@ -43,7 +43,7 @@ from sqlglot import exp
 
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
-from funke.table.dialect import interval_ms
+from funke.table.dialect import interval_ms, parse
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -72,6 +72,8 @@ class TableDef:
     connector: str
     options: Mapping[str, str]
     sql: str
+    #: The physical columns declared TIMESTAMP_LTZ (funke holds them as Spark's TIMESTAMP; print shows instants).
+    instants: frozenset[str] = frozenset()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -99,6 +101,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     computed: list[tuple[str, exp.Expression]] = []
     watermark = None
     key: tuple[str, ...] = ()
+    instants: set[str] = set()
     for item in create.this.expressions:
         if isinstance(item, exp.ColumnDef):
             constraints = item.args.get("constraints") or []
@@ -114,6 +117,8 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
                 computed.append((item.name, formula))
             else:
                 columns.append((item.name, _type(item.args["kind"], at)))
+                if item.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ:
+                    instants.add(item.name)
         elif isinstance(item, exp.WatermarkColumnConstraint):
             watermark = _watermark(item, at)
         elif isinstance(item, exp.PrimaryKey):
@@ -140,7 +145,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if connector not in CONNECTORS:
         raise UnsupportedError(f"Flink SQL: the connector {connector!r} of table {name} is not supported by funke; "
                                f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
-    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql)
+    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants))
     CONNECTORS[connector].check(definition)
     return definition
 
@@ -157,6 +162,13 @@ def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
     if kind.this not in _TYPES:
         raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke")
     return _TYPES[kind.this]
+
+
+def watermark_strategy(column: str, expression: str, where: str) -> WatermarkStrategy:
+    """The DataStream strategy of ``WATERMARK FOR column AS expression`` (declared in ``where``, for messages)."""
+    body = parse(f"SELECT {expression}").expressions[0]
+    _, delay_ms = _watermark(exp.WatermarkColumnConstraint(this=exp.column(column), expression=body), lambda _: where)
+    return WatermarkStrategy(max_out_of_orderness_ms=delay_ms - 1, timestamp_column=column)
 
 
 def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression], str]) -> tuple[str, int]:
@@ -361,9 +373,10 @@ def _files_sink(t: TableDef) -> Any:
 
 
 def _print_sink(t: TableDef) -> Any:
-    from funke.connectors.sinks import print_
+    from funke.table.print_sink import RowsPrint
 
-    return print_()
+    columns = tuple((c, "timestamp_ltz" if c in t.instants else ty) for c, ty in t.columns)  # (instants: ...05Z)
+    return RowsPrint(columns, t.options.get("print-identifier"))
 
 
 def _blackhole(t: TableDef) -> Any:
@@ -451,7 +464,7 @@ CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
     "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink),
-    "print": Connector(frozenset(), sink=_print_sink, changelog=_print_sink),
+    "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),

@@ -147,9 +147,12 @@ class StreamTableEnvironment(FunctionCalls):
     ('item', 'half')
     """
 
+    #: The class of the tables it makes (``funke.pyflink.table`` makes PyFlink's).
+    _table: type[Table] = Table
+
     def __init__(self, env: Any):
         self.env = env
-        self._config = TableConfig(env)
+        self._config = self._config_class(env)
         self._views: dict[str, Table] = {}
         self._static: dict[str, StaticTable] = {}
         self._anonymous_views = 0
@@ -161,6 +164,10 @@ class StreamTableEnvironment(FunctionCalls):
     def create(cls, env: Any) -> StreamTableEnvironment:
         return cls(env)
 
+    @property
+    def _config_class(self) -> type[TableConfig]:
+        return TableConfig
+
     def get_config(self) -> TableConfig:
         """The options queries are planned with (``get_config().set("table.exec.state.ttl", "1 h")``)."""
         return self._config
@@ -169,7 +176,7 @@ class StreamTableEnvironment(FunctionCalls):
         """A stream as a table: its columns, its event time (the watermark's column) as the time attribute."""
         if not isinstance(stream, DataStream):
             raise PlanError(f"from_data_stream() takes a DataStream, got {type(stream).__name__}")
-        return Table(self, stream)
+        return self._table(self, stream)
 
     def create_temporary_view(self, name: str, stream_or_table: DataStream | Table | StaticTable) -> None:
         """Name a stream or table for SQL (``FROM name``); a view of the same name is replaced. A static
@@ -187,7 +194,7 @@ class StreamTableEnvironment(FunctionCalls):
 
     def sql_query(self, sql: str) -> Table:
         """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
-        return Table(self, self._planner(sql).lower(parse(sql, self._functions.names())))
+        return self._table(self, self._planner(sql).lower(parse(sql, self._functions.names())))
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
@@ -265,7 +272,7 @@ class StreamTableEnvironment(FunctionCalls):
             if statement.args.get("exists"):
                 return
             raise PlanError(f"Flink SQL: a table or view named {name!r} exists already (CREATE VIEW IF NOT EXISTS keeps it)")
-        query = Table(self, self._planner(sql).lower(statement.expression))
+        query = self._table(self, self._planner(sql).lower(statement.expression))
         if isinstance(target, exp.Schema):
             names = [c.name for c in target.expressions]
             if len(names) != len(query.columns):
@@ -350,12 +357,17 @@ class StreamTableEnvironment(FunctionCalls):
 
     def _run(self, sinks: list[n.Sink], name: str) -> Any:
         """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""
+        bounded = self._bounded(sinks)
         saved = self.env._sinks
         self.env._sinks = list(sinks)
         try:
-            return self.env.execute(name=name)
+            return self.env.execute(name=name, bounded=bounded)
         finally:
             self.env._sinks = saved
+
+    def _bounded(self, sinks: list[n.Sink]) -> bool | None:
+        """Whether the job of ``sinks`` runs as a batch job (None: as the environment's runtime mode says)."""
+        return None
 
     def to_data_stream(self, table: Table) -> DataStream:
         """The table as a DataStream (an insert-only table: every row an insert)."""

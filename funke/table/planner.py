@@ -602,10 +602,23 @@ def _proctime(planner: Planner, call: exp.Anonymous) -> exp.Expression:
     raise planner.refuse(call, "PROCTIME() (a processing-time attribute)", "windows and joins run on event time (WATERMARK FOR ...)")
 
 
+def _json_value(planner: Planner, call: exp.Anonymous) -> exp.Expression:
+    """Flink's ``JSON_VALUE(json, path)``: the scalar at a JSON path as a string; NULL where the path finds
+    nothing, an object or an array, or the text is not JSON (Flink's ``NULL ON EMPTY``, ``NULL ON ERROR``)."""
+    args = call.expressions
+    if len(args) != 2 or not (isinstance(args[1], exp.Literal) and args[1].is_string and args[1].name.startswith("$")):
+        raise planner.refuse(call, f"{call.sql()} (funke's JSON_VALUE takes a string and a '$...' path literal)")
+    found = exp.Anonymous(this="TRY_VARIANT_GET", expressions=[exp.Anonymous(this="TRY_PARSE_JSON", expressions=[args[0]]), args[1]])
+    kind = exp.Anonymous(this="SCHEMA_OF_VARIANT", expressions=[found])
+    scalar = exp.Not(this=exp.RegexpLike(this=kind, expression=exp.Literal.string("^(OBJECT|ARRAY)")))
+    as_text = exp.Anonymous(this="TRY_VARIANT_GET", expressions=[found.copy(), exp.Literal.string("$"), exp.Literal.string("string")])
+    return exp.Case(ifs=[exp.If(this=scalar, true=as_text)])
+
+
 #: Flink SQL functions Spark spells (or means) differently, by name.
 _FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {
     "TO_TIMESTAMP_LTZ": _to_timestamp_ltz, "REGEXP_EXTRACT": _regexp_extract, "SPLIT_INDEX": _split_index,
-    "PROCTIME": _proctime,
+    "PROCTIME": _proctime, "JSON_VALUE": _json_value,
 }  # fmt: skip
 
 def _ranks(query: exp.Select) -> bool:

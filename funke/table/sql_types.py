@@ -83,4 +83,4 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
 
 
 #: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
-_STRING_FUNCTIONS = frozenset({"DATE_FORMAT"})
+_STRING_FUNCTIONS = frozenset({"DATE_FORMAT", "JSON_VALUE"})

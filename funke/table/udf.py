@@ -407,7 +407,7 @@ def sql_of(e: Any, name_of: Callable[[UserDefinedFunctionWrapper], str]) -> str:
     if isinstance(e, x.Col):
         return f"`{e.name}`"
     if isinstance(e, x.Lit):
-        return _literal(e.value)
+        return sql_literal(e.value)
     if isinstance(e, x.BinOp):
         op = {"==": "=", "!=": "<>", "and": "AND", "or": "OR"}.get(e.op, e.op)
         return f"({sql_of(e.left, name_of)} {op} {sql_of(e.right, name_of)})"
@@ -424,13 +424,14 @@ def sql_of(e: Any, name_of: Callable[[UserDefinedFunctionWrapper], str]) -> str:
     if isinstance(e, x.Call):
         return f"{e.name.upper()}({', '.join(sql_of(a, name_of) for a in e.args)})"
     if isinstance(e, (int, float, bool)) or e is None:
-        return _literal(e)
+        return sql_literal(e)
     raise PlanError(
         f"cannot use {type(e).__name__} {e!r} as an argument: pass a column name or SQL string, fk.col(...), fk.lit(...)"
     )
 
 
-def _literal(v: Any) -> str:
+def sql_literal(v: Any) -> str:
+    """A Python value as a Flink SQL literal (a string quoted, its quotes doubled)."""
     if v is None:
         return "NULL"
     if isinstance(v, bool):

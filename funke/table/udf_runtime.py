@@ -198,7 +198,10 @@ def _values(row: Any, names: Sequence[str]) -> tuple[Any, ...]:
         return tuple(row.get(n) for n in names)
     as_dict = getattr(row, "as_dict", None)
     if callable(as_dict) and not isinstance(row, tuple):
-        return _values(as_dict(), names)
+        try:
+            return _values(as_dict(), names)
+        except TypeError:  # (a positional Row, Row(a, b): its fields by position)
+            return tuple(row)
     if isinstance(row, (tuple, list)):
         return tuple(row)
     return (row,)

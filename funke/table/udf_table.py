@@ -209,7 +209,7 @@ class TableFunctions:
             raise PlanError(
                 f"alias(): {len(names)} name(s) ({', '.join(names)}) for {len(self.columns)} column(s) ({', '.join(self.columns)})"
             )
-        return self.select(*(f"`{c}` AS `{n}`" for c, n in zip(self.columns, names, strict=True)))
+        return self.select(*(f"`{c}`" if c == n else f"`{c}` AS `{n}`" for c, n in zip(self.columns, names, strict=True)))  # (a kept name keeps event time)
 
     def aggregate(self, func: Any) -> AggregatedTable:
         """An aggregate function over all rows (``group_by().aggregate``); ``select`` its result."""
@@ -283,9 +283,7 @@ class FlatAggregateTable:
         out = stream.key_by(group).process(fn, output_schema=Schema(tuple(fields)), name=f"flat_aggregate {call.function.name}")
         if not keys:
             out = out.select(*(f"`{f.name}`" for f in fields if f.name != "_fk_all"))
-        from funke.table.environment import Table
-
-        self._result = Table(t_env, out)
+        self._result = t_env._table(t_env, out)
 
     def select(self, *exprs: Any) -> Any:
         return self._result.select(*exprs)

@@ -1,15 +1,10 @@
-"""A Spark standalone cluster on loopback (``funke cluster up``): YSB runs on it, and the
-self-checking job loses a worker mid-run with PostgreSQL still exact."""
+"""A Spark standalone cluster on loopback (``funke cluster up``): the self-checking job loses a worker mid-run
+with PostgreSQL still exact. (YSB on such a cluster runs in tests/spark/test_readme.py, the README's "Clusters".)"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from examples import ysb
 from funke.bench.chaos import run_with_lost_worker, summary
 from funke.config import settings
 from funke.services.spark import SparkStandalone
@@ -24,18 +19,6 @@ def cluster():
     c.up(lambda _: None)
     yield c
     c.down(lambda _: None)
-
-
-def test_ysb_on_a_standalone_cluster(cluster, tmp_path, spark):
-    events, out = 30_000, tmp_path / "out"
-    env = {**os.environ, "FUNKE_HOME": str(tmp_path / "home"), "FUNKE_MASTER": cluster.master_url}
-    cmd = [sys.executable, "-c", "from funke.cli.main import main; main()", "run", "examples.ysb:job", "--events", str(events),
-           "--output", str(out), "--no-live", "--json"]  # fmt: skip
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    rows = spark.read.parquet(str(out)).collect()
-    assert sum(r["count"] for r in rows) == ysb.expected_view_count(events)
-    assert len({(r["campaign_id"], r["window_start"]) for r in rows}) == len(rows)
 
 
 def test_a_worker_killed_mid_run_loses_and_repeats_nothing(cluster, tmp_path):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from funke.bench.reference import reference_counts
 from funke.cli.main import app
-from funke.cli.ysb_produce import json_values
+from funke.bench.ysb_produce import json_values
 from tests.servers import ensure_kafka, ensure_redis
 
 pytestmark = pytest.mark.spark

@@ -17,7 +17,7 @@ ROOT = Path(funke.__file__).parent
 #: layer -> modules it must not import (a prefix matches the module and its submodules)
 FORBIDDEN = {
     "semantics": ("pyspark", "funke.spark", "funke.api", "funke.runtime", "funke.cli"),
-    "plan": ("pyspark", "funke.spark", "funke.api", "funke.runtime", "funke.cli"),
+    "plan": ("pyspark", "funke.spark", "funke.api", "funke.runtime", "funke.cli", "funke.connectors"),
     "spark": ("funke.api", "funke.cli"),
     "runtime": ("funke.api", "funke.cli"),
     "savepoints": ("funke.api", "funke.cli"),
@@ -30,6 +30,8 @@ FORBIDDEN = {
     # graph runs on Spark DataFrames itself (pyspark allowed) and takes streams through the public API
     # (DataStream, StreamEnvironment.execute), as cep does; never the stream compiler or jobs directly
     "graph": ("funke.spark", "funke.runtime", "funke.cli", "funke.bench"),
+    # the benchmarks sit under the command line: `funke bench` and `funke ysb produce` call them, never the reverse
+    "bench": ("funke.cli",),
 }
 
 

@@ -78,7 +78,12 @@ REFUSALS = {
     "Kafka stopping offsets other than latest": (lambda: kf.KafkaSource.builder().set_bounded(kf.KafkaOffsetsInitializer.earliest()), r"set_bounded.*latest\(\)"),
     "KafkaSink of strings": (kafka_sink_of_strings, r"SimpleStringSchema.*JsonRowSerializationSchema"),
     "Kafka topic selector": (lambda: kf.KafkaRecordSerializationSchema.builder().set_topic_selector(None), r"set_topic_selector.*a sink per topic"),
-    "pyflink.table": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).StreamTableEnvironment.create(env()), r"pyflink.table.StreamTableEnvironment.create.*funke.table"),
+    "pyflink.table catalogs": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).HiveCatalog("h"), r"pyflink.table.HiveCatalog is not translated"),
+    "pyflink.table from_data_stream": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).StreamTableEnvironment.create(env()).from_data_stream(env().from_collection([("a", 1)])), r"from_data_stream\(\): the stream's values have no declared type.*output_type=Types.ROW"),
+    "pyflink.table to_changelog_stream": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).StreamTableEnvironment.create(env()).to_changelog_stream(None), r"to_changelog_stream to a PyFlink DataStream.*execute\(\).collect\(\)"),
+    "pyflink.table to_data_stream without a StreamExecutionEnvironment": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).TableEnvironment.create().to_data_stream(None), r"to_data_stream\(\) is StreamTableEnvironment's"),
+    "pyflink.table Over windows": (lambda: __import__("funke.pyflink.table.window", fromlist=["x"]).Over.partition_by("k"), r"Over windows.*OVER aggregation in SQL"),
+    "pyflink.table unknown expression method": (lambda: __import__("funke.pyflink.table.expressions", fromlist=["x"]).col("a").sha512, r"'sha512'.*call\('FUNCTION'"),
     "RuntimeContext metrics": (lambda: __import__("funke.semantics.rich", fromlist=["x"]).RuntimeContext("f").get_metrics_group(), r"get_metrics_group.*JobHandle.metrics"),
 }
 

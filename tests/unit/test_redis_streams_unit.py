@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from funke.bench.reference import WINDOW_MS, reference_counts
-from funke.cli.ysb_produce import produce, ysb_events
+from funke.bench.ysb_produce import produce, ysb_events
 from funke.connectors import redis_streams as rs
 from funke.errors import EnvironmentSetupError, PlanError, SchemaError, SourceError
 from tests.servers import ensure_redis

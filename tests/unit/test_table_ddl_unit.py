@@ -8,11 +8,12 @@ import pytest
 import funke as fk
 from funke.cli.locate import build
 from funke.connectors.postgres import PostgresSink
-from funke.connectors.sinks import FileSink, PrintSink
+from funke.connectors.sinks import FileSink
 from funke.connectors.sources import FileSource, GeneratorSource
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.table import StreamTableEnvironment
+from funke.table.print_sink import RowsPrint
 
 GEN = (
     "CREATE TABLE bids (auction BIGINT, price INT, bidder STRING, ts TIMESTAMP(3), cost AS price * 2, "
@@ -71,7 +72,7 @@ def test_insert_into_casts_by_position_to_the_table_and_a_statement_set_is_one_j
         "expr('CAST(`price` AS int) AS `total`')",
     ]
     shown = t_env._insert(fk.table.dialect.parse("INSERT INTO shown SELECT auction FROM bids"), "")
-    assert isinstance(shown.spec, PrintSink)
+    assert isinstance(shown.spec, RowsPrint) and shown.spec.columns == (("a", "bigint"),)
 
 
 def test_jdbc_is_the_postgres_sink_upserting_by_the_primary_key(t_env):
@@ -171,3 +172,16 @@ def test_a_sql_script_builds_one_job_named_after_its_file(tmp_path):
     bad.write_text("CREATE TABLE o (u STRING) WITH ('connector' = 'print');\n\nINSERT INTO o SELECT u FROM nowhere;")
     with pytest.raises(PlanError, match=r"no view named 'nowhere' \(at line 3, column 29\)"):
         build(str(bad), {})
+
+
+def test_print_writes_flink_s_row_text_and_timestamp_ltz_columns_as_instants_in_a_script_too():
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="print"))
+    t_env.execute_script(
+        "CREATE TABLE a (x TIMESTAMP_LTZ(3), y TIMESTAMP(3)) WITH ('connector' = 'print', 'print-identifier' = 'out');\n"
+        "CREATE TABLE b (x TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');"
+    )
+    t_env.create_temporary_view("t", t_env.env.from_collection([(None,)], "ts timestamp"))
+    a = t_env._insert(fk.table.dialect.parse("INSERT INTO a SELECT ts, ts FROM t"), "").spec
+    assert isinstance(a, RowsPrint) and a.columns == (("x", "timestamp_ltz"), ("y", "timestamp")) and a.identifier == "out"
+    with pytest.raises(PlanError, match="does not take the option 'sink.parallelism'|sink.parallelism"):
+        t_env.execute_sql("CREATE TABLE c (x INT) WITH ('connector' = 'print', 'sink.parallelism' = '2')")

@@ -101,8 +101,8 @@ class _Lifecycle:
 # -- contexts ----------------------------------------------------------------------------------
 
 
-class KeyedContext:
-    """PyFlink's keyed ``ctx``: ``timestamp()``, ``timer_service()``, ``get_current_key()``, ``time_domain()``."""
+class _Context:
+    """What every PyFlink ``ctx`` has: the element's timestamp, the timer service, broadcast state."""
 
     __slots__ = ("_ctx",)
 
@@ -115,14 +115,20 @@ class KeyedContext:
     def timer_service(self) -> Any:
         return self._ctx.timer_service()
 
+    def get_broadcast_state(self, descriptor: Any) -> Any:
+        return self._ctx.get_broadcast_state(descriptor)
+
+
+class KeyedContext(_Context):
+    """PyFlink's keyed ``ctx``: ``timestamp()``, ``timer_service()``, ``get_current_key()``, ``time_domain()``."""
+
+    __slots__ = ()
+
     def get_current_key(self) -> Any:
         return loads(self._ctx.get_current_key())
 
     def time_domain(self) -> TimeDomain:
         return TimeDomain.EVENT_TIME if self._ctx.time_domain() is FunkeTimeDomain.EVENT_TIME else TimeDomain.PROCESSING_TIME
-
-    def get_broadcast_state(self, descriptor: Any) -> Any:
-        return self._ctx.get_broadcast_state(descriptor)
 
     def current_watermark(self) -> int:
         return self._ctx.timer_service().current_watermark()
@@ -131,22 +137,10 @@ class KeyedContext:
         return self._ctx.timer_service().current_processing_time()
 
 
-class UnkeyedContext:
+class UnkeyedContext(_Context):
     """PyFlink's ``ctx`` of an unkeyed function: ``timestamp()``, ``timer_service()``, broadcast state."""
 
-    __slots__ = ("_ctx",)
-
-    def __init__(self, ctx: Any) -> None:
-        self._ctx = ctx
-
-    def timestamp(self) -> int | None:
-        return self._ctx.timestamp()
-
-    def timer_service(self) -> Any:
-        return self._ctx.timer_service()
-
-    def get_broadcast_state(self, descriptor: Any) -> Any:
-        return self._ctx.get_broadcast_state(descriptor)
+    __slots__ = ()
 
     def apply_to_keyed_state(self, descriptor: Any, function: Any) -> None:
         self._ctx.apply_to_keyed_state(descriptor, lambda key, state: function(loads(key), state))

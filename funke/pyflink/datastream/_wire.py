@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from funke.pyflink.common.time import Instant
 from funke.pyflink.common.typeinfo import PickledBytesTypeInfo, RowTypeInfo, TypeInformation
 from funke.pyflink.common.types import Row
 from funke.semantics.rich import RuntimeContext, call_open, current_task
@@ -243,7 +244,7 @@ class Chain:
         if tail.kind == "columns":  # a ROW type's fields as typed columns (a connector writes them)
             t = tail.out_type
             names = t.get_field_names()  # type: ignore[union-attr]
-            return [dict(zip(names, t.from_python(v))) for v in values]  # type: ignore[union-attr]
+            return [dict(zip(names, map(_column_value, t.from_python(v)))) for v in values]  # type: ignore[union-attr]
         # collect: the value as Java hands it back (converted to its declared type)
         t = tail.out_type
         return [{VALUE: dumps(t.from_python(v) if needs_conversion(t) else v)} for v in values]  # type: ignore[union-attr]
@@ -260,6 +261,13 @@ class Chain:
             return [{KEY: key_bytes(kt.from_python(k) if kt is not None else k), VALUE: dumps(v), TS: t} for v, t in pairs for k in (tail.selector(v),)]
         plain = Chain(Reader(), None, (), tail, keep_ts=False)  # (print, collect, columns: the values alone)
         return [r for v, _ in pairs for r in plain({VALUE: dumps(v)})]
+
+
+def _column_value(value: Any) -> Any:
+    """A field as a column holds it: an ``Instant`` as a UTC datetime (a TIMESTAMP_LTZ column)."""
+    if isinstance(value, Instant):
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=value.seconds, microseconds=value.nanos // 1000)
+    return value
 
 
 def call_chain(chain: Chain, row: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,9 +1,12 @@
-"""The seam for PyFlink's Table API (``pyflink.table``) on funke.
+"""PyFlink's Table API (``pyflink.table``) on funke: a thin translation onto funke's SQL and Table API
+(``funke.table``), each Table API call the Flink SQL it stands for.
 
-PyFlink's Table API on funke (``TableEnvironment``, the expression DSL, Python UDFs) builds on funke's
-own SQL and Table API with Python UDFs (``funke.table``), which is being added; until then every
-``pyflink.table`` name can be imported (a DataStream script that imports one still runs) and using it
-is refused, saying so. funke's own SQL runs today through ``funke.table.StreamTableEnvironment``.
+Translated: ``TableEnvironment`` / ``StreamTableEnvironment`` with ``EnvironmentSettings``, ``from_elements``,
+``from_pandas``, ``from_path``, ``create_temporary_table`` with ``TableDescriptor``/``Schema``/``FormatDescriptor``,
+``execute_sql`` (DDL, INSERT, SELECT), ``sql_query``, statement sets, the expression DSL
+(``pyflink.table.expressions``), Python functions (``pyflink.table.udf``), group windows
+(``pyflink.table.window``), ``Table`` operations and ``TableResult.print()`` / ``collect()`` in PyFlink's
+formats. The rest of PyFlink's names can be imported, and using one is refused, naming it.
 """
 
 from __future__ import annotations
@@ -11,18 +14,40 @@ from __future__ import annotations
 from typing import Any
 
 from funke.errors import UnsupportedError
-
-#: PyFlink's pyflink.table names (importable; refused when used).
-NAMES = frozenset(
-    ["TableEnvironment", "StreamTableEnvironment", "EnvironmentSettings", "TableConfig", "Table", "GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableDescriptor", "FormatDescriptor", "Schema", "DataTypes", "TableSchema", "TableSink", "TableSource", "TableResult", "ResultKind", "StatementSet", "ExplainDetail", "SqlDialect", "TableFunction", "ScalarFunction", "AggregateFunction", "TableAggregateFunction", "FunctionContext", "Expression", "Row", "RowKind", "ChangelogMode", "Module", "ModuleEntry", "Catalog", "HiveCatalog", "JdbcCatalog", "CatalogDatabase", "CatalogBaseTable", "CatalogFunction", "CatalogPartition", "CatalogPartitionSpec", "PlanReference", "CompiledPlan"]
+from funke.pyflink.common.types import Row, RowKind
+from funke.pyflink.table.descriptors import FormatDescriptor, Schema, TableDescriptor
+from funke.pyflink.table.table_environment import (
+    EnvironmentSettings,
+    StatementSet,
+    StreamTableEnvironment,
+    Table,
+    TableConfig,
+    TableEnvironment,
+    TableResult,
 )
+from funke.pyflink.table.udf import AggregateFunction, FunctionContext, ScalarFunction, TableAggregateFunction, TableFunction
+from funke.table.data_types import DataType, DataTypes
+
+
+class ExplainDetail:
+    """PyFlink's explain details: funke's ``explain()`` gives its own plan (native or general path per node) for each."""
+
+    ESTIMATED_COST, CHANGELOG_MODE, JSON_EXECUTION_PLAN, PLAN_ADVICE = 0, 1, 2, 3
+
+
+#: PyFlink's pyflink.table names funke does not translate (importable; refused when used).
+NAMES = frozenset(
+    ["GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableSchema", "TableSink",
+     "TableSource", "ResultKind", "SqlDialect", "Expression", "ChangelogMode", "Module", "ModuleEntry", "Catalog",
+     "HiveCatalog", "JdbcCatalog", "CatalogDatabase", "CatalogBaseTable", "CatalogFunction", "CatalogPartition",
+     "CatalogPartitionSpec", "PlanReference", "CompiledPlan"]
+)  # fmt: skip
 
 
 def _refusal(what: str) -> UnsupportedError:
     return UnsupportedError(
-        f"pyflink.table.{what}: PyFlink's Table API on funke arrives with Python UDFs in funke's SQL (issue 41, part 4); "
-        "run SQL with funke's own funke.table.StreamTableEnvironment.create(fk.StreamEnvironment()) meanwhile, and keep "
-        "this script's DataStream part on pyflink.datastream"
+        f"pyflink.table.{what} is not translated by funke (issue 41, part 4); funke translates TableEnvironment, "
+        "StreamTableEnvironment, the Table operations, TableDescriptor/Schema, the expression DSL and Python UDFs"
     )
 
 
@@ -42,3 +67,10 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'pyflink.table' has no attribute {name!r}")
+
+
+__all__ = [
+    "AggregateFunction", "DataType", "DataTypes", "EnvironmentSettings", "ExplainDetail", "FormatDescriptor",
+    "FunctionContext", "Row", "RowKind", "ScalarFunction", "Schema", "StatementSet", "StreamTableEnvironment", "Table",
+    "TableAggregateFunction", "TableConfig", "TableDescriptor", "TableEnvironment", "TableFunction", "TableResult",
+]  # fmt: skip

@@ -1,0 +1,528 @@
+"""PyFlink's ``TableEnvironment``, ``Table`` and ``TableResult`` on funke: a thin translation onto
+``funke.table`` (each Table API call is the Flink SQL it stands for, planned by funke's SQL planner), with
+PyFlink's conventions: rows a function takes whole are ``Row``s, ``TableResult.print()`` draws PyFlink's
+table, ``collect()`` gives ``Row``s with their kinds, and ``"%s" % table`` names the table for SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from funke.errors import PlanError, UnsupportedError
+from funke.pyflink.common.types import Row, RowKind
+from funke.pyflink.table.descriptors import Schema, TableDescriptor
+from funke.table import environment as fk_table
+from funke.table.changelog import ROW_KIND
+from funke.table.data_types import DataType, RowType, flink_name
+from funke.table.print_sink import java_float
+
+
+def _row(names: Sequence[str], values: Sequence[Any]) -> Row:
+    row = Row(*values)
+    row.set_field_names(list(names))
+    return row
+
+
+class EnvironmentSettings:
+    """``EnvironmentSettings.in_streaming_mode()`` / ``in_batch_mode()`` (or ``new_instance()...build()``)."""
+
+    def __init__(self, streaming: bool = True) -> None:
+        self._streaming = streaming
+
+    @staticmethod
+    def in_streaming_mode() -> EnvironmentSettings:
+        return EnvironmentSettings(True)
+
+    @staticmethod
+    def in_batch_mode() -> EnvironmentSettings:
+        return EnvironmentSettings(False)
+
+    @staticmethod
+    def new_instance() -> EnvironmentSettings:
+        return EnvironmentSettings(True)
+
+    def build(self) -> EnvironmentSettings:
+        return self
+
+    def is_streaming_mode(self) -> bool:
+        return self._streaming
+
+    def __getattr__(self, name: str) -> Any:
+        raise UnsupportedError(f"EnvironmentSettings.{name} is not translated by funke; it takes in_streaming_mode() and in_batch_mode()")
+
+
+class TableConfig(fk_table.TableConfig):
+    """PyFlink's ``TableConfig``: funke's options, and ``parallelism.default`` and ``pipeline.name``. The
+    parallelism is a hint, as ``StreamExecutionEnvironment.set_parallelism`` is (funke's parallelism is
+    Spark's: its shuffle partitions and the source's partitions); the pipeline name names the job."""
+
+    OPTIONS = (*fk_table.TableConfig.OPTIONS, "parallelism.default", "pipeline.name")
+
+    def set(self, key: str, value: str) -> TableConfig:
+        if key == "parallelism.default":
+            if not str(value).strip().isdigit() or int(value) < 1:
+                raise PlanError(f"parallelism.default is a whole number above 0, got {value!r}")
+            self._options[key] = str(value)
+            return self
+        if key == "pipeline.name":
+            self._options[key] = str(value)
+            if self._env is not None:
+                self._env.app = str(value)
+            return self
+        super().set(key, value)
+        return self
+
+
+class TableEnvironment(fk_table.StreamTableEnvironment):
+    """``TableEnvironment.create(EnvironmentSettings.in_streaming_mode())``: Flink SQL and the Table API on
+    funke (``funke.table.StreamTableEnvironment`` with PyFlink's conventions)."""
+
+    row_factory = staticmethod(_row)
+
+    def __init__(self, env: Any, streaming: bool = True) -> None:
+        super().__init__(env)
+        self._streaming = streaming
+
+    @property
+    def _config_class(self) -> type[fk_table.TableConfig]:
+        return TableConfig
+
+    @classmethod
+    def create(cls, environment_settings: Any = None) -> TableEnvironment:  # type: ignore[override]
+        import funke as fk
+
+        if environment_settings is not None and not isinstance(environment_settings, EnvironmentSettings):
+            raise UnsupportedError(
+                "TableEnvironment.create(Configuration): funke takes EnvironmentSettings.in_streaming_mode() or in_batch_mode()"
+            )
+        streaming = environment_settings is None or environment_settings.is_streaming_mode()
+        return cls(fk.StreamEnvironment(app="pyflink"), streaming)
+
+    # -- tables ---------------------------------------------------------------------------------
+    def from_elements(self, elements: Iterable[Any], schema: Any = None, verify_schema: bool = True) -> Table:
+        """A bounded table of ``elements`` (tuples, lists or ``Row``s): ``schema`` the column names (types
+        from the values), a ``DataTypes.ROW`` of fields, or None (names ``_1``, ``_2``, ...)."""
+        rows = [tuple(e) if isinstance(e, (tuple, list, Row)) else (e,) for e in elements]
+        if isinstance(schema, RowType):
+            names, types = schema.field_names(), [t.spark_type for t in schema.field_types()]
+        elif schema is None or isinstance(schema, (list, tuple)):
+            width = max((len(r) for r in rows), default=0)
+            names = list(schema) if schema is not None else [f"_{i + 1}" for i in range(width)]
+            types = [_inferred([r[i] for r in rows if i < len(r)], names[i]) for i in range(len(names))]
+        else:
+            raise UnsupportedError(f"from_elements(schema={schema!r}): funke takes column names or a DataTypes.ROW")
+        if any(len(r) != len(names) for r in rows):
+            raise PlanError(f"from_elements(): every element needs {len(names)} value(s) ({', '.join(names)})")
+        ddl = ", ".join(f"`{n}` {t}" for n, t in zip(names, types, strict=True))
+        return self.from_data_stream(self.env.from_collection(rows, ddl))
+
+    def from_pandas(self, pdf: Any, schema: Any = None, splits_num: int = 1) -> Table:
+        """A bounded table of a pandas DataFrame's rows (its column names, or ``schema``'s)."""
+        rows = [tuple(_plain(v) for v in r) for r in pdf.itertuples(index=False, name=None)]
+        if schema is None:
+            schema = [str(c) for c in pdf.columns]
+        return self.from_elements(rows, schema)
+
+    def from_path(self, path: str) -> Table:
+        return self.sql_query(f"SELECT * FROM `{path}`")
+
+    def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
+        """A table of a connector (``TableDescriptor.for_connector(...)...build()``): its ``CREATE TABLE``."""
+        if not isinstance(descriptor, TableDescriptor):
+            raise PlanError(f"create_temporary_table() takes a TableDescriptor, got {type(descriptor).__name__}")
+        self.execute_sql(descriptor.create_table_sql(path))
+
+    create_table = create_temporary_table
+
+    def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Table:  # type: ignore[override]
+        """A PyFlink DataStream as a table: a ROW type's fields as columns (``f0``, ``f1``, ... unless named), any
+        other type as one column ``f0``. A ``Schema`` picks and types the columns (in its order, when it
+        declares any), adds computed columns (``column_by_expression``) and the watermark (``watermark``)."""
+        from funke.api.streams import DataStream as FunkeStream
+
+        if isinstance(data_stream, FunkeStream) and not fields_or_schema:
+            return super().from_data_stream(data_stream)
+        if not callable(getattr(data_stream, "_chained", None)):
+            raise PlanError(f"from_data_stream() takes a DataStream, got {type(data_stream).__name__}")
+        if len(fields_or_schema) > 1 or (fields_or_schema and not isinstance(fields_or_schema[0], Schema)):
+            raise UnsupportedError("from_data_stream(ds, col(...), ...): funke takes a Schema (Schema.new_builder()...build()), or none")
+        table = super().from_data_stream(_columns_of(data_stream))
+        return _with_schema(table, fields_or_schema[0]) if fields_or_schema else table
+
+    def to_data_stream(self, table: Any) -> Any:  # type: ignore[override]
+        """An insert-only table as a PyFlink DataStream of named ``Row``s (its columns' types)."""
+        from funke.pyflink.common.typeinfo import Types
+        from funke.pyflink.datastream._wire import RowReader
+        from funke.pyflink.datastream.data_stream import DataStream
+
+        env = getattr(self, "_pyflink_env", None)
+        if env is None:
+            raise PlanError("to_data_stream() is StreamTableEnvironment's: create it with StreamTableEnvironment.create(env)")
+        stream = super().to_data_stream(table)  # (refused for an updating table, saying why)
+        fields = table.get_schema().fields
+        row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
+        return DataStream(env, stream.select(*(f"`{f.name}`" for f in fields)), type_info=row_type, reader=RowReader(row_type), known=True)
+
+    def to_append_stream(self, table: Any, type_info: Any = None) -> Any:
+        return self.to_data_stream(table)
+
+    def to_changelog_stream(self, table: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        raise UnsupportedError(
+            "StreamTableEnvironment.to_changelog_stream to a PyFlink DataStream is not translated by funke yet: "
+            "write the updating table with execute_insert (print, jdbc) or read it with execute().collect() (Rows with kinds)"
+        )
+
+    to_retract_stream = to_changelog_stream
+
+    def execute_sql(self, stmt: str) -> TableResult:  # type: ignore[override]
+        """DDL, ``INSERT INTO`` (a job) or a ``SELECT`` (a job whose rows ``print()`` / ``collect()`` give)."""
+        if stmt.lstrip().upper().startswith(("SELECT", "WITH")):
+            return self.sql_query(stmt).execute()
+        return TableResult(self, super().execute_sql(stmt), None)
+
+    def explain_sql(self, stmt: str, *extra_details: Any) -> str:
+        return self.sql_query(stmt).explain()
+
+    def create_statement_set(self) -> StatementSet:  # type: ignore[override]
+        return StatementSet(self)
+
+    def _bounded(self, sinks: list[Any]) -> bool:
+        """Over bounded sources a Spark batch job (the streaming run's results, as PyFlink's DataStream jobs run
+        here), else a streaming one; batch mode takes bounded sources only."""
+        from funke.plan import nodes as n
+
+        bounded = all(x.spec.bounded for x in n.walk(sinks) if isinstance(x, n.Source))
+        if not self._streaming and not bounded:
+            raise UnsupportedError("EnvironmentSettings.in_batch_mode() with an unbounded source: batch mode reads bounded input only, as in Flink")
+        return bounded
+
+
+class StreamTableEnvironment(TableEnvironment):
+    """``StreamTableEnvironment.create(stream_execution_environment)``: the Table API over a PyFlink
+    ``StreamExecutionEnvironment``'s funke environment."""
+
+    @classmethod
+    def create(cls, stream_execution_environment: Any = None, environment_settings: Any = None) -> StreamTableEnvironment:  # type: ignore[override]
+        import funke as fk
+
+        if stream_execution_environment is None:
+            return cls(fk.StreamEnvironment(app="pyflink"), True)
+        inner = getattr(stream_execution_environment, "_fk", None)
+        if inner is None:
+            raise PlanError(f"StreamTableEnvironment.create() takes a StreamExecutionEnvironment, got {type(stream_execution_environment).__name__}")
+        streaming = environment_settings is None or environment_settings.is_streaming_mode()
+        t_env = cls(inner, streaming)
+        t_env._pyflink_env = stream_execution_environment
+        return t_env
+
+
+class Table(fk_table.Table):
+    """PyFlink's ``Table``: funke's, with columns as attributes (``table.data``), PyFlink's expressions,
+    and ``"%s" % table`` naming it for SQL."""
+
+    _t_env: TableEnvironment
+
+    def __getattr__(self, name: str) -> Any:
+        stream = self.__dict__.get("_stream")
+        if stream is not None and not name.startswith("_") and name in stream.columns:
+            from funke.pyflink.table.expressions import col
+
+            return col(name)
+        raise AttributeError(f"'Table' object has no attribute {name!r}")
+
+    def __str__(self) -> str:
+        return self._t_env._anonymous(self)
+
+    def _keys(self, keys: Sequence[Any]) -> list[str]:
+        return [k if isinstance(k, str) else getattr(k, "name", None) or self._t_env._items([k]) for k in keys]
+
+    def group_by(self, *fields: Any) -> Any:
+        return super().group_by(*self._keys(fields))
+
+    def window(self, window: Any) -> Any:
+        from funke.pyflink.table.window import GroupWindow
+
+        if not isinstance(window, GroupWindow):
+            raise UnsupportedError(f"window({window!r}): funke takes Tumble, Slide and Session of pyflink.table.window (Over windows: SQL's OVER)")
+        return _WindowedTable(super().window(window), self)
+
+    def add_columns(self, *fields: Any) -> Table:
+        return self.select("*", *fields)
+
+    def add_or_replace_columns(self, *fields: Any) -> Table:
+        given = [(self._t_env._items([f]), getattr(f, "_alias", None)) for f in fields]
+        replaced = {name for _, name in given if name}
+        kept = [f"`{c}`" for c in self.columns if c not in replaced]
+        return self.select(*kept, *(text for text, _ in given))
+
+    def drop_columns(self, *fields: Any) -> Table:
+        dropped = {getattr(f, "name", f) for f in fields}
+        if unknown := [d for d in dropped if d not in self.columns]:
+            raise PlanError(f"drop_columns(): {unknown[0]!r} is not a column of the table ({', '.join(self.columns)})")
+        return self.select(*(f"`{c}`" for c in self.columns if c not in dropped))
+
+    def rename_columns(self, *fields: Any) -> Table:
+        renames = {}
+        for f in fields:
+            alias, bare = getattr(f, "_alias", None), f._bare().to_sql(str) if hasattr(f, "_bare") else ""
+            if alias is None or not (bare.startswith("`") and bare.endswith("`")):
+                raise PlanError(f"rename_columns() takes col('old').alias('new') for each column it renames, got {f!r}")
+            renames[bare[1:-1].replace("``", "`")] = alias
+        if unknown := [c for c in renames if c not in self.columns]:
+            raise PlanError(f"rename_columns(): {unknown[0]!r} is not a column of the table ({', '.join(self.columns)})")
+        return self.select(*(f"`{c}` AS `{renames[c]}`" if c in renames else f"`{c}`" for c in self.columns))
+
+    def distinct(self) -> Table:
+        return self._t_env.sql_query(f"SELECT DISTINCT * FROM {self}")
+
+    def join(self, right: Table, join_predicate: Any = None) -> Table:
+        on = "TRUE" if join_predicate is None else self._t_env._items([join_predicate])
+        return self._t_env.sql_query(f"SELECT * FROM {self} JOIN {right} ON {on}")
+
+    def union_all(self, right: Table) -> Table:
+        return self._t_env.sql_query(f"SELECT * FROM {self} UNION ALL SELECT * FROM {right}")
+
+    def limit(self, fetch: int, offset: int = 0) -> Table:
+        return self._t_env.sql_query(f"SELECT * FROM {self} LIMIT {int(fetch)}" + (f" OFFSET {int(offset)}" if offset else ""))
+
+    def execute_insert(self, table_path_or_descriptor: Any, overwrite: bool = False) -> TableResult:
+        """Write the table into a registered table (a job; ``wait()`` waits for a bounded one to end)."""
+        if overwrite:
+            raise UnsupportedError("execute_insert(overwrite=True): INSERT OVERWRITE is not supported by funke")
+        if isinstance(table_path_or_descriptor, TableDescriptor):
+            raise UnsupportedError("execute_insert(TableDescriptor): register the table with create_temporary_table and insert by its name")
+        return self._t_env.execute_sql(f"INSERT INTO `{table_path_or_descriptor}` SELECT * FROM {self}")
+
+    def execute(self) -> TableResult:  # type: ignore[override]
+        result = super().execute()
+        return TableResult(self._t_env, result, self)
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        rows = [tuple(r) for r in self.execute().collect() if r.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER)]
+        return pd.DataFrame(rows, columns=list(self.columns))
+
+    def print_schema(self) -> None:
+        print("(")
+        fields = self.get_schema().fields
+        print(",\n".join(f"  `{f.name}` {flink_name(f.dtype)}" for f in fields))
+        print(")")
+
+    def explain(self, *extra_details: Any) -> str:  # type: ignore[override]
+        return super().explain()
+
+
+class _WindowedTable:
+    """``table.window(w)``: ``group_by`` takes expressions (``col('w')``) as well as names."""
+
+    def __init__(self, inner: Any, table: Table) -> None:
+        self._inner, self._table = inner, table
+
+    def group_by(self, *fields: Any) -> Any:
+        return self._inner.group_by(*self._table._keys(fields))
+
+
+class TableResult:
+    """PyFlink's ``TableResult``: ``wait()``, ``print()`` (PyFlink's table of rows), ``collect()`` (``Row``s
+    with their kinds) and ``get_job_client()``."""
+
+    def __init__(self, t_env: TableEnvironment, inner: fk_table.TableResult, table: Table | None) -> None:
+        self._t_env, self._inner, self._table = t_env, inner, table
+
+    def get_job_client(self) -> Any:
+        return self._inner.get_job_client()
+
+    def wait(self, timeout_ms: int | None = None) -> TableResult:
+        self._inner.wait(None if timeout_ms is None else timeout_ms / 1000)
+        return self
+
+    def collect(self) -> Iterator[Row]:
+        if self._table is None:
+            raise PlanError("collect() is for the result of a query (Table.execute() or execute_sql('SELECT ...'))")
+        names = list(self._table.columns)
+        for values in self._inner.collect():
+            row = _row(names, [values.get(n) for n in names])
+            row.set_row_kind(_KINDS.get(values.get(ROW_KIND), RowKind.INSERT))
+            yield row
+
+    def print(self) -> None:
+        """The rows as PyFlink prints them: a table with each row's kind (streaming mode), or sized to the
+        rows (batch mode); ``N rows in set``, or ``Empty set``."""
+        if self._table is None:
+            print("OK")
+            return
+        fields = self._table.get_schema().fields
+        rows = list(self.collect())
+        if not rows:
+            print("Empty set")
+            return
+        streaming = self._t_env._streaming
+        names = (["op"] if streaming else []) + [f.name for f in fields]
+        cells = [([str(r.get_row_kind())] if streaming else []) + [_tableau(v, f.dtype) for v, f in zip(r, fields, strict=True)] for r in rows]
+        if streaming:
+            widths = [2] + [max(len(f.name), len(_NULL), _type_width(f.dtype)) for f in fields]
+        else:
+            widths = [min(max(len(c) for c in column), _MAX_WIDTH) for column in zip(names, *cells, strict=True)]
+        border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        print(border)
+        print(_line(names, widths))
+        print(border)
+        for c in cells:
+            print(_line(c, widths))
+        print(border)
+        print(f"{len(rows)} row{'s' if len(rows) != 1 else ''} in set")
+
+
+class StatementSet(fk_table.StatementSet):
+    """Several inserts run as one job: ``add_insert_sql`` and ``add_insert(table_path, table)``."""
+
+    def add_insert(self, target_path: str, table: Table, overwrite: bool = False) -> StatementSet:
+        if overwrite:
+            raise UnsupportedError("add_insert(overwrite=True): INSERT OVERWRITE is not supported by funke")
+        self.add_insert_sql(f"INSERT INTO `{target_path}` SELECT * FROM {table}")
+        return self
+
+    def execute(self) -> TableResult:  # type: ignore[override]
+        return TableResult(self._t_env, super().execute(), None)
+
+
+TableEnvironment._table = Table
+
+_KINDS = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
+_NULL = "<NULL>"
+_MAX_WIDTH = 30
+#: Column widths PyFlink's print gives a type in streaming mode (a negative sign included); others 30.
+_WIDTHS = {"tinyint": 4, "smallint": 6, "int": 11, "bigint": 20, "boolean": 5, "date": 10, "timestamp": 23}
+
+
+def _type_width(spark: str | None) -> int:
+    if spark is None:
+        return _MAX_WIDTH
+    if spark.startswith("decimal("):
+        return int(spark[8:].split(",")[0]) + 2
+    return _WIDTHS.get(spark, _MAX_WIDTH)
+
+
+def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
+    out = []
+    for c, w in zip(cells, widths, strict=True):
+        out.append(c.rjust(w) if len(c) <= w else c[: w - 3] + "...")
+    return "| " + " | ".join(out) + " |"
+
+
+def _tableau(value: Any, spark: str) -> str:
+    """A value as PyFlink's printed table writes it (SQL's text forms: ``2021-01-01 10:00:00.000``)."""
+    if value is None:
+        return _NULL
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        return java_float(value, single=spark == "float")
+    if isinstance(value, dt.datetime):
+        return f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d}"
+    if isinstance(value, (dt.date, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, Row):
+        return "(" + ", ".join(_tableau(v, "") for v in value) + ")"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_tableau(v, "") for v in value) + "]"
+    return str(value)
+
+
+def _inferred(values: list[Any], name: str) -> str:
+    """A column's type from its Python values, as PyFlink infers it (int BIGINT, float DOUBLE, ...)."""
+    kinds = {type(v) for v in values if v is not None}
+    order = [(bool, "boolean"), (int, "bigint"), (float, "double"), (str, "string"), (bytes, "binary"),
+             (dt.datetime, "timestamp"), (dt.date, "date"), (decimal.Decimal, "decimal(38,18)")]  # fmt: skip
+    if kinds == {int, float}:
+        return "double"
+    for python, spark in order:
+        if kinds == {python}:
+            return spark
+    if not kinds:
+        raise PlanError(f"from_elements(): column {name!r} has only NULLs; give a DataTypes.ROW schema")
+    raise UnsupportedError(
+        f"from_elements(): column {name!r} has values of {', '.join(sorted(k.__name__ for k in kinds))}; "
+        "funke infers BOOLEAN, BIGINT, DOUBLE, STRING, BYTES, TIMESTAMP, DATE and DECIMAL: give a DataTypes.ROW schema"
+    )
+
+
+def _columns_of(ds: Any) -> Any:
+    """A PyFlink DataStream's values as a funke stream of typed columns (a ROW's fields, or ``f0``)."""
+    from funke.pyflink.common.typeinfo import RowTypeInfo, TupleTypeInfo, Types
+    from funke.pyflink.datastream._wire import Tail
+
+    t = ds._type
+    if t is None:
+        raise PlanError(
+            "from_data_stream(): the stream's values have no declared type (PyFlink pickles them); declare it, "
+            "e.g. map(..., output_type=Types.ROW([Types.STRING(), Types.LONG()])) or from_collection(..., type_info=...)"
+        )
+    if isinstance(t, TupleTypeInfo):  # (a tuple's fields f0, f1, ..., as Flink's)
+        t = Types.ROW_NAMED([f"f{i}" for i in range(len(t.field_types))], t.field_types)
+        ds = ds.map(_tuple_row, output_type=t)
+    elif not isinstance(t, RowTypeInfo):
+        t, ds = Types.ROW_NAMED(["f0"], [t]), ds.map(Row, output_type=Types.ROW_NAMED(["f0"], [t]))
+    names = t.get_field_names()
+    if untyped := [n for n, ft in zip(names, t.field_types, strict=True) if ft.sql_type is None]:
+        raise UnsupportedError(f"from_data_stream(): field {untyped[0]!r} has a type funke's columns do not hold ({t!r})")
+    ddl = ", ".join(f"`{n}` {ft.sql_type}" for n, ft in zip(names, t.field_types, strict=True))
+    return ds._chained(Tail("columns", out_type=t), ddl, "")
+
+
+def _tuple_row(value: tuple[Any, ...]) -> Row:
+    return Row(*value)
+
+
+def _with_schema(table: Table, schema: Schema) -> Table:
+    """``table`` (a stream's fields) as ``schema`` declares it: its columns, computed columns and watermark."""
+    from funke.pyflink.table.descriptors import _type
+    from funke.table.ddl import watermark_strategy
+
+    entries, fields = schema.entries, table.columns
+    if any(e[0] == "key" for e in entries):
+        raise UnsupportedError("from_data_stream(): a Schema's primary_key is not supported by funke (the stream is insert-only)")
+    items = []
+    if any(e[0] == "column" for e in entries):
+        for kind, name, value in (e for e in entries if e[0] in ("column", "computed")):
+            if kind == "column" and name not in fields:
+                raise PlanError(f"from_data_stream(): the Schema's column {name!r} is not a field of the stream ({', '.join(fields)})")
+            items.append(f"CAST(`{name}` AS {_type(value)}) AS `{name}`" if kind == "column" else f"{value} AS `{name}`")
+    else:
+        items = [f"`{c}`" for c in fields] + [f"{e[2]} AS `{e[1]}`" for e in entries if e[0] == "computed"]
+    out = table.select(*items)
+    marks = [e for e in entries if e[0] == "watermark"]
+    if len(marks) > 1:
+        raise PlanError("from_data_stream(): a Schema has one watermark")
+    if marks:
+        strategy = watermark_strategy(marks[0][1], marks[0][2], "Schema.watermark")
+        out = out._t_env._table(out._t_env, out._stream.assign_timestamps_and_watermarks(strategy))
+    return out
+
+
+def _type_info(spark: str, name: str) -> Any:
+    """The PyFlink type of a column of funke type ``spark`` (what ``to_data_stream`` gives)."""
+    from funke.pyflink.common.typeinfo import Types
+
+    basic = {"bigint": Types.LONG, "int": Types.INT, "smallint": Types.SHORT, "tinyint": Types.BYTE, "string": Types.STRING,
+             "double": Types.DOUBLE, "float": Types.FLOAT, "boolean": Types.BOOLEAN, "timestamp": Types.SQL_TIMESTAMP,
+             "date": Types.SQL_DATE}  # fmt: skip
+    if spark in basic:
+        return basic[spark]()
+    raise UnsupportedError(f"to_data_stream(): column {name!r} of type {spark} has no PyFlink type in funke's translation")
+
+
+def _plain(value: Any) -> Any:
+    """A pandas/numpy value as a plain Python one."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and not isinstance(value, (str, bytes)) else value
+
+
+__all__ = [
+    "DataType", "EnvironmentSettings", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig",
+    "TableDescriptor", "TableEnvironment", "TableResult",
+]  # fmt: skip

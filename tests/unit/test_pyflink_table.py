@@ -1,0 +1,150 @@
+"""PyFlink's Table API translation (funke.pyflink.table) without Spark: the expression DSL as SQL, the
+descriptors as CREATE TABLE, a table's operations planned, and TableResult.print()'s table."""
+
+from __future__ import annotations
+
+import pytest
+
+from funke.errors import PlanError
+from funke.pyflink.common.types import Row, RowKind
+from funke.pyflink.table import DataTypes, EnvironmentSettings, FormatDescriptor, Schema, TableDescriptor, TableEnvironment
+from funke.pyflink.table import table_environment as te
+from funke.pyflink.table.expressions import call, col, concat, if_then_else, lit
+from funke.pyflink.table.window import Slide, Tumble
+
+NAME_OF = str
+
+
+@pytest.mark.parametrize(
+    ("expression", "sql"),
+    [
+        (col("a") + 1, "(`a` + 1)"),
+        (2 * col("a"), "(2 * `a`)"),
+        ((col("a") > 1) & ~(col("b") == "x"), "((`a` > 1) AND (NOT (`b` = 'x')))"),
+        (col("v").sum.alias("total"), "SUM(`v`) AS `total`"),
+        (col("k").count.distinct, "COUNT(DISTINCT `k`)"),
+        (col("tel").cast(DataTypes.BIGINT()).max, "MAX(CAST(`tel` AS BIGINT))"),
+        (col("d").json_value("$.a", DataTypes.STRING()), "JSON_VALUE(`d`, '$.a')"),
+        (col("d").json_value("$.n", DataTypes.INT()), "CAST(JSON_VALUE(`d`, '$.n') AS INT)"),
+        (concat(col("id").cast(DataTypes.STRING()), "_", col("name")), "CONCAT(CAST(`id` AS STRING), '_', `name`)"),
+        (call("UPPER", col("s")), "UPPER(`s`)"),
+        (if_then_else(col("a").is_null(), lit(0), col("a")), "(CASE WHEN (`a` IS NULL) THEN 0 ELSE `a` END)"),
+        (lit(1).count, "COUNT(1)"),
+        (col("w").start, "w.start"),
+        (col("d") == lit('{"a": 1}'), """(`d` = '{"a": 1}')"""),
+        (col("{odd}").is_null(), "(`{odd}` IS NULL)"),
+    ],
+)
+def test_an_expression_is_the_flink_sql_it_stands_for(expression, sql):
+    assert expression.to_sql(NAME_OF) == sql
+
+
+def test_an_expression_has_no_truth_value():
+    with pytest.raises(PlanError, match="combine conditions with & and \\|"):
+        bool(col("a") > 1)
+
+
+def test_intervals_and_group_windows():
+    assert Tumble.over(lit(5).seconds).on(col("ts")).alias("w").tvf("t", ()) == (
+        "TABLE(TUMBLE(TABLE t, DESCRIPTOR(`ts`), INTERVAL '5000' MILLISECOND))"
+    )
+    hop = Slide.over(lit(1).minutes).every(lit(10).seconds).on("ts").alias("w")
+    assert hop.sizes == (10_000, 60_000)  # (HOP: the slide, then the size)
+    with pytest.raises(PlanError, match="an interval takes a whole number"):
+        _ = lit(1.5).seconds
+
+
+def test_a_descriptor_is_its_create_table_statement():
+    schema = (
+        Schema.new_builder().column("w", DataTypes.STRING()).column("n", DataTypes.BIGINT().not_null())
+        .column_by_expression("ts", "TO_TIMESTAMP_LTZ(n, 3)").watermark("ts", "ts - INTERVAL '1' SECOND").build()
+    )  # fmt: skip
+    descriptor = (
+        TableDescriptor.for_connector("filesystem").schema(schema).option("path", "/tmp/in")
+        .format(FormatDescriptor.for_format("csv").option("field-delimiter", ";").build()).build()
+    )  # fmt: skip
+    assert descriptor.create_table_sql("src") == (
+        "CREATE TABLE `src` (`w` STRING, `n` BIGINT NOT NULL, `ts` AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR `ts` AS "
+        "ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem', 'path' = '/tmp/in', 'format' = 'csv', "
+        "'csv.field-delimiter' = ';')"
+    )
+    with pytest.raises(PlanError, match="needs the descriptor's schema"):
+        TableDescriptor.for_connector("print").build().create_table_sql("x")
+
+
+@pytest.fixture()
+def t_env() -> TableEnvironment:
+    return TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+
+
+def test_from_elements_infers_pyflink_s_types_and_table_operations_plan(t_env):
+    table = t_env.from_elements([(1, "a", 1.5), (2, "b", None)], ["id", "s", "x"])
+    assert [(f.name, f.dtype) for f in table.get_schema().fields] == [("id", "bigint"), ("s", "string"), ("x", "double")]
+    assert t_env.from_elements([(1,)]).columns == ("_1",)
+    out = table.add_columns((col("id") * 10).alias("ten")).drop_columns(col("x")).rename_columns(col("s").alias("name"))
+    assert out.columns == ("id", "name", "ten")
+    assert table.where(table.id > 1).select(col("s")).columns == ("s",)
+    assert table.group_by(col("s")).select(col("s"), col("id").sum.alias("total")).updating
+    assert f"SELECT * FROM {table}".startswith("SELECT * FROM `_fk_table_")
+    with pytest.raises(PlanError, match="'nope' is not a column"):
+        table.drop_columns(col("nope"))
+    with pytest.raises(PlanError, match="has only NULLs"):
+        t_env.from_elements([(None,)], ["n"])
+
+
+def test_the_table_config_takes_pyflink_s_parallelism_as_a_hint_and_refuses_unknown_options(t_env):
+    t_env.get_config().set("parallelism.default", "1")
+    assert t_env.get_config().get("parallelism.default") == "1"
+    with pytest.raises(PlanError, match="not supported by funke"):
+        t_env.get_config().set("table.exec.mini-batch.enabled", "true")
+
+
+class _Result(te.TableResult):
+    def __init__(self, t_env, table, rows):
+        super().__init__(t_env, None, table)
+        self._rows = rows
+
+    def collect(self):
+        return iter(self._rows)
+
+
+def test_print_draws_pyflink_s_table_with_each_row_s_kind(t_env, capsys):
+    table = t_env.from_elements([(1, "Germany")], ["id", "country"])
+    before, after = Row(1, "China"), Row(2, None)
+    before.set_row_kind(RowKind.UPDATE_BEFORE)
+    after.set_row_kind(RowKind.UPDATE_AFTER)
+    _Result(t_env, table, [before, after]).print()
+    assert capsys.readouterr().out.splitlines() == [
+        "+----+----------------------+--------------------------------+",
+        "| op |                   id |                        country |",
+        "+----+----------------------+--------------------------------+",
+        "| -U |                    1 |                          China |",
+        "| +U |                    2 |                         <NULL> |",
+        "+----+----------------------+--------------------------------+",
+        "2 rows in set",
+    ]
+    _Result(t_env, table, []).print()
+    assert capsys.readouterr().out == "Empty set\n"
+
+
+def test_from_data_stream_takes_a_row_s_or_tuple_s_fields_or_one_column_and_a_schema_picks_them():
+    from funke.pyflink.common.typeinfo import Types
+    from funke.pyflink.datastream import StreamExecutionEnvironment
+    from funke.pyflink.table import StreamTableEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    t_env = StreamTableEnvironment.create(env)
+    rows = env.from_collection([("a", 1)], type_info=Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.INT()]))
+    assert t_env.from_data_stream(rows).columns == ("k", "v")
+    tuples = env.from_collection([("a", 1)], type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
+    assert t_env.from_data_stream(tuples).columns == ("f0", "f1")
+    assert t_env.from_data_stream(env.from_collection([1], type_info=Types.LONG())).columns == ("f0",)
+    schema = (Schema.new_builder().column("v", DataTypes.BIGINT()).column_by_expression("twice", "v * 2")
+              .column_by_expression("ts", "TO_TIMESTAMP_LTZ(v, 3)").watermark("ts", "ts - INTERVAL '1' SECOND").build())  # fmt: skip
+    table = t_env.from_data_stream(rows, schema)
+    assert table.columns == ("v", "twice", "ts") and table._stream.node.event_time == "ts"
+    assert table.alias("v", "double", "ts")._stream.node.event_time == "ts"  # (a kept name keeps event time)
+    with pytest.raises(PlanError, match="the Schema's column 'nope' is not a field of the stream \\(k, v\\)"):
+        t_env.from_data_stream(rows, Schema.new_builder().column("nope", DataTypes.INT()).build())
+    back = t_env.to_data_stream(table.select(col("v"), col("twice")))
+    assert back._type.get_field_names() == ["v", "twice"]
