@@ -136,13 +136,17 @@ def _savepoint_row(s: Any) -> dict[str, Any]:
 def operators(handle: Any, now: float | None) -> dict[str, dict[str, Any]]:
     """Each plan node's rows/s in and out over its queries' last micro-batches, summed over the
     queries it runs in (each query reads its sources itself); a direction nothing counts in every
-    one of them is None: the page shows "not measured", never a neighbour's figure."""
-    per_query = {
-        st.sink.uid: pg.operator_rates(st.history, handle.plan_graph, st.sink.uid, now) for st in handle.states if st.history
-    }
+    one of them is None: the page shows "not measured", never a neighbour's figure. A Spark query that
+    feeds several sinks (a general operator's main and side outputs) is one query, named by its first."""
+    per_query, host = {}, {}
+    for st in handle.states:
+        names = [s.uid for s in st.plan.sinks]
+        host.update(dict.fromkeys(names, st.sink.uid))
+        if st.history:
+            per_query[st.sink.uid] = pg.operator_rates(st.history, handle.plan_graph, names, now)
     out: dict[str, dict[str, Any]] = {}
     for node in handle.plan_graph:
-        ran = [q for q in node["queries"] if q in per_query]
+        ran = [q for q in dict.fromkeys(host.get(q, q) for q in node["queries"]) if q in per_query]
         entry: dict[str, Any] = {"queries": {q: per_query[q].get(node["uid"], {}) for q in ran}}
         for direction in ("in", "out"):
             got = [per_query[q].get(node["uid"], {}).get(direction) for q in ran]

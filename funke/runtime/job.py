@@ -168,13 +168,16 @@ class QueryState:
                     if field in d:
                         key = f"{direction}:{m.operator}"
                         counts[key] = counts.get(key, 0) + int(d[field] or 0)
+            for field, key in m.counts.items():
+                if field in d:
+                    counts[key] = counts.get(key, 0) + int(d[field] or 0)
             self.late_rows_dropped += int(d.get("dropped") or 0)
             self.dead_letters += int(d.get("dead") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
                 self.end_batch[m.name] = p.batchId
         out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
         produced = int(_observed(out).get("rows") or 0) if out is not None else 0
-        if out is not None:
+        if out is not None and len(self.plan.sinks) == 1:  # a split query counts every sink's rows at once
             key = f"funke_out_{_safe(self.sink.uid)}"
             counts[key] = counts.get(key, 0) + produced
         for key, rows_here in counts.items():

@@ -197,13 +197,15 @@ def event_time_lags(records: Iterable[BatchRecord]) -> list[tuple[float, float]]
 
 
 def operator_flows(
-    counts: Mapping[str, int], graph: Sequence[Mapping[str, Any]], query: str | None = None
+    counts: Mapping[str, int], graph: Sequence[Mapping[str, Any]], query: str | Sequence[str] | None = None
 ) -> dict[tuple[str, str], int]:
-    """Rows into (``in``) and out of (``out``) each operator of one query, by uid, from its observe
+    """Rows into (``in``) and out of (``out``) each operator of one query (named by its sink's uid, or
+    by all of its sinks' uids when it feeds several), by uid, from its observe
     points' counts (``funke_src_<uid>``, ``funke_wm_<uid>``, ``funke_out_<uid>``, ``in:<uid>``,
     ``out:<uid>``; uids made safe for Spark's names), and what follows from them exactly:
 
     * a source's or a watermark's counted rows are what it gives on, a sink's what it was given;
+    * a side output's rows in are what its operator sent to its tag (``tag:<uid>:<tag>``), and it gives them all on;
     * an operator's rows in are the sum of its inputs' rows out, when each is known;
     * an operator's rows out are its only consumer's rows in, when that consumer reads only it.
 
@@ -216,11 +218,17 @@ def operator_flows(
     """
     from funke.spark.compiler import _safe as safe
 
-    nodes = [g for g in graph if query is None or query in g.get("queries", [query])]
+    wanted = None if query is None else {query} if isinstance(query, str) else set(query)
+    nodes = [g for g in graph if wanted is None or wanted.intersection(g.get("queries", wanted))]
     uids = {safe(str(g["uid"])): str(g["uid"]) for g in nodes}
     kinds = {str(g["uid"]): str(g["kind"]) for g in nodes}
     inputs = {str(g["uid"]): [str(i) for i in g["inputs"]] for g in nodes}
     rows: dict[tuple[str, str], int] = {}
+    for g in nodes:
+        if g["kind"] == "SideOutput" and g.get("tag") is not None and len(g["inputs"]) == 1:
+            sent = counts.get(f"tag:{safe(str(g['inputs'][0]))}:{g['tag']}")
+            if sent is not None:
+                rows[(str(g["uid"]), "in")] = rows[(str(g["uid"]), "out")] = sent
     for name, n in counts.items():
         direction, sep, name_safe = name.partition(":")
         if sep and direction in ("in", "out"):
@@ -233,8 +241,8 @@ def operator_flows(
     for (uid, d), n in list(rows.items()):  # what a source reads (or its watermark passes on) is what it gives;
         if d == "in" and kinds.get(uid) in ("Source", "Watermark"):  # what a sink writes is what it was given
             rows.setdefault((uid, "out"), n)
-        if d == "out" and kinds.get(uid) == "Sink":
-            rows.setdefault((uid, "in"), n)
+        if kinds.get(uid) == "Sink":
+            rows.setdefault((uid, "in" if d == "out" else "out"), n)
     consumers: dict[str, list[str]] = {}
     for uid, ups in inputs.items():
         for u in ups:
@@ -245,6 +253,8 @@ def operator_flows(
         for uid, ups in inputs.items():
             if (uid, "in") not in rows and ups and kinds[uid] != "SideOutput" and all((u, "out") in rows for u in ups):
                 rows[(uid, "in")], changed = sum(rows[(u, "out")] for u in ups), True
+            if kinds[uid] == "Sink" and (uid, "in") in rows and (uid, "out") not in rows:
+                rows[(uid, "out")], changed = rows[(uid, "in")], True
             down = consumers.get(uid, [])
             if (
                 (uid, "out") not in rows
@@ -258,7 +268,7 @@ def operator_flows(
 
 
 def operator_rates(
-    records: Sequence[BatchRecord], graph: Sequence[Mapping[str, Any]], query: str, now: float | None = None
+    records: Sequence[BatchRecord], graph: Sequence[Mapping[str, Any]], query: str | Sequence[str], now: float | None = None
 ) -> dict[str, dict[str, float]]:
     """Each measured operator's rows/s in and out over the query's last ``RATE_BATCHES`` records
     (the same wall time as ``recent_rate``): uid -> {"in": r, "out": r}, only what is counted."""

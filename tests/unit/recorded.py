@@ -25,7 +25,7 @@ SOURCE_ROWS = "funke_wm_watermark_e4883032be"  # the observe point counting the 
 def replayed(upto_batch: int, *, without_operator_metrics: bool = False) -> JobHandle:
     """A stopped job whose one query has heard the recorded progress of batches 0..upto_batch
     (``without_operator_metrics``: as if the native operators' observe points were not there)."""
-    metrics = [SimpleNamespace(**m) for m in QUERY["metrics"] if not (without_operator_metrics and m["operator"])]
+    metrics = [SimpleNamespace(**{"counts": {}, **m}) for m in QUERY["metrics"] if not (without_operator_metrics and m["operator"])]
     sink = SimpleNamespace(uid="campaign-counts", where=lambda: "sink 'campaign-counts'", inputs=())
     compiled = SimpleNamespace(clocks=[], beats=[], metrics=metrics, stateful=QUERY["stateful"])
     st = QueryState(plan=SimpleNamespace(compiled=compiled, sinks=[sink], lazy=False))
