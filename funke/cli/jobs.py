@@ -41,16 +41,51 @@ def list_jobs(as_json: Annotated[bool, typer.Option("--json", help="print the jo
     if as_json:
         rows = [
             {"name": j.name, "status": j.status, "alive": j.alive, "started_at": _when(j.started_at), "checkpoint": j.checkpoint,
-             "plan": j.fingerprint, "http": reg.endpoint(j.name) if j.alive else None}
+             "plan": j.fingerprint, "http": reg.endpoint(j.name) if j.alive else None, "spark_ui": reg.spark_ui(j.name) if j.alive else None}
             for j in jobs
         ]  # fmt: skip
         typer.echo(json.dumps(rows, indent=2))
         return
-    t = Table("job", "status", "started (UTC)", "checkpoint", "plan", "http")
-    for j in jobs:
-        status = j.status if j.status != "running" or j.alive else "running? (its process is gone: killed)"
-        t.add_row(j.name, status, _when(j.started_at), j.checkpoint, j.fingerprint, (reg.endpoint(j.name) or "") if j.alive else "")
-    console.print(t)
+    rows = [
+        (j.name, j.status if j.status != "running" or j.alive else "running? (its process is gone: killed)", (reg.endpoint(j.name) or "") if j.alive else "",
+         _when(j.started_at), j.checkpoint, j.fingerprint)
+        for j in jobs
+    ]  # fmt: skip
+    console.print(*_fitted(rows))
+
+
+#: ``funke list``'s columns, and the order they are left out in when the terminal is too narrow for all.
+LIST_COLUMNS = ("job", "status", "http", "started (UTC)", "checkpoint", "plan")
+LEFT_OUT_FIRST = ("plan", "checkpoint", "started (UTC)")
+
+
+def _fitted(rows: list[tuple[str, ...]]) -> list[Any]:
+    """The job table at the console's width: an address is never cut (its column does not wrap and
+    is as wide as the longest one); the less useful columns go when all would not fit, and a
+    note says which (``--json`` has them)."""
+    columns = list(LIST_COLUMNS)
+    for drop in (None, *LEFT_OUT_FIRST):
+        if drop is not None:
+            columns.remove(drop)
+        t = _table(columns, rows)
+        if console.measure(t, options=console.options.update_width(10_000)).maximum <= console.width:
+            break
+    gone = [c for c in LIST_COLUMNS if c not in columns]
+    note = f"[dim]({', '.join(gone)} left out at this width: funke list --json shows every field)[/dim]" if gone else None
+    return [t] if note is None else [t, note]
+
+
+def _table(columns: list[str], rows: list[tuple[str, ...]]) -> Table:
+    t = Table()
+    widest = max((len(r[2]) for r in rows), default=0)
+    for c in columns:
+        if c == "http":  # an address is copied and clicked: whole, on one line
+            t.add_column(c, no_wrap=True, min_width=max(len(c), widest))
+        else:
+            t.add_column(c, overflow="fold")
+    for r in rows:
+        t.add_row(*(r[LIST_COLUMNS.index(c)] for c in columns))
+    return t
 
 
 def savepoint(
@@ -110,7 +145,7 @@ def stop(
     savepoint_dir: Annotated[str | None, typer.Option("--savepoint", help="take a savepoint into DIR as it stops")] = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for the job's answer")] = 600,
 ) -> None:
-    """Stop a running job, optionally with a savepoint of where it stopped."""
+    """Stop a running job, optionally with a savepoint of where it stopped; say what was done."""
     from funke.config import settings
     from funke.runtime.control import ask
     from funke.runtime.registry import Registry
@@ -118,12 +153,18 @@ def stop(
     home = settings().home
     try:
         registry = Registry(home)
-        if not registry.job(job).alive:
-            raise FunkeError(f"job {job!r} is not running (status: {registry.job(job).status})")
+        record = registry.job(job)
+        if not record.alive:
+            gone = " (its process is gone: killed)" if record.status == "running" else f" since {_when(record.updated_at)} UTC"
+            raise FunkeError(f"nothing to stop: job {job!r} is not running (status: {record.status}{gone})")
+        with_sp = f" with a savepoint into {savepoint_dir}" if savepoint_dir else ""
+        err.print(f"stopping job {job!r} (pid {record.pid}){with_sp}…")
         answer = ask(home, job, "stop", savepoint_dir, alive=lambda: registry.job(job).process_alive, timeout_s=timeout)
     except FunkeError as e:
         raise _fail(e) from None
-    typer.echo(f"stopped {job}" + (f"; savepoint {answer['savepoint']}" if answer.get("savepoint") else ""))
+    batches = answer.get("batches") or {}
+    where = ", ".join(f"{q} after micro-batch {b}" for q, b in sorted(batches.items())) or "before its first micro-batch"
+    typer.echo(f"stopped job {job!r}: {where}" + (f"; savepoint at {answer['savepoint']}" if answer.get("savepoint") else ""))
 
 
 def register(app: typer.Typer) -> None:

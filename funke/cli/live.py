@@ -1,24 +1,31 @@
-"""The live view of a running job (rich): rows/s, micro-batches, watermark, windows emitted."""
+"""The live view of a running job (rich): rows/s, micro-batches, watermark, windows emitted.
+
+Every figure comes from the job's own ``metrics()``: "rows/s (now)" is the rows of the last
+micro-batches over their wall time (``funke.runtime.progress.recent_rate``), never the rows that
+happened to land between two refreshes of the screen divided by the half second between them.
+"""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from funke.runtime.progress import RATE_BATCHES
 
-def _table(m: dict[str, Any], rate: float | None, stages: str | None) -> Table:
+
+def _table(m: dict[str, Any], stages: str | None) -> Table:
     t = Table(title=f"funke job '{m['job']}' ({m['mode']})", show_header=False, min_width=60)
     t.add_column(style="bold")
     t.add_column(justify="right")
     t.add_row("elapsed", f"{m['elapsed_s']:.1f} s")
     t.add_row("events in", f"{m['input_rows']:,}")
-    if rate is not None:
-        t.add_row("rows/s (now)", f"{rate:,.0f}")
     if m["mode"] == "streaming":
+        now = m.get("rows_per_s_now")
+        t.add_row(f"rows/s (now: last {RATE_BATCHES} batches)", "-" if now is None else f"{now:,.0f}")
+        t.add_row("rows/s (overall)", f"{m['rows_per_s']:,}")
         t.add_row("micro-batches", f"{m['batches']:,}")
         t.add_row("watermark", str(m.get("watermark") or "-"))
         t.add_row("late rows dropped", f"{m['late_rows_dropped']:,}")
@@ -41,17 +48,13 @@ def _stage_progress(spark: Any) -> str | None:
 def follow(handle: Any, console: Console | None = None, refresh: float = 0.5) -> dict[str, Any]:
     """Show the job until it ends; Ctrl-C stops it. Returns the final metrics."""
     console = console or Console()
-    last_rows, last_t = 0, time.monotonic()
     try:
         with Live(console=console, refresh_per_second=4, transient=False) as live:
             while True:
                 done = handle.done
                 m = handle.metrics()
-                now = time.monotonic()
-                rate = (m["input_rows"] - last_rows) / (now - last_t) if now > last_t else None
-                last_rows, last_t = m["input_rows"], now
                 stages = _stage_progress(handle.spark) if m["mode"] == "batch" else None
-                live.update(_table(m, rate, stages))
+                live.update(_table(m, stages))
                 if done:
                     break
                 handle.wait(timeout=refresh)

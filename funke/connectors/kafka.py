@@ -661,3 +661,20 @@ def check(spec: KafkaSource) -> None:
             kcl.ensure_topic(client, topic, spec.bootstrap, where, SourceError, partitions=spec.create)
         elif kcl.topic_partitions(client, topic, spec.bootstrap, where, SourceError) is None:
             raise SourceError(f"{where}: {kcl.missing_topic(topic, spec.bootstrap)}")
+
+
+def records_behind(spec: KafkaSource, end_offset: Any) -> int | None:
+    """Records in ``spec``'s partitions after ``end_offset`` (a micro-batch's end, as Spark reports it):
+    how far a query reading them is behind. None when the offset is not this source's or the broker
+    does not answer (the dashboard asks; it must not fail for it)."""
+    at = end_offset.get("at") if isinstance(end_offset, dict) else None
+    if not isinstance(at, dict) or not at or not {_order(k)[0] for k in at} <= set(spec.topics):
+        return None
+    from dataclasses import replace
+
+    try:  # asked while the dashboard waits: give up after two seconds whatever the job's own broker policy
+        with Cluster(replace(spec, on_broker_loss="fail", broker_timeout_s=2.0)) as cluster:
+            bounds = cluster.bounds(sorted(at, key=_order))
+        return sum(max(0, bounds[k][1] - int(v)) for k, v in at.items())
+    except (SourceError, EnvironmentSetupError, KeyError, TypeError, ValueError):
+        return None

@@ -590,3 +590,21 @@ def nth_id(client: redis.Redis, address: RedisAddress, key: str, after: str, n: 
         after = reply[-1][0].decode()
         if n == 0:
             return after
+
+
+def entries_behind(source: RedisStreamSource, end_offset: Any) -> int | None:
+    """Entries added to ``source``'s streams after ``end_offset`` (a micro-batch's end, as Spark
+    reports it): how far a query reading them is behind. None when the offset is not this
+    source's or Redis does not answer (the dashboard asks; it must not fail for it)."""
+    streams = end_offset.get("streams") if isinstance(end_offset, dict) else None
+    if not isinstance(streams, dict) or not streams or not set(streams) <= set(source.streams):
+        return None
+    try:
+        with connect(source.address, timeout=2.0) as client:
+            behind = 0
+            for key, at in streams.items():
+                info = stream_info(client, key)
+                behind += max(0, (info.added if info is not None else 0) - int(at["pos"]))
+            return behind
+    except (SourceError, EnvironmentSetupError, KeyError, TypeError, ValueError):
+        return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from funke.plan.capabilities import Placement, place
 from funke.plan.changelog import describe_modes
-from funke.plan.nodes import Node, Sink, walk
+from funke.plan.nodes import Node, SideOutput, Sink, walk
 from funke.plan.realtime import NOTES as REALTIME_NOTES
 from funke.plan.realtime import REALTIME, check_realtime, why_realtime
 
@@ -60,6 +60,8 @@ def plan_graph(sinks: list[Sink] | tuple[Sink, ...]) -> list[dict[str, object]]:
             p = place(node)
             entry = {"uid": node.uid, "label": node.label(), "kind": type(node).__name__, "path": p.path, "why": p.why,
                      "inputs": [c.uid for c in node.inputs], "queries": []}  # fmt: skip
+            if isinstance(node, SideOutput):
+                entry["tag"] = node.tag.name
             nodes[node.uid] = entry
             order.append(node.uid)
         elif query in entry["queries"]:  # type: ignore[operator]

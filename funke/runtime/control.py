@@ -216,10 +216,18 @@ def _answer(handle: Any, ask: dict[str, Any]) -> dict[str, Any]:
         target = ask.get("target")
         if ask.get("action") == "stop":
             sp = handle.stop(savepoint=target) if target else handle.stop()
-            return {"stopped": True, "savepoint": str(sp.path) if sp is not None else None}
+            batches = _committed(handle)
+            return {"stopped": True, "savepoint": str(sp.path) if sp is not None else None, "batches": batches}
         return {"savepoint": str(handle.savepoint(target).path)}
     except Exception as e:  # noqa: BLE001 (the asking process shows it)
         return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _committed(handle: Any) -> dict[str, int]:
+    """The last micro-batch each query committed (its checkpoint's commit log; what the listener heard without one)."""
+    ckpt = getattr(handle, "checkpoints", None)
+    got = {st.sink.uid: ckpt.last_committed(st.sink.uid) if ckpt is not None else st.last_batch_id for st in handle.states}
+    return {uid: b for uid, b in got.items() if b >= 0}
 
 
 def ask(home: str | Path, job: str, action: str, target: str | None, *, alive: Any, timeout_s: float = 600.0) -> dict[str, Any]:

@@ -30,7 +30,9 @@ from funke.runtime.failures import failure_message
 from funke.plan import nodes as n
 from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
+from funke.runtime.exceptions import FAILED, exception_entry
 from funke.runtime.metrics import RECENT_BATCHES, WARMUP_BATCHES, DurationHistogram, percentile
+from funke.runtime.progress import HISTORY_BATCHES, BatchRecord, recent_rate, record, show_watermark
 from funke.runtime.registry import Registry
 from funke.runtime.watermarks import Beat, Clock, DueTimers
 
@@ -98,7 +100,6 @@ class QueryState:
     #: batch's duration goes into ``batch_seconds`` and the checkpoint writes' into ``checkpoint_seconds``.
     batch_ms: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
     batch_rows: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
-    batch_at: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))  # wall clock at each batch's end
     batch_seconds: DurationHistogram = field(default_factory=DurationHistogram)
     checkpoint_seconds: DurationHistogram = field(default_factory=DurationHistogram)
     finished: bool = False
@@ -115,6 +116,8 @@ class QueryState:
     beats: list[Beat] = field(default_factory=list)
     #: Times the query was restarted from its checkpoint after a transient failure (``transient``).
     restarts: int = 0
+    #: The last micro-batches as records (``funke.runtime.progress``): rates, checkpoint history, lag.
+    history: deque[BatchRecord] = field(default_factory=lambda: deque(maxlen=HISTORY_BATCHES))
 
     def __post_init__(self) -> None:
         self.clocks = [Clock(c.path, c.inputs, c.uid, timers=DueTimers(c.buckets, c.observe)) for c in self.plan.compiled.clocks]
@@ -151,6 +154,7 @@ class QueryState:
             for beat in self.beats:
                 beat.update(folded, (p.eventTime or {}).get("watermark"))
         rows = 0
+        counts: dict[str, int] = {}  # this batch's rows per observe point
         for m in self.compiled.metrics:
             row = observed.get(m.name)
             if row is None:
@@ -158,21 +162,29 @@ class QueryState:
             d = _observed(row)
             if m.counts_rows:
                 rows += int(d.get("rows") or 0)
-                self.observed_rows[m.name] = self.observed_rows.get(m.name, 0) + int(d.get("rows") or 0)
+                counts[m.name] = counts.get(m.name, 0) + int(d.get("rows") or 0)
             if m.operator is not None:
                 for field, direction in (("rows_in", "in"), ("rows_out", "out")):
                     if field in d:
                         key = f"{direction}:{m.operator}"
-                        self.observed_rows[key] = self.observed_rows.get(key, 0) + int(d[field] or 0)
+                        counts[key] = counts.get(key, 0) + int(d[field] or 0)
+            for field, key in m.counts.items():
+                if field in d:
+                    counts[key] = counts.get(key, 0) + int(d[field] or 0)
             self.late_rows_dropped += int(d.get("dropped") or 0)
             self.dead_letters += int(d.get("dead") or 0)
             if m.finite and d.get("eos") == 1 and m.name not in self.end_batch:
                 self.end_batch[m.name] = p.batchId
         out = observed.get(f"funke_out_{_safe(self.sink.uid)}")
         produced = int(_observed(out).get("rows") or 0) if out is not None else 0
-        if out is not None:
+        if out is not None and len(self.plan.sinks) == 1:  # a split query counts every sink's rows at once
             key = f"funke_out_{_safe(self.sink.uid)}"
-            self.observed_rows[key] = self.observed_rows.get(key, 0) + produced
+            counts[key] = counts.get(key, 0) + produced
+        for key, rows_here in counts.items():
+            self.observed_rows[key] = self.observed_rows.get(key, 0) + rows_here
+        while self.history and self.history[-1].batch >= p.batchId:  # a batch replayed after a restart counts once
+            self.history.pop()
+        self.history.append(record(p, rows, counts))
         self.batches += 1
         self.input_rows += rows
         self.output_rows += produced
@@ -192,7 +204,6 @@ class QueryState:
     def record_batch(self, ms: int, rows: int) -> None:
         self.batch_ms.append(ms)
         self.batch_rows.append(rows)
-        self.batch_at.append(time.time())
         self.batch_seconds.observe(ms / 1000)
 
     def ended_in(self, last_batch: int) -> bool:
@@ -256,6 +267,7 @@ class JobHandle:
         self.plan_graph: list[dict[str, Any]] = []  # the plan as data (funke.plan.explain.plan_graph)
         self.http: Any = None  # the job's HTTP server (funke.runtime.server.OpsServer), streaming runs
         self._savepoint_s: list[float] = []
+        self.exceptions: list[dict[str, Any]] = []  # failures and restarts (funke.runtime.exceptions)
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -343,6 +355,7 @@ class JobHandle:
                     continue
                 st.restarts += 1
                 why = str(err).splitlines()[0]
+                self.exceptions.append(exception_entry(st.sink.uid, f"{st.sink.where()} failed transiently: {why}", err, f"restarted from its checkpoint ({st.restarts} of {MAX_RESTARTS})"))
                 log.warning("job %s: %s failed transiently (%s); restart %d of %d from its checkpoint", self.name, st.sink.where(), why, st.restarts, MAX_RESTARTS)
                 try:
                     _resume_query(self, st)
@@ -353,16 +366,24 @@ class JobHandle:
     def _raise_if_failed(self) -> None:
         self.recover()
         if self._error is not None:
-            self.stop()
-            self._registry("failed")
-            raise JobFailedError(failure_message(self.name, "", self._error)) from self._error
+            error = JobFailedError(failure_message(self.name, "", self._error))
+            self._fail(error, None, self._error)
+            raise error from self._error
         if self.mode == "streaming":
             for s in self.states:
                 if s.query is not None and not s.query.isActive and s.query.exception() is not None and not s.finished:
                     err = s.query.exception()
-                    self.stop()
-                    self._registry("failed")
-                    raise JobFailedError(failure_message(self.name, s.sink.where(), err))
+                    error = JobFailedError(failure_message(self.name, s.sink.where(), err))
+                    self._fail(error, s.sink.uid, err)
+                    raise error
+
+    def _fail(self, error: JobFailedError, query: str | None, cause: Any) -> None:
+        """Stop the queries and note the failure; the HTTP server goes on serving the dashboard
+        with the failure in its exceptions view until ``stop()`` or the process ends."""
+        if not any(e["action"] == FAILED for e in self.exceptions):
+            self.exceptions.append(exception_entry(query, str(error), cause, FAILED))
+        self._stop(serving=True)
+        self._registry("failed")
 
     def stop(self, *, savepoint: str | None = None) -> Any:
         """Stop every query of the job (idempotent). ``savepoint``: then take a savepoint of
@@ -409,7 +430,7 @@ class JobHandle:
         except Exception as e:  # noqa: BLE001 (the registry is bookkeeping: never the reason a job fails)
             log.warning("job %s: could not note status %s in the registry: %s", self.name, status, e)
 
-    def _stop(self) -> None:
+    def _stop(self, *, serving: bool = False) -> None:
         self._serving.set()
         with self._lock:
             if self.mode == "streaming":
@@ -424,7 +445,7 @@ class JobHandle:
                     self._listener = None
             if self.ended is None:
                 self.ended = time.monotonic()
-        if self.http is not None:
+        if self.http is not None and not serving:
             self.http.stop()
 
     # -- metrics -----------------------------------------------------------------------
@@ -439,13 +460,17 @@ class JobHandle:
             "input_rows": rows,
             "output_rows": sum(s.output_rows for s in self.states),
             "batches": max((s.batches for s in self.states), default=0),
-            "watermark": _show_watermark(next((s.watermark for s in self.states if s.watermark), None)),
+            "watermark": show_watermark([s.watermark for s in self.states]),
             "late_rows_dropped": sum(s.late_rows_dropped for s in self.states),
             "dead_letters": sum(s.dead_letters for s in self.states),
             "restarts": sum(s.restarts for s in self.states),
             "rows_per_s": round(rows / elapsed) if elapsed > 0 else 0,
         }
         if self.mode == "streaming":
+            # each query's rows over its last micro-batches' wall time (to now while the job runs)
+            now = None if self.ended is not None else time.time()
+            recent = [r for r in (recent_rate(s.history, now) for s in self.states) if r is not None]
+            out["rows_per_s_now"] = round(sum(recent)) if recent else None
             out["resumed"] = self.resumed
             if self.restored_from is not None:
                 out["restored_from"] = self.restored_from
@@ -464,13 +489,6 @@ class JobHandle:
             out["steady_batch_ms_p50"] = percentile(steady_ms, 0.5)
             out["steady_batch_ms_p99"] = percentile(steady_ms, 0.99)
         return out
-
-
-def _show_watermark(w: str | None) -> str | None:
-    """Spark's watermark, with the end-of-input marker shown as what it means."""
-    from funke.spark.compiler import END_OF_TIME
-
-    return "+inf (end of input)" if w is not None and w.startswith(END_OF_TIME[:5]) else w
 
 
 # -- starting -------------------------------------------------------------------------------
@@ -573,6 +591,7 @@ def _kept_buckets(
 
 def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
     from funke.plan.explain import plan_graph
+    from funke.runtime.dashboard import spark_ui
     from funke.runtime.server import OpsServer
 
     handle.plan_text = env.explain(bounded=False)
@@ -584,6 +603,7 @@ def _serve_http(env: StreamEnvironment, handle: JobHandle) -> None:
         handle.stop()
         raise
     Registry(env.settings.home).note_endpoint(handle.name, address)
+    Registry(env.settings.home).note_spark_ui(handle.name, spark_ui(handle.spark))
 
 
 def _restore(env: StreamEnvironment, handle: JobHandle, path: str, allow_non_restored_state: bool) -> None:

@@ -26,6 +26,8 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
+from funke.runtime.progress import event_time_lags
+
 #: A query's first micro-batches (JIT, state store and broadcast warm-up), left out of steady-state figures.
 WARMUP_BATCHES = 2
 
@@ -109,37 +111,17 @@ class JobCollector:
 
         Always: a source (``in``, where it is read or its watermark assigned), funke's own
         operators (``in`` and ``out``: their main output) and a sink (``out``). With
-        ``operator_metrics`` on, every native operator's ``out`` too, and then its ``in`` is
-        the sum of its inputs' ``out`` (a source's rows read count as its out).
+        ``operator_metrics`` on, every native operator's ``out`` too; what follows from the
+        counts exactly is added (``funke.runtime.progress.operator_flows``).
         """
-        from funke.spark.compiler import _safe
+        from funke.runtime.progress import operator_flows
 
         graph = getattr(self.handle, "plan_graph", [])
-        uids = {_safe(str(node["uid"])): str(node["uid"]) for node in graph}
-        inputs = {str(node["uid"]): [str(i) for i in node["inputs"]] for node in graph}  # type: ignore[union-attr]
-        kinds = {str(node["uid"]): str(node["kind"]) for node in graph}
         c = CounterMetricFamily(
             "funke_operator_rows", "Rows into (in) and out of (out) an operator, by operator uid", labels=["job", "query", "operator", "direction"]
         )
         for query, st in per_query:
-            rows: dict[tuple[str, str], int] = {}
-            for name, n in st.observed_rows.items():
-                direction, sep, safe = name.partition(":")
-                if sep and direction in ("in", "out"):
-                    rows[(uids.get(safe, safe), direction)] = n
-                    continue
-                for prefix, direction in (("funke_src_", "in"), ("funke_wm_", "in"), ("funke_out_", "out")):
-                    if name.startswith(prefix):
-                        safe = name[len(prefix) :]
-                        rows[(uids.get(safe, safe), direction)] = n
-            out = {uid: n for (uid, d), n in rows.items() if d == "out"}
-            for (uid, d), n in rows.items():  # what a source reads (or its watermark passes on) is what it gives
-                if d == "in" and kinds.get(uid) in ("Source", "Watermark"):
-                    out.setdefault(uid, n)
-            for uid, ups in inputs.items():
-                if (uid, "in") not in rows and (uid, "out") in rows and ups and all(u in out for u in ups):
-                    rows[(uid, "in")] = sum(out[u] for u in ups)
-            for (uid, direction), n in sorted(rows.items()):
+            for (uid, direction), n in sorted(operator_flows(st.observed_rows, graph, query).items()):
                 c.add_metric([job, query, uid, direction], n)
         return c
 
@@ -173,6 +155,14 @@ class JobCollector:
                 lag.add_metric([job, uid], max(0.0, now - at))
         yield wm
         yield lag
+        behind = GaugeMetricFamily(
+            "funke_event_time_lag_seconds", "The largest event time seen minus the watermark (the job's own event time)", labels=["job", "query"]
+        )
+        for uid, st in per_query:
+            lags = event_time_lags(getattr(st, "history", ()))
+            if lags:
+                behind.add_metric([job, uid], lags[-1][1])
+        yield behind
 
         hist = HistogramMetricFamily("funke_batch_duration_seconds", "Micro-batch duration (Spark's triggerExecution)", labels=["job", "query"])
         for uid, st in per_query:

@@ -51,6 +51,10 @@ CREATE TABLE IF NOT EXISTS endpoints (
     name TEXT PRIMARY KEY,
     address TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS spark_uis (
+    name TEXT PRIMARY KEY,
+    address TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS launches (
     name TEXT PRIMARY KEY,
     target TEXT NOT NULL,
@@ -152,6 +156,19 @@ class Registry:
     def endpoint(self, name: str) -> str | None:
         with self._db() as db:
             row = db.execute("SELECT address FROM endpoints WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def note_spark_ui(self, name: str, address: str | None) -> None:
+        """Where Spark's own UI of job ``name``'s run listens (none when the UI is off)."""
+        with self._db() as db:
+            if address:
+                db.execute("INSERT OR REPLACE INTO spark_uis VALUES (?, ?)", (name, address))
+            else:
+                db.execute("DELETE FROM spark_uis WHERE name = ?", (name,))
+
+    def spark_ui(self, name: str) -> str | None:
+        with self._db() as db:
+            row = db.execute("SELECT address FROM spark_uis WHERE name = ?", (name,)).fetchone()
         return None if row is None else row[0]
 
     def note_launch(self, name: str, target: str, options: dict[str, Any]) -> None:

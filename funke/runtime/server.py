@@ -1,8 +1,9 @@
 """The job's HTTP server (Starlette on uvicorn, in a thread of the job's process).
 
-Routes: ``/metrics`` (Prometheus text), ``/jobs`` and ``/jobs/<name>`` (JSON figures and
-plan), ``/jobs/<name>/state/<uid>[?key=…]`` (queryable state), ``POST
-/jobs/<name>/savepoints`` (take one), ``/`` (the dashboard).
+Routes: ``/metrics`` (Prometheus text), ``/jobs`` and ``/jobs/<name>`` (JSON: the job list,
+and what the dashboard draws, ``funke.runtime.dashboard.details``),
+``/jobs/<name>/state/<uid>[?key=…]`` (queryable state), ``POST /jobs/<name>/savepoints``
+(take one), ``/`` (the dashboard).
 
 It binds to 127.0.0.1 by default, where only this machine's users reach it. Bound to any
 other address it requires ``Authorization: Bearer <token>``: the token is generated at start
@@ -31,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from funke.errors import FunkeError
+from funke.runtime.dashboard import asset, details, job_list, page
 from funke.runtime.metrics import JobCollector
 
 TOKEN_FILE = "http.token"
@@ -78,7 +80,7 @@ def build_app(handle: Any, token: str | None) -> Starlette:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     async def jobs(request: Request) -> Response:
-        return JSONResponse(await asyncio.to_thread(job_list, handle))
+        return JSONResponse((await asyncio.to_thread(job_list, handle))["jobs"])
 
     async def job(request: Request) -> Response:
         known(request)
@@ -97,13 +99,9 @@ def build_app(handle: Any, token: str | None) -> Starlette:
         return JSONResponse({"savepoint": str(sp.path), "batches": sp.batches})
 
     async def dashboard(request: Request) -> Response:
-        from funke.runtime.dashboard import page
-
         return Response(page(handle.name), media_type="text/html")
 
     async def static(request: Request) -> Response:
-        from funke.runtime.dashboard import asset
-
         try:
             body, media = asset(request.path_params["file"])
         except FileNotFoundError:
@@ -151,88 +149,6 @@ class _BearerToken:
                 await Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def summary(handle: Any) -> dict[str, Any]:
-    return {"name": handle.name, "running": handle.ended is None, "metrics": handle.metrics()}
-
-
-def job_list(handle: Any) -> list[dict[str, Any]]:
-    """Every job of this funke home (the registry), as Flink's job list: status, and the HTTP
-    address of each one running; this server's own job carries its figures."""
-    from funke.runtime.registry import Registry
-
-    if not handle.home:
-        return [summary(handle)]
-    registry = Registry(handle.home)
-    out = []
-    for j in registry.jobs():
-        entry: dict[str, Any] = {"name": j.name, "status": j.status if j.status != "running" or j.alive else "killed?", "running": j.alive}
-        entry["http"] = registry.endpoint(j.name) if j.alive else None
-        if j.name == handle.name:
-            entry.update(summary(handle), http=handle.http_address)
-        out.append(entry)
-    return out
-
-
-def details(handle: Any) -> dict[str, Any]:
-    """What the dashboard shows of the job: figures, plan graph, per-query series, savepoints."""
-    from funke.runtime.metrics import watermark_epoch_s
-    from funke.runtime.registry import Registry
-
-    now = time.time()
-    marks = [m for m in (watermark_epoch_s(st.watermark) for st in handle.states) if m is not None and m > 0]
-    taken = Registry(handle.home).savepoints(handle.name) if handle.home else []
-    try:
-        spark_ui = handle.spark.sparkContext.uiWebUrl
-    except Exception:  # noqa: BLE001 (Spark Connect has no SparkContext: no UI link)
-        spark_ui = None
-    return {
-        **summary(handle),
-        "jobs": job_list(handle),
-        "now": now,
-        "watermark_lag_s": round(now - min(marks), 3) if marks else None,
-        "plan": handle.plan_text,
-        "graph": handle.plan_graph,
-        "queries": queries(handle),
-        "spark_ui": spark_ui,
-        "savepoints": [_savepoint_row(s) for s in taken],
-    }
-
-
-def _savepoint_row(s: Any) -> dict[str, Any]:
-    import datetime as dt
-
-    taken = dt.datetime.fromtimestamp(s.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-    return {"path": s.path, "taken": taken, "batches": s.batches, "size_bytes": s.size_bytes, "took_ms": s.took_ms}
-
-
-#: A node's live rows/s is over the last minute, as Flink's MeterView.
-RATE_WINDOW_S = 60.0
-
-
-def rows_per_s(st: Any, now: float) -> float:
-    """Rows the query read in the micro-batches that ended in the last RATE_WINDOW_S, per second."""
-    recent = sum(rows for at, rows in zip(st.batch_at, st.batch_rows, strict=False) if now - at <= RATE_WINDOW_S)
-    return round(recent / RATE_WINDOW_S, 2)
-
-
-def queries(handle: Any) -> list[dict[str, Any]]:
-    now = time.time()
-    return [
-        {
-            "uid": st.sink.uid,
-            "batches": st.batches,
-            "input_rows": st.input_rows,
-            "output_rows": st.output_rows,
-            "watermark": st.watermark,
-            "batch_ms": list(st.batch_ms)[-120:],
-            "batch_rows": list(st.batch_rows)[-120:],
-            "rows_per_s": rows_per_s(st, now),
-            "state": {op: {"rows": r, "bytes": b} for op, (r, b) in st.state.items()},
-        }
-        for st in handle.states
-    ]
 
 
 class OpsServer:

@@ -77,6 +77,8 @@ class SourceMetric:
     counts_rows: bool = True
     #: The operator (its uid made safe) whose ``rows_in`` / ``rows_out`` this metric counts.
     operator: str | None = None
+    #: Further observed fields and the count each is (``tag:<operator>:<tag>``: the rows sent to a side output).
+    counts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -741,11 +743,14 @@ class Compiler:
         """A general operator's result: its tagged output (late drops and main-output rows counted on the way) and main view."""
         dropped = F.sum(F.when(F.col(g.TAG) == g.DROPPED, F.col(g.COUNT))).alias("dropped")
         fields = [dropped, F.count(F.when(F.col(g.TAG) == "", 1)).alias("rows_out")]
+        sides = {f"tag_{i}": o.label for i, o in enumerate(program.outputs) if o.tag is not None}
+        fields += [F.count(F.when(F.col(g.TAG) == label, 1)).alias(name) for name, label in sides.items()]
         if program.beat:  # what funke.runtime.watermarks.Beat needs: the bucket runs and their next processing-time timer
             due = F.col(g.TAG) == g.DUE
             fields += [F.count(F.when(due, 1)).alias("runs"), F.min(F.when(due, F.col(g.COUNT))).alias("pt_due")]
         tagged = self.observe(out, _late_observe(node), False, *fields, frame=tagged)
         out.metrics[-1].counts_rows, out.metrics[-1].operator = False, _safe(node.uid)
+        out.metrics[-1].counts = {name: f"tag:{_safe(node.uid)}:{label}" for name, label in sides.items()}
         out.frame = main_view(tagged, program)
         out.tagged, out.general, out.control = tagged, program, None
         return out

@@ -3,9 +3,11 @@ process too) and the bearer token off loopback, against a real job over a Redis 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -21,6 +23,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import funke as fk
 from funke.config import settings
+from funke.runtime.progress import RATE_BATCHES
+from funke.runtime.registry import Registry
 from funke.savepoints import read
 from funke.windows import TumblingEventTimeWindows
 from tests.servers import ensure_redis
@@ -118,26 +122,68 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         _settled(handle, sinks, N + 4, {**closed, "totals-out": N + 4, "late-out": 1})  # the dead letter is not read on
         assert [(x["k"], x["v"]) for x in sinks["late-out"].rows] == [("k2", 100)]
 
-        # the dashboard in a real browser, while the last minute saw rows: every operator in the graph (the
-        # uid that is markup as text), non-zero rows/s, the job list, the figures, and Spark's UI link. The
+        # the dashboard in a real browser: every operator in the graph (the uid that is markup as text) with
+        # its own rows/s, the plan fitted to the width, lag against event time, the jobs that run or ended
+        # within the hour, backpressure, the checkpoint history, the figures, and Spark's UI link. The
         # suite's session runs without Spark's UI (spark.ui.enabled is fixed when a SparkContext starts, and
         # a second session costs a minute), so SparkContext says where its UI would be: the page's data
         # endpoint carries what Spark says and the page links it.
         monkeypatch.setattr(SparkContext, "uiWebUrl", property(lambda self: "http://127.0.0.1:4040"))
+        registry = Registry(env.settings.home)
+        ended, old = f"ended-{uuid.uuid4().hex[:6]}", f"old-{uuid.uuid4().hex[:6]}"
+        for name in (ended, old):
+            registry.job_started(name, checkpoint=str(tmp_path / name), fingerprint="f")
+            registry.job_ended(name, "finished")
+        with sqlite3.connect(registry.path) as db:  # ended yesterday: the table leaves it out
+            db.execute("UPDATE jobs SET updated_at = ? WHERE name = ?", (time.time() - 86_400, old))
         status, body = _get(f"{base}/jobs/{handle.name}")
-        assert json.loads(body)["spark_ui"] == "http://127.0.0.1:4040"
+        data = json.loads(body)
+        assert data["spark_ui"] == "http://127.0.0.1:4040"
         dom = _browse(chromium, base + "/", tmp_path / "profile")
         uids = {n["uid"] for n in handle.plan_graph}
         assert len(uids) >= 12 and BOLD in uids
         for uid in uids - {BOLD}:
             assert f'data-uid="{uid}"' in dom, f"operator {uid} is not in the dashboard's graph"
         assert '<div class="uid">&lt;b&gt;kept&lt;/b&gt;</div>' in dom and "<b>kept</b>" not in dom.replace('data-uid="<b>kept</b>"', "")
-        rates = dict(re.findall(r'data-uid="([^"]+)"[^>]*>.*?<div class="rate">([^<]*) rows/s</div>', dom))
-        assert float(rates["counts"].replace(",", "")) > 0, rates
-        assert '<a href="http://127.0.0.1:4040" id="spark-ui">Spark UI</a>' in dom or re.search(r'<a id="spark-ui" href="http://127.0.0.1:4040">', dom), dom[:3000]
+        # each node's own rate (operator metrics are on: every one is measured), per query in its title: the native
+        # window of counts-out gives 6 windows for the 34 entries it took, so its rows/s out are 6/34 of its rows/s
+        # in over the same batches (main showed every node the query's rate of rows read)
+        (counts_out,) = [q for q in data["queries"] if q["uid"] == "counts-out"]
+        assert counts_out["batches"] <= RATE_BATCHES, counts_out
+        # (a newer Chromium writes < and > in attributes as entities: the uid is read back unescaped)
+        shown = {html.unescape(uid): (title, text) for uid, title, text in re.findall(r'data-uid="([^"]+)" title="([^"]*)"><div class="label">[^<]*</div><div class="uid">[^<]*</div><div class="path">[^<]*</div><div class="rate[^"]*">([^<]*)</div>', dom)}
+        assert set(shown) == uids, set(uids) - set(shown)
+        # (gcounts' Spark query feeds gcounts-out and the late rows' side output: each counted by its tag)
+        unmeasured = {uid: text for uid, (_, text) in shown.items() if not (text.endswith("rows/s out") or "rows/s out (" in text)}
+        assert not unmeasured, unmeasured
+        (late_title, late_rate) = shown["late-out"]
+        assert re.search(r"gcounts-out: in ([\d.e-]+), out \1 rows/s", late_title), shown["late-out"]
+        (rate_in, rate_out) = map(float, re.search(r"counts-out: in ([\d.e-]+), out ([\d.e-]+) rows/s", shown["counts"][0]).groups())
+        assert rate_out / rate_in == pytest.approx(6 / (N + 4), rel=1e-9), shown["counts"]
+        assert data["operators"]["counts"]["queries"]["counts-out"]["out"] > 0
+        # the plan fits the page's width, at 1400 px and at 800 px (the sinks are on screen)
+        assert re.search(r'<div id="graph" class="graph" data-scale="[\d.]+" data-overflow-px="0"', dom), re.search(r'<div id="graph"[^>]*>', dom)
+        narrow = _browse(chromium, base + "/", tmp_path / "profile", width=800)
+        fitted = re.search(r'<div id="graph" class="graph" data-scale="([\d.]+)" data-overflow-px="(\d+)"', narrow)
+        assert fitted and fitted.group(2) == "0" and float(fitted.group(1)) < 1, fitted and fitted.group(0)
+        # watermark lag against the job's own event time (data from 2024: against the wall clock it was ~9e7 s)
+        assert 5 <= data["event_time_lag_s"] <= 40, data["event_time_lag_s"]
+        assert 5 <= float(_figure(dom, "event_time_lag_s")) <= 40
+        assert "largest event time seen minus the watermark (s)" in dom
+        # the job table: this job with its Spark UI, a job that ended within the hour marked ended, yesterday's not listed
+        assert re.search(rf'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td class="job-status">running</td>.*?<a href="http://127.0.0.1:4040">Spark UI</a></td></tr>', dom)
+        assert re.search(rf'<tr data-job="{ended}" class="ended"><td>{ended}</td><td class="job-status">ended: finished at ', dom)
+        assert old not in dom and re.search(r"\d+ older ended job\(s\) not shown: funke list shows every one", dom)
+        assert '<a href="http://127.0.0.1:4040" id="spark-ui">Spark UI</a>' in dom or re.search(r'<a id="spark-ui" href="http://127.0.0.1:4040"', dom), dom[:3000]
+        # backpressure: Redis says counts-out's last batch ended at the stream's last entry; the checkpoint history
+        assert re.search(r'<tr data-source="[^"]+" data-query="counts-out"[^>]*>.*?<td class="behind">0 entries</td>', dom), data["sources"]
+        last = handle.checkpoints.last_committed("counts-out")
+        assert f'<tr data-query="counts-out" data-batch="{data["checkpoints"][0]["batch"]}">' in dom or any(
+            c["query"] == "counts-out" and c["batch"] == last for c in data["checkpoints"]
+        )
+        assert any(c["query"] == "counts-out" and c["state_bytes"] > 0 for c in data["checkpoints"])
         assert int(_figure(dom, "input_rows").replace(",", "")) >= 4 * (N + 4)
         assert 'class="status running"' in dom
-        assert f'<tr data-job="{handle.name}" class="this"><td>{handle.name}</td><td>running</td>' in dom
 
         # queryable state, native window aggregation: k0's open windows [20, 30) (i = 21, 24, 27) and [30, 40) (i = 30)
         status, body = _get(f"{base}/jobs/{handle.name}/state/counts?key=k0")
@@ -229,6 +275,10 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         assert wm["totals-out"] in (1704067200 + 29 - 5, 1704067200 + 32 - 5)  # its heartbeat batches go on: either
         lag = {s.labels["query"]: s.value for s in families["funke_watermark_lag_seconds"].samples}
         assert time.time() - wm["counts-out"] - 60 < lag["counts-out"] <= time.time() - wm["counts-out"]
+        behind = {s.labels["query"]: s.value for s in families["funke_event_time_lag_seconds"].samples}
+        # the largest event time seen (00:00:32) minus the watermark of the last batch Spark reported: 00:00:27, or
+        # 00:00:24 when the batch without data that moved it to 27 s was not reported (against the wall clock: ~9e7 s)
+        assert behind["counts-out"] in (32 - 27, 32 - 24), behind
         late = {s.labels["query"]: s.value for s in families["funke_late_rows_dropped"].samples if s.name.endswith("_total")}
         assert late["counts-out"] == 1  # Spark's window drops the late entry; funke's sends it to its side output
         dead = {s.labels["query"]: s.value for s in families["funke_dead_letters"].samples if s.name.endswith("_total")}
@@ -248,7 +298,7 @@ def test_metrics_queryable_state_and_dashboard_of_a_running_job(spark, tmp_path,
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / "dashboard.png"
         _browse(chromium, base + "/", tmp_path / "profile", screenshot=shot)
-        assert shot.stat().st_size > 10_000
+        _assert_drawn(shot, 1400, 1400)
 
         # from another process: funke state and funke list --json
         got = subprocess.run([*cli, "state", handle.name, "counts", "k0", "--json"], capture_output=True, text=True, timeout=300, check=False)
@@ -303,6 +353,12 @@ def test_off_loopback_every_request_needs_the_token(spark, tmp_path, stream, mon
         assert status == 200 and json.loads(body)["rows"][0]["count"] == 3
         local = (handle.state("totals").get("k1"), handle.state("counts").keys())
         assert json.loads(local[0][0]["value"])["v"] == sum(range(1, N, 3)) and sorted(local[1]) == list(KEYS)
+        # operator metrics off: the native window's rows in are not measured (the page says so), its rows out are
+        # what its sink wrote; funke's own rolling sum counts both
+        status, body = _get(f"{base}/jobs/{handle.name}", token=token)
+        ops = json.loads(body)["operators"]
+        assert ops["counts"]["in"] is None and ops["counts"]["out"] == ops["counts-out"]["in"]
+        assert ops["totals"]["in"] is not None and ops["totals"]["out"] is not None
         monkeypatch.setattr(handle.checkpoints, "uri", True)  # as an hdfs:// root: listed and read by Hadoop
         assert (handle.state("totals").get("k1"), handle.state("counts").keys()) == local
         # a filesystem Hadoop has no client for: the reason, not "no micro-batch yet"
@@ -312,6 +368,38 @@ def test_off_loopback_every_request_needs_the_token(spark, tmp_path, stream, mon
         monkeypatch.undo()
     finally:
         handle.stop()
+
+
+def test_a_failed_job_s_dashboard_shows_the_failure(spark, tmp_path, chromium):
+    """After a failure the job's HTTP server goes on serving its dashboard, with the failure in the
+    exceptions view: the headline the user was told and the trace behind it, until stop()."""
+
+    def parse(row):
+        if row["v"] == 2:
+            raise ValueError(f"bad row {row['k']!r}")
+        return row
+
+    env = fk.StreamEnvironment(app=f"ops-fails-{uuid.uuid4().hex[:6]}", spark=spark, checkpoint_dir=str(tmp_path / "ckpt"))
+    rows = [{"k": f"k{i}", "v": i} for i in range(4)]
+    env.from_collection(rows, "k string, v bigint").map(parse, output_schema="k string, v bigint").sink_to(fk.sinks.collect(), uid="parsed")
+    handle = env.execute()
+    try:
+        with pytest.raises(fk.JobFailedError) as failed:
+            handle.wait(300)
+        headline = str(failed.value).splitlines()[0]
+        status, body = _get(f"{handle.http_address}/jobs/{handle.name}")
+        assert status == 200, body
+        (exception,) = [e for e in json.loads(body)["exceptions"] if e["action"] == "the job failed"]  # (a restart may come first)
+        assert (exception["headline"], exception["action"], exception["query"]) == (headline, "the job failed", "parsed")
+        assert "ValueError: bad row 'k2'" in exception["trace"]
+        dom = _browse(chromium, handle.http_address + "/", tmp_path / "profile")
+        assert 'class="status failed">failed</span>' in dom
+        shown = re.search(r'<div class="exception failed"><div class="when">[^<]*parsed · the job failed</div><div class="headline">([^<]*)</div>', dom)
+        assert shown and html.unescape(shown.group(1)) == headline, dom[dom.find('id="exceptions"') :][:2000]
+        assert "ValueError: bad row 'k2'" in html.unescape(dom[dom.find("<pre>") :])
+    finally:
+        handle.stop()
+    assert _refused(handle.http.address)
 
 
 def _refused(base: str) -> bool:
@@ -342,15 +430,37 @@ def chromium() -> str:
     return shutil.which("chromium") or pytest.fail("chromium is not on PATH after apt-get install chromium")
 
 
-def _browse(chromium: str, url: str, profile: Path, *, screenshot: Path | None = None) -> str:
+def _browse(chromium: str, url: str, profile: Path, *, screenshot: Path | None = None, width: int = 1400) -> str:
     """The page's DOM after its scripts ran for 4 s of virtual time (and a screenshot, when asked)."""
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}", "--virtual-time-budget=4000",
-             "--window-size=1400,1400"]  # fmt: skip
+             f"--window-size={width},1400"]  # fmt: skip
     what = [f"--screenshot={screenshot}"] if screenshot is not None else ["--dump-dom"]
     done = subprocess.run([chromium, *flags, *what, url], capture_output=True, text=True, timeout=180, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def _assert_drawn(png: Path, width: int, height: int) -> None:
+    """A screenshot of the page as drawn: a PNG of the window's size whose rows are not blank (a blank or
+    half-drawn page repeats the same few rows; the dashboard has hundreds of different ones)."""
+    import struct
+    import zlib
+
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    chunks, at = {}, 8
+    while at < len(data):
+        size, kind = struct.unpack(">I4s", data[at : at + 8])
+        chunks.setdefault(kind, []).append(data[at + 8 : at + 8 + size])
+        at += 12 + size
+    w, h, depth, color = struct.unpack(">IIBB", chunks[b"IHDR"][0][:10])
+    assert (w, h) == (width, height) and depth == 8, (w, h, depth)
+    pixels = zlib.decompress(b"".join(chunks[b"IDAT"]))
+    stride = 1 + w * {2: 3, 6: 4}[color]
+    assert len(pixels) == stride * h
+    distinct = len({pixels[i * stride + 1 : (i + 1) * stride] for i in range(h)})
+    assert distinct > 300, f"the screenshot has {distinct} different rows of pixels of {h}: a blank page?"
 
 
 def _figure(dom: str, key: str) -> str:

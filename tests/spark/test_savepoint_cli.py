@@ -49,6 +49,8 @@ def test_savepoint_stop_and_resume_from_another_process(tmp_path, monkeypatch, s
         assert registry.job("ysb-cli").status == "stopped"
         stop_sp = [s for s in registry.savepoints("ysb-cli") if s.path != str(running_sp.path)]
         assert len(stop_sp) == 1 and stop_sp[0].batches["campaign-counts"] >= running_sp.batches["campaign-counts"]
+        said = " ".join(stopped.output.split())  # what it stopped, where, and the savepoint
+        assert f"stopped job 'ysb-cli': campaign-counts after micro-batch {stop_sp[0].batches['campaign-counts']}; savepoint at {stop_sp[0].path}" in said, said
         listing = runner.invoke(app, ["savepoints", "ysb-cli"])
         assert str(running_sp.path.name) in listing.output.replace("\n", ""), listing.output
     finally:

@@ -11,7 +11,7 @@ from funke.runtime.job import JobHandle
 def query(batch_ms, batch_rows):
     return SimpleNamespace(
         input_rows=sum(batch_rows), output_rows=0, batches=len(batch_ms), watermark=None, late_rows_dropped=0,
-        dead_letters=0, restarts=0, batch_ms=deque(batch_ms), batch_rows=deque(batch_rows),
+        dead_letters=0, restarts=0, batch_ms=deque(batch_ms), batch_rows=deque(batch_rows), history=deque(),
     )  # fmt: skip
 
 
