@@ -89,3 +89,21 @@ def test_the_job_table_shows_running_and_recently_ended_jobs_only(tmp_path):
         True,
     )
     assert by_name["just-ended"]["running"] is False and by_name["just-ended"]["ended"]
+
+
+def test_a_side_output_and_its_sink_are_counted_by_its_tag():
+    """A general operator's Spark query that feeds its main output's sink and a side output's: the
+    operator's observe counts each tag, so each branch shows its own rows, not the query's total."""
+    from funke.runtime.progress import operator_flows
+
+    graph = [
+        {"uid": "src", "kind": "Source", "inputs": [], "queries": ["main-out", "late-out"]},
+        {"uid": "g", "kind": "KeyedProcess", "inputs": ["src"], "queries": ["main-out", "late-out"]},
+        {"uid": "main-out", "kind": "Sink", "inputs": ["g"], "queries": ["main-out"]},
+        {"uid": "late", "kind": "SideOutput", "tag": "late", "inputs": ["g"], "queries": ["late-out"]},
+        {"uid": "late-out", "kind": "Sink", "inputs": ["late"], "queries": ["late-out"]},
+    ]
+    flows = operator_flows({"funke_src_src": 40, "out:g": 6, "tag:g:late": 1}, graph, ["main-out", "late-out"])
+    assert flows[("g", "in")] == 40 and flows[("main-out", "in")] == flows[("main-out", "out")] == 6
+    assert flows[("late", "in")] == flows[("late", "out")] == flows[("late-out", "in")] == flows[("late-out", "out")] == 1
+    assert ("late", "in") not in operator_flows({"funke_src_src": 40, "out:g": 6}, graph, "main-out")  # (not in that query)

@@ -83,6 +83,7 @@ REFUSALS = {
     "pyflink.table to_changelog_stream": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).StreamTableEnvironment.create(env()).to_changelog_stream(None), r"to_changelog_stream to a PyFlink DataStream.*execute\(\).collect\(\)"),
     "pyflink.table to_data_stream without a StreamExecutionEnvironment": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).TableEnvironment.create().to_data_stream(None), r"to_data_stream\(\) is StreamTableEnvironment's"),
     "pyflink.table Over windows": (lambda: __import__("funke.pyflink.table.window", fromlist=["x"]).Over.partition_by("k"), r"Over windows.*OVER aggregation in SQL"),
+    "pyflink.table order_by without fetch": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).TableEnvironment.create().from_elements([(1,)], ["v"]).order_by(__import__("funke.pyflink.table.expressions", fromlist=["x"]).col("v")).execute(), r"order_by\(...\).execute: a sort of the whole result.*fetch\(n\) runs"),
     "pyflink.table unknown expression method": (lambda: __import__("funke.pyflink.table.expressions", fromlist=["x"]).col("a").sha512, r"'sha512'.*call\('FUNCTION'"),
     "RuntimeContext metrics": (lambda: __import__("funke.semantics.rich", fromlist=["x"]).RuntimeContext("f").get_metrics_group(), r"get_metrics_group.*JobHandle.metrics"),
 }

@@ -180,3 +180,15 @@ def test_a_scalar_function_s_row_result_goes_to_arrow_by_name_or_by_position():
 
     assert _struct(Row(1, "x")) == (1, "x")  # (a positional Row has no names: by position)
     assert _struct(Row(id=1, name="x")) == {"id": 1, "name": "x"}
+
+
+def test_order_by_fetch_is_order_by_limit():
+    from funke.table.rank import TopN
+    from funke.plan import nodes as n
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t = t_env.from_elements([(1, "a", 3)], ["id", "k", "v"])
+    for top in (t.order_by(col("v").desc, col("id")).fetch(2), t.order_by(col("v").desc, col("id").asc).limit(2)):
+        (fn,) = [x.function for x in n.walk([top._stream.node]) if isinstance(x, n.KeyedProcess)]
+        assert isinstance(fn, TopN) and fn.limit == 2 and [(o.column, o.descending) for o in fn.order] == [("v", True), ("id", False)]
+        assert top.columns == ("id", "k", "v") and top.updating

@@ -111,6 +111,15 @@ class Expression:
             "t_env.sql_query(...), or use call('FUNCTION', ...)"
         )
 
+    # -- ordering (order_by) -----------------------------------------------------------------------
+    @property
+    def asc(self) -> Expression:
+        return Expression("{0} ASC", self._bare())
+
+    @property
+    def desc(self) -> Expression:
+        return Expression("{0} DESC", self._bare())
+
     # -- predicates --------------------------------------------------------------------------------
     def is_null(self) -> Expression:
         return Expression("({0} IS NULL)", self._bare())

@@ -302,6 +302,13 @@ class Table(fk_table.Table):
     def limit(self, fetch: int, offset: int = 0) -> Table:
         return self._t_env.sql_query(f"SELECT * FROM {self} LIMIT {int(fetch)}" + (f" OFFSET {int(offset)}" if offset else ""))
 
+    def fetch(self, fetch: int) -> Table:
+        return self.limit(fetch)
+
+    def order_by(self, *fields: Any) -> _OrderedTable:
+        """``order_by(col('v').desc).fetch(n)`` (or ``.limit(n)``): ``ORDER BY ... LIMIT n``, a Top-N."""
+        return _OrderedTable(self, ", ".join(self._t_env._items([f]) for f in fields))
+
     def execute_insert(self, table_path_or_descriptor: Any, overwrite: bool = False) -> TableResult:
         """Write the table into a registered table (a job; ``wait()`` waits for a bounded one to end)."""
         if overwrite:
@@ -338,6 +345,29 @@ class _WindowedTable:
 
     def group_by(self, *fields: Any) -> Any:
         return self._inner.group_by(*self._table._keys(fields))
+
+
+class _OrderedTable:
+    """``table.order_by(...)``: runs with ``fetch(n)`` / ``limit(n)`` (a Top-N); a sort of the whole result
+    is refused, as ``ORDER BY`` without ``LIMIT`` in SQL."""
+
+    def __init__(self, table: Table, order: str) -> None:
+        self._table, self._order = table, order
+
+    def limit(self, fetch: int, offset: int = 0) -> Table:
+        sql = f"SELECT * FROM {self._table} ORDER BY {self._order} LIMIT {int(fetch)}" + (f" OFFSET {int(offset)}" if offset else "")
+        return self._table._t_env.sql_query(sql)
+
+    def fetch(self, fetch: int) -> Table:
+        return self.limit(fetch)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise UnsupportedError(
+            f"order_by(...).{name}: a sort of the whole result (ORDER BY without LIMIT) is not supported by funke; "
+            "order_by(...).fetch(n) runs, as a Top-N"
+        )
 
 
 class TableResult:
