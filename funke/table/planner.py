@@ -66,6 +66,7 @@ from funke.table.columns import check_window_query
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
+from funke.table.over_lowering import OverLowering
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sql_types import exact_type, type_of, wider
@@ -105,7 +106,7 @@ class Tvf:
 
 
 @dataclass
-class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering):
+class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering):
     """Lowers one query; ``views`` maps each view name to a function returning its DataStream. Its joins
     are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``), its aggregations by
     those of ``AggregateLowering`` (``funke.table.aggregate_lowering``); joins of more than two relations
@@ -156,10 +157,11 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         self._no_refused_parts(query)
         source = query.args.get("from_")
         inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
-        if isinstance(inner, exp.Select) and any(isinstance(e.unalias(), exp.Window) for e in inner.expressions):
+        if isinstance(inner, exp.Select) and any(isinstance(e.unalias(), exp.Window) and not self._is_aggregate_call(e.unalias().this) for e in inner.expressions):
             return self._top_n(query, inner)
         for node in query.find_all(exp.Window):
-            raise self.refuse(node, "an OVER window here", "a window Top-N runs: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rownum FROM ...) WHERE rownum <= N")
+            if not self._is_aggregate_call(node.this):
+                raise self.refuse(node, "an OVER window here", "a window Top-N runs: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rownum FROM ...) WHERE rownum <= N")
         if source is None:
             raise self.refuse(query, "a SELECT without FROM")
         for key, arg in query.args.items():  # (a subquery in FROM is lowered on its own; nowhere else)
@@ -175,6 +177,10 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         if where is not None:
             self._no_window_columns(where.this, "WHERE")
             stream = stream.filter(self.spark_sql(where.this, stream.schema))
+        if any(True for _ in query.find_all(exp.Window)):
+            if tvf is not None:
+                raise self.refuse(source, "an OVER aggregation over a window TVF")
+            return self._over_aggregate(query, stream, source.this)
         aggregated = self._aggregates(query)
         if query.args.get("group") or query.args.get("having") or aggregated:
             if tvf is None:

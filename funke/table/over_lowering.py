@@ -1,0 +1,112 @@
+"""The lowering of Flink SQL's OVER aggregations (``funke.table.over``): ``OverLowering``, the methods
+of ``funke.table.planner.Planner`` that lower them.
+
+``SELECT ..., agg(x) OVER (PARTITION BY keys ORDER BY ts [frame]) ... FROM v [WHERE ...]``: every OVER
+of the query must have the same window, as in Flink; ``ORDER BY`` the view's event-time attribute,
+ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
+``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW``, SQL's default). The view must be insert-only.
+The aggregates are COUNT, SUM, MIN, MAX and AVG (an integer SUM and AVG keep their type, as in a GROUP BY).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from funke.errors import PlanError
+from funke.plan.expr import Sql
+from funke.plan.types import Field, Schema
+from funke.table.aggregate import AggregateCall
+from funke.table.over import Frame, OverAggregate
+
+
+class OverLowering:
+    """The OVER aggregation's lowering (a mixin of ``Planner``: it uses the planner's ``refuse``,
+    ``_hide``, ``_aggregate_call``, ``_result_type``, ``_typed``, ``_insert_only``, ``_interval_ms``,
+    ``typed_sql`` and ``at``)."""
+
+    def _over_aggregate(self: Any, query: exp.Select, stream: Any, source: exp.Expression) -> Any:
+        """The query's rows, each with its OVER aggregates (an insert-only result), then its SELECT list."""
+        for arg in ("group", "having"):
+            if query.args.get(arg):
+                raise self.refuse(query.args[arg], "an OVER aggregation in a query with GROUP BY", "aggregate in a subquery of its FROM")
+        overs = [w for w in query.find_all(exp.Window)]
+        first = overs[0]
+        shape = _shape(first)
+        for w in overs[1:]:
+            if _shape(w) != shape:
+                raise self.refuse(w, "OVER windows that differ in one SELECT", f"Flink takes one window per SELECT: OVER ({shape})")
+        for w in overs:
+            if not self._is_aggregate_call(w.this):
+                raise self.refuse(w, f"{w.this.sql()} OVER (...) outside a Top-N", "ROW_NUMBER() runs in a Top-N: WHERE rownum <= N outside its subquery")
+        self._insert_only(stream, source, "an OVER aggregation")
+        time = stream.node.event_time
+        order = first.args.get("order")
+        items = order.expressions if order is not None else []
+        if len(items) != 1 or not isinstance(items[0].this, exp.Column) or items[0].this.name != time or items[0].args.get("desc"):
+            raise PlanError(
+                f"Flink SQL: the OVER window at {self.at(first)} must be ORDER BY the view's time attribute, ascending "
+                f"({time or 'the view has none: create it from a stream with watermarks'})"
+            )
+        frame = self._frame(first)
+        keys = []
+        for c in first.args.get("partition_by") or []:
+            if not isinstance(c, exp.Column) or c.table:
+                raise self.refuse(c, f"PARTITION BY {c.sql()} in an OVER window", "partition by columns")
+            stream.schema.field(c.name, node=f"PARTITION BY at {self.at(c)}")
+            keys.append(c.name)
+        calls: list[AggregateCall] = []
+        columns: dict[int, exp.Expression] = {}
+        for w in overs:
+            if w.this.args.get("distinct") or isinstance(w.this.this, exp.Distinct):
+                raise self.refuse(w, "DISTINCT in an OVER aggregate")
+            call, stream = self._aggregate_call(w.this, stream)
+            calls.append(call)
+            columns[id(w)] = self._typed(exp.column(call.alias, quoted=True), call.name, w.this, stream.schema)
+        schema = stream.schema
+        if not keys:
+            keys = [self._hide()]
+            stream = stream.with_column(keys[0], Sql("0", declared="int"))
+        fields = [*schema.fields, *(Field(c.alias, self._result_type(c, schema)) for c in calls)]
+        out = stream.key_by(keys, nulls=True).process(OverAggregate(time, frame, calls), output_schema=Schema(tuple(fields)), name="OverAggregate")
+
+        def swap(n: exp.Expression) -> exp.Expression:
+            return columns[id(n)].copy() if id(n) in columns else n
+
+        selected = []
+        for i, e in enumerate(query.expressions):
+            if isinstance(e, exp.Star):
+                selected += [exp.column(f.name, quoted=True) for f in schema.fields]
+                continue
+            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
+            body = (e.this if isinstance(e, exp.Alias) else e).transform(swap, copy=False)  # (in place: ``columns`` knows its nodes)
+            selected.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
+        return out.select(*(self.typed_sql(x, out.schema) for x in selected))
+
+    def _frame(self: Any, window: exp.Window) -> Frame:
+        spec = window.args.get("spec")
+        if spec is None:
+            return Frame("RANGE")
+        kind, start, end = spec.args.get("kind"), spec.args.get("start"), spec.args.get("end")
+        if str(end).upper() != "CURRENT ROW" or spec.args.get("end_side"):
+            raise self.refuse(spec, f"the frame {spec.sql()}", "Flink's OVER frames end at CURRENT ROW")
+        if str(start).upper() == "UNBOUNDED":
+            return Frame(str(kind).upper())
+        if str(spec.args.get("start_side") or "").upper() != "PRECEDING":
+            raise self.refuse(spec, f"the frame {spec.sql()}", "write ... PRECEDING AND CURRENT ROW")
+        if str(kind).upper() == "ROWS":
+            if not (isinstance(start, exp.Literal) and not start.is_string and int(start.this) >= 0):
+                raise self.refuse(start, f"ROWS BETWEEN {start.sql()} PRECEDING", "ROWS takes a number of rows")
+            return Frame("ROWS", int(start.this))
+        return Frame("RANGE", self._interval_ms(start))
+
+
+def _shape(window: exp.Window) -> str:
+    """An OVER window's PARTITION BY, ORDER BY and frame, as SQL (two OVERs are the same window when equal)."""
+    parts = [
+        "PARTITION BY " + ", ".join(c.sql() for c in window.args.get("partition_by") or []),
+        window.args["order"].sql() if window.args.get("order") is not None else "",
+        window.args["spec"].sql() if window.args.get("spec") is not None else "",
+    ]
+    return " ".join(p for p in parts if p and p != "PARTITION BY ")
