@@ -38,7 +38,7 @@ class OverLowering:
             if _shape(w) != shape:
                 raise self.refuse(w, "OVER windows that differ in one SELECT", f"Flink takes one window per SELECT: OVER ({shape})")
         for w in overs:
-            if not self._is_aggregate_call(w.this):
+            if self._ranking(w):
                 raise self.refuse(w, f"{w.this.sql()} OVER (...) outside a Top-N", "ROW_NUMBER() runs in a Top-N: WHERE rownum <= N outside its subquery")
         self._insert_only(stream, source, "an OVER aggregation")
         time = stream.node.event_time
@@ -84,6 +84,11 @@ class OverLowering:
             selected.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
         return out.select(*(self.typed_sql(x, out.schema) for x in selected))
 
+    def _ranking(self: Any, window: exp.Window) -> bool:
+        """Whether an OVER window's function ranks rows or reads other rows (ROW_NUMBER, RANK, LAG, ...: a
+        Top-N's, or refused), not an aggregate over the frame."""
+        return isinstance(window.this, _RANKING) or not self._is_aggregate_call(window.this)
+
     def _frame(self: Any, window: exp.Window) -> Frame:
         spec = window.args.get("spec")
         if spec is None:
@@ -100,6 +105,13 @@ class OverLowering:
                 raise self.refuse(start, f"ROWS BETWEEN {start.sql()} PRECEDING", "ROWS takes a number of rows")
             return Frame("ROWS", int(start.this))
         return Frame("RANGE", self._interval_ms(start))
+
+
+#: The window functions that are no aggregate of the frame (sqlglot counts most of them as aggregates).
+_RANKING = (
+    exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag, exp.Lead,
+    exp.FirstValue, exp.LastValue, exp.NthValue,
+)  # fmt: skip
 
 
 def _shape(window: exp.Window) -> str:

@@ -157,10 +157,10 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         self._no_refused_parts(query)
         source = query.args.get("from_")
         inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
-        if isinstance(inner, exp.Select) and any(isinstance(e.unalias(), exp.Window) and not self._is_aggregate_call(e.unalias().this) for e in inner.expressions):
+        if isinstance(inner, exp.Select) and any(isinstance(e.unalias(), exp.Window) and self._ranking(e.unalias()) for e in inner.expressions):
             return self._top_n(query, inner)
         for node in query.find_all(exp.Window):
-            if not self._is_aggregate_call(node.this):
+            if self._ranking(node):
                 raise self.refuse(node, "an OVER window here", "a window Top-N runs: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rownum FROM ...) WHERE rownum <= N")
         if source is None:
             raise self.refuse(query, "a SELECT without FROM")

@@ -192,3 +192,31 @@ def test_order_by_fetch_is_order_by_limit():
         (fn,) = [x.function for x in n.walk([top._stream.node]) if isinstance(x, n.KeyedProcess)]
         assert isinstance(fn, TopN) and fn.limit == 2 and [(o.column, o.descending) for o in fn.order] == [("v", True), ("id", False)]
         assert top.columns == ("id", "k", "v") and top.updating
+
+
+def test_an_over_window_of_the_table_api_is_sql_s_over_aggregation():
+    import funke as fk
+    from funke.pyflink.table.expressions import CURRENT_ROW, UNBOUNDED_RANGE, row_interval
+    from funke.pyflink.table.window import Over
+    from funke.table.over import Frame, OverAggregate
+    from funke.plan import nodes as n
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    t_env.create_temporary_view("ev", t_env.env.from_collection([], "name string, ts timestamp, price float", watermarks=wm))
+    table = t_env.from_path("ev")
+
+    def over(t):
+        (fn,) = [x.function for x in n.walk([t._stream.node]) if isinstance(x, n.KeyedProcess)]
+        assert isinstance(fn, OverAggregate)
+        return fn.frame, [(c.name, c.args) for c in fn.calls]
+
+    rows = table.over_window(Over.partition_by(col("name")).order_by(col("ts")).preceding(row_interval(2)).following(CURRENT_ROW).alias("w"))
+    t = rows.select(col("name"), col("price").max.over(col("w")))
+    assert t.columns == ("name", "EXPR$0") and not t.updating and over(t) == (Frame("ROWS", 2), [("max", ("price",))])
+    ranged = table.over_window(Over.partition_by(col("name")).order_by(col("ts")).preceding(lit(2).seconds).alias("w"))
+    assert over(ranged.select(col("name"), col("price").sum.over(col("w")).alias("total")))[0] == Frame("RANGE", 2000)
+    t = table.over_window(Over.order_by(col("ts")).preceding(UNBOUNDED_RANGE).alias("w")).select((col("price").count.over(col("w")) + 1).alias("n"))
+    assert t.columns == ("n",) and over(t) == (Frame("RANGE"), [("count", ("price",))])
+    with pytest.raises(PlanError, match="no Over window named so"):
+        rows.select(col("price").max.over(col("v")))

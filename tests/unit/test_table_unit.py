@@ -577,3 +577,34 @@ def test_order_by_limit_plans_a_top_n_of_the_result_and_limit_alone_stays_insert
     assert over_changes.updating and isinstance(top_n(over_changes), RetractableTopN)
     with pytest.raises(PlanError, match=r"ORDER BY at line 1, column 30: unknown column 'vv' \(did you mean 'v'\?\)"):
         t_env.sql_query("SELECT k, v FROM ev ORDER BY vv LIMIT 1")
+
+
+def test_an_over_aggregation_plans_one_keyed_function_per_select_and_refuses_what_flink_refuses(t_env):
+    from funke.table.over import Frame, OverAggregate
+
+    t = t_env.sql_query(
+        "SELECT k, v, SUM(v) OVER w2 AS s, AVG(v) OVER w2 AS a FROM ev WHERE v > 0".replace(
+            "OVER w2", "OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)"
+        )
+    )
+    assert t.columns == ("k", "v", "s", "a") and not t.updating
+    assert {f.name: f.dtype for f in t.get_schema().fields} == {"k": "string", "v": "int", "s": "int", "a": "int"}  # (SUM, AVG of INT: INT)
+    (fn,) = [x.function for x in n.walk([t._stream.node]) if isinstance(x, n.KeyedProcess)]
+    assert isinstance(fn, OverAggregate) and fn.frame == Frame("ROWS", 2) and [c.name for c in fn.calls] == ["sum", "avg"]
+    ranged = t_env.sql_query("SELECT COUNT(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW) AS c FROM ev")
+    (fn,) = [x.function for x in n.walk([ranged._stream.node]) if isinstance(x, n.KeyedProcess)]
+    assert fn.frame == Frame("RANGE", 60_000) and ranged.columns == ("c",)
+    refused = {
+        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY v) FROM ev": "must be ORDER BY the view's time attribute, ascending (ts)",
+        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY ts DESC) FROM ev": "must be ORDER BY the view's time attribute, ascending",
+        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY ts), MAX(v) OVER (ORDER BY ts) FROM ev": "OVER windows that differ in one SELECT",
+        "SELECT SUM(v) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM ev": "end at CURRENT ROW",
+        "SELECT k, SUM(v) OVER (ORDER BY ts) FROM ev GROUP BY k": "an OVER aggregation in a query with GROUP BY",
+        "SELECT SUM(v) OVER (ORDER BY ts) FROM plain": "ORDER BY the view's time attribute",
+        "SELECT SUM(n) OVER (ORDER BY ts) FROM (SELECT k, COUNT(*) AS n, MAX(ts) AS ts FROM ev GROUP BY k)": "an OVER aggregation over an updating result",
+        "SELECT LAG(v) OVER (ORDER BY ts) FROM ev": "an OVER window here",
+    }
+    for sql, message in refused.items():
+        with pytest.raises((PlanError, UnsupportedError)) as e:
+            t_env.sql_query(sql)
+        assert message in str(e.value), (sql, str(e.value))

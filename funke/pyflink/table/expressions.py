@@ -111,6 +111,13 @@ class Expression:
             "t_env.sql_query(...), or use call('FUNCTION', ...)"
         )
 
+    def over(self, window: Any) -> Expression:
+        """This aggregate over an Over window (``col('v').max.over(col('w'))``)."""
+        name = window if isinstance(window, str) else getattr(window, "name", None)
+        if self._aggregate is None or not isinstance(name, str):
+            raise PlanError(f"over() takes an aggregate (col('v').max) and the Over window's alias (col('w')), got {self.to_sql(str)} over {window!r}")
+        return OverCall(self._bare(), name)
+
     # -- ordering (order_by) -----------------------------------------------------------------------
     @property
     def asc(self) -> Expression:
@@ -293,17 +300,42 @@ def current_timestamp() -> Expression:
     return Expression("CURRENT_TIMESTAMP")
 
 
-# (Over windows' bounds: importable, for the refusal to come where the Over window is built: pyflink.table.window.Over)
-UNBOUNDED_ROW, UNBOUNDED_RANGE = Expression("UNBOUNDED PRECEDING"), Expression("UNBOUNDED PRECEDING")
-CURRENT_ROW, CURRENT_RANGE = Expression("CURRENT ROW"), Expression("CURRENT ROW")
+class Bound(Expression):
+    """An Over window's bound (pyflink.table.window.Over): its frame's kind, ``ROWS`` or ``RANGE``, and how far
+    before the current row it starts (rows, or milliseconds for ``RANGE``; None: unbounded; 0: the current row)."""
+
+    def __init__(self, kind: str, preceding: int | None) -> None:
+        start = "UNBOUNDED" if preceding is None else "CURRENT ROW" if preceding == 0 else f"{preceding}"
+        super().__init__(start)
+        self.kind, self.preceding = kind, preceding
 
 
-def row_interval(rows: int) -> Expression:
-    return Expression(f"{int(rows)} PRECEDING")
+UNBOUNDED_ROW, UNBOUNDED_RANGE = Bound("ROWS", None), Bound("RANGE", None)
+CURRENT_ROW, CURRENT_RANGE = Bound("ROWS", 0), Bound("RANGE", 0)
 
 
-def range_interval(ms: int) -> Expression:
-    return Expression(f"INTERVAL '{int(ms)}' MILLISECOND PRECEDING")
+def row_interval(rows: int) -> Bound:
+    return Bound("ROWS", int(rows))
+
+
+def range_interval(ms: int) -> Bound:
+    return Bound("RANGE", int(ms))
+
+
+class OverCall(Expression):
+    """``agg.over(col('w'))``: an aggregate over the Over window named ``w`` (its SQL is written where the
+    table's Over windows are known: ``Table.over_window(...).select``)."""
+
+    def __init__(self, call: Expression, window: str, alias: str | None = None) -> None:
+        super().__init__("{0}", call, alias=alias)
+        self.call, self.window = call, window
+
+    def alias(self, name: str, *extra_names: str) -> Expression:
+        super().alias(name, *extra_names)
+        return OverCall(self.call, self.window, name)
+
+    def _bare(self) -> Expression:
+        return OverCall(self.call, self.window) if self._alias else self
 
 
 __all__ = [

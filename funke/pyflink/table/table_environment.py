@@ -305,6 +305,15 @@ class Table(fk_table.Table):
     def fetch(self, fetch: int) -> Table:
         return self.limit(fetch)
 
+    def over_window(self, *over_windows: Any) -> _OverWindowedTable:
+        """``over_window(Over...alias('w')).select(col('v').max.over(col('w')), ...)``: SQL's OVER aggregation."""
+        from funke.pyflink.table.window import OverWindow
+
+        for w in over_windows:
+            if not isinstance(w, OverWindow):
+                raise PlanError(f"over_window() takes Over windows (Over.partition_by(...).order_by(...)...alias('w')), got {w!r}")
+        return _OverWindowedTable(self, {w.name: w for w in over_windows})
+
     def order_by(self, *fields: Any) -> _OrderedTable:
         """``order_by(col('v').desc).fetch(n)`` (or ``.limit(n)``): ``ORDER BY ... LIMIT n``, a Top-N."""
         return _OrderedTable(self, ", ".join(self._t_env._items([f]) for f in fields))
@@ -345,6 +354,28 @@ class _WindowedTable:
 
     def group_by(self, *fields: Any) -> Any:
         return self._inner.group_by(*self._table._keys(fields))
+
+
+class _OverWindowedTable:
+    """``table.over_window(w, ...)``: ``select`` with aggregates over the windows (``agg.over(col('w'))``)."""
+
+    def __init__(self, table: Table, windows: dict[str, Any]) -> None:
+        self._table, self._windows = table, windows
+
+    def select(self, *fields: Any) -> Table:
+        return self._table.select(*(self._resolved(f) for f in fields))
+
+    def _resolved(self, e: Any) -> Any:
+        from funke.pyflink.table.expressions import Expression, OverCall, _escaped
+
+        if isinstance(e, OverCall):
+            window = self._windows.get(e.window)
+            if window is None:
+                raise PlanError(f"over({e.window!r}): no Over window named so; over_window() has {', '.join(map(repr, self._windows))}")
+            return Expression("{0} OVER " + _escaped(window.sql()), e.call, alias=e._alias, aggregate=e.call._aggregate)
+        if isinstance(e, Expression) and e._operands and type(e) is Expression:
+            return Expression(e._template, *(self._resolved(o) for o in e._operands), alias=e._alias, aggregate=e._aggregate)
+        return e
 
 
 class _OrderedTable:

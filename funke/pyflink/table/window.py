@@ -1,6 +1,6 @@
 """PyFlink's group windows (``pyflink.table.window``): ``Tumble``, ``Slide`` and ``Session`` over an interval
 (``lit(5).seconds``), on a time attribute (``col('ts')``), named (``alias('w')``), as funke's
-(``funke.table.windows``). ``Over`` windows are SQL's ``OVER``: refused here, naming it."""
+(``funke.table.windows``). ``Over`` windows are SQL's ``OVER`` aggregations."""
 
 from __future__ import annotations
 
@@ -62,11 +62,66 @@ class Session:
 
 
 class Over:
+    """``Over.partition_by(col('k')).order_by(col('ts')).preceding(row_interval(2)).alias('w')``: SQL's
+    ``OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)``, named for
+    ``agg.over(col('w'))`` in ``table.over_window(w).select(...)``."""
+
     @staticmethod
-    def partition_by(*args: Any) -> Any:
-        raise UnsupportedError("Over windows of the Table API are not translated by funke: write the OVER aggregation in SQL (sql_query)")
+    def partition_by(*partition_by: Any) -> OverWindowPartitioned:
+        return OverWindowPartitioned(tuple(_name(p, "Over.partition_by()") for p in partition_by))
 
-    order_by = partition_by
+    @staticmethod
+    def order_by(order_by: Any) -> OverWindowPartitionedOrdered:
+        return OverWindowPartitioned(()).order_by(order_by)
 
 
-__all__ = ["GroupWindow", "Over", "Session", "Slide", "Tumble"]
+class OverWindowPartitioned:
+    def __init__(self, partition: tuple[str, ...]) -> None:
+        self.partition = partition
+
+    def order_by(self, order_by: Any) -> OverWindowPartitionedOrdered:
+        return OverWindowPartitionedOrdered(self.partition, _name(order_by, "Over.order_by()"))
+
+
+class OverWindowPartitionedOrdered:
+    """An Over window being built: ``preceding`` (default ``UNBOUNDED_RANGE``), ``following`` (the current
+    row only, as in Flink), ``alias``."""
+
+    def __init__(self, partition: tuple[str, ...], order: str, bound: Any = None) -> None:
+        self.partition, self.order, self.bound = partition, order, bound
+
+    def preceding(self, preceding: Any) -> OverWindowPartitionedOrdered:
+        from funke.pyflink.table.expressions import Bound
+
+        if not isinstance(preceding, Bound):  # (lit(2).seconds: a RANGE of that interval)
+            preceding = Bound("RANGE", _ms(preceding, "Over.preceding()"))
+        return OverWindowPartitionedOrdered(self.partition, self.order, preceding)
+
+    def following(self, following: Any) -> OverWindowPartitionedOrdered:
+        if getattr(following, "preceding", None) != 0:
+            raise UnsupportedError(f"Over.following({following!r}): Flink's Over windows end at the current row (CURRENT_ROW / CURRENT_RANGE)")
+        return self
+
+    def alias(self, alias: Any) -> OverWindow:
+        return OverWindow(_name(alias, "Over...alias()"), self.partition, self.order, self.bound)
+
+
+class OverWindow:
+    """A named Over window; ``sql()`` is its ``OVER (...)`` specification."""
+
+    def __init__(self, name: str, partition: tuple[str, ...], order: str, bound: Any) -> None:
+        self.name, self.partition, self.order, self.bound = name, partition, order, bound
+
+    def sql(self) -> str:
+        kind, preceding = ("RANGE", None) if self.bound is None else (self.bound.kind, self.bound.preceding)
+        start = "UNBOUNDED" if preceding is None else f"INTERVAL '{preceding}' MILLISECOND" if kind == "RANGE" else str(preceding)
+        frame = f"{kind} BETWEEN {start} PRECEDING AND CURRENT ROW"
+        keys = f"PARTITION BY {', '.join(_quoted(p) for p in self.partition)} " if self.partition else ""
+        return f"({keys}ORDER BY {_quoted(self.order)} {frame})"
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+__all__ = ["GroupWindow", "Over", "OverWindow", "Session", "Slide", "Tumble"]
