@@ -116,6 +116,16 @@ def test_group_windows_over_a_datastream_with_a_watermark(examples, capsys, prog
     assert_windows(run_program(folder / program, capsys), sliced(PRICES, size, slide), aggregate)
 
 
+def test_an_over_window_gives_each_row_the_max_of_it_and_the_two_rows_before(examples, capsys):
+    """over_window.py: MAX(price) OVER (PARTITION BY name ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW),
+    each name's rows in time order (none is late: the watermark trails by 3 s, the rows by at most 2 s)."""
+    expected = Counter()
+    for name in ("Alice", "Bob"):
+        prices = [p for _, _, p in sorted((ms, n, p) for ms, n, p in PRICES if n == name)]
+        expected.update(f"+I[{name}, {max(prices[max(0, i - 2) : i + 1])}]" for i in range(len(prices)))
+    assert run_program(examples / "windowing" / "over_window.py", capsys) == expected
+
+
 def test_session_windows_over_a_datastream_with_a_watermark(examples, capsys):
     sessions: dict[tuple[str, int, int], list[float]] = {}
     for name in {n for _, n, _ in SESSION_PRICES}:
