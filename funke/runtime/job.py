@@ -100,6 +100,7 @@ class QueryState:
     #: batch's duration goes into ``batch_seconds`` and the checkpoint writes' into ``checkpoint_seconds``.
     batch_ms: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
     batch_rows: deque[int] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))
+    batch_at: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))  # wall clock at each batch's end
     batch_seconds: DurationHistogram = field(default_factory=DurationHistogram)
     checkpoint_seconds: DurationHistogram = field(default_factory=DurationHistogram)
     finished: bool = False
@@ -204,6 +205,7 @@ class QueryState:
     def record_batch(self, ms: int, rows: int) -> None:
         self.batch_ms.append(ms)
         self.batch_rows.append(rows)
+        self.batch_at.append(time.time())
         self.batch_seconds.observe(ms / 1000)
 
     def ended_in(self, last_batch: int) -> bool:
