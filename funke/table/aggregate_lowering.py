@@ -28,7 +28,7 @@ from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.changelog import ROW_KIND, changelog_mode
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, kind_first
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, kind_first, select_item
 from funke.table.sql_types import type_of
 
 if TYPE_CHECKING:
@@ -232,12 +232,10 @@ class AggregateLowering:
             out = out.filter(self.spark_sql(rewrite(having.this), out.schema))
         items = []
         for i, e in enumerate(query.expressions):
-            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
             body = e.this if isinstance(e, exp.Alias) else e
             if isinstance(body, exp.Star):
                 raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
-            body = rewrite(body)
-            items.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
+            items.append(select_item(e, i, rewrite(body)))
         return out.select(*kind_first(out, [self.typed_sql(x, out.schema) for x in items]))
 
     def _is_aggregate_call(self, node: exp.Expression) -> bool:

@@ -34,3 +34,10 @@ def conjuncts(e: exp.Expression) -> list[exp.Expression]:
     """The terms of ``a AND b AND ...`` (``e`` itself when it is no AND), each without its parentheses."""
     e = e.unnest()
     return [t for x in e.flatten() for t in conjuncts(x)] if isinstance(e, exp.And) else [e]
+
+
+def select_item(e: exp.Expression, position: int, body: exp.Expression) -> exp.Expression:
+    """The SELECT list item ``e`` as ``body`` (its expression, rewritten), named as Flink names it: its alias
+    or column name, else ``EXPR$<position>`` (a column under its own name stays a bare column)."""
+    name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${position}"
+    return body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True)

@@ -18,6 +18,7 @@ from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.table.aggregate import AggregateCall
+from funke.table.lowering import select_item
 from funke.table.over import Frame, OverAggregate
 
 
@@ -31,7 +32,7 @@ class OverLowering:
         for arg in ("group", "having"):
             if query.args.get(arg):
                 raise self.refuse(query.args[arg], "an OVER aggregation in a query with GROUP BY", "aggregate in a subquery of its FROM")
-        overs = [w for w in query.find_all(exp.Window)]
+        overs = list(query.find_all(exp.Window))
         first = overs[0]
         shape = _shape(first)
         for w in overs[1:]:
@@ -79,9 +80,8 @@ class OverLowering:
             if isinstance(e, exp.Star):
                 selected += [exp.column(f.name, quoted=True) for f in schema.fields]
                 continue
-            name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
             body = (e.this if isinstance(e, exp.Alias) else e).transform(swap, copy=False)  # (in place: ``columns`` knows its nodes)
-            selected.append(body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True))
+            selected.append(select_item(e, i, body))
         return out.select(*(self.typed_sql(x, out.schema) for x in selected))
 
     def _ranking(self: Any, window: exp.Window) -> bool:

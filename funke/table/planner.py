@@ -177,7 +177,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         if where is not None:
             self._no_window_columns(where.this, "WHERE")
             stream = stream.filter(self.spark_sql(where.this, stream.schema))
-        if any(True for _ in query.find_all(exp.Window)):
+        if query.find(exp.Window) is not None:
             if tvf is not None:
                 raise self.refuse(source, "an OVER aggregation over a window TVF")
             return self._over_aggregate(query, stream, source.this)
@@ -425,7 +425,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             fn = TopN(order, n, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
         ranked = keyed.key_by([key], nulls=True).process(fn, output_schema=ddl)
         columns = [f"`{c}`" for c in schema.names]
-        if not order and not is_updating(stream):  # (the first n rows, each an insert: the result is not updating)
+        if not changelog_mode(ranked.node).updating:  # (LIMIT alone: the first n rows, each an insert)
             return ranked.select(*columns)
         return ranked.select(*kind_first(ranked, columns))
 

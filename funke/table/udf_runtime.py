@@ -97,7 +97,7 @@ class PythonAggregate:
     def get_value(self, accumulator: Any) -> Any:
         result = self._call("get_value", accumulator)
         result = result.item() if hasattr(result, "item") and not isinstance(result, (list, dict, str)) else result  # (numpy)
-        fields = struct_fields(self.result_type) if self.result_type and self.result_type.startswith("struct<") else {}
+        fields = struct_fields(self.result_type)
         if fields and not isinstance(result, dict) and result is not None and (isinstance(result, tuple) or hasattr(result, "as_dict")):
             values = _values(result, list(fields))  # (a ROW result: a Row or a tuple, its fields by name or position)
             if len(values) == len(fields):

@@ -305,7 +305,8 @@ class Bound(Expression):
     before the current row it starts (rows, or milliseconds for ``RANGE``; None: unbounded; 0: the current row)."""
 
     def __init__(self, kind: str, preceding: int | None) -> None:
-        start = "UNBOUNDED" if preceding is None else "CURRENT ROW" if preceding == 0 else f"{preceding}"
+        """Its SQL is where the frame starts: ``UNBOUNDED``, ``n`` (rows) or ``INTERVAL 'n' MILLISECOND`` (``RANGE``)."""
+        start = "UNBOUNDED" if preceding is None else f"INTERVAL '{preceding}' MILLISECOND" if kind == "RANGE" else f"{preceding}"
         super().__init__(start)
         self.kind, self.preceding = kind, preceding
 

@@ -113,15 +113,11 @@ class OverWindow:
         self.name, self.partition, self.order, self.bound = name, partition, order, bound
 
     def sql(self) -> str:
-        kind, preceding = ("RANGE", None) if self.bound is None else (self.bound.kind, self.bound.preceding)
-        start = "UNBOUNDED" if preceding is None else f"INTERVAL '{preceding}' MILLISECOND" if kind == "RANGE" else str(preceding)
-        frame = f"{kind} BETWEEN {start} PRECEDING AND CURRENT ROW"
-        keys = f"PARTITION BY {', '.join(_quoted(p) for p in self.partition)} " if self.partition else ""
-        return f"({keys}ORDER BY {_quoted(self.order)} {frame})"
+        from funke.pyflink.table.expressions import UNBOUNDED_RANGE, col
 
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+        bound = UNBOUNDED_RANGE if self.bound is None else self.bound
+        keys = f"PARTITION BY {', '.join(col(p).to_sql(str) for p in self.partition)} " if self.partition else ""
+        return f"({keys}ORDER BY {col(self.order).to_sql(str)} {bound.kind} BETWEEN {bound.to_sql(str)} PRECEDING AND CURRENT ROW)"
 
 
 __all__ = ["GroupWindow", "Over", "OverWindow", "Session", "Slide", "Tumble"]
