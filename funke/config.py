@@ -20,6 +20,11 @@ class FunkeSettings(BaseSettings):
     log_level: str = Field("FATAL", description="Spark log level (FUNKE_LOG_LEVEL)")
     ui: bool = Field(False, description="start Spark's web UI (FUNKE_UI)")
     driver_memory: str = Field("2g", description="spark.driver.memory for local Spark (FUNKE_DRIVER_MEMORY)")
+    jvm_options: str = Field(
+        "",
+        description="extra options for Spark's JVMs (driver and executors), after funke's own; e.g. -XX:TieredStopAtLevel=1 "
+        "(no optimizing JIT) makes short jobs and test runs cheaper, long ones slower (FUNKE_JVM_OPTIONS)",
+    )
     http: bool = Field(True, description="serve a streaming job's metrics, state and dashboard over HTTP (FUNKE_HTTP)")
     http_host: str = Field("127.0.0.1", description="address the job's HTTP server binds; any but loopback needs a bearer token (FUNKE_HTTP_HOST)")
     http_port: int = Field(0, description="port of the job's HTTP server; 0 picks a free one, shown by funke list (FUNKE_HTTP_PORT)")

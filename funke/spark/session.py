@@ -103,7 +103,8 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         # 1,500 characters (a traceback with the Java trace in it) overflows, and the query's
         # thread dies with a StackOverflowError instead of stopping. 32 MB stacks (reserved,
         # touched only when used) take messages of over 60,000 characters.
-        "spark.driver.extraJavaOptions": f"-Xss{THREAD_STACK}",
+        "spark.driver.extraJavaOptions": f"-Xss{THREAD_STACK} {settings.jvm_options}".strip(),
+        **({"spark.executor.extraJavaOptions": settings.jvm_options} if settings.jvm_options else {}),
     }
 
 

@@ -69,6 +69,14 @@ def test_local_defaults_fit_the_machine():
     assert default_conf(settings(master="local[2]", shuffle_partitions=7))["spark.sql.shuffle.partitions"] == "7"
 
 
+def test_jvm_options_go_after_funkes_own_to_the_driver_and_to_the_executors():
+    plain = default_conf(settings(master="local[2]", jvm_options=""))
+    assert plain["spark.driver.extraJavaOptions"] == "-Xss32m" and "spark.executor.extraJavaOptions" not in plain
+    given = default_conf(settings(master="local[2]", jvm_options="-XX:TieredStopAtLevel=1 -Dx=y"))
+    assert given["spark.driver.extraJavaOptions"] == "-Xss32m -XX:TieredStopAtLevel=1 -Dx=y"
+    assert given["spark.executor.extraJavaOptions"] == "-XX:TieredStopAtLevel=1 -Dx=y"
+
+
 def test_settings_come_from_environment(monkeypatch):
     monkeypatch.setenv("FUNKE_MASTER", "spark://h:7077")
     assert settings().master == "spark://h:7077"
