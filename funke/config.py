@@ -22,8 +22,8 @@ class FunkeSettings(BaseSettings):
     driver_memory: str = Field("2g", description="spark.driver.memory for local Spark (FUNKE_DRIVER_MEMORY)")
     jvm_options: str = Field(
         "",
-        description="extra options for Spark's JVMs (driver and executors), after funke's own; e.g. -XX:TieredStopAtLevel=1 "
-        "(no optimizing JIT) makes short jobs and test runs cheaper, long ones slower (FUNKE_JVM_OPTIONS)",
+        description="extra options for the JVMs of a session funke starts (driver and executors), after funke's own -Xss32m; "
+        "a session you pass in, an active one or a Spark Connect server keeps its own (FUNKE_JVM_OPTIONS)",
     )
     http: bool = Field(True, description="serve a streaming job's metrics, state and dashboard over HTTP (FUNKE_HTTP)")
     http_host: str = Field("127.0.0.1", description="address the job's HTTP server binds; any but loopback needs a bearer token (FUNKE_HTTP_HOST)")
