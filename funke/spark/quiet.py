@@ -14,13 +14,16 @@ Everything else, Spark's own errors and a user function's prints among them, pas
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shlex
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import chain
+from pathlib import Path
 
 WORKER_CHATTER = re.compile(rb"^(Starting )?Streaming TransformWithStateInPandas Python worker\b")
 
@@ -103,20 +106,70 @@ def _copy(source: int, target: int, drop: Callable[[bytes], bool]) -> None:
 
 
 @contextmanager
-def python_for_children() -> Iterator[None]:
+def python_for_children(home: Path | None = None) -> Iterator[None]:
     """Processes started inside this block see ``PYSPARK_PYTHON`` = this interpreter, unless it is set.
 
     The JVM reads it for every Python process it starts (workers, Python data source
-    planners), where ``spark.pyspark.python`` alone reaches only some.
+    planners), where ``spark.pyspark.python`` alone reaches only some. With ``home`` (a JVM on
+    this machine), it is this interpreter through :func:`worker_python`, written under ``home``.
     """
     if os.environ.get("PYSPARK_PYTHON"):
         yield
         return
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_PYTHON"] = (home and worker_python(home)) or sys.executable
     try:
         yield
     finally:
         os.environ.pop("PYSPARK_PYTHON", None)
+
+
+def spark_zips() -> list[str]:
+    """The zips of pyspark and py4j Spark puts first on its Python processes' path, when they hold the
+    very pyspark and py4j this interpreter imports (Spark's home is the installed pyspark package).
+
+    Python compiles a module imported from a zip on every import and caches nothing, so each Python
+    process the JVM starts (a Python data source's runner, ``transformWithStateInPandas``'s planner, a
+    worker daemon) spent about a second of CPU compiling pyspark again: over a third of what starting a
+    streaming query with a Python source and a funke operator cost. The installed package has its
+    compiled files cached.
+    """
+    import py4j.version
+    import pyspark
+    from pyspark.find_spark_home import _find_spark_home
+
+    package = os.path.dirname(os.path.realpath(pyspark.__file__))
+    if os.path.realpath(_find_spark_home()) != package:
+        return []  # another Spark's python: its code, kept
+    lib = os.path.join(package, "python", "lib")
+    zips = [os.path.join(lib, "pyspark.zip"), os.path.join(lib, f"py4j-{py4j.version.__version__}-src.zip")]
+    return [z for z in zips if os.path.exists(z)]
+
+
+def worker_python(home: Path) -> str | None:
+    """An executable that runs this interpreter without :func:`spark_zips` on ``PYTHONPATH``; None when
+    there are none to leave out. Written once under ``home`` (its name a hash of what it runs)."""
+    zips = spark_zips()
+    if not zips:
+        return None
+    cases = "|".join(shlex.quote(z) for z in zips)
+    script = (
+        "#!/bin/sh\n"
+        "# funke: this Python, importing pyspark from its installed package instead of Spark's zips of it\n"
+        "set -f\nkept=\nIFS=:\n"
+        'for entry in $PYTHONPATH; do\n'
+        f'  case "$entry" in {cases}) ;; *) kept="${{kept:+$kept:}}$entry" ;; esac\n'
+        "done\nunset IFS\n"
+        'if [ -n "$kept" ]; then export PYTHONPATH="$kept"; else unset PYTHONPATH; fi\n'
+        f'exec {shlex.quote(sys.executable)} "$@"\n'
+    )
+    path = home / "bin" / f"python-{hashlib.sha256(script.encode()).hexdigest()[:12]}"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(script)
+        partial.chmod(0o755)
+        os.replace(partial, path)
+    return str(path)
 
 
 @contextmanager

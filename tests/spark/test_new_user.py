@@ -1,5 +1,5 @@
-"""Found when tried as a new user would: funke's interpreter runs Spark's Python workers, and
-pyspark's worker chatter stays out of the terminal while real output still shows."""
+"""Found when tried as a new user would: funke's interpreter runs Spark's Python workers (with the installed
+pyspark, not Spark's zip of it), and pyspark's worker chatter stays out of the terminal while real output still shows."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ JOB = textwrap.dedent(
     from funke.windows import TumblingEventTimeWindows
 
     def shout(row):
+        import pyspark
         print(f"user-print {row['v']}", file=sys.stderr, flush=True)
+        print(f"pyspark-from {pyspark.__file__}", file=sys.stderr, flush=True)
         return row
 
     env = fk.StreamEnvironment(app="new-user", master="local[2]")
@@ -59,6 +61,10 @@ def test_general_path_job_from_an_unactivated_venv_runs_quietly(tmp_path, path_w
     # ... pyspark's worker lifecycle lines do not; and a job waited for ends before the script: no warning.
     assert "TransformWithStateInPandas Python worker" not in done.stdout + done.stderr
     assert "still running" not in done.stderr
+    # The workers import the installed pyspark (compiled once), not Spark's zip of it (compiled in each process).
+    import pyspark
+
+    assert {line.split(" ", 1)[1] for line in done.stderr.splitlines() if line.startswith("pyspark-from ")} == {pyspark.__file__}
 
 
 LEFT_RUNNING = textwrap.dedent(

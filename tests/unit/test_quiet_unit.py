@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -71,3 +72,32 @@ def test_a_line_passes_while_the_child_still_runs(tmp_path):
         finally:
             parent.stdin.close()
             assert parent.wait(timeout=60) == 0
+
+
+def test_worker_python_leaves_out_sparks_zips_of_pyspark_and_keeps_the_rest_in_order(tmp_path):
+    from funke.spark.quiet import spark_zips, worker_python
+
+    zips = spark_zips()
+    assert zips and all(z.endswith(".zip") and os.path.exists(z) for z in zips), zips  # pip's pyspark: Spark's home
+    wrapper = worker_python(tmp_path)
+    assert wrapper == worker_python(tmp_path)  # written once, found again
+    path = os.pathsep.join(["/first dir", zips[0], "/b*", *zips[1:], "/last"])
+    show = "import os, sys; print(os.environ.get('PYTHONPATH')); print(sys.executable)"
+    done = subprocess.run([wrapper, "-c", show], env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, check=True)
+    kept, interpreter = done.stdout.splitlines()
+    assert kept == os.pathsep.join(["/first dir", "/b*", "/last"])
+    assert os.path.realpath(interpreter) == os.path.realpath(sys.executable)
+    only_zips = subprocess.run([wrapper, "-c", show], env={**os.environ, "PYTHONPATH": os.pathsep.join(zips)},
+                               capture_output=True, text=True, check=True)  # fmt: skip
+    assert only_zips.stdout.splitlines()[0] == "None"
+
+
+def test_another_sparks_home_keeps_its_own_zips(tmp_path, monkeypatch):
+    from funke.spark.quiet import python_for_children, spark_zips, worker_python
+
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    assert spark_zips() == [] and worker_python(tmp_path) is None
+    with python_for_children(tmp_path):
+        assert os.environ["PYSPARK_PYTHON"] == sys.executable
+    assert "PYSPARK_PYTHON" not in os.environ
