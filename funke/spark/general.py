@@ -53,6 +53,7 @@ splits the frame.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import pickle
 from collections.abc import Callable, Iterator
@@ -61,14 +62,34 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from funke.plan.pytypes import as_row
 from funke.semantics.functions import OutputRecord, OutputTag, Partial
 from funke.semantics.time import MAX_WATERMARK, MIN_WATERMARK
 from funke.semantics.window_operator import WindowResult
 from funke.spark.user_errors import user_calls
+
+
+class _OnFirstUse:
+    """A module imported when first used, then bound in its place. Spark's driver-side planner of
+    ``transformWithStateInPandas`` imports this module only to call ``init`` (the state's schema) and
+    needs neither pandas nor numpy: half a second of CPU at every start of a query with a funke operator."""
+
+    def __init__(self, module: str, alias: str):
+        self.module, self.alias = module, alias
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (a processor pickled with this module's names: still unimported)
+        return _OnFirstUse, (self.module, self.alias)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        module = importlib.import_module(self.module)
+        globals()[self.alias] = module
+        return getattr(module, name)
+
+
+np: Any = _OnFirstUse("numpy", "np")
+pd: Any = _OnFirstUse("pandas", "pd")
 
 #: Columns the general operator adds around the user's columns.
 BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"
@@ -851,7 +872,7 @@ def processor(program: Program, wake: bool = False) -> Any:
                 yield out
 
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-            out = self._run(_NO_ROWS, timerValues)
+            out = self._run(_no_rows(), timerValues)
             # (Spark deletes the timer that fired, this bucket's only one, after this call.)
             self._handle.registerTimer(max(timerValues.getCurrentWatermarkInMs(), 0) + 1)
             if len(out):
@@ -893,7 +914,8 @@ def dump_snapshot(snap: dict[str, Any]) -> bytes:
 
 
 #: A bucket's batch without rows (a run that a timer, not an element, started).
-_NO_ROWS = pd.DataFrame({c: pd.Series(dtype=object) for c in (*CONTROL_COLUMNS, SIDE)})
+def _no_rows() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in (*CONTROL_COLUMNS, SIDE)})
 
 
 def batch_function(program: Program) -> Callable[[pd.DataFrame], pd.DataFrame]:
