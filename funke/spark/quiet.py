@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import shlex
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -147,7 +148,8 @@ def spark_zips() -> list[str]:
 
 def worker_python(home: Path) -> str | None:
     """An executable that runs this interpreter without :func:`spark_zips` on ``PYTHONPATH``; None when
-    there are none to leave out. Written once under ``home`` (its name a hash of what it runs)."""
+    there are none to leave out or it cannot run there. Written once under ``home`` (its name a hash of
+    what it runs)."""
     zips = spark_zips()
     if not zips:
         return None
@@ -168,6 +170,11 @@ def worker_python(home: Path) -> str | None:
         partial = path.with_name(f"{path.name}.{os.getpid()}")
         partial.write_text(script)
         partial.chmod(0o755)
+        try:  # a home on a noexec mount: this interpreter as it is
+            subprocess.run([str(partial), "-c", ""], check=True, timeout=60, capture_output=True)
+        except (OSError, subprocess.SubprocessError):
+            partial.unlink(missing_ok=True)
+            return None
         os.replace(partial, path)
     return str(path)
 

@@ -101,3 +101,14 @@ def test_another_sparks_home_keeps_its_own_zips(tmp_path, monkeypatch):
     with python_for_children(tmp_path):
         assert os.environ["PYSPARK_PYTHON"] == sys.executable
     assert "PYSPARK_PYTHON" not in os.environ
+
+
+def test_a_wrapper_that_cannot_run_where_it_is_written_is_not_used(tmp_path, monkeypatch):
+    from funke.spark import quiet
+
+    def noexec(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(quiet.subprocess, "run", noexec)
+    assert quiet.worker_python(tmp_path) is None
+    assert list((tmp_path / "bin").iterdir()) == []
