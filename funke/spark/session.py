@@ -148,6 +148,16 @@ def remote_conf(settings: FunkeSettings) -> dict[str, str]:
     return conf
 
 
+def on_this_machine(master: str) -> bool:
+    """Whether every Python process of a session with this master runs here: local, or a standalone
+    cluster on loopback (``funke cluster up``), whose workers start their Python from this machine too.
+
+    >>> [on_this_machine(m) for m in ("local[2]", "spark://127.0.0.1:7077", "spark://localhost:7077", "spark://10.0.0.5:7077", "yarn")]
+    [True, True, True, False, False]
+    """
+    return master.startswith("local") or bool(re.match(r"spark://(127\.0\.0\.1|localhost)(:\d+)?$", master))
+
+
 def is_connect(spark: Any) -> bool:
     """True for a Spark Connect session (the DataFrame API without a local JVM)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
@@ -189,7 +199,7 @@ def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, s
         builder = builder.config(k, v)
     from funke.spark.quiet import filtered_stderr_for_children, python_for_children
 
-    with filtered_stderr_for_children(), python_for_children(settings.home if settings.master.startswith("local") else None):
+    with filtered_stderr_for_children(), python_for_children(settings.home if on_this_machine(settings.master) else None):
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel(settings.log_level)
     return session
