@@ -52,6 +52,7 @@ splits the frame.
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import os
@@ -913,8 +914,9 @@ def dump_snapshot(snap: dict[str, Any]) -> bytes:
         return cloudpickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-#: A bucket's batch without rows (a run that a timer, not an element, started).
+@functools.cache
 def _no_rows() -> pd.DataFrame:
+    """A bucket's batch without rows (a run that a timer, not an element, started); built once, when first needed."""
     return pd.DataFrame({c: pd.Series(dtype=object) for c in (*CONTROL_COLUMNS, SIDE)})
 
 

@@ -179,7 +179,7 @@ def get_session(settings: FunkeSettings, spark_conf: dict[str, str], app: str, s
             builder = builder.config(k, v)
         from funke.spark.quiet import filtered_stderr_for_children, python_for_children
 
-        here = settings.home if settings.remote.startswith("local") else None
+        here = settings.home if on_this_machine(settings.remote) else None
         with warnings.catch_warnings(), filtered_stderr_for_children(), python_for_children(here):
             # The local server takes static confs at start; setting them again per session only warns.
             warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
