@@ -184,9 +184,10 @@ class Beat:
       move in the query's commit log (``commits``, a local checkpoint) before it answers; where
       there is none, this asks for the beat (``want``) when the listener reports the move.
     * ``due``: when the earliest processing-time timer of a bucket is due (``DueTimers``).
-    * One after the micro-batch that read the end of input (an observed ``eos``): a stateful
-      query ends with the batch after it, which Spark would not run when the end moved no
-      watermark (a process function over a stream without event time).
+    * One after each micro-batch that read a source's end of input (an observed ``eos`` new to
+      it): a stateful query ends with the batch after the one that read its last source's end,
+      which Spark would not run when the end moved no watermark (a process function over a
+      stream without event time; a union or join of two such streams that end in different batches).
 
     >>> b = Beat("/dev/null", DueTimers(4, "late"))
     >>> b.write = lambda: None
@@ -196,6 +197,8 @@ class Beat:
     1
     >>> b.update({"funke_src_x": {"rows": 1, "eos": 1}}, None); b.update({"funke_src_x": {"eos": 1}}, None); b.want
     2
+    >>> b.update({"funke_src_y": {"rows": 2, "eos": 1}}, None); b.want
+    3
     """
 
     path: str
@@ -204,7 +207,7 @@ class Beat:
     want: int = 0
     commits: str | None = None
     _moved: bool = False
-    _ended: bool = False
+    _ended: set[str] = field(default_factory=set)
 
     def update(self, observed: dict[str, dict[str, Any]], watermark: Any) -> None:
         """Fold one micro-batch in: its observed metrics and Spark's watermark after it."""
@@ -212,8 +215,9 @@ class Beat:
         if self.commits is None and not self._moved and wm is not None and wm > 0:
             self._moved = True
             self.want += 1
-        if not self._ended and any(m.get("eos") == 1 for m in observed.values()):
-            self._ended = True
+        ended = {name for name, m in observed.items() if m.get("eos") == 1} - self._ended
+        if ended:  # (each source's end: a query of several ends with the batch after the last one's)
+            self._ended |= ended
             self.want += 1
         self.timers.fold(observed)
         self.write()

@@ -66,10 +66,11 @@ from funke.table.columns import check_window_query
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
-from funke.table.over_lowering import OverLowering
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
+from funke.table.over_lowering import OverLowering
 from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sql_types import exact_type, type_of, wider
+from funke.table.subqueries import SET_OPERATION_CLAUSES, SubqueryLowering
 from funke.table.udf_lowering import PythonFunctionLowering
 from funke.table.watermark import WithWatermark
 from funke.table.windows import group_window_query, has_group_window
@@ -106,7 +107,7 @@ class Tvf:
 
 
 @dataclass
-class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering):
+class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering, SubqueryLowering):
     """Lowers one query; ``views`` maps each view name to a function returning its DataStream. Its joins
     are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``), its aggregations by
     those of ``AggregateLowering`` (``funke.table.aggregate_lowering``); joins of more than two relations
@@ -133,6 +134,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         self.mark_python_aggregates(query)
         if isinstance(query, exp.Subquery):  # (a parenthesized query)
             return self.lower(query.this)
+        if isinstance(query, (exp.Intersect, exp.Except)):
+            return self.lower_set_operation(query)
         if isinstance(query, exp.Union):
             return self._union(query)
         if not isinstance(query, exp.Select):
@@ -149,6 +152,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             return self.lower(windowed)
         if (lateral := self.lower_lateral(query)) is not None:
             return self.lower(lateral)
+        if (semi := self.lower_subquery_predicates(query)) is not None:
+            return self.lower(semi)
         if query.args.get("joins"):
             if query.args.get("group") or query.args.get("having") or self._aggregates(query) or _ranks(query):
                 # (GROUP BY, aggregates or ROW_NUMBER over the joined rows)
@@ -167,7 +172,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for key, arg in query.args.items():  # (a subquery in FROM is lowered on its own; nowhere else)
             for node in (x for a in (arg if isinstance(arg, list) else [arg]) if isinstance(a, exp.Expression) for x in a.walk()):
                 if key not in ("from_", "with_") and isinstance(node, (exp.Subquery, exp.Select)):
-                    raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs")
+                    raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs, and IN or [NOT] EXISTS as a term of WHERE")
         stream, tvf = self._source(source.this)
         _unqualify(query)
         if tvf is not None:
@@ -236,10 +241,10 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
 
     def _union(self, query: exp.Union) -> Any:
         if query.args.get("distinct"):
-            raise self.refuse(query, "UNION (which removes duplicates: an updating result)", "UNION ALL runs")
-        for arg in ("order", "limit", "offset", "with_"):
+            return self.lower_set_operation(query)
+        for arg, clause in SET_OPERATION_CLAUSES.items():
             if query.args.get(arg):
-                raise self.refuse(query.args[arg], f"{arg.rstrip('_').upper()} on a UNION ALL")
+                raise self.refuse(query.args[arg], f"{clause} on a UNION ALL")
         left, right = self.lower(query.this), self.lower(query.expression)
         lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
         if len(lc) != len(rc):

@@ -1,0 +1,116 @@
+"""Flink SQL's semi and anti joins (``WHERE [NOT] EXISTS (SELECT ...)``, ``WHERE k IN (SELECT ...)``,
+``INTERSECT``, ``EXCEPT``) as a DataStream function.
+
+A left row goes out while the other side holds a row of its key (a semi join) or while it holds none
+(an anti join), as Flink's ``StreamingSemiAntiJoinOperator`` does. Per key, the function counts the
+right side's rows and keeps the left side's rows: when the count goes from 0 to 1, a semi join inserts
+the kept rows (``+I``) and an anti join deletes them (``-D``); when it goes back to 0, the other way
+round. An arriving left row goes out at once when it passes, with its own kind (an input changelog's
+``+U`` stays a ``+U``). So a semi join of insert-only inputs is insert-only; an anti join is an updating
+result (a row is deleted when its first partner comes), and so is any join over an updating input.
+
+The left rows are kept only while they may still be needed: when the right side never retracts, a
+matched key's rows never change again, so a semi join keeps none there, and an anti join forgets them
+once it deleted them. ``table.exec.state.ttl`` expires a key's rows and count after their last write.
+
+>>> from funke.semantics.co_process import KeyedCoProcessOperator
+>>> anti = KeyedCoProcessOperator(SemiAntiJoin(["k", "x"], anti=True))
+>>> [(r.value["_fk_row_kind"], r.value["x"]) for r in anti.process_element1(1, {"k": 1, "x": "a"})]
+[('+I', 'a')]
+>>> [(r.value["_fk_row_kind"], r.value["x"]) for r in anti.process_element2(1, {"k": 1})]
+[('-D', 'a')]
+>>> [r.value for r in anti.process_element1(1, {"k": 1, "x": "b"})]
+[]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from funke.semantics.co_process import KeyedCoProcessFunction
+from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
+from funke.table.changelog import DELETE, INSERT, INSERT_ONLY, ROW_KIND, ChangelogMode, is_retraction, with_ttl
+
+
+class SemiAntiJoin(KeyedCoProcessFunction):
+    """The left rows (their ``columns``) whose key the right side holds (``anti``: does not hold);
+    ``updating`` says which inputs are changelogs (their rows carry a kind)."""
+
+    def __init__(
+        self, columns: Sequence[str], *, anti: bool = False, ttl_ms: int | None = None,
+        updating: tuple[bool, bool] = (False, False),
+    ) -> None:  # fmt: skip
+        self.columns, self.anti, self.ttl_ms, self.inputs_update = tuple(columns), anti, ttl_ms, tuple(updating)
+        # the left rows by arrival number (a map: a retraction rewrites one entry), the next number, the right's count
+        self.rows = with_ttl(MapStateDescriptor("left"), ttl_ms)
+        self.next_id = with_ttl(ValueStateDescriptor("left_next_id"), ttl_ms)
+        self.matches = with_ttl(ValueStateDescriptor("right_rows"), ttl_ms)
+
+    @property
+    def updating(self) -> bool:
+        """Whether the result is a changelog (its rows carry a kind)."""
+        return self.anti or any(self.inputs_update)
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        extra = f", updating={self.inputs_update}" if any(self.inputs_update) else ""
+        return f"SemiAntiJoin({self.columns!r}, anti={self.anti}, ttl_ms={self.ttl_ms}{extra})"
+
+    def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        if not self.updating:
+            return INSERT_ONLY
+        left, right = inputs
+        kinds = set(left.kinds) | {INSERT}
+        if self.anti or right.retracts:  # (the right side's changes insert and delete left rows)
+            kinds |= {DELETE}
+        key = left.upsert_key if left.upsert_key is not None and all(c in self.columns for c in left.upsert_key) else None
+        return ChangelogMode(frozenset(kinds), key)
+
+    def _passes(self, count: int) -> bool:
+        return (count == 0) if self.anti else (count > 0)
+
+    def _out(self, kind: str, row: dict[str, Any]) -> dict[str, Any]:
+        out = {ROW_KIND: kind} if self.updating else {}
+        out.update((c, row[c]) for c in self.columns)
+        return out
+
+    def left(self, state: Any, value: dict[str, Any]) -> list[dict[str, Any]]:
+        """The changes a left row (or its retraction) makes."""
+        kind = value.get(ROW_KIND, INSERT)
+        row = {c: value[c] for c in self.columns}
+        count = state.get_state(self.matches).value() or 0
+        rows = state.get_map_state(self.rows)
+        if is_retraction(value):
+            for n, kept in sorted(rows.items(), key=lambda item: item[0], reverse=True):  # (the latest equal row)
+                if kept == row:
+                    rows.remove(n)
+                    break
+        elif self.inputs_update[1] or count == 0:  # (else the key's answer never changes: nothing to keep)
+            counter = state.get_state(self.next_id)
+            n = counter.value() or 0
+            rows.put(n, row)
+            counter.update(n + 1)
+        return [self._out(kind, row)] if self._passes(count) else []
+
+    def right(self, state: Any, value: dict[str, Any]) -> list[dict[str, Any]]:
+        """The changes a right row (or its retraction) makes: the kept left rows when the key's answer flips."""
+        counter = state.get_state(self.matches)
+        before = counter.value() or 0
+        after = max(before - 1, 0) if is_retraction(value) else before + 1
+        counter.update(after)
+        if self._passes(before) == self._passes(after):
+            return []
+        rows = state.get_map_state(self.rows)
+        kind = INSERT if self._passes(after) else DELETE
+        out = [self._out(kind, row) for _, row in sorted(rows.items(), key=lambda item: item[0])]
+        if not self.inputs_update[1]:  # (an insert-only right side never flips the key back: its rows are done)
+            rows.clear()
+            state.get_state(self.next_id).clear()
+        return out
+
+    def process_element1(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        yield from self.left(ctx, value)
+
+    def process_element2(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        yield from self.right(ctx, value)
+

@@ -1,0 +1,286 @@
+"""The lowering of Flink SQL's subquery predicates and set operations onto semi and anti joins
+(``funke.table.semi_joins``): ``SubqueryLowering``, the methods of ``funke.table.planner.Planner`` that
+lower them.
+
+* ``WHERE k IN (SELECT ...)`` and ``WHERE (a, b) IN (SELECT x, y ...)``: a semi join on the values;
+* ``WHERE [NOT] EXISTS (SELECT ... FROM r WHERE r.k = t.k AND ...)``: a semi (anti) join on the
+  correlated equalities; the subquery's other conditions filter its own rows first. Without a
+  correlation, every row of the query meets every row of the subquery (one key for all).
+* ``INTERSECT`` and ``EXCEPT``: the distinct rows of the left query that the right one has (has not),
+  a NULL equal to a NULL as in SQL's set operations;
+* ``UNION``: ``UNION ALL`` and ``SELECT DISTINCT`` over it.
+
+Each predicate is a conjunct of the query's WHERE; the query's other conditions filter its rows before
+the joins. A left row with a NULL key matches nothing: ``IN`` and ``EXISTS`` drop it, ``NOT EXISTS``
+keeps it. ``NOT IN`` is refused: where the subquery may hold a NULL, Flink's answer for a row that
+matches nothing is unknown, not true, and funke has no per-query view of that yet (``NOT EXISTS`` says
+what most queries mean).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from funke.errors import PlanError
+from funke.plan.expr import Sql
+from funke.plan.types import Field, Schema
+from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
+from funke.table.lowering import conjuncts, is_updating
+from funke.table.semi_joins import SemiAntiJoin
+
+if TYPE_CHECKING:
+    from funke.table.planner import Planner
+
+#: The clauses of a set operation funke refuses, by sqlglot's argument name.
+SET_OPERATION_CLAUSES = {"order": "ORDER BY", "limit": "LIMIT", "offset": "OFFSET", "with_": "WITH"}
+
+#: The key of an EXISTS without a correlation: one for every row.
+_ONE = "_fk_one"
+
+
+def _predicate(term: exp.Expression) -> exp.In | exp.Exists | None:
+    """The IN-subquery or EXISTS that ``term`` is (or negates), or None."""
+    core = term.this if isinstance(term, exp.Not) else term
+    core = core.unnest()
+    if isinstance(core, exp.Exists) or (isinstance(core, exp.In) and core.args.get("query") is not None):
+        return core
+    return None
+
+
+class SubqueryLowering:
+    """``Planner``'s methods for subqueries in WHERE and set operations (``class Planner(SubqueryLowering)``);
+    ``Planner.lower`` calls ``lower_subquery_predicates`` and ``lower_set_operation``."""
+
+    def lower_subquery_predicates(self: Planner, query: exp.Select) -> exp.Select | None:
+        """``query`` reading a view of its FROM's rows semi- and anti-joined with its IN and EXISTS
+        subqueries (the rest of its WHERE applied first); None when its WHERE has none."""
+        where = query.args.get("where")
+        terms = conjuncts(where.this) if where is not None else []
+        predicates = [t for t in terms if _predicate(t) is not None]
+        if not predicates:
+            return None
+        if query.args.get("joins"):
+            raise self.refuse(
+                predicates[0], "IN or EXISTS with a subquery in the WHERE of a join",
+                "join in a subquery first: SELECT ... FROM (SELECT ... FROM a JOIN b ON ...) t WHERE ... IN (SELECT ...)",
+            )
+        source = query.args.get("from_")
+        if source is None:
+            raise self.refuse(query, "a SELECT without FROM")
+        if isinstance(source.this, exp.Table) and not isinstance(source.this.this, exp.Identifier):
+            raise self.refuse(predicates[0], "IN or EXISTS with a subquery over a window TVF", "filter the TVF's view first, in a subquery")
+        name = source.this.alias_or_name
+        rest = [t for t in terms if _predicate(t) is None]
+        rows = exp.select("*").from_(source.this.copy())
+        if rest:
+            rows = rows.where(exp.and_(*(t.copy() for t in rest)))
+        stream = self.lower(rows)
+        for term in predicates:
+            stream = self._semi_join(stream, term, name)
+        view = self._hide()
+        self.views = {**self.views, view: lambda: stream}
+        outer = query.copy()
+        outer.set("where", None)
+        outer.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(name)))))
+        return outer
+
+    def _semi_join(self: Planner, left: Any, term: exp.Expression, name: str) -> Any:
+        """``left``'s rows for which ``term`` (an IN subquery, EXISTS or NOT EXISTS; ``name``: the query's
+        FROM relation) holds."""
+        anti = isinstance(term, exp.Not)
+        core = _predicate(term)
+        assert core is not None
+        if anti and isinstance(core, exp.In):
+            raise self.refuse(
+                term, "NOT IN with a subquery",
+                "where the subquery may hold a NULL its answer is unknown, not true: write NOT EXISTS (SELECT ... WHERE r.y = x)",
+            )
+        sub = core.args["query"].this if isinstance(core, exp.In) else core.this
+        sub = sub.unnest() if isinstance(sub, exp.Subquery) else sub
+        outer_keys = (core.this.expressions if isinstance(core.this, exp.Tuple) else [core.this]) if isinstance(core, exp.In) else []
+        if isinstance(core, exp.In) and isinstance(sub, exp.Select) and len(sub.expressions) != len(outer_keys):
+            raise PlanError(
+                f"Flink SQL: IN at {self.at(core)} compares {len(outer_keys)} value(s) with a subquery of {len(sub.expressions)} column(s)"
+            )
+        correlated = self._correlation(sub, left, name)
+        if correlated is None:  # (the subquery reads nothing of the outer query: lowered as it is)
+            right = self.lower(sub)
+            inner = [c for c in right.columns if c != ROW_KIND]
+            if isinstance(core, exp.In) and len(inner) != len(outer_keys):
+                raise PlanError(f"Flink SQL: IN at {self.at(core)} compares {len(outer_keys)} value(s) with {len(inner)} column(s)")
+            pairs = [(k, exp.column(c, quoted=True)) for k, c in zip(outer_keys, inner, strict=True)]
+            right_rows: exp.Select | None = None
+        else:
+            equalities, right_rows = correlated
+            pairs = [*zip(outer_keys, sub.expressions, strict=True), *equalities] if isinstance(core, exp.In) else equalities
+            right = None
+        # the keys: the outer expressions as columns of left, the inner ones as columns of the right side
+        keys, fields = [], []
+        for outer_key, _ in pairs:
+            column = self._hide()
+            typed = self.typed_sql(_unqualified(outer_key, name), left.schema)
+            left = left.with_column(column, typed)
+            keys.append(column)
+            fields.append(left.schema.field(column, node="a subquery's key"))
+        if right is None:
+            assert right_rows is not None
+            for (_, inner_key), column, f in zip(pairs, keys, fields, strict=True):
+                right_rows.select(exp.alias_(_typed(inner_key, f), column, quoted=True), copy=False)
+            if not pairs:
+                right_rows.select(exp.alias_(exp.Literal.number(1), _ONE, quoted=True), copy=False)
+            right = self.lower(right_rows)
+            inner = keys
+        else:
+            kind = [f"`{ROW_KIND}`"] if is_updating(right) else []
+            cast = [Sql(f"CAST(`{c}` AS {f.dtype}) AS `{k}`", declared=f.dtype) for c, k, f in zip(inner, keys, fields, strict=True)]
+            right = right.select(*kind, *(cast or [Sql(f"1 AS `{_ONE}`", declared="int")]))
+            inner = keys
+        what = "NOT EXISTS" if anti else "EXISTS" if isinstance(core, exp.Exists) else "IN"
+        return self.semi_anti_join(left, right, keys, inner, anti=anti, what=what, nulls=False)
+
+    def semi_anti_join(
+        self: Planner, left: Any, right: Any, keys: list[str], right_keys: list[str], *, anti: bool, what: str, nulls: bool,
+    ) -> Any:  # fmt: skip
+        """``left``'s rows (its columns but the planner's key columns) whose ``keys`` equal the ``right_keys`` of
+        a row of ``right`` (``anti``: of none). ``nulls``: a NULL key equals a NULL (set operations);
+        else a NULL key matches nothing, and an anti join passes its row at once."""
+        columns = [c for c in left.columns if c != ROW_KIND and (c not in keys or nulls)]
+        for stream in (left, right):
+            self._known_types(stream, what)
+        fn = SemiAntiJoin(columns, anti=anti, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)))
+        fields = [left.schema.field(c, node=what) for c in columns]
+        if fn.updating:
+            fields.insert(0, Field(ROW_KIND, "string"))
+        schema = Schema(tuple(fields))
+        if not keys:  # (EXISTS without a correlation: one key for all rows)
+            left = left.with_column(_ONE, Sql("1", declared="int"))
+            right = right if _ONE in right.columns else right.with_column(_ONE, Sql("1", declared="int"))
+            keys = right_keys = [_ONE]
+        known = [" AND ".join(f"`{k}` IS NOT NULL" for k in names) for names in (keys, right_keys)]
+        if not nulls:
+            lrows, right = left.filter(known[0]), right.filter(known[1])
+        else:
+            lrows = left
+        keyed = lrows.key_by(keys, nulls=nulls).connect(right.key_by(right_keys, nulls=nulls))
+        joined = keyed.process(fn, output_schema=schema, name="AntiJoin" if anti else "SemiJoin")
+        if not anti or nulls:
+            return joined
+        kind = [f"`{ROW_KIND}`"] if is_updating(left) else [f"'{INSERT}' AS `{ROW_KIND}`"]
+        unmatched = left.filter(f"NOT ({known[0]})").select(*kind, *(f"`{c}`" for c in columns))  # (NOT EXISTS holds for them)
+        out = joined.union(unmatched)
+        state_mode(out.node, changelog_mode(joined.node))
+        return out
+
+    def lower_set_operation(self: Planner, query: exp.SetOperation) -> Any:
+        """``UNION``, ``INTERSECT`` and ``EXCEPT`` (each distinct; by position, named as on the left): the
+        distinct rows of both queries, of the left one that the right one has, or has not."""
+        what = type(query).__name__.upper()
+        for arg, clause in SET_OPERATION_CLAUSES.items():
+            if query.args.get(arg):
+                raise self.refuse(query.args[arg], f"{clause} on a {what}")
+        if isinstance(query, exp.Union):
+            every = query.copy()
+            every.set("distinct", False)
+            rows = self.lower(every)
+        elif not query.args.get("distinct"):
+            raise self.refuse(query, f"{what} ALL", f"{what} (which keeps each distinct row once) runs")
+        else:
+            left, right = self.lower(query.this), self.lower(query.expression)
+            lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
+            if len(lc) != len(rc):
+                raise PlanError(f"Flink SQL: {what} at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})")
+            fields = [left.schema.field(c, node=what) for c in lc]
+            kind = [f"`{ROW_KIND}`"] if is_updating(right) else []
+            right = right.select(*kind, *(Sql(f"CAST(`{r}` AS {f.dtype}) AS `{f.name}`", declared=f.dtype) if f.dtype else f"`{r}` AS `{f.name}`" for r, f in zip(rc, fields, strict=True)))
+            rows = self.semi_anti_join(left, right, lc, lc, anti=isinstance(query, exp.Except), what=what, nulls=True)
+        view = self._hide()
+        self.views = {**self.views, view: lambda: rows}
+        return self.lower(exp.select("*").from_(view).distinct())
+
+    def _correlation(
+        self: Planner, sub: exp.Expression, left: Any, name: str
+    ) -> tuple[list[tuple[exp.Expression, exp.Expression]], exp.Select] | None:
+        """For a subquery that reads the outer query's columns: its correlated equalities (outer, inner) and
+        the query of its own rows (its FROM filtered by its other conditions, no SELECT list yet); None
+        for a subquery that reads none of them."""
+        outer_names = set(left.columns) - {ROW_KIND}
+        simple = isinstance(sub, exp.Select) and sub.args.get("from_") is not None and not any(
+            sub.args.get(a) for a in ("joins", "group", "having", "distinct", "order", "limit", "offset", "qualify", "laterals", "windows", "with_")
+        )  # fmt: skip
+        if not simple:
+            for c in sub.find_all(exp.Column):
+                if c.table == name and not _names_relation(sub, name):
+                    raise self.refuse(
+                        c, "a correlated subquery with a join, GROUP BY, DISTINCT, ORDER BY or LIMIT",
+                        "correlate a subquery over one relation (EXISTS (SELECT ... FROM r WHERE r.k = t.k AND ...))",
+                    )
+            return None
+        relation = sub.args["from_"].this
+        inner_name = relation.alias_or_name
+        stream, tvf = self._source(relation)
+        if tvf is not None:
+            raise self.refuse(relation, "a window TVF in an IN or EXISTS subquery")
+        inner_names = set(stream.columns)
+        hidden = self._hide()
+        self.views = {**self.views, hidden: lambda: stream}
+
+        def side(c: exp.Column) -> str:
+            if c.table:
+                return "inner" if c.table == inner_name else "outer" if c.table == name else "inner"
+            return "inner" if c.name in inner_names or c.name not in outer_names else "outer"
+
+        def sides(e: exp.Expression) -> set[str]:
+            return {side(c) for c in e.find_all(exp.Column)}
+
+        for c in sub.find_all(exp.Column):  # (an unknown column of its own is named here, not by Spark later)
+            if side(c) == "inner" and not isinstance(c.this, exp.Star) and (not c.table or c.table == inner_name):
+                stream.schema.field(c.name, node=f"the subquery at {self.at(c)}")
+        for e in sub.expressions:
+            if "outer" in sides(e):
+                raise self.refuse(e, "the outer query's column in a subquery's SELECT list")
+        where = sub.args.get("where")
+        equalities: list[tuple[exp.Expression, exp.Expression]] = []
+        local: list[exp.Expression] = []
+        for t in conjuncts(where.this) if where is not None else []:
+            if t.find(exp.Subquery, exp.Exists) is not None:
+                raise self.refuse(t, "a subquery in a subquery's WHERE")
+            if "outer" not in sides(t):
+                local.append(t.copy())
+                continue
+            if isinstance(t, exp.EQ):
+                a, b = sides(t.this), sides(t.expression)
+                if a == {"outer"} and b == {"inner"}:
+                    equalities.append((t.this, t.expression))
+                    continue
+                if a == {"inner"} and b == {"outer"}:
+                    equalities.append((t.expression, t.this))
+                    continue
+            raise self.refuse(
+                t, f"the correlated condition {t.sql()}",
+                "a subquery correlates by equalities of its columns with the outer query's (r.k = t.k); other conditions are on its own columns",
+            )
+        rows = exp.Select(expressions=[]).from_(exp.Table(this=exp.to_identifier(hidden), alias=exp.TableAlias(this=exp.to_identifier(inner_name))))
+        if local:
+            rows = rows.where(exp.and_(*local))
+        return equalities, rows
+
+
+def _names_relation(sub: exp.Expression, name: str) -> bool:
+    """Whether ``sub`` has a relation of its own named ``name`` (so ``name.x`` in it is its own column)."""
+    return any(t.alias_or_name == name for t in sub.find_all(exp.Table))
+
+
+def _unqualified(e: exp.Expression, name: str) -> exp.Expression:
+    """``e`` with ``name.x`` written ``x`` (the outer relation's columns, as the left stream names them)."""
+    e = e.copy()
+    for c in e.find_all(exp.Column):
+        if c.table == name:
+            c.set("table", None)
+    return e
+
+
+def _typed(e: exp.Expression, f: Field) -> exp.Expression:
+    """``e`` cast to the type of the outer key it is compared with (keys of both sides hash alike)."""
+    return exp.Cast(this=e.copy(), to=exp.DataType.build(f.dtype, dialect="spark")) if f.dtype else e.copy()
