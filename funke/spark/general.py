@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import importlib
 import os
 import pickle
 from collections.abc import Callable, Iterator
@@ -67,30 +66,12 @@ from funke.plan.pytypes import as_row
 from funke.semantics.functions import OutputRecord, OutputTag, Partial
 from funke.semantics.time import MAX_WATERMARK, MIN_WATERMARK
 from funke.semantics.window_operator import WindowResult
+from funke.spark.lazy import OnFirstUse
 from funke.spark.user_errors import user_calls
 
-
-class _OnFirstUse:
-    """A module imported when first used, then bound in its place. Spark's driver-side planner of
-    ``transformWithStateInPandas`` imports this module only to call ``init`` (the state's schema) and
-    needs neither pandas nor numpy: half a second of CPU at every start of a query with a funke operator."""
-
-    def __init__(self, module: str, alias: str):
-        self.module, self.alias = module, alias
-
-    def __reduce__(self) -> tuple[Any, ...]:  # (a processor pickled with this module's names: still unimported)
-        return _OnFirstUse, (self.module, self.alias)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        module = importlib.import_module(self.module)
-        globals()[self.alias] = module
-        return getattr(module, name)
-
-
-np: Any = _OnFirstUse("numpy", "np")
-pd: Any = _OnFirstUse("pandas", "pd")
+#: pandas and numpy on first use (``funke.spark.lazy``): the driver-side planner of transformWithState needs neither.
+np: Any = OnFirstUse("numpy", "np", __name__)
+pd: Any = OnFirstUse("pandas", "pd", __name__)
 
 #: Columns the general operator adds around the user's columns.
 BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"

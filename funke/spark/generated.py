@@ -16,14 +16,17 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from funke.semantics.generators import GeneratorRun, make_generator
 from funke.semantics.time import MIN_WATERMARK
 from funke.spark.datasources import EOS
+from funke.spark.lazy import OnFirstUse
 from funke.spark.sources import SCRIPT_PT, SCRIPT_WM
+
+#: pandas on first use (``funke.spark.lazy``): the driver-side planner of transformWithState needs none.
+pd: Any = OnFirstUse("pandas", "pd", __name__)
 
 _KEY, _POS, _TS, _END, _BEAT = "fk_gen", "fk_gen_pos", "fk_gen_ts", "fk_gen_end", "fk_gen_beat"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -113,4 +113,3 @@ class SemiAntiJoin(KeyedCoProcessFunction):
 
     def process_element2(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from self.right(ctx, value)
-

@@ -63,14 +63,17 @@ class SubqueryLowering:
             return None
         if query.args.get("joins"):
             raise self.refuse(
-                predicates[0], "IN or EXISTS with a subquery in the WHERE of a join",
+                predicates[0],
+                "IN or EXISTS with a subquery in the WHERE of a join",
                 "join in a subquery first: SELECT ... FROM (SELECT ... FROM a JOIN b ON ...) t WHERE ... IN (SELECT ...)",
             )
         source = query.args.get("from_")
         if source is None:
             raise self.refuse(query, "a SELECT without FROM")
         if isinstance(source.this, exp.Table) and not isinstance(source.this.this, exp.Identifier):
-            raise self.refuse(predicates[0], "IN or EXISTS with a subquery over a window TVF", "filter the TVF's view first, in a subquery")
+            raise self.refuse(
+                predicates[0], "IN or EXISTS with a subquery over a window TVF", "filter the TVF's view first, in a subquery"
+            )
         name = source.this.alias_or_name
         rest = [t for t in terms if _predicate(t) is None]
         rows = exp.select("*").from_(source.this.copy())
@@ -83,7 +86,9 @@ class SubqueryLowering:
         self.views = {**self.views, view: lambda: stream}
         outer = query.copy()
         outer.set("where", None)
-        outer.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(name)))))
+        outer.set(
+            "from_", exp.From(this=exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(name))))
+        )
         return outer
 
     def _semi_join(self: Planner, left: Any, term: exp.Expression, name: str) -> Any:
@@ -94,12 +99,15 @@ class SubqueryLowering:
         assert core is not None
         if anti and isinstance(core, exp.In):
             raise self.refuse(
-                term, "NOT IN with a subquery",
+                term,
+                "NOT IN with a subquery",
                 "where the subquery may hold a NULL its answer is unknown, not true: write NOT EXISTS (SELECT ... WHERE r.y = x)",
             )
         sub = core.args["query"].this if isinstance(core, exp.In) else core.this
         sub = sub.unnest() if isinstance(sub, exp.Subquery) else sub
-        outer_keys = (core.this.expressions if isinstance(core.this, exp.Tuple) else [core.this]) if isinstance(core, exp.In) else []
+        outer_keys = (
+            (core.this.expressions if isinstance(core.this, exp.Tuple) else [core.this]) if isinstance(core, exp.In) else []
+        )
         if isinstance(core, exp.In) and isinstance(sub, exp.Select) and len(sub.expressions) != len(outer_keys):
             raise PlanError(
                 f"Flink SQL: IN at {self.at(core)} compares {len(outer_keys)} value(s) with a subquery of {len(sub.expressions)} column(s)"
@@ -109,7 +117,9 @@ class SubqueryLowering:
             right = self.lower(sub)
             inner = [c for c in right.columns if c != ROW_KIND]
             if isinstance(core, exp.In) and len(inner) != len(outer_keys):
-                raise PlanError(f"Flink SQL: IN at {self.at(core)} compares {len(outer_keys)} value(s) with {len(inner)} column(s)")
+                raise PlanError(
+                    f"Flink SQL: IN at {self.at(core)} compares {len(outer_keys)} value(s) with {len(inner)} column(s)"
+                )
             pairs = [(k, exp.column(c, quoted=True)) for k, c in zip(outer_keys, inner, strict=True)]
             right_rows: exp.Select | None = None
         else:
@@ -134,7 +144,9 @@ class SubqueryLowering:
             inner = keys
         else:
             kind = [f"`{ROW_KIND}`"] if is_updating(right) else []
-            cast = [Sql(f"CAST(`{c}` AS {f.dtype}) AS `{k}`", declared=f.dtype) for c, k, f in zip(inner, keys, fields, strict=True)]
+            cast = [
+                Sql(f"CAST(`{c}` AS {f.dtype}) AS `{k}`", declared=f.dtype) for c, k, f in zip(inner, keys, fields, strict=True)
+            ]
             right = right.select(*kind, *(cast or [Sql(f"1 AS `{_ONE}`", declared="int")]))
             inner = keys
         what = "NOT EXISTS" if anti else "EXISTS" if isinstance(core, exp.Exists) else "IN"
@@ -190,10 +202,18 @@ class SubqueryLowering:
             left, right = self.lower(query.this), self.lower(query.expression)
             lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
             if len(lc) != len(rc):
-                raise PlanError(f"Flink SQL: {what} at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})")
+                raise PlanError(
+                    f"Flink SQL: {what} at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})"
+                )
             fields = [left.schema.field(c, node=what) for c in lc]
             kind = [f"`{ROW_KIND}`"] if is_updating(right) else []
-            right = right.select(*kind, *(Sql(f"CAST(`{r}` AS {f.dtype}) AS `{f.name}`", declared=f.dtype) if f.dtype else f"`{r}` AS `{f.name}`" for r, f in zip(rc, fields, strict=True)))
+            right = right.select(
+                *kind,
+                *(
+                    Sql(f"CAST(`{r}` AS {f.dtype}) AS `{f.name}`", declared=f.dtype) if f.dtype else f"`{r}` AS `{f.name}`"
+                    for r, f in zip(rc, fields, strict=True)
+                ),
+            )
             rows = self.semi_anti_join(left, right, lc, lc, anti=isinstance(query, exp.Except), what=what, nulls=True)
         view = self._hide()
         self.views = {**self.views, view: lambda: rows}
@@ -213,7 +233,8 @@ class SubqueryLowering:
             for c in sub.find_all(exp.Column):
                 if c.table == name and not _names_relation(sub, name):
                     raise self.refuse(
-                        c, "a correlated subquery with a join, GROUP BY, DISTINCT, ORDER BY or LIMIT",
+                        c,
+                        "a correlated subquery with a join, GROUP BY, DISTINCT, ORDER BY or LIMIT",
                         "correlate a subquery over one relation (EXISTS (SELECT ... FROM r WHERE r.k = t.k AND ...))",
                     )
             return None
@@ -258,10 +279,13 @@ class SubqueryLowering:
                     equalities.append((t.expression, t.this))
                     continue
             raise self.refuse(
-                t, f"the correlated condition {t.sql()}",
+                t,
+                f"the correlated condition {t.sql()}",
                 "a subquery correlates by equalities of its columns with the outer query's (r.k = t.k); other conditions are on its own columns",
             )
-        rows = exp.Select(expressions=[]).from_(exp.Table(this=exp.to_identifier(hidden), alias=exp.TableAlias(this=exp.to_identifier(inner_name))))
+        rows = exp.Select(expressions=[]).from_(
+            exp.Table(this=exp.to_identifier(hidden), alias=exp.TableAlias(this=exp.to_identifier(inner_name)))
+        )
         if local:
             rows = rows.where(exp.and_(*local))
         return equalities, rows

@@ -62,9 +62,13 @@ STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrela
 def test_subqueries_and_set_operations_materialize_to_their_answers(env, bounded):
     queries = QUERIES if bounded else {name: QUERIES[name] for name in STREAMED}
     t_env = StreamTableEnvironment.create(env)
-    t_env.create_temporary_view("a", env.from_collection([{"k": k, "x": x} for k, x in A], "k string, x bigint", rows_per_batch=2))
+    t_env.create_temporary_view(
+        "a", env.from_collection([{"k": k, "x": x} for k, x in A], "k string, x bigint", rows_per_batch=2)
+    )
     t_env.create_temporary_view("b", env.from_collection([{"k": k, "y": y} for k, y in B], "k string, y int", rows_per_batch=2))
-    results = {name: (t_env.to_changelog_stream(t_env.sql_query(sql)).collect(), columns) for name, (sql, columns) in queries.items()}
+    results = {
+        name: (t_env.to_changelog_stream(t_env.sql_query(sql)).collect(), columns) for name, (sql, columns) in queries.items()
+    }
     handle = env.execute(bounded=bounded).wait(600)
     # (it ends by itself: a query reading two sources that end in different micro-batches gets its batch after the last end)
     assert handle.done

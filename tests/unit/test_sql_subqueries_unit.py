@@ -121,7 +121,9 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
     t = t_env.sql_query("SELECT k, x FROM a WHERE x > 1 AND x IN (SELECT y FROM b WHERE y < 9)")
     (fn,) = joins(t)
     assert not fn.anti and t.columns == ("k", "x") and changelog_mode(t._stream.node).describe() == "insert-only"
-    both = t_env.sql_query("SELECT * FROM a t WHERE EXISTS (SELECT 1 FROM b WHERE b.k = t.k) AND NOT EXISTS (SELECT 1 FROM b WHERE b.y = t.x)")
+    both = t_env.sql_query(
+        "SELECT * FROM a t WHERE EXISTS (SELECT 1 FROM b WHERE b.k = t.k) AND NOT EXISTS (SELECT 1 FROM b WHERE b.y = t.x)"
+    )
     assert sorted(f.anti for f in joins(both)) == [False, True]
     assert both.columns == ("k", "x") and changelog_mode(both._stream.node).describe() == "[+I, -D] no upsert key"
     grouped = t_env.sql_query("SELECT k, x FROM a WHERE k IN (SELECT k FROM b GROUP BY k HAVING SUM(y) > 2)")
@@ -139,10 +141,19 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
         ("SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.y > a.x)", r"the correlated condition b.y > a.x"),
         ("SELECT k FROM a INTERSECT ALL SELECT k FROM b", "INTERSECT ALL"),
         ("SELECT k FROM a EXCEPT ALL SELECT k FROM b", "EXCEPT ALL"),
-        ("SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k GROUP BY b.k)", "a correlated subquery with a join, GROUP BY"),
-        ("SELECT * FROM a JOIN b ON a.k = b.k WHERE a.x IN (SELECT y FROM b)", "IN or EXISTS with a subquery in the WHERE of a join"),
+        (
+            "SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k GROUP BY b.k)",
+            "a correlated subquery with a join, GROUP BY",
+        ),
+        (
+            "SELECT * FROM a JOIN b ON a.k = b.k WHERE a.x IN (SELECT y FROM b)",
+            "IN or EXISTS with a subquery in the WHERE of a join",
+        ),
         ("SELECT * FROM a WHERE x IN (SELECT y FROM b) OR x > 1", "a subquery outside FROM"),
-        ("SELECT * FROM a WHERE EXISTS (SELECT a.x FROM b WHERE b.k = a.k)", "the outer query's column in a subquery's SELECT list"),
+        (
+            "SELECT * FROM a WHERE EXISTS (SELECT a.x FROM b WHERE b.k = a.k)",
+            "the outer query's column in a subquery's SELECT list",
+        ),
     ],
 )
 def test_each_refusal_names_its_construct(t_env, sql, message):
