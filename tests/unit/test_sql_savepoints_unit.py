@@ -15,6 +15,7 @@ from funke.table.aggregate import AggregateCall, GroupAggregate
 from funke.table.changelog import ROW_KIND
 from funke.table.joins import RegularJoin
 from funke.table.rank import Order, RetractableTopN
+from funke.table.semi_joins import SemiAntiJoin
 from funke.table.upsert import UpsertMaterializer
 
 T = dt.datetime(2026, 1, 1)
@@ -79,3 +80,17 @@ def test_a_regular_joins_rows_and_their_partner_counts_go_through_a_savepoint():
         got = (restored.process_element2 if side else restored.process_element1)("k", {ROW_KIND: kind, name: v})
         want = (op.process_element2 if side else op.process_element1)("k", {ROW_KIND: kind, name: v})
         assert kinds(got) == kinds(want)
+
+
+@pytest.mark.parametrize("anti", [False, True], ids=["semi", "anti"])
+def test_a_semi_or_anti_joins_kept_rows_and_partner_count_go_through_a_savepoint(anti):
+    make = lambda: KeyedCoProcessOperator(SemiAntiJoin(["x"], anti=anti, updating=(True, True)))
+    op = make()
+    for side, kind, v in ((0, "+I", 1), (1, "+I", 7), (1, "+I", 8), (0, "+I", 2)):
+        (op.process_element2 if side else op.process_element1)("k", {ROW_KIND: kind, "x": v})
+    restored = through_a_savepoint(op, make)
+    for side, kind, v in ((1, "-D", 7), (0, "-D", 1), (1, "-U", 8), (0, "+I", 3), (1, "+I", 9)):
+        got = (restored.process_element2 if side else restored.process_element1)("k", {ROW_KIND: kind, "x": v})
+        want = (op.process_element2 if side else op.process_element1)("k", {ROW_KIND: kind, "x": v})
+        assert kinds(got) == kinds(want)
+    assert kinds(want) == ([("-D", 2), ("-D", 3)] if anti else [("+I", 2), ("+I", 3)])  # (the last step flips the key)
