@@ -614,7 +614,19 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                     raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
             return n
 
+        if schema is not None:
+            self._known_columns(e, schema)
         return e.copy().transform(flink_meaning).sql(dialect="spark", comments=False)
+
+    def _known_columns(self, e: exp.Expression, schema: Schema) -> None:
+        """An unqualified column of ``e`` that ``schema`` lacks is an unknown column here, with did-you-mean,
+        not an error of Spark's when the job starts (names compared as Spark's analyzer does, ignoring case;
+        a lambda's parameters and ``row.field`` are Spark's to resolve)."""
+        names = {x.lower() for x in schema.names}
+        for c in e.find_all(exp.Column):
+            if c.table or isinstance(c.this, exp.Star) or c.name.lower() in names or c.find_ancestor(exp.Lambda) is not None:
+                continue
+            schema.field(c.name, node=f"Flink SQL: {c.sql()} at {self.at(c)}")
 
 
 def _to_timestamp_ltz(planner: Planner, call: exp.Anonymous) -> exp.Expression:

@@ -7,7 +7,8 @@ lower them.
   correlated equalities; the subquery's other conditions filter its own rows first. Without a
   correlation, every row of the query meets every row of the subquery (one key for all).
 * ``INTERSECT`` and ``EXCEPT``: the distinct rows of the left query that the right one has (has not),
-  a NULL equal to a NULL as in SQL's set operations;
+  a NULL equal to a NULL as in SQL's set operations; ``INTERSECT ALL`` and ``EXCEPT ALL``: each row
+  ``min(m, n)`` and ``max(m - n, 0)`` times (``funke.table.semi_joins.MultisetJoin``);
 * ``UNION``: ``UNION ALL`` and ``SELECT DISTINCT`` over it.
 
 Each predicate is a conjunct of the query's WHERE; the query's other conditions filter its rows before
@@ -28,7 +29,7 @@ from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
 from funke.table.lowering import conjuncts, is_updating
-from funke.table.semi_joins import SemiAntiJoin
+from funke.table.semi_joins import MultisetJoin, SemiAntiJoin
 
 if TYPE_CHECKING:
     from funke.table.planner import Planner
@@ -186,9 +187,10 @@ class SubqueryLowering:
         return out
 
     def lower_set_operation(self: Planner, query: exp.SetOperation) -> Any:
-        """``UNION``, ``INTERSECT`` and ``EXCEPT`` (each distinct; by position, named as on the left): the
-        distinct rows of both queries, of the left one that the right one has, or has not."""
-        what = type(query).__name__.upper()
+        """``UNION``, ``INTERSECT`` and ``EXCEPT`` (by position, named as on the left): the distinct rows of
+        both queries, of the left one that the right one has, or has not; ``INTERSECT ALL`` and ``EXCEPT ALL``:
+        each row as often as both hold it, or as often as the left holds it more than the right."""
+        what = f"{type(query).__name__.upper()}{'' if query.args.get('distinct') else ' ALL'}"
         for arg, clause in SET_OPERATION_CLAUSES.items():
             if query.args.get(arg):
                 raise self.refuse(query.args[arg], f"{clause} on a {what}")
@@ -196,8 +198,6 @@ class SubqueryLowering:
             every = query.copy()
             every.set("distinct", False)
             rows = self.lower(every)
-        elif not query.args.get("distinct"):
-            raise self.refuse(query, f"{what} ALL", f"{what} (which keeps each distinct row once) runs")
         else:
             left, right = self.lower(query.this), self.lower(query.expression)
             lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
@@ -214,10 +214,24 @@ class SubqueryLowering:
                     for r, f in zip(rc, fields, strict=True)
                 ),
             )
+            if not query.args.get("distinct"):
+                return self._multiset_join(left, right, lc, except_=isinstance(query, exp.Except), what=what)
             rows = self.semi_anti_join(left, right, lc, lc, anti=isinstance(query, exp.Except), what=what, nulls=True)
         view = self._hide()
         self.views = {**self.views, view: lambda: rows}
         return self.lower(exp.select("*").from_(view).distinct())
+
+    def _multiset_join(self: Planner, left: Any, right: Any, columns: list[str], *, except_: bool, what: str) -> Any:
+        """``INTERSECT ALL`` / ``EXCEPT ALL`` of ``left`` and ``right`` (the same ``columns``): ``MultisetJoin``
+        keyed by every column, a NULL equal to a NULL."""
+        for stream in (left, right):
+            self._known_types(stream, what)
+        fn = MultisetJoin(columns, except_=except_, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)))
+        fields = [left.schema.field(c, node=what) for c in columns]
+        if fn.updating:
+            fields.insert(0, Field(ROW_KIND, "string"))
+        keyed = left.key_by(columns, nulls=True).connect(right.key_by(columns, nulls=True))
+        return keyed.process(fn, output_schema=Schema(tuple(fields)), name="MultisetJoin")
 
     def _correlation(
         self: Planner, sub: exp.Expression, left: Any, name: str

@@ -1,4 +1,4 @@
-"""Flink SQL's IN and EXISTS subqueries, INTERSECT, EXCEPT and UNION on Spark, streaming and bounded: each
+"""Flink SQL's IN and EXISTS subqueries, INTERSECT [ALL], EXCEPT [ALL] and UNION on Spark, streaming and bounded: each
 query's changelog materialized (``+I``/``+U`` add a row, ``-U``/``-D`` take one held) equals the answer
 computed here from the same rows. The rows arrive two per micro-batch, so a row of one side meets the
 other side before and after its partners come, and a NOT EXISTS row is deleted when its first partner does."""
@@ -21,6 +21,7 @@ B = [("c", 30), ("a", 1), (None, 2), ("e", 5), ("a", 2), ("f", 7)]
 def _expected() -> dict[str, Counter]:
     ys = {y for _, y in B}
     bk = [k for k, _ in B]
+    bags = (Counter(k for k, _ in A), Counter(bk))
     sums: dict[str, int] = {}
     for k, y in B:
         if k is not None:
@@ -36,6 +37,8 @@ def _expected() -> dict[str, Counter]:
         "except": Counter({(k,): 1 for k in {k for k, _ in A} - set(bk)}),
         "union": Counter({(k,): 1 for k in {k for k, _ in A} | set(bk)}),
         "uncorrelated": Counter((k, x) for k, x in A if any(y > 6 for _, y in B)),
+        "intersect_all": Counter({(k,): min(n, bags[1][k]) for k, n in bags[0].items() if min(n, bags[1][k])}),
+        "except_all": Counter({(k,): n - bags[1][k] for k, n in bags[0].items() if n > bags[1][k]}),
     }
 
 
@@ -51,11 +54,13 @@ QUERIES = {
     "except": ("SELECT k FROM a EXCEPT SELECT k FROM b", ("k",)),
     "union": ("SELECT k FROM a UNION SELECT k FROM b", ("k",)),
     "uncorrelated": ("SELECT k, x FROM a WHERE EXISTS (SELECT * FROM b WHERE y > 6)", ("k", "x")),
+    "intersect_all": ("SELECT k FROM a INTERSECT ALL SELECT k FROM b", ("k",)),
+    "except_all": ("SELECT k FROM a EXCEPT ALL SELECT k FROM b", ("k",)),
 }
 
 
 #: Streaming runs the queries whose plans differ in kind (the rest share their operators with one of them).
-STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrelated")
+STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrelated", "except_all")
 
 
 @pytest.mark.parametrize("bounded", [False, True])

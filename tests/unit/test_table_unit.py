@@ -179,6 +179,13 @@ def test_wrong_names_are_plan_errors_naming_what_exists(t_env):
         t_env.sql_query("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE plain, DESCRIPTOR(v), INTERVAL '1' SECOND)) GROUP BY window_start, window_end")
     with pytest.raises(PlanError, match="SQL syntax error at line 1"):
         t_env.sql_query("SELECT FROM WHERE")
+    # a column in an expression, WHERE or a subquery: named while planning, not by Spark when the job starts
+    with pytest.raises(PlanError, match=r"vv at line 1, column 24: unknown column 'vv' \(did you mean 'v'\?\)"):
+        t_env.sql_query("SELECT k FROM ev WHERE vv > 1")
+    with pytest.raises(PlanError, match=r"unknown column 'vv' \(did you mean 'v'\?\)"):
+        t_env.sql_query("SELECT UPPER(k) AS u, vv + 1 AS w FROM ev")
+    with pytest.raises(PlanError, match=r"the subquery at line 1, column 53: unknown column 'kk'"):
+        t_env.sql_query("SELECT k FROM ev WHERE k IN (SELECT k FROM ev WHERE kk > 'a')")
 
 
 def test_table_methods_and_the_bridge_back_to_a_stream(t_env):
