@@ -26,7 +26,7 @@ from funke.plan.types import Field, Schema
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, changelog_mode, state_mode
 from funke.table.dialect import interval_ms
 from funke.table.joins import RegularJoin
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, keys_known, kind_first
 from funke.table.rank import OuterPairRows, PairRows
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ class JoinLowering:
         schema = Schema(tuple(fields))
         keyed, unmatched = [], []
         for side, names in ((0, [k for k, _ in keys]), (1, [k for _, k in keys])):
-            known = _keys_known(names)
+            known = keys_known(names)
             keyed.append(streams[side].filter(known).key_by(names))
             if outer[side]:  # (its NULL-keyed rows: padded at once; a retraction of one deletes its padded row)
                 own = {i: c for c, i in mapped[side].items()}
@@ -236,7 +236,7 @@ class JoinLowering:
             key = self._hide()
             grouped, bounds_of = [], []
             for side, stream, names in ((0, left, lkeys), (1, right, [k for _, k in keys])):
-                known = _keys_known(names)
+                known = keys_known(names)
                 fields = ", ".join(f"'{i}', `{k}`" for i, k in enumerate(names))
                 marker = self._hide()
                 stream = stream.with_column(key, f"CASE WHEN {known} THEN to_json(named_struct({fields})) ELSE '{side}' END")
@@ -320,11 +320,6 @@ def numbered(name: str, seen: set[str]) -> str:
         out, n = f"{name}{n}", n + 1
     seen.add(out)
     return out
-
-
-def _keys_known(names: list[str]) -> str:
-    """Spark SQL that holds where none of the key columns ``names`` is NULL (a NULL key equals no key)."""
-    return " AND ".join(f"`{k}` IS NOT NULL" for k in names)
 
 
 def _join_terms(query: exp.Select, join: exp.Join) -> list[exp.Expression]:

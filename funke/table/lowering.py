@@ -30,6 +30,11 @@ def kind_first(stream: Any, items: list[str | Sql]) -> list[str | Sql]:
     return [f"`{ROW_KIND}`", *items] if is_updating(stream) else items
 
 
+def keys_known(names: list[str]) -> str:
+    """Spark SQL that holds where none of the key columns ``names`` is NULL (a NULL key equals no key)."""
+    return " AND ".join(f"`{k}` IS NOT NULL" for k in names)
+
+
 def conjuncts(e: exp.Expression) -> list[exp.Expression]:
     """The terms of ``a AND b AND ...`` (``e`` itself when it is no AND), each without its parentheses."""
     e = e.unnest()

@@ -245,12 +245,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for arg, clause in SET_OPERATION_CLAUSES.items():
             if query.args.get(arg):
                 raise self.refuse(query.args[arg], f"{clause} on a UNION ALL")
-        left, right = self.lower(query.this), self.lower(query.expression)
-        lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
-        if len(lc) != len(rc):
-            raise PlanError(
-                f"Flink SQL: UNION ALL at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})"
-            )
+        left, right, lc, rc = self.set_operands(query, "UNION ALL")
         kinds: list[str] = []
         if is_updating(left) or is_updating(right):  # (a changelog and its other side's rows, each an insert)
             kinds = [f"`{ROW_KIND}`"]

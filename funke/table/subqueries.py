@@ -28,7 +28,7 @@ from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
-from funke.table.lowering import conjuncts, is_updating
+from funke.table.lowering import conjuncts, is_updating, keys_known, kind_first
 from funke.table.semi_joins import MultisetJoin, SemiAntiJoin
 
 if TYPE_CHECKING:
@@ -142,23 +142,20 @@ class SubqueryLowering:
             if not pairs:
                 right_rows.select(exp.alias_(exp.Literal.number(1), _ONE, quoted=True), copy=False)
             right = self.lower(right_rows)
-            inner = keys
-        else:
-            kind = [f"`{ROW_KIND}`"] if is_updating(right) else []
-            cast = [
-                Sql(f"CAST(`{c}` AS {f.dtype}) AS `{k}`", declared=f.dtype) for c, k, f in zip(inner, keys, fields, strict=True)
-            ]
-            right = right.select(*kind, *(cast or [Sql(f"1 AS `{_ONE}`", declared="int")]))
-            inner = keys
+        elif pairs:
+            right = _retyped(right, inner, keys, fields)
+        else:  # (the subquery's rows are only counted)
+            right = right.select(*kind_first(right, [Sql(f"1 AS `{_ONE}`", declared="int")]))
+        if not pairs:  # (EXISTS without a correlation: one key for all rows)
+            left = left.with_column(_ONE, Sql("1", declared="int"))
+            keys = [_ONE]
         what = "NOT EXISTS" if anti else "EXISTS" if isinstance(core, exp.Exists) else "IN"
-        return self.semi_anti_join(left, right, keys, inner, anti=anti, what=what, nulls=False)
+        return self.semi_anti_join(left, right, keys, anti=anti, what=what, nulls=False)
 
-    def semi_anti_join(
-        self: Planner, left: Any, right: Any, keys: list[str], right_keys: list[str], *, anti: bool, what: str, nulls: bool,
-    ) -> Any:  # fmt: skip
-        """``left``'s rows (its columns but the planner's key columns) whose ``keys`` equal the ``right_keys`` of
-        a row of ``right`` (``anti``: of none). ``nulls``: a NULL key equals a NULL (set operations);
-        else a NULL key matches nothing, and an anti join passes its row at once."""
+    def semi_anti_join(self: Planner, left: Any, right: Any, keys: list[str], *, anti: bool, what: str, nulls: bool) -> Any:
+        """``left``'s rows (its columns but the planner's key columns) whose ``keys`` equal those of a row of
+        ``right`` (``anti``: of none). ``nulls``: a NULL key equals a NULL (set operations); else a NULL key
+        matches nothing, and an anti join passes its row at once."""
         columns = [c for c in left.columns if c != ROW_KIND and (c not in keys or nulls)]
         for stream in (left, right):
             self._known_types(stream, what)
@@ -167,21 +164,14 @@ class SubqueryLowering:
         if fn.updating:
             fields.insert(0, Field(ROW_KIND, "string"))
         schema = Schema(tuple(fields))
-        if not keys:  # (EXISTS without a correlation: one key for all rows)
-            left = left.with_column(_ONE, Sql("1", declared="int"))
-            right = right if _ONE in right.columns else right.with_column(_ONE, Sql("1", declared="int"))
-            keys = right_keys = [_ONE]
-        known = [" AND ".join(f"`{k}` IS NOT NULL" for k in names) for names in (keys, right_keys)]
-        if not nulls:
-            lrows, right = left.filter(known[0]), right.filter(known[1])
-        else:
-            lrows = left
-        keyed = lrows.key_by(keys, nulls=nulls).connect(right.key_by(right_keys, nulls=nulls))
+        known = keys_known(keys)
+        lrows, right = (left, right) if nulls else (left.filter(known), right.filter(known))
+        keyed = lrows.key_by(keys, nulls=nulls).connect(right.key_by(keys, nulls=nulls))
         joined = keyed.process(fn, output_schema=schema, name="AntiJoin" if anti else "SemiJoin")
         if not anti or nulls:
             return joined
         kind = [f"`{ROW_KIND}`"] if is_updating(left) else [f"'{INSERT}' AS `{ROW_KIND}`"]
-        unmatched = left.filter(f"NOT ({known[0]})").select(*kind, *(f"`{c}`" for c in columns))  # (NOT EXISTS holds for them)
+        unmatched = left.filter(f"NOT ({known})").select(*kind, *(f"`{c}`" for c in columns))  # (NOT EXISTS holds for them)
         out = joined.union(unmatched)
         state_mode(out.node, changelog_mode(joined.node))
         return out
@@ -199,27 +189,24 @@ class SubqueryLowering:
             every.set("distinct", False)
             rows = self.lower(every)
         else:
-            left, right = self.lower(query.this), self.lower(query.expression)
-            lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
-            if len(lc) != len(rc):
-                raise PlanError(
-                    f"Flink SQL: {what} at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})"
-                )
-            fields = [left.schema.field(c, node=what) for c in lc]
-            kind = [f"`{ROW_KIND}`"] if is_updating(right) else []
-            right = right.select(
-                *kind,
-                *(
-                    Sql(f"CAST(`{r}` AS {f.dtype}) AS `{f.name}`", declared=f.dtype) if f.dtype else f"`{r}` AS `{f.name}`"
-                    for r, f in zip(rc, fields, strict=True)
-                ),
-            )
+            left, right, lc, rc = self.set_operands(query, what)
+            right = _retyped(right, rc, lc, [left.schema.field(c, node=what) for c in lc])
             if not query.args.get("distinct"):
                 return self._multiset_join(left, right, lc, except_=isinstance(query, exp.Except), what=what)
-            rows = self.semi_anti_join(left, right, lc, lc, anti=isinstance(query, exp.Except), what=what, nulls=True)
+            rows = self.semi_anti_join(left, right, lc, anti=isinstance(query, exp.Except), what=what, nulls=True)
         view = self._hide()
         self.views = {**self.views, view: lambda: rows}
         return self.lower(exp.select("*").from_(view).distinct())
+
+    def set_operands(self: Planner, query: exp.SetOperation, what: str) -> tuple[Any, Any, list[str], list[str]]:
+        """A set operation's two sides lowered, and their columns (the row kind aside), which pair up by position."""
+        left, right = self.lower(query.this), self.lower(query.expression)
+        lc, rc = ([c for c in side.columns if c != ROW_KIND] for side in (left, right))
+        if len(lc) != len(rc):
+            raise PlanError(
+                f"Flink SQL: {what} at {self.at(query)} of {len(lc)} column(s) ({', '.join(lc)}) and {len(rc)} ({', '.join(rc)})"
+            )
+        return left, right, lc, rc
 
     def _multiset_join(self: Planner, left: Any, right: Any, columns: list[str], *, except_: bool, what: str) -> Any:
         """``INTERSECT ALL`` / ``EXCEPT ALL`` of ``left`` and ``right`` (the same ``columns``): ``MultisetJoin``
@@ -317,6 +304,15 @@ def _unqualified(e: exp.Expression, name: str) -> exp.Expression:
         if c.table == name:
             c.set("table", None)
     return e
+
+
+def _retyped(stream: Any, columns: list[str], names: list[str], fields: list[Field]) -> Any:
+    """``stream``'s ``columns`` (its row kind first, when it has one) as ``names``, cast to the types of ``fields``
+    (the other side's keys: both sides hash alike)."""
+    return stream.select(*kind_first(stream, [
+        Sql(f"CAST(`{c}` AS {f.dtype}) AS `{n}`", declared=f.dtype) if f.dtype else f"`{c}` AS `{n}`"
+        for c, n, f in zip(columns, names, fields, strict=True)
+    ]))  # fmt: skip
 
 
 def _typed(e: exp.Expression, f: Field) -> exp.Expression:
