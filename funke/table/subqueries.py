@@ -157,13 +157,8 @@ class SubqueryLowering:
         ``right`` (``anti``: of none). ``nulls``: a NULL key equals a NULL (set operations); else a NULL key
         matches nothing, and an anti join passes its row at once."""
         columns = [c for c in left.columns if c != ROW_KIND and (c not in keys or nulls)]
-        for stream in (left, right):
-            self._known_types(stream, what)
         fn = SemiAntiJoin(columns, anti=anti, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)))
-        fields = [left.schema.field(c, node=what) for c in columns]
-        if fn.updating:
-            fields.insert(0, Field(ROW_KIND, "string"))
-        schema = Schema(tuple(fields))
+        schema = self._left_rows_schema(left, right, columns, fn.updating, what)
         known = keys_known(keys)
         lrows, right = (left, right) if nulls else (left.filter(known), right.filter(known))
         keyed = lrows.key_by(keys, nulls=nulls).connect(right.key_by(keys, nulls=nulls))
@@ -211,14 +206,18 @@ class SubqueryLowering:
     def _multiset_join(self: Planner, left: Any, right: Any, columns: list[str], *, except_: bool, what: str) -> Any:
         """``INTERSECT ALL`` / ``EXCEPT ALL`` of ``left`` and ``right`` (the same ``columns``): ``MultisetJoin``
         keyed by every column, a NULL equal to a NULL."""
+        fn = MultisetJoin(columns, except_=except_, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)))
+        schema = self._left_rows_schema(left, right, columns, fn.updating, what)
+        keyed = left.key_by(columns, nulls=True).connect(right.key_by(columns, nulls=True))
+        return keyed.process(fn, output_schema=schema, name="MultisetJoin")
+
+    def _left_rows_schema(self: Planner, left: Any, right: Any, columns: list[str], updating: bool, what: str) -> Schema:
+        """The schema of a semi, anti or multiset join's result, ``left``'s ``columns`` (the row kind first when
+        ``updating``); both sides' rows reach funke's state, so each column's type must be known."""
         for stream in (left, right):
             self._known_types(stream, what)
-        fn = MultisetJoin(columns, except_=except_, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)))
         fields = [left.schema.field(c, node=what) for c in columns]
-        if fn.updating:
-            fields.insert(0, Field(ROW_KIND, "string"))
-        keyed = left.key_by(columns, nulls=True).connect(right.key_by(columns, nulls=True))
-        return keyed.process(fn, output_schema=Schema(tuple(fields)), name="MultisetJoin")
+        return Schema(tuple([Field(ROW_KIND, "string"), *fields] if updating else fields))
 
     def _correlation(
         self: Planner, sub: exp.Expression, left: Any, name: str
