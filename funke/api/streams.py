@@ -344,6 +344,12 @@ class KeyedStream(DataStream):
             raise PlanError("process() needs output_schema=... naming the columns the function yields")
         return self._then(n.KeyedProcess((self._node,), function=function, output=out, explicit_name=name, explicit_uid=uid))
 
+    def deduplicate(self, *, name: str | None = None, uid: str | None = None) -> DataStream:
+        """Each key's first element, once; later elements of a key are dropped (Flink SQL's
+        deduplication keeping the first row, on processing time). Runs on Spark's ``dropDuplicates``,
+        also in real-time mode; the keys seen are state for the job's life."""
+        return self._then(n.Deduplicate((self._node,), explicit_name=name, explicit_uid=uid))
+
     def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
         """Flink's ``countWindow``: every ``size`` elements of a key (tumbling), or the last ``size`` every ``slide``."""
         if size <= 0 or (slide is not None and slide <= 0):

@@ -18,6 +18,7 @@ from funke.plan.unkeyed import AsyncWait, Process
 from funke.plan.nodes import (
     Filter,
     KeyBy,
+    Deduplicate,
     KeyedProcess,
     LookupJoin,
     Node,
@@ -56,6 +57,11 @@ LATENCY_FIRST_WHY = (
 #: late before merging it into an open session, where Flink merges first and keeps it
 #: (tests/spark/test_paths_agree.py), so sessions run on the general path.
 #: (tests/spark/test_windows_native.py and test_paths_agree.py check each case.)
+#: Why a deduplication runs on Spark's operator (explain()).
+DEDUPLICATE_WHY = (
+    "Spark dropDuplicates: a key's first element passes, later ones are dropped (Flink SQL's keep-first "
+    "deduplication on processing time); the keys seen are in Spark's state store for the job's life"
+)
 NATIVE_WINDOW_KINDS = frozenset({"tumbling", "sliding"})
 
 
@@ -228,6 +234,8 @@ def place(node: Node) -> Placement:
         return Placement(GENERAL, "rows a funke operator sent to this tag, split from its output in the same query")
     if isinstance(node, RollingAggregate):
         return Placement(GENERAL, "Flink emits one updated row per element; Spark's streaming aggregation emits one per key per batch")
+    if isinstance(node, Deduplicate):
+        return Placement(NATIVE, DEDUPLICATE_WHY)
     if isinstance(node, PythonFunction):
         form = "pandas batches" if node.vectorized else "rows of Arrow batches"
         # a library's function (fk.ml.predict) says how it runs

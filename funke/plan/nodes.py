@@ -538,6 +538,27 @@ class RollingAggregate(Node):
         return f"rolling {self.aggregate}"
 
 
+@dataclass(frozen=True, eq=False)
+class Deduplicate(Node):
+    """``key_by(...).deduplicate()``: each key's first element passes, every later one is dropped.
+
+    Flink SQL's deduplication keeping the first row on processing time (``ROW_NUMBER() OVER
+    (PARTITION BY k ORDER BY proctime) = 1``, and ``SELECT DISTINCT`` over an insert-only input with
+    every column the key): insert-only, each key's first arrival. Which one that is when a key's rows
+    come from several source partitions at once is the order they reach the operator, as in Flink; of
+    one partition's rows the earlier wins. The keys seen are kept for the job's life.
+    """
+
+    kind: ClassVar[str] = "deduplicate"
+
+    def validate(self, inputs: tuple[Schema | None, ...]) -> None:
+        if self.input.keys is None:
+            raise PlanError("deduplicate() needs a keyed stream: call key_by(...) first (every column: key_by(list(stream.columns)))")
+
+    def label(self) -> str:
+        return f"deduplicate by {', '.join(self.input.keys or ())}, first row kept"
+
+
 class DeclaredOutput:
     """A process function's node: its rows are what ``output_schema`` declares, every column
     typed; it has no event-time column of its own (the function stamps each row it emits)."""

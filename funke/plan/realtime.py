@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from funke.errors import UnsupportedError
 from funke.plan.capabilities import NATIVE_WINDOW_KINDS, split_watermark
 from funke.plan.nodes import (
+    Deduplicate,
     Filter,
     KeyBy,
     LookupJoin,
@@ -65,6 +66,7 @@ ALLOWED_WHY = {
         "keyed by key and window (Flink's CountTrigger.of(1), Flink SQL's early fire); the last update of a window is "
         "the micro-batch result"
     ),
+    Deduplicate: "Spark dropDuplicates in real time: a key's first element passes as it arrives, later ones are dropped",
     Sink: "Spark's Kafka sink under the real-time trigger: at-least-once (replays since the last real-time checkpoint)",
 }
 
@@ -176,6 +178,7 @@ RULES: dict[type, Callable[..., str | None] | None] = {
     KeyBy: None,
     LookupJoin: _lookup,
     RollingAggregate: _rolling,
+    Deduplicate: _aggregated_before,
     WindowAggregate: _window,
     Sink: _sink,
 }
@@ -213,7 +216,7 @@ def why_realtime(node: Node) -> str:
 
 def shuffles(sinks: Iterable[Sink]) -> int:
     """How many pipelined shuffles the nodes of one query need (each its own stage of tasks)."""
-    return sum(isinstance(x, (RollingAggregate, WindowAggregate)) for x in walk(list(sinks)))
+    return sum(isinstance(x, (RollingAggregate, WindowAggregate, Deduplicate)) for x in walk(list(sinks)))
 
 
 NOTES = [

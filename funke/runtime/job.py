@@ -755,7 +755,7 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
         for beat in st.beats:
             beat.commits = commits
             beat.write()
-    interval = _trigger_interval(handle.interval_ms, st.plan.sinks)
+    interval = st.plan.interval_ms or _trigger_interval(handle.interval_ms, st.plan.sinks)
     if interval:
         writer = writer.trigger(processingTime=f"{interval} milliseconds")
     spec = st.sink.spec

@@ -624,6 +624,11 @@ class Compiler:
             return self._merge(realtime.rolling(self.plain(up, node.uid), node), up, stateful=True)
         return self._general(node, up)
 
+    def visit_Deduplicate(self, node: n.Deduplicate, up: Compiled) -> Compiled:
+        df = self.plain(up, node.uid)
+        # (not ``stateful``: a row leaves in the micro-batch that reads it; no later batch need run)
+        return self._merge(df.dropDuplicates(list(node.input.keys or ())), up)
+
     def visit_KeyedProcess(self, node: n.KeyedProcess, up: Compiled) -> Compiled:
         return self._general(node, up)
 
@@ -1065,6 +1070,8 @@ class QueryPlan:
     lazy: bool = False
     #: Run under Spark's real-time trigger (``set_latency_mode("realtime")``).
     realtime: bool = False
+    #: Its own micro-batch interval, where it is not the job's (the dead letters beside real-time queries).
+    interval_ms: int = 0
 
 
 def compile_job(
@@ -1106,7 +1113,8 @@ def compile_job(
         sink = n.Sink((first_source,), spec=dead_letters, explicit_uid="dead-letters", explicit_name="dead letters")
         if c.realtime:  # real-time mode reports metrics once per checkpoint interval: its dead letters cannot wait for them
             dead.frame = realtime.dead_letter_frame(dead.frame)
-        extra = [QueryPlan([sink], dead, lazy=not c.realtime)]
+        interval = realtime.DEAD_LETTER_INTERVAL_MS if c.realtime else 0
+        extra = [QueryPlan([sink], dead, lazy=not c.realtime, interval_ms=interval)]
     if mode != "streaming":
         return [QueryPlan([s], x) for s, x in compiled] + extra
     users: dict[int, list[n.Sink]] = {}
@@ -1159,7 +1167,7 @@ def _stateful_after(sink: n.Sink, split: n.Node, general: dict[int, n.Node]) -> 
     after a split only per-row operators may run (they run per batch)."""
     node: n.Node = sink
     while node is not split:
-        if isinstance(node, (n.WindowAggregate, n.RollingAggregate)) or id(node) in general or len(node.inputs) != 1:
+        if isinstance(node, (n.WindowAggregate, n.RollingAggregate, n.Deduplicate)) or id(node) in general or len(node.inputs) != 1:
             return True
         node = node.input
     return False

@@ -222,13 +222,18 @@ def records(df: DataFrame, sink: Any) -> DataFrame:
 def producer_options(sink: Any) -> dict[str, str]:
     """The connector's producer: idempotent (no duplicates from its own retries), every record acknowledged."""
     extra = {f"kafka.{k}": str(v) for k, v in sink.config.items()}
+    # Kafka's producer refuses a delivery timeout below linger + request timeout: the requests get the
+    # sink's timeout where it is shorter than Kafka's default 30 s, so a short one is honoured
+    timeout_ms = max(1_000, int(sink.timeout * 1000))
+    linger_ms, request_ms = 5, min(30_000, timeout_ms)
     return {
         "kafka.bootstrap.servers": sink.bootstrap,
         "topic": sink.topic,
         "kafka.enable.idempotence": "true",
         "kafka.acks": "all",
-        "kafka.linger.ms": "5",
-        "kafka.delivery.timeout.ms": str(max(30_000, int(sink.timeout * 1000))),
+        "kafka.linger.ms": str(linger_ms),
+        "kafka.request.timeout.ms": str(request_ms),
+        "kafka.delivery.timeout.ms": str(max(timeout_ms, linger_ms + request_ms)),
         **extra,
     }
 

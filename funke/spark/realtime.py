@@ -47,6 +47,12 @@ def rolling(df: DataFrame, node: n.RollingAggregate) -> DataFrame:
 # -- task slots -----------------------------------------------------------------------------------
 
 
+#: The dead-letter query's micro-batch interval beside real-time queries. Back to back, its batches (a
+#: plan, an offset log and a commit each, a few records in each) took a core's worth of the driver from
+#: the real-time tasks on a 2-core machine; once a second, a bad row is reported within a second.
+DEAD_LETTER_INTERVAL_MS = 1000
+
+
 def dead_letter_frame(frame: DataFrame) -> DataFrame:
     """The dead-letter query of a real-time job: micro-batches (its sink need not be Kafka) of one task at a time.
 

@@ -7,7 +7,10 @@ methods of ``funke.table.planner.Planner`` that lower them.
   running ``funke.table.aggregate.WindowAggregates`` where it does not (``DISTINCT`` arguments);
 * a group aggregation without a window (``GROUP BY keys`` or none): ``funke.table.aggregate.GroupAggregate``,
   an updating result, over an insert-only or an updating input (retract, then accumulate);
-* ``SELECT DISTINCT``: a group aggregation by every column of the SELECT list, without aggregates.
+* ``SELECT DISTINCT``: a group aggregation by every column of the SELECT list, without aggregates; over
+  an insert-only input without a state TTL, each row's first copy on Spark's ``dropDuplicates``
+  (``key_by(...).deduplicate()``, which real-time mode runs too), an insert-only result (Flink's planner
+  calls it updating, though it only ever inserts; funke lets an append sink take it).
 
 ``GROUP BY`` takes columns and expressions (``GROUP BY DATE_FORMAT(ts, 'yyyy-MM-dd')``): an expression
 is computed into a column before the aggregation, and the same expression in the SELECT list or
@@ -148,6 +151,10 @@ class AggregateLowering:
         columns = [c for c in stream.columns if c != ROW_KIND]
         self._known_types(stream.select(*(f"`{c}`" for c in columns)), "SELECT DISTINCT")
         fields = [Field(ROW_KIND, "string"), *(stream.schema.field(c, node="SELECT DISTINCT") for c in columns)]
+        if not changelog_mode(stream.node).updating and not self.state_ttl_ms and not any("map<" in (f.dtype or "") for f in fields):
+            # Insert-only rows, kept for ever: each row's first copy, on Spark's dropDuplicates (real-time mode runs
+            # it too). Insert-only, as its rows are: Flink's planner calls it updating, though it only ever inserts.
+            return stream.key_by(columns, nulls=True).deduplicate(name="SELECT DISTINCT")
         fn = GroupAggregate(columns, (), self.state_ttl_ms, retracting=changelog_mode(stream.node).retracts)
         return stream.key_by(columns, nulls=True).process(fn, output_schema=Schema(tuple(fields)), name="GroupAggregate")
 

@@ -172,3 +172,61 @@ def test_with_on_broker_loss_wait_the_job_rides_out_an_outage_and_finishes_exact
     job.wait(timeout=600)
     assert job.done
     _exactly_once(_committed(bootstrap, b))
+
+
+# -- real-time mode (set_latency_mode("realtime")): the same settings, Spark's real-time trigger ---------------
+
+
+def _realtime_job(spark, ck: Path, bootstrap: str, a: str, b: str, mode: str, sink_timeout: float) -> JobHandle:
+    src = fk.sources.kafka(a, schema="v bigint", bootstrap=bootstrap, on_broker_loss=mode, broker_timeout=5,
+                           partition_watermarks=False)  # fmt: skip
+    env = fk.StreamEnvironment(app=f"kafka-loss-rt-{mode}", spark=spark, checkpoint_dir=str(ck), checkpoint_interval=fk.seconds(5))
+    env.set_latency_mode("realtime")
+    env.from_source(src).select("v", (fk.col("v") * 2).alias("twice")).sink_to(
+        fk.sinks.kafka(b, bootstrap=bootstrap, key="v", timeout=sink_timeout, delivery="at-least-once"), uid="out"
+    )
+    return env.execute()
+
+
+def _at_least_once(values: list[int]) -> None:
+    assert sorted(set(values)) == list(range(RECORDS)), f"missing {sorted(set(range(RECORDS)) - set(values))[:10]}"
+
+
+def test_in_real_time_mode_a_lost_broker_fails_the_job_naming_it_and_a_restart_loses_nothing(spark, tmp_path, broker):
+    bootstrap, say = broker.address, (lambda _: None)
+    a, b = _topics(bootstrap)
+    _produce(bootstrap, a, range(RECORDS // 2))
+    job = _realtime_job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10)
+    _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS // 2, job, "the first half in B")
+    broker.stop(say)
+    deadline = time.monotonic() + 300
+    with pytest.raises(JobFailedError) as failed:
+        while time.monotonic() < deadline:
+            job.wait(timeout=1)
+    message = str(failed.value)
+    assert bootstrap in message, message
+    assert spark.streams.active == []
+
+    broker.start(say)
+    _produce(bootstrap, a, range(RECORDS // 2, RECORDS))
+    job = _realtime_job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10)
+    _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS, job, "every record in B")
+    job.stop()
+    _at_least_once(_committed(bootstrap, b))
+
+
+def test_in_real_time_mode_with_on_broker_loss_wait_the_job_rides_out_an_outage(spark, tmp_path, broker):
+    bootstrap, say = broker.address, (lambda _: None)
+    a, b = _topics(bootstrap)
+    _produce(bootstrap, a, range(RECORDS // 2))
+    job = _realtime_job(spark, tmp_path / "ck", bootstrap, a, b, "wait", sink_timeout=300)
+    _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS // 2, job, "the first half in B")
+    broker.stop(say)
+    down_since = time.monotonic()  # down for longer than broker_timeout (5 s): "fail" would have given up
+    while time.monotonic() - down_since < 15:
+        job.wait(timeout=1)  # raises if the job failed
+    broker.start(say)
+    _produce(bootstrap, a, range(RECORDS // 2, RECORDS))
+    _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS, job, "every record in B")
+    job.stop()
+    _at_least_once(_committed(bootstrap, b))

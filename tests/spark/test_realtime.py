@@ -156,6 +156,31 @@ def test_windows_are_an_upsert_stream_whose_last_update_is_the_micro_batch_resul
     assert all(v == sorted(v) for v in updates.values())
 
 
+def test_a_deduplication_passes_each_keys_first_element_once_as_the_micro_batch_and_bounded_runs_do(spark, tmp_path, bootstrap, topic):
+    t, out = topic(2), topic(2)
+    records(t, bootstrap)
+    # each (k, v % 5)'s first element: its key's elements are in one partition, in the order written
+    first: dict[tuple[str, int], int] = {}
+    for i in range(N):
+        first.setdefault((f"k{i % 4}", (7 * i) % 23 % 5), (7 * i) % 23)
+    expected = sorted((k, b, v) for (k, b), v in first.items())
+
+    def build(env, events=None):
+        rows = env.from_source(source(t, bootstrap, events=events)).select("k", "v % 5 AS b", "v")
+        return rows.key_by(["k", "b"]).deduplicate(), ["k", "b"]
+
+    def triples(rows: list[dict]) -> list[tuple]:
+        return sorted((r["k"], r["b"], r["v"]) for r in rows)
+
+    assert triples(micro_batch(spark, tmp_path, lambda e: build(e, N), "dedup")) == expected
+    bounded = fk.StreamEnvironment(app="bounded-dedup", spark=spark)
+    final = build(bounded, N)[0].collect()
+    finish(bounded.execute(bounded=True))
+    assert triples(final.rows) == expected
+    rows = realtime(spark, tmp_path, build, out, bootstrap, expected=len(expected), name="dedup")
+    assert triples(rows) == expected  # (no later element of a key, and each key once)
+
+
 def test_slots_are_planned_and_a_job_the_session_cannot_hold_is_refused_saying_what_is_missing(spark, tmp_path, bootstrap, topic):
     from funke.spark.realtime import free_slots, local_slots, needed_slots
 

@@ -96,3 +96,14 @@ def test_the_connector_version_is_the_pysparks_or_the_newest_below_and_a_failed_
     again = kafka_jvm._resolve(tmp_path, "4.3.0")  # remembered: no network wait at the next session's start
     assert again.reason.startswith("mvn is not installed") and "tried" in again.reason
     assert kafka_jvm._resolve(tmp_path, "3.9.0").reason.startswith("Maven Central could not be asked")
+
+
+@pytest.mark.parametrize("timeout", [1, 10, 30, 45, 600])
+def test_the_connectors_producer_takes_any_sink_timeout_kafka_accepts(timeout):
+    from funke.spark.kafka_jvm import producer_options
+
+    sink = fk.sinks.kafka("out", delivery="at-least-once", timeout=timeout)
+    o = {k.removeprefix("kafka."): int(v) for k, v in producer_options(sink).items() if k.endswith(".ms")}
+    # Kafka's producer refuses to start unless delivery.timeout.ms >= linger.ms + request.timeout.ms
+    assert o["delivery.timeout.ms"] >= o["linger.ms"] + o["request.timeout.ms"]
+    assert o["delivery.timeout.ms"] <= max(timeout * 1000, 1_005) + 5  # (the sink's timeout, not Kafka's 120 s)

@@ -106,10 +106,23 @@ def test_one_aggregation_per_query():
     assert "Spark's update mode takes one aggregation per query" in refused(e)
 
 
+def test_a_deduplication_runs_in_the_mode_on_its_own_shuffle_but_not_after_an_aggregation():
+    from funke.plan.realtime import shuffles
+
+    e = env()
+    events(e).key_by("k").deduplicate().sink_to(OUT)
+    plan = e.explain()
+    assert "deduplicate by k, first row kept" in plan and "Spark dropDuplicates in real time" in plan
+    assert shuffles(e.sinks) == 1  # (a task per shuffle partition: the slots counted for it)
+    e = env()
+    events(e).key_by("k").count().key_by("k").deduplicate().sink_to(OUT)
+    assert refused(e).startswith("set_latency_mode('realtime'): deduplicate by k")
+
+
 def test_the_table_of_rules_covers_the_allowlisted_operators():
     names = {t.__name__ for t in RULES}
     assert names == {"Source", "Watermark", "Select", "Filter", "Union", "KeyBy", "LookupJoin", "RollingAggregate",
-                     "WindowAggregate", "Sink"}  # fmt: skip
+                     "Deduplicate", "WindowAggregate", "Sink"}  # fmt: skip
     check_realtime(())  # nothing to refuse
 
 
@@ -134,6 +147,28 @@ def test_flink_sql_asks_for_the_mode_with_set_and_gets_the_same_checks():
     assert "give fk.sinks.kafka(..., delivery='at-least-once')" in refused(e)
     with pytest.raises(fk.PlanError, match="takes 'micro-batch' or 'realtime'"):
         t_env.execute_sql("SET 'execution.latency-mode' = 'continuous'")
+
+
+def test_select_distinct_over_insert_only_rows_runs_in_the_mode_as_a_deduplication():
+    from funke.table import StreamTableEnvironment
+
+    e = fk.StreamEnvironment(app="rt-sql-distinct")
+    t_env = StreamTableEnvironment.create(e)
+    t_env.execute_sql("SET 'execution.latency-mode' = 'realtime'")
+    kafka = "'connector' = 'kafka', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json'"
+    t_env.execute_script(f"""
+        CREATE TABLE clicks (user_id STRING, page STRING) WITH ({kafka}, 'topic' = 'clicks');
+        CREATE TABLE visits (user_id STRING, page STRING)
+          WITH ({kafka}, 'topic' = 'visits', 'sink.delivery-guarantee' = 'at-least-once');
+        INSERT INTO visits SELECT DISTINCT user_id, page FROM clicks;
+    """)
+    plan = e.explain()
+    assert "deduplicate by user_id, page, first row kept" in plan and "Spark dropDuplicates in real time" in plan
+    # insert-only: Kafka takes it (Flink's planner calls it updating). With a state TTL the keys must expire:
+    # funke's group aggregation, an updating result as in Flink, which a Kafka table does not take
+    t_env.get_config().set("table.exec.state.ttl", "1 h")
+    with pytest.raises(fk.UnsupportedError, match="the query's result is updating"):
+        t_env.execute_sql("INSERT INTO visits SELECT DISTINCT page, user_id FROM clicks")
 
 
 @pytest.mark.parametrize(

@@ -234,10 +234,17 @@ def test_count_distinct_count_of_a_column_filter_and_group_by_an_expression(t_en
         t_env.sql_query("SELECT k, COUNT(*) FROM ev GROUP BY UPPER(k)")
 
 
-def test_select_distinct_is_a_group_aggregation_keyed_by_every_column(t_env):
+def test_select_distinct_is_a_deduplication_of_insert_only_rows_and_a_group_aggregation_of_updating_ones(t_env):
     t = t_env.sql_query("SELECT DISTINCT k, v + 1 AS w FROM ev WHERE v > 0")
+    dedup = _function(t, n.Deduplicate)  # (Spark's dropDuplicates: insert-only, as its rows are)
+    assert not t.updating and t.columns == ("k", "w") and dedup.input.keys == ("k", "w") and dedup.input.nulls
+    t_env.create_temporary_view("totals", t_env.sql_query("SELECT k, SUM(v) AS s FROM ev GROUP BY k"))
+    t = t_env.sql_query("SELECT DISTINCT s FROM totals")
     fn = _function(t).function
-    assert t.updating and t.columns == ("k", "w") and fn.keys == ("k", "w") and fn.aggregates == ()
+    assert t.updating and fn.keys == ("s",) and fn.aggregates == () and fn.retracting
+    t_env.get_config().set("table.exec.state.ttl", "1 h")  # (keys that expire: funke's operator, Flink's changelog)
+    t = t_env.sql_query("SELECT DISTINCT k FROM ev")
+    assert t.updating and _function(t).function.keys == ("k",) and _function(t).function.ttl_ms == 3_600_000
     with pytest.raises(fk.errors.UnsupportedError, match="DISTINCT ON"):
         t_env.sql_query("SELECT DISTINCT ON (k) k FROM ev")
 
