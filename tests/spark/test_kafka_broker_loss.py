@@ -131,43 +131,53 @@ def _exactly_once(values: list[int]) -> None:
     assert {v: n for v, n in counts.items() if n != 1} == {}
 
 
-def test_broker_lost_mid_run_fails_naming_it_and_a_restart_on_the_checkpoint_writes_every_result_once(spark, tmp_path, broker):
-    bootstrap, say = broker.address, (lambda _: None)
-    a, b = _topics(bootstrap)
-    _produce(bootstrap, a, range(RECORDS // 2))
-    job = _job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10)
-    _wait_for(lambda: len(_committed(bootstrap, b)) >= PER_BATCH, job, "a first committed batch in B")
-    broker.stop(say)
+def _failed_after_loss(job: JobHandle, broker: Kafka) -> str:
+    """Stop the broker; the job must fail within 300 s: its error's text."""
+    broker.stop(lambda _: None)
     deadline = time.monotonic() + 300
     with pytest.raises(JobFailedError) as failed:
         while time.monotonic() < deadline:
             job.wait(timeout=1)
+    return str(failed.value)
+
+
+def _ride_out_outage(job: JobHandle, broker: Kafka) -> None:
+    """Stop the broker for longer than broker_timeout (5 s: a job in "fail" mode would give up); the job
+    must keep running; start the broker again."""
+    broker.stop(lambda _: None)
+    down_since = time.monotonic()
+    while time.monotonic() - down_since < 15:
+        job.wait(timeout=1)  # raises if the job failed
+    assert not job.done
+    broker.start(lambda _: None)
+
+
+def test_broker_lost_mid_run_fails_naming_it_and_a_restart_on_the_checkpoint_writes_every_result_once(spark, tmp_path, broker):
+    bootstrap = broker.address
+    a, b = _topics(bootstrap)
+    _produce(bootstrap, a, range(RECORDS // 2))
+    job = _job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10)
+    _wait_for(lambda: len(_committed(bootstrap, b)) >= PER_BATCH, job, "a first committed batch in B")
     # whichever noticed first (the driver asking for offsets, a task reading, the sink committing) names the broker
-    message = str(failed.value)
+    message = _failed_after_loss(job, broker)
     source_gave_up = f"Kafka at {bootstrap} did not answer for" in message and "on_broker_loss='wait'" in message
     assert source_gave_up or f"to topic {b} at {bootstrap} failed" in message, message
     assert spark.streams.active == []
 
-    broker.start(say)
+    broker.start(lambda _: None)
     _produce(bootstrap, a, range(RECORDS // 2, RECORDS))
     _job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10).wait(timeout=600)
     _exactly_once(_committed(bootstrap, b))
 
 
 def test_with_on_broker_loss_wait_the_job_rides_out_an_outage_and_finishes_exactly(spark, tmp_path, broker):
-    bootstrap, say = broker.address, (lambda _: None)
+    bootstrap = broker.address
     a, b = _topics(bootstrap)
     _produce(bootstrap, a, range(RECORDS // 2))
     # the sink's commit may have to wait out the outage too: a timeout well above the broker's restart
     job = _job(spark, tmp_path / "ck", bootstrap, a, b, "wait", sink_timeout=300)
     _wait_for(lambda: len(_committed(bootstrap, b)) >= PER_BATCH, job, "a first committed batch in B")
-    broker.stop(say)
-    # down for longer than broker_timeout (5 s): a job in "fail" mode would have given up
-    down_since = time.monotonic()
-    while time.monotonic() - down_since < 15:
-        job.wait(timeout=1)  # raises if the job failed
-    assert not job.done
-    broker.start(say)
+    _ride_out_outage(job, broker)
     _produce(bootstrap, a, range(RECORDS // 2, RECORDS))
     job.wait(timeout=600)
     assert job.done
@@ -193,21 +203,16 @@ def _at_least_once(values: list[int]) -> None:
 
 
 def test_in_real_time_mode_a_lost_broker_fails_the_job_naming_it_and_a_restart_loses_nothing(spark, tmp_path, broker):
-    bootstrap, say = broker.address, (lambda _: None)
+    bootstrap = broker.address
     a, b = _topics(bootstrap)
     _produce(bootstrap, a, range(RECORDS // 2))
     job = _realtime_job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10)
     _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS // 2, job, "the first half in B")
-    broker.stop(say)
-    deadline = time.monotonic() + 300
-    with pytest.raises(JobFailedError) as failed:
-        while time.monotonic() < deadline:
-            job.wait(timeout=1)
-    message = str(failed.value)
+    message = _failed_after_loss(job, broker)
     assert bootstrap in message, message
     assert spark.streams.active == []
 
-    broker.start(say)
+    broker.start(lambda _: None)
     _produce(bootstrap, a, range(RECORDS // 2, RECORDS))
     job = _realtime_job(spark, tmp_path / "ck", bootstrap, a, b, "fail", sink_timeout=10)
     _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS, job, "every record in B")
@@ -216,16 +221,12 @@ def test_in_real_time_mode_a_lost_broker_fails_the_job_naming_it_and_a_restart_l
 
 
 def test_in_real_time_mode_with_on_broker_loss_wait_the_job_rides_out_an_outage(spark, tmp_path, broker):
-    bootstrap, say = broker.address, (lambda _: None)
+    bootstrap = broker.address
     a, b = _topics(bootstrap)
     _produce(bootstrap, a, range(RECORDS // 2))
     job = _realtime_job(spark, tmp_path / "ck", bootstrap, a, b, "wait", sink_timeout=300)
     _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS // 2, job, "the first half in B")
-    broker.stop(say)
-    down_since = time.monotonic()  # down for longer than broker_timeout (5 s): "fail" would have given up
-    while time.monotonic() - down_since < 15:
-        job.wait(timeout=1)  # raises if the job failed
-    broker.start(say)
+    _ride_out_outage(job, broker)
     _produce(bootstrap, a, range(RECORDS // 2, RECORDS))
     _wait_for(lambda: len(set(_committed(bootstrap, b))) >= RECORDS, job, "every record in B")
     job.stop()
