@@ -626,8 +626,17 @@ class Compiler:
 
     def visit_Deduplicate(self, node: n.Deduplicate, up: Compiled) -> Compiled:
         df = self.plain(up, node.uid)
+        keys = list(node.input.keys or ())
+        # Spark's dropDuplicates drops rows behind the watermark when a key column carries it (and forgets
+        # keys older than it); Flink's deduplication keeps every key's first row, late or not: the key
+        # columns go in without the mark, and come out with it again for the operators after.
+        marked = {f.name: f.metadata for f in df.schema.fields if f.name in keys and _WATERMARK_META in f.metadata}
+        plain = {c: F.col(c).alias(c, metadata={k: v for k, v in m.items() if k != _WATERMARK_META}) for c, m in marked.items()}
+        out = df.withColumns(plain).dropDuplicates(keys) if marked else df.dropDuplicates(keys)
+        if marked:
+            out = out.withColumns({c: F.col(c).alias(c, metadata=m) for c, m in marked.items()})
         # (not ``stateful``: a row leaves in the micro-batch that reads it; no later batch need run)
-        return self._merge(df.dropDuplicates(list(node.input.keys or ())), up)
+        return self._merge(out, up)
 
     def visit_KeyedProcess(self, node: n.KeyedProcess, up: Compiled) -> Compiled:
         return self._general(node, up)

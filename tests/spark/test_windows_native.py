@@ -37,6 +37,24 @@ def test_late_row_for_a_closed_window_is_dropped_and_counted(env):
     assert metrics["input_rows"] == 6
 
 
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_deduplication_keyed_by_the_event_time_keeps_late_rows_as_flink_does(env, bounded):
+    # Spark's dropDuplicates drops rows behind the watermark when a key column carries it; Flink's
+    # deduplication has no notion of late. (b, 1000) comes after the watermark passed 190000.
+    events = [("a", 0), ("a", 100_000), ("a", 200_000), ("b", 1000), ("a", 100_000), ("b", 1000)]
+    rows = [{"k": k, "t": ts(t)} for k, t in events]
+    s = env.from_collection(rows, "k string, t timestamp", rows_per_batch=1, watermarks=WM5)
+    first = s.key_by(["k", "t"]).deduplicate()
+    sink = first.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().collect()  # (the mark goes on)
+    kept = first.collect()
+    handle = env.execute(bounded=bounded).wait(timeout=180)
+    assert handle.done, "job did not finish"
+    assert sorted((r["k"], r["t"]) for r in kept.rows) == sorted({(k, ts(t)) for k, t in events})
+    # the window after it still drops the late row, as Flink's window would: its window [0, 10 s) closed long
+    # before (a bounded run has no late rows: its watermark jumps to the end once all rows are read)
+    assert sum(r["count"] for r in sink.rows) == (4 if bounded else 3)
+
+
 @pytest.mark.parametrize("before", ["select", "filter"])
 def test_a_finite_stream_with_a_select_or_filter_before_its_watermark_fires_its_last_windows(env, before):
     """The end of input has to reach the watermark through the row operations before it. It
