@@ -631,10 +631,12 @@ class Compiler:
         # keys older than it); Flink's deduplication keeps every key's first row, late or not: the key
         # columns go in without the mark, and come out with it again for the operators after.
         marked = {f.name: f.metadata for f in df.schema.fields if f.name in keys and _WATERMARK_META in f.metadata}
-        plain = {c: F.col(c).alias(c, metadata={k: v for k, v in m.items() if k != _WATERMARK_META}) for c, m in marked.items()}
-        out = df.withColumns(plain).dropDuplicates(keys) if marked else df.dropDuplicates(keys)
         if marked:
-            out = out.withColumns({c: F.col(c).alias(c, metadata=m) for c, m in marked.items()})
+            unmarked = {c: F.col(c).alias(c, metadata={k: v for k, v in m.items() if k != _WATERMARK_META}) for c, m in marked.items()}
+            remarked = {c: F.col(c).alias(c, metadata=m) for c, m in marked.items()}
+            out = df.withColumns(unmarked).dropDuplicates(keys).withColumns(remarked)
+        else:
+            out = df.dropDuplicates(keys)
         # (not ``stateful``: a row leaves in the micro-batch that reads it; no later batch need run)
         return self._merge(out, up)
 

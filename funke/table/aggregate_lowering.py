@@ -151,11 +151,12 @@ class AggregateLowering:
         columns = [c for c in stream.columns if c != ROW_KIND]
         self._known_types(stream.select(*(f"`{c}`" for c in columns)), "SELECT DISTINCT")
         fields = [Field(ROW_KIND, "string"), *(stream.schema.field(c, node="SELECT DISTINCT") for c in columns)]
-        if not changelog_mode(stream.node).updating and not self.state_ttl_ms and not any("map<" in (f.dtype or "") for f in fields):
+        mode = changelog_mode(stream.node)
+        if not mode.updating and not self.state_ttl_ms and not any("map<" in (f.dtype or "") for f in fields):
             # Insert-only rows, kept for ever: each row's first copy, on Spark's dropDuplicates (real-time mode runs
             # it too). Insert-only, as its rows are: Flink's planner calls it updating, though it only ever inserts.
             return stream.key_by(columns, nulls=True).deduplicate(name="SELECT DISTINCT")
-        fn = GroupAggregate(columns, (), self.state_ttl_ms, retracting=changelog_mode(stream.node).retracts)
+        fn = GroupAggregate(columns, (), self.state_ttl_ms, retracting=mode.retracts)
         return stream.key_by(columns, nulls=True).process(fn, output_schema=Schema(tuple(fields)), name="GroupAggregate")
 
     def _group_keys(
