@@ -679,6 +679,8 @@ class Compiler:
         bound = self._same_batch_bound(node, up, clock)
         if bound is not None:
             program = replace(program, same_batch_bound_ms=bound)
+        if up.control is not None:
+            program = replace(program, scripted=True)
         keys = list(node.input.keys or ())
         ts = node.input.event_time
         # (an unkeyed operator's buckets: one per Spark partition, its elements in their order)
@@ -688,8 +690,9 @@ class Compiler:
             stamp = F.unix_millis(F.col(ts).cast("timestamp"))
         values = [F.unix_micros(F.col(c).cast("timestamp")).alias(c) if c in program.micros else F.col(c) for c in program.values]
         nothing = F.lit(None).cast("bigint")
+        now = _processing_time(up)
         # SEQ null: arrival order, as Spark keeps each source partition's order
-        control = {g.BUCKET: bucket, g.SEQ: nothing, g.CONTROL: F.lit(False), g.TS: stamp, g.WM: nothing, g.PT: nothing}
+        control = {g.BUCKET: bucket, g.SEQ: nothing, g.CONTROL: F.lit(False), g.TS: stamp, g.WM: nothing, g.PT: now}
         early = program.preaggregate is not None and program.preaggregate.before_shuffle
         if early:  # partial aggregates are made of these; they get the other control columns after
             control = {c: control[c] for c in (g.BUCKET, g.TS)}
@@ -697,7 +700,7 @@ class Compiler:
         counter = Compiled(elements)
         elements = self._count(counter, node, "rows_in", elements)
         if early:
-            elements = pre_shuffled(elements, program)
+            elements = pre_shuffled(elements, program, now)
         beat = None
         if not self.streaming:
             rows, program = _operator_input(elements, program)
@@ -813,6 +816,8 @@ class Compiler:
                 f"{node.where()} [{node.uid}]: one input's time comes from a test script and the other's does not; "
                 "script both inputs with TestStream, or neither"
             )
+        if first_up.control is not None:
+            program = replace(program, scripted=True)
 
         def bucket_of(frame: DataFrame, keys: tuple[str, ...]) -> Column:
             if not keys:  # unkeyed: spread rows over the buckets by their content
@@ -835,7 +840,7 @@ class Compiler:
                 F.lit(False).alias(g.CONTROL),
                 stamp.alias(g.TS),
                 F.lit(None).cast("bigint").alias(g.WM),
-                F.lit(None).cast("bigint").alias(g.PT),
+                _processing_time(first_up).alias(g.PT),
                 *((F.unix_micros(F.col(c).cast("timestamp")) if c in micros else F.col(c)).alias(prefix + c) for c in values),
             )
 
@@ -1041,6 +1046,13 @@ def _aggregate(a: n.Aggregate) -> Column:
         return F.count(F.lit(1)).alias(a.alias)
     fn = {"sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[a.fn]
     return fn(F.col(a.column or "")).alias(a.alias)
+
+
+def _processing_time(up: Compiled) -> Column:
+    """An element row's processing time: the micro-batch's (Spark's ``current_timestamp()``, in a bounded
+    run the query's one instant, as Flink's batch mode holds processing time still); under a test
+    script none (its time rows carry the script's)."""
+    return F.lit(None).cast("bigint") if up.control is not None else F.unix_millis(F.current_timestamp())
 
 
 def _late_observe(node: n.Node) -> str:

@@ -137,6 +137,9 @@ class Program:
     #: Same-batch firing (``set_latency_mode("latency-first")``): the bound B (ms) of the input's
     #: bounded-out-of-orderness watermark; each run then also applies ``largest event time - B - 1``.
     same_batch_bound_ms: int | None = None
+    #: Time comes from a test script (``funke.testing.TestStream``): processing time moves only as it says,
+    #: at the end of input too (``_end_of_processing_time``).
+    scripted: bool = False
 
     def second_view(self) -> Program:
         """This program as seen by the second input's rows (its keys, columns and types)."""
@@ -254,7 +257,7 @@ def run_bucket(
     if SEQ in elements and len(elements) > 1 and elements[SEQ].notna().all():
         elements = elements.sort_values(SEQ, kind="stable")
 
-    pt = _max_or_none(control, PT)
+    pt = _max_or_none(batch, PT)  # (the batch's time: on its element rows and its time rows)
     if pt is None and processing_time is not None and processing_time >= 0:
         pt = processing_time
     if pt is not None:
@@ -273,6 +276,7 @@ def run_bucket(
         wm = _flink_watermark(spark_watermark)
     if wm is not None and wm > op.current_watermark:
         records += op.advance_watermark(wm)
+    records += _end_of_processing_time(program, op, wm, final)
     bound = program.same_batch_bound_ms
     if bound is not None:
         latest = _largest_time(elements, latest)
@@ -379,7 +383,7 @@ def _run_two_inputs(
     is_control = batch[CONTROL].fillna(False).astype(bool)
     control, elements = batch[is_control], batch[~is_control]
     records: list[OutputRecord] = []
-    pt = _max_or_none(control, PT)
+    pt = _max_or_none(batch, PT)  # (the batch's time: on its element rows and its time rows)
     if pt is None and processing_time is not None and processing_time >= 0:
         pt = processing_time
     if pt is not None:
@@ -421,6 +425,7 @@ def _run_two_inputs(
         wm = _flink_watermark(spark_watermark)
     if wm is not None and wm > op.current_watermark:
         records += op.advance_watermark(wm)
+    records += _end_of_processing_time(program, op, wm, final)
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
     _close(op)
@@ -433,6 +438,18 @@ def _run_two_inputs(
 
 # 9000-01-01 UTC: below the end-of-input row's 9999-12-31 by more than any sane out-of-orderness.
 _END_OF_INPUT_MS = 221845392000000
+
+
+def _end_of_processing_time(program: Program, op: Any, wm: int | None, final: bool) -> list[OutputRecord]:
+    """At the end of input (a bounded run's, or a finite stream's watermark at +infinity) every pending
+    processing-time timer fires, as in Flink's batch mode ("processing time ... fast-forwards to the end
+    of time when the whole input is processed"): a finite stream's processing-time windows all fire, so it
+    ends with the result its bounded run gives, none left waiting for a clock the job no longer runs.
+    (Flink's streaming mode drops them when a bounded job finishes.) A test script's processing time
+    moves only as the script says."""
+    if not final and (program.scripted or wm is None or wm < _END_OF_INPUT_MS):
+        return []
+    return op.advance_processing_time(MAX_WATERMARK)
 #: funke's integer types and their nullable pandas dtypes.
 _INTEGERS = {"tinyint": "Int8", "smallint": "Int16", "int": "Int32", "bigint": "Int64"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from funke.plan import nodes as n
@@ -231,11 +231,11 @@ def side_view(tagged: DataFrame, program: g.Program, tag: OutputTag) -> DataFram
     raise ValueError(f"{program.uid} has no side output {tag.name!r}")
 
 
-def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
+def pre_shuffled(elements: DataFrame, program: g.Program, now: Column) -> DataFrame:
     """``elements`` (``BUCKET``, ``TS``, the keys and the aggregated columns: only what the partials
     need crosses to Python) pre-aggregated per partition, bucket, key and pane before the shuffle
     (``g.PreAggregate.before_shuffle``): a few partial rows travel to the buckets instead of every
-    element, with the control columns of element rows."""
+    element, with the control columns of element rows (``now``: their processing time)."""
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import DoubleType, IntegralType, LongType, StructField, StructType
 
@@ -260,6 +260,6 @@ def pre_shuffled(elements: DataFrame, program: g.Program) -> DataFrame:
     partials = elements.mapInArrow(g.pre_shuffle(program, to_arrow_schema(schema)), schema)
     nothing = F.lit(None).cast("bigint")
     return partials.select(
-        g.BUCKET, nothing.alias(g.SEQ), F.lit(False).alias(g.CONTROL), g.TS, nothing.alias(g.WM), nothing.alias(g.PT),
+        g.BUCKET, nothing.alias(g.SEQ), F.lit(False).alias(g.CONTROL), g.TS, nothing.alias(g.WM), now.alias(g.PT),
         *(f"`{f.name}`" for f in fields[2:]),
     )
