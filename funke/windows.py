@@ -2,6 +2,7 @@
 
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
+    CumulativeProcessingTimeWindows,
     EventTimeSessionWindows,
     GlobalWindows,
     ProcessingTimeSessionWindows,
@@ -14,6 +15,7 @@ from funke.semantics.windows import (
 
 __all__ = [
     "CumulativeEventTimeWindows",
+    "CumulativeProcessingTimeWindows",
     "EventTimeSessionWindows",
     "GlobalWindows",
     "ProcessingTimeSessionWindows",

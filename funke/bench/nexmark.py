@@ -51,8 +51,6 @@ REFUSED: dict[str, Refusal] = {
     "q6": Refusal("an OVER aggregation (ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) over an updating result (the winning bids, "
                   "a Top-1); Flink does not run q6 either (FLINK-19059)", "an OVER window"),
     "q10": Refusal("PARTITIONED BY (a partitioned filesystem sink)", "PARTITIONED BY"),
-    "q12": Refusal("PROCTIME() and a processing-time window", "PROCTIME()"),
-    "q13": Refusal("a lookup join of a filesystem table, as of processing time (PROCTIME())", "FOR SYSTEM_TIME AS OF a view"),
 }  # fmt: skip
 #: The queries funke runs from its own formulation.
 RUNS = tuple(q for q in QUERIES if q not in REFUSED)

@@ -162,6 +162,23 @@ class Lit(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class ProcTime(Expr):
+    """Flink SQL's ``PROCTIME()``: the time a row is processed (a ``timestamp`` in milliseconds: the
+    micro-batch's time, which funke's operators read as their processing time too). A column made of
+    it is the stream's processing-time attribute (``Node.proc_time``): windows and deduplications
+    can run on it."""
+
+    def __repr__(self) -> str:
+        return "proctime()"
+
+    def columns(self) -> frozenset[str]:
+        return frozenset()
+
+    def dtype(self, schema: Schema, node: str) -> str | None:
+        return "timestamp"
+
+
+@dataclass(frozen=True, eq=False)
 class BinOp(Expr):
     op: str
     left: Expr

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from funke.errors import PlanError, SchemaError, did_you_mean
-from funke.plan.expr import Col, Expr, Sql, output_field
+from funke.plan.expr import Alias, Col, Expr, ProcTime, Sql, output_field
 from funke.plan.specs import SinkSpec, SourceSpec
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.semantics.watermarks import WatermarkStrategy
@@ -69,6 +69,14 @@ class Node:
     def event_time(self) -> str | None:
         """Column holding event time after this node, if a watermark strategy governs it."""
         times = {i.event_time for i in self.inputs}
+        t = times.pop() if len(times) == 1 else None
+        return t if t is not None and (self.schema is None or t in self.schema) else None
+
+    @cached_property
+    def proc_time(self) -> str | None:
+        """Column holding a processing-time attribute after this node (Flink SQL's ``PROCTIME()``,
+        ``funke.plan.expr.ProcTime``), if one is there."""
+        times = {i.proc_time for i in self.inputs}
         t = times.pop() if len(times) == 1 else None
         return t if t is not None and (self.schema is None or t in self.schema) else None
 
@@ -251,6 +259,15 @@ class Select(Node):
         t = self.input.event_time
         passes = any(e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t})) for e in self.exprs)
         return t if passes else None
+
+    @cached_property
+    def proc_time(self) -> str | None:
+        t = self.input.proc_time
+        for e in self.exprs:
+            made = isinstance(e, Alias) and isinstance(e.expr, ProcTime)
+            if made or (t is not None and e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t}))):
+                return e.output_name()
+        return None
 
     def label(self) -> str:
         return f"select {', '.join(map(repr, self.exprs))}"

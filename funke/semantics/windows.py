@@ -202,6 +202,18 @@ class CumulativeEventTimeWindows(WindowAssigner):
 
 
 @dataclass(frozen=True)
+class CumulativeProcessingTimeWindows(CumulativeEventTimeWindows):
+    """``CUMULATE`` over the operator's clock (Flink SQL's ``CUMULATE`` on a ``PROCTIME()`` attribute):
+    ``assign_windows`` takes the processing time."""
+
+    kind: ClassVar[str] = "cumulative_processing_time"
+    is_event_time: ClassVar[bool] = False
+
+    def default_trigger(self) -> Trigger:
+        return ProcessingTimeTrigger()
+
+
+@dataclass(frozen=True)
 class EventTimeSessionWindows(WindowAssigner):
     """Sessions: each element opens ``[ts, ts + gap)``; intersecting windows merge."""
 

@@ -8,7 +8,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from funke.errors import PlanError
-from funke.plan.expr import Alias, BinOp, Call, Cast, Col, Expr, Lit, Sql
+from funke.plan.expr import Alias, BinOp, Call, Cast, Col, Expr, Lit, ProcTime, Sql
 
 _BINOPS = {
     "==": lambda a, b: a == b,
@@ -42,6 +42,8 @@ def to_column(e: Expr) -> Column:
         return F.expr(e.text)
     if isinstance(e, Call):
         return _call(e)
+    if isinstance(e, ProcTime):  # (the batch's time in milliseconds, as the general path's processing time)
+        return F.timestamp_millis(F.unix_millis(F.current_timestamp()))
     raise PlanError(f"no Spark translation for expression {e!r}")
 
 

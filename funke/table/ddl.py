@@ -134,12 +134,9 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if watermark and dict(columns).get(watermark[0], "timestamp") != "timestamp":
         raise PlanError(f"Flink SQL: the watermark's column {watermark[0]} of table {name} must be a TIMESTAMP")
     options = _options(create, at)
+    if "connector" not in options and "connector.type" in options:
+        options = _legacy_options(name, options)
     connector = options.pop("connector", None)
-    if connector is None and "connector.type" in options:
-        raise UnsupportedError(
-            f"Flink SQL: table {name}: the legacy 'connector.type' options (Flink's old table descriptors) are not supported by "
-            f"funke; write 'connector' = ... with the connector's options: one of {', '.join(sorted(CONNECTORS))}"
-        )
     if connector is None:
         raise PlanError(f"Flink SQL: table {name} needs WITH ('connector' = ...): one of {', '.join(sorted(CONNECTORS))}")
     if connector not in CONNECTORS:
@@ -148,6 +145,28 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants))
     CONNECTORS[connector].check(definition)
     return definition
+
+
+#: Flink's legacy table descriptors funke reads ('connector.type' = 'filesystem', as Nexmark's q13 writes its
+#: side input), each option as today's.
+_LEGACY_OPTIONS = {"connector.type": "connector", "connector.path": "path", "format.type": "format"}
+
+
+def _legacy_options(name: str, options: dict[str, str]) -> dict[str, str]:
+    """A legacy ``'connector.type'`` table's options as today's ``'connector'`` ones (a filesystem table);
+    any other legacy option is refused, named.
+
+    >>> _legacy_options("s", {"connector.type": "filesystem", "connector.path": "file:///d/s.txt", "format.type": "csv"})
+    {'connector': 'filesystem', 'path': 'file:///d/s.txt', 'format': 'csv'}
+    """
+    other = sorted(set(options) - set(_LEGACY_OPTIONS))
+    if other or options["connector.type"] != "filesystem":
+        raise UnsupportedError(
+            f"Flink SQL: table {name}: the legacy 'connector.type' options (Flink's old table descriptors) funke reads are a "
+            f"filesystem table's {', '.join(map(repr, _LEGACY_OPTIONS))}, not {', '.join(map(repr, other)) or repr(options['connector.type'])}; "
+            f"write 'connector' = ... with the connector's options: one of {', '.join(sorted(CONNECTORS))}"
+        )
+    return {_LEGACY_OPTIONS[k]: v for k, v in options.items()}
 
 
 def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
@@ -337,6 +356,17 @@ def _files_source(t: TableDef) -> Any:
     return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
 
 
+def _files_lookup(t: TableDef) -> Any:
+    """A filesystem table in a lookup join (``JOIN t FOR SYSTEM_TIME AS OF s.pt``): its files read whole by
+    Spark (Flink's filesystem lookup loads the whole file too, and reloads it after a TTL)."""
+    from funke.connectors.tables import spark_table
+
+    path, fmt, schema = _required(t, "path"), _required(t, "format"), _ddl(t)
+    if fmt not in ("csv", "json", "parquet"):
+        raise UnsupportedError(f"Flink SQL: table {t.name}: the format {fmt!r} in a lookup join is not supported by funke (csv, json, parquet)")
+    return spark_table(lambda spark: spark.read.schema(schema).format(fmt).load(path), schema, name=t.name)
+
+
 #: Flink's duration units (``TimeUtils``), in ms.
 _DURATION_UNITS = {
     **dict.fromkeys(("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
@@ -463,7 +493,8 @@ def _redis_source(t: TableDef) -> Any:
 CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
-    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink),
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink,
+                            lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),

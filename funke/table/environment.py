@@ -236,12 +236,16 @@ class StreamTableEnvironment(FunctionCalls):
         views: dict[str, Any] = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
         views.update({name: (lambda t=t: t) for name, t in self._static.items()})
         views.update({name: (lambda name=name: self._source(name)) for name in self._tables if name not in views})
-        for name, t in self._tables.items():  # a table only a lookup join reads (jdbc): its StaticTable
+        lookups: dict[str, Any] = {}
+        for name, t in self._tables.items():  # a table a lookup join reads (jdbc, filesystem): its StaticTable
             connector = CONNECTORS[t.connector]
-            if connector.source is None and connector.lookup is not None and name not in self._views:
-                views[name] = lambda t=t, make=connector.lookup: make(t)
+            if connector.lookup is not None and name not in self._views:
+                if connector.source is None:  # (only a lookup join reads it)
+                    views[name] = lambda t=t, make=connector.lookup: make(t)
+                else:
+                    lookups[name] = lambda t=t, make=connector.lookup: make(t)
         self._functions.job_parameters = self._config.job_parameters
-        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions)
+        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions, lookups=lookups)
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
         at = lambda node: position(node, sql)  # noqa: E731
@@ -294,7 +298,7 @@ class StreamTableEnvironment(FunctionCalls):
             stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
             planner = Planner({}, t.sql, functions=self._functions)
             for column, formula in t.computed:
-                stream = stream.with_column(column, planner.typed_sql(formula, stream.schema))
+                stream = stream.with_column(column, planner.column_value(formula, stream.schema))
             strategy = t.strategy()
             if strategy is not None:
                 stream = stream.assign_timestamps_and_watermarks(strategy)

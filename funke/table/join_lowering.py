@@ -48,12 +48,11 @@ class JoinLowering:
         if len(joins) > 1:
             return self._join(self._chained(query))
         join = joins[0]
-        if (
-            isinstance(join.this, exp.Table)
-            and isinstance(join.this.this, exp.Identifier)
-            and isinstance(self._table(join.this), StaticTable)
-        ):
-            return self._lookup_join(query, join)
+        if isinstance(join.this, exp.Table) and isinstance(join.this.this, exp.Identifier):
+            if join.this.args.get("version") is not None and join.this.name in self.lookups:  # (a filesystem table, looked up)
+                return self._lookup_join(query, join, self.lookups[join.this.name]())
+            if isinstance(table := self._table(join.this), StaticTable):
+                return self._lookup_join(query, join, table)
         if join.this.args.get("version") is not None:
             raise self.refuse(
                 join.this,
@@ -270,11 +269,13 @@ class JoinLowering:
     def _table(self, table: exp.Table) -> Any:
         return self.views[table.name]() if table.name in self.views else None
 
-    def _lookup_join(self, query: exp.Select, join: exp.Join) -> Any:
+    def _lookup_join(self, query: exp.Select, join: exp.Join, table: StaticTable) -> Any:
         """``FROM s [AS e] [LEFT] JOIN t [FOR SYSTEM_TIME AS OF e.x] [AS c] ON e.k = c.k`` with ``t`` a static
-        table (``create_temporary_view(name, fk.table(...))``): Flink's lookup join, each row joined with
-        the table as it is (one version: the AS OF time reads nothing). ``stream.join(table, on=keys)``;
-        conditions on anything else filter the joined rows."""
+        table (``create_temporary_view(name, fk.table(...))``, a jdbc table, or a filesystem table as of a
+        time): Flink's lookup join, each row joined with the table as it is (one version: the AS OF time
+        reads nothing). ``stream.join(table, on=keys)``; a key may be an expression of the stream's columns
+        (``ON MOD(e.k, 100) = c.k``: computed into a column first); conditions on anything else filter the
+        joined rows."""
         if join.kind not in ("", "INNER") or join.side not in ("", "LEFT") or join.args.get("using"):
             raise self.refuse(join, f"a {join.side or join.kind} JOIN with a static table", "INNER and LEFT lookup joins run")
         self._plain_join_query(query)
@@ -283,13 +284,15 @@ class JoinLowering:
         if tvf is not None or isinstance(stream, StaticTable):
             raise self.refuse(rel, "a lookup join whose left side is not a stream")
         self._insert_only(stream, rel, "a lookup join")
-        table = self._table(join.this)
         ln, rn = rel.alias_or_name, join.this.alias_or_name
         columns = _JoinColumns(self, ln, stream.schema, rn, table.schema, rename=False)
         terms = _join_terms(query, join)
         keys, rest = [], []
         for t in terms:
             pair = columns.key_pair(t)
+            if pair is None and (computed := columns.computed_key(t)) is not None:  # (a key expression of the stream's columns)
+                stream = stream.with_column(hidden := self._hide(), self.typed_sql(columns.rewrite(computed[0]), stream.schema))
+                pair = (hidden, computed[1])
             (keys if pair is not None else rest).append(pair if pair is not None else t)
         if not keys:
             raise self.refuse(join, "a lookup join without an equality of a stream column and a table column", "ON s.k = t.k")
@@ -407,6 +410,16 @@ class _JoinColumns:
         if {a, b} != {0, 1}:
             return None
         return (t.this.name, t.expression.name) if a == 0 else (t.expression.name, t.this.name)
+
+    def computed_key(self, t: exp.Expression) -> tuple[exp.Expression, str] | None:
+        """``f(l.a, ...) = r.b`` (either way round) as (``f(l.a, ...)``, b): an expression of the left's columns
+        only, equal to a column of the right; None for any other condition."""
+        if not isinstance(t, exp.EQ):
+            return None
+        for this, other in ((t.this, t.expression), (t.expression, t.this)):
+            if isinstance(other, exp.Column) and self.side_of(other) == 1 and this.find(exp.Column) is not None and self.sides_of(this) == {0}:
+                return this, other.name
+        return None
 
     def rewrite(self, e: exp.Expression) -> exp.Expression:
         def swap(n: exp.Expression) -> exp.Expression:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from funke.plan.expr import Sql
+from funke.plan.expr import Expr
 from funke.table.changelog import ROW_KIND
 
 #: Columns a window TVF adds to its table.
@@ -25,7 +25,7 @@ def is_updating(stream: Any) -> bool:
     return ROW_KIND in getattr(stream, "columns", ())
 
 
-def kind_first(stream: Any, items: list[str | Sql]) -> list[str | Sql]:
+def kind_first(stream: Any, items: list[str | Expr]) -> list[str | Expr]:
     """A projection's items, led by the row kind when ``stream`` is updating (projections keep it)."""
     return [f"`{ROW_KIND}`", *items] if is_updating(stream) else items
 

@@ -51,13 +51,17 @@ from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
-from funke.plan.expr import Sql
+from funke.plan.expr import Expr, ProcTime, Sql
 from funke.plan.types import INTEGRAL, Field, Schema
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
+    CumulativeProcessingTimeWindows,
     EventTimeSessionWindows,
+    ProcessingTimeSessionWindows,
     SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
     WindowAssigner,
 )
 from funke.table.aggregate_lowering import AggregateLowering
@@ -122,6 +126,9 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
     state_ttl_ms: int | None = None
     #: The table environment's Python functions (``funke.table.catalog.FunctionCatalog``), or None.
     functions: Any = None
+    #: Tables read as streams that a lookup join (``JOIN t FOR SYSTEM_TIME AS OF ...``) reads as a static
+    #: table instead (a ``filesystem`` table): name to a function returning that ``StaticTable``.
+    lookups: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
     _hidden: int = field(default=0)
 
     def at(self, node: exp.Expression) -> str:
@@ -310,20 +317,23 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             stream.schema.field(c.name, node=f"PARTITION BY at {self.at(c)}")
         columns = args[1].expressions
         time = columns[0].name if len(columns) == 1 else None
-        if time is None or time != stream.node.event_time:
-            has = stream.node.event_time
+        attributes = [t for t in (stream.node.event_time, stream.node.proc_time) if t is not None]
+        if time is None or time not in attributes:
             raise PlanError(
-                f"Flink SQL: DESCRIPTOR({', '.join(c.sql() for c in columns)}) at {self.at(args[1])} must name the view's time "
-                f"attribute, the column its watermark is on ({has!r})" if has else
-                f"Flink SQL: {kind} at {self.at(tvf)} needs a view with event time: create it from a stream with watermarks"
+                f"Flink SQL: DESCRIPTOR({', '.join(c.sql() for c in columns)}) at {self.at(args[1])} must name a time "
+                f"attribute of the view: {' or '.join(map(repr, attributes))} (the column its watermark is on, or a PROCTIME() column)"
+                if attributes else
+                f"Flink SQL: {kind} at {self.at(tvf)} needs a view with a time attribute: create it from a stream with "
+                "watermarks (WATERMARK FOR ...), or add a processing-time one (pt AS PROCTIME())"
             )
         sizes = [self._interval_ms(a) for a in args[2:]]
+        on_clock = time == stream.node.proc_time and time != stream.node.event_time
         try:
             assigner: WindowAssigner = {
-                "TUMBLE": lambda: TumblingEventTimeWindows.of(sizes[0]),
-                "HOP": lambda: SlidingEventTimeWindows.of(sizes[1], sizes[0]),
-                "CUMULATE": lambda: CumulativeEventTimeWindows.of(sizes[1], sizes[0]),
-                "SESSION": lambda: EventTimeSessionWindows.with_gap(sizes[0]),
+                "TUMBLE": lambda: (TumblingProcessingTimeWindows if on_clock else TumblingEventTimeWindows).of(sizes[0]),
+                "HOP": lambda: (SlidingProcessingTimeWindows if on_clock else SlidingEventTimeWindows).of(sizes[1], sizes[0]),
+                "CUMULATE": lambda: (CumulativeProcessingTimeWindows if on_clock else CumulativeEventTimeWindows).of(sizes[1], sizes[0]),
+                "SESSION": lambda: (ProcessingTimeSessionWindows if on_clock else EventTimeSessionWindows).with_gap(sizes[0]),
             }[kind]()
         except ValueError as e:
             raise PlanError(f"Flink SQL: {kind} at {self.at(tvf)}: {e}") from None
@@ -489,14 +499,23 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             # (the row number costs updates of every rank that moves: only when the result shows it)
             shown = any(isinstance(e, exp.Star) or any(c.name == rownum for c in e.find_all(exp.Column)) for e in outer.expressions)
             fn: Any
+            attribute = order[0].column if limit == 1 and len(order) == 1 and order[0].column in (time, stream.node.proc_time) else None
             if is_updating(stream):  # (Flink's retractable Top-N: every row kept, a retracted one taken out)
                 self._known_types(stream, "a Top-N over an updating result")
                 fn = RetractableTopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
-            elif limit == 1 and len(order) == 1 and time is not None and order[0].column == time:
-                fn = Deduplicate(time, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms, partition=partition)
+            elif attribute is not None and attribute != time and not order[0].descending and not self.state_ttl_ms:
+                # Flink's keep-first deduplication on processing time: each key's first row, on Spark's dropDuplicates
+                # (real-time mode runs it too), insert-only; its keys stay for the job's life (with a state TTL: below)
+                fn = None
+            elif attribute is not None:
+                fn = Deduplicate(attribute, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms, partition=partition)
             else:
                 fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
-            ranked = stream.key_by(keys, nulls=True).process(fn, output_schema=ddl)
+            if fn is None:
+                first = stream.key_by(keys, nulls=True).deduplicate(name="ROW_NUMBER() deduplication")
+                ranked = first.with_column(rownum, Sql("CAST(1 AS BIGINT)", declared="bigint"))
+            else:
+                ranked = stream.key_by(keys, nulls=True).process(fn, output_schema=ddl)
         elif tvf is not None:
             stream = self._tvf_rows(stream, where)
             if tvf.kind == "SESSION":
@@ -576,8 +595,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             if c.name in (WINDOW_START, WINDOW_END, WINDOW_TIME):
                 raise self.refuse(c, f"{c.name} in {where}", "filter window results with HAVING")
 
-    def _projection(self, items: list[exp.Expression], schema: Schema) -> list[str | Sql]:
-        out: list[str | Sql] = []
+    def _projection(self, items: list[exp.Expression], schema: Schema) -> list[str | Expr]:
+        out: list[str | Expr] = []
         for i, e in enumerate(items):
             if isinstance(e, exp.Star):  # (the planner's own columns left out)
                 out += [f"`{c}`" for c in schema.names if not c.startswith("_fk_")]
@@ -586,8 +605,13 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 e = exp.alias_(e, e.name, quoted=True)
             if not isinstance(e, (exp.Alias, exp.Column)):
                 e = exp.alias_(e, f"EXPR${i}", quoted=True)
-            out.append(self.typed_sql(e, schema))
+            out.append(self.column_value(e.unalias(), schema).alias(e.alias_or_name) if is_proctime(e.unalias()) else self.typed_sql(e, schema))
         return out
+
+    def column_value(self, e: exp.Expression, schema: Schema | None) -> Expr:
+        """A column's value: ``PROCTIME()`` alone makes a processing-time attribute (``ProcTime``), as in
+        Flink; any other expression is Spark SQL (``typed_sql``)."""
+        return ProcTime() if is_proctime(e) else self.typed_sql(e, schema)
 
     def typed_sql(self, e: exp.Expression, schema: Schema | None) -> Sql:
         """``spark_sql``, with its type when the planner knows it for certain (``exact_type``)."""
@@ -659,9 +683,12 @@ def _split_index(planner: Planner, call: exp.Anonymous) -> exp.Expression:
 
 
 def _proctime(planner: Planner, call: exp.Anonymous) -> exp.Expression:
-    """``PROCTIME()`` as a value: a processing-time attribute, which funke's views do not have (a lookup
-    join's ``FOR SYSTEM_TIME AS OF PROCTIME()`` reads it as "now" and runs)."""
-    raise planner.refuse(call, "PROCTIME() (a processing-time attribute)", "windows and joins run on event time (WATERMARK FOR ...)")
+    """``PROCTIME()`` inside an expression: its value, the time the row is processed (the micro-batch's, in
+    milliseconds). Alone as a column (``SELECT ..., PROCTIME() AS pt``, ``pt AS PROCTIME()`` in a
+    table's DDL) it is the view's processing-time attribute (``Planner.column_value``)."""
+    if call.expressions:
+        raise planner.refuse(call, f"{call.sql()} (PROCTIME() takes no arguments)")
+    return exp.Anonymous(this="TIMESTAMP_MILLIS", expressions=[exp.Anonymous(this="UNIX_MILLIS", expressions=[exp.CurrentTimestamp()])])
 
 
 def _json_value(planner: Planner, call: exp.Anonymous) -> exp.Expression:
@@ -682,6 +709,11 @@ _FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {
     "TO_TIMESTAMP_LTZ": _to_timestamp_ltz, "REGEXP_EXTRACT": _regexp_extract, "SPLIT_INDEX": _split_index,
     "PROCTIME": _proctime, "JSON_VALUE": _json_value,
 }  # fmt: skip
+
+def is_proctime(e: exp.Expression) -> bool:
+    """Whether ``e`` is a bare ``PROCTIME()`` call."""
+    return isinstance(e, exp.Anonymous) and e.name.upper() == "PROCTIME" and not e.expressions
+
 
 def _ranks(query: exp.Select) -> bool:
     """Whether the query's SELECT list has an OVER window (a ROW_NUMBER of a Top-N)."""

@@ -1,0 +1,137 @@
+"""Flink SQL's ``PROCTIME()`` while planning (no Spark): the processing-time attribute a SELECT or a table's
+DDL makes, the windows and deduplications that run on it, its value inside other expressions, and the
+errors around it. tests/spark/test_processing_time.py runs them."""
+
+from __future__ import annotations
+
+import pytest
+
+import funke as fk
+from funke.plan import nodes as n
+from funke.plan.expr import ProcTime
+from funke.table import StreamTableEnvironment
+from funke.windows import (
+    CumulativeProcessingTimeWindows,
+    ProcessingTimeSessionWindows,
+    SlidingProcessingTimeWindows,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+)
+
+
+@pytest.fixture
+def t_env():
+    env = fk.StreamEnvironment(app="sql-proctime-unit")
+    t_env = StreamTableEnvironment.create(env)
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    t_env.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int", watermarks=wm))
+    t_env.create_temporary_view("pv", t_env.sql_query("SELECT k, v, ts, PROCTIME() AS pt FROM ev"))
+    return t_env
+
+
+def _node(table, kind):
+    node = table._stream.node
+    while not isinstance(node, kind):
+        node = node.inputs[0]
+    return node
+
+
+def test_proctime_alone_is_the_views_processing_time_attribute_and_passes_through_projections(t_env):
+    pv = t_env.sql_query("SELECT * FROM pv")
+    assert pv._stream.node.proc_time == "pt" and pv._stream.node.event_time == "ts"
+    assert dict((f.name, f.dtype) for f in pv._stream.schema)["pt"] == "timestamp"
+    assert t_env.sql_query("SELECT k, pt FROM pv WHERE v > 1")._stream.node.proc_time == "pt"
+    assert t_env.sql_query("SELECT k FROM pv")._stream.node.proc_time is None
+    # inside another expression PROCTIME() is a value (the batch's time), not an attribute
+    later = t_env.sql_query("SELECT k, PROCTIME() + INTERVAL '1' SECOND AS soon FROM ev")
+    assert later._stream.node.proc_time is None and "CURRENT_TIMESTAMP()" in later.explain()
+
+
+def test_a_tables_computed_column_as_proctime_is_its_attribute():
+    env = fk.StreamEnvironment(app="sql-proctime-ddl")
+    t_env = StreamTableEnvironment.create(env)
+    t_env.execute_sql(
+        "CREATE TABLE clicks (u STRING, pt AS PROCTIME()) WITH ('connector' = 'datagen', 'number-of-rows' = '10')"
+    )
+    t = t_env.sql_query("SELECT u, COUNT(*) AS n, window_start FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(pt), "
+                        "INTERVAL '5' SECOND)) GROUP BY u, window_start, window_end")
+    select = _node(t, n.WindowAggregate).input.input
+    assert isinstance(select, n.Select) and any(isinstance(getattr(e, "expr", None), ProcTime) for e in select.exprs)
+    assert _node(t, n.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(5))
+
+
+@pytest.mark.parametrize(
+    ("tvf", "assigner"),
+    [
+        ("TUMBLE(TABLE pv, DESCRIPTOR(pt), INTERVAL '10' SECOND)", TumblingProcessingTimeWindows.of(fk.seconds(10))),
+        ("HOP(TABLE pv, DESCRIPTOR(pt), INTERVAL '5' SECOND, INTERVAL '10' SECOND)", SlidingProcessingTimeWindows.of(fk.seconds(10), fk.seconds(5))),
+        ("CUMULATE(TABLE pv, DESCRIPTOR(pt), INTERVAL '5' SECOND, INTERVAL '10' SECOND)", CumulativeProcessingTimeWindows.of(fk.seconds(10), fk.seconds(5))),
+        ("SESSION(TABLE pv PARTITION BY k, DESCRIPTOR(pt), INTERVAL '5' SECOND)", ProcessingTimeSessionWindows.with_gap(fk.seconds(5))),
+        ("TUMBLE(TABLE pv, DESCRIPTOR(ts), INTERVAL '10' SECOND)", TumblingEventTimeWindows.of(fk.seconds(10))),
+    ],
+)
+def test_a_window_tvf_on_the_proctime_attribute_runs_on_processing_time(t_env, tvf, assigner):
+    t = t_env.sql_query(f"SELECT k, COUNT(*) AS n, window_start FROM TABLE({tvf}) GROUP BY k, window_start, window_end")
+    window = _node(t, n.WindowAggregate)
+    assert window.assigner == assigner and type(window.assigner) is type(assigner)
+    if not assigner.is_event_time:
+        assert "general" in t.explain()  # (funke's window operator: the batch's time is its clock)
+
+
+def test_a_legacy_group_window_on_proctime_is_the_processing_time_tvf(t_env):
+    t = t_env.sql_query(
+        "SELECT k, COUNT(*) AS n, TUMBLE_START(p, INTERVAL '10' SECOND) AS s FROM (SELECT *, PROCTIME() AS p FROM ev) "
+        "GROUP BY k, TUMBLE(p, INTERVAL '10' SECOND)"
+    )
+    assert _node(t, n.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(10)) and t.columns == ("k", "n", "s")
+    with pytest.raises(fk.errors.UnsupportedError, match="TUMBLE_PROCTIME"):
+        t_env.sql_query("SELECT TUMBLE_PROCTIME(p, INTERVAL '10' SECOND) AS x FROM (SELECT *, PROCTIME() AS p FROM ev) "
+                        "GROUP BY TUMBLE(p, INTERVAL '10' SECOND)")
+
+
+def test_row_number_on_proctime_keeps_each_keys_first_row_on_spark_or_its_last_as_updates(t_env):
+    first = t_env.sql_query("SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM pv) WHERE rn = 1")
+    dedup = _node(first, n.Deduplicate)  # (Spark's dropDuplicates: insert-only, real-time mode runs it)
+    assert not first.updating and dedup.input.keys == ("k",) and first.columns == ("k", "v")
+    last = t_env.sql_query(
+        "SELECT k, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt DESC) AS rn FROM pv) WHERE rn = 1"
+    )
+    fn = _node(last, n.KeyedProcess).function
+    assert last.updating and fn.time == "pt" and fn.keep_last and fn.rownum == "rn"
+    t_env.get_config().set("table.exec.state.ttl", "1 h")  # (keys that expire: funke's operator)
+    first = t_env.sql_query("SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM pv) WHERE rn = 1")
+    fn = _node(first, n.KeyedProcess).function
+    assert fn.time == "pt" and not fn.keep_last and fn.ttl_ms == 3_600_000
+
+
+def test_errors_name_the_time_attributes_and_proctimes_arguments(t_env):
+    with pytest.raises(fk.errors.PlanError, match=r"must name a time attribute of the view: 'ts' or 'pt'"):
+        t_env.sql_query("SELECT COUNT(*) AS n FROM TABLE(TUMBLE(TABLE pv, DESCRIPTOR(v), INTERVAL '1' SECOND)) GROUP BY window_start, window_end")
+    t_env.create_temporary_view("plain", t_env.sql_query("SELECT k, v FROM ev"))
+    with pytest.raises(fk.errors.PlanError, match=r"add a processing-time one \(pt AS PROCTIME\(\)\)"):
+        t_env.sql_query("SELECT COUNT(*) AS n FROM TABLE(TUMBLE(TABLE plain, DESCRIPTOR(v), INTERVAL '1' SECOND)) GROUP BY window_start, window_end")
+    with pytest.raises(fk.errors.UnsupportedError, match="PROCTIME\\(\\) takes no arguments"):
+        t_env.sql_query("SELECT PROCTIME(1) AS x FROM ev")
+
+
+def test_a_filesystem_table_as_of_proctime_is_a_lookup_join_by_a_computed_key_and_reads_legacy_descriptors():
+    env = fk.StreamEnvironment(app="sql-proctime-lookup")
+    t_env = StreamTableEnvironment.create(env)
+    t_env.execute_sql(  # (Flink's legacy descriptors, as Nexmark's q13 writes its side input: today's options)
+        "CREATE TABLE side (key BIGINT, `value` STRING) WITH ('connector.type' = 'filesystem', "
+        "'connector.path' = 'file:///tmp/side.csv', 'format.type' = 'csv')"
+    )
+    t_env.create_temporary_view("bid", env.from_collection([], "auction bigint, price bigint"))
+    t = t_env.sql_query(
+        "SELECT B.auction, S.`value` FROM (SELECT *, PROCTIME() AS p FROM bid) B "
+        "JOIN side FOR SYSTEM_TIME AS OF B.p AS S ON MOD(B.auction, 100) = S.key"
+    )
+    join = _node(t, n.LookupJoin)
+    assert join.table.label == "side" and join.table.loader is not None and join.on == ("key",)
+    assert "`auction` % 100" in t.explain() and t.columns == ("auction", "value")
+    # read as a stream anywhere else
+    assert t_env.sql_query("SELECT `value` FROM side")._stream.node.schema.names == ("value",)
+    with pytest.raises(fk.errors.UnsupportedError, match=r"legacy 'connector.type' options .* not 'connector.properties.0.key'"):
+        t_env.execute_sql(
+            "CREATE TABLE k (v STRING) WITH ('connector.type' = 'kafka', 'connector.properties.0.key' = 'x')"
+        )
