@@ -305,8 +305,12 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         kind = tvf.name.upper()
         args = tvf.expressions
         count, shape = _TVF_SHAPES[kind]  # (the dialect parses these four only)
+        offset = 0
+        if kind != "SESSION" and len(args) == count + 1:  # (TUMBLE, HOP, CUMULATE: an offset last, as in Flink)
+            offset, args = self._interval_ms(args[-1], "the window offset"), args[:-1]
         if len(args) != count or not isinstance(args[0], TableArg) or not isinstance(args[1], Descriptor):
-            raise self.refuse(tvf, f"{kind} with these arguments (an offset, or another form)", f"write {kind}({shape})")
+            offset_shape = "" if kind == "SESSION" else f" or {kind}({shape}, offset)"
+            raise self.refuse(tvf, f"{kind} with these arguments", f"write {kind}({shape}){offset_shape}")
         partition = args[0].args.get("partition")
         if partition and kind != "SESSION":
             raise self.refuse(args[0], f"PARTITION BY in {kind}", "only SESSION takes keys; GROUP BY them")
@@ -329,21 +333,26 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         sizes = [self._interval_ms(a) for a in args[2:]]
         on_clock = time == stream.node.proc_time and time != stream.node.event_time
         try:
+            # An offset shifts the windows' alignment (Flink's: any length, positive or negative; offsets a whole
+            # alignment period apart give the same windows): taken modulo that period (HOP's slide, else the size).
+            aligned = lambda period: offset % period if period > 0 else offset  # noqa: E731
             assigner: WindowAssigner = {
-                "TUMBLE": lambda: (TumblingProcessingTimeWindows if on_clock else TumblingEventTimeWindows).of(sizes[0]),
-                "HOP": lambda: (SlidingProcessingTimeWindows if on_clock else SlidingEventTimeWindows).of(sizes[1], sizes[0]),
-                "CUMULATE": lambda: (CumulativeProcessingTimeWindows if on_clock else CumulativeEventTimeWindows).of(sizes[1], sizes[0]),
+                "TUMBLE": lambda: (TumblingProcessingTimeWindows if on_clock else TumblingEventTimeWindows).of(sizes[0], aligned(sizes[0])),
+                "HOP": lambda: (SlidingProcessingTimeWindows if on_clock else SlidingEventTimeWindows).of(sizes[1], sizes[0], aligned(sizes[0])),
+                "CUMULATE": lambda: (CumulativeProcessingTimeWindows if on_clock else CumulativeEventTimeWindows).of(
+                    sizes[1], sizes[0], aligned(sizes[1])
+                ),
                 "SESSION": lambda: (ProcessingTimeSessionWindows if on_clock else EventTimeSessionWindows).with_gap(sizes[0]),
             }[kind]()
         except ValueError as e:
             raise PlanError(f"Flink SQL: {kind} at {self.at(tvf)}: {e}") from None
         return stream, Tvf(kind, assigner, time, keys if partition else None)
 
-    def _interval_ms(self, node: exp.Expression) -> int:
+    def _interval_ms(self, node: exp.Expression, what: str = "the window size") -> int:
         ms = interval_ms(node)
         if ms is not None:
             return ms
-        raise self.refuse(node, f"the window size {node.sql()}", "write INTERVAL 'n' SECOND (or MILLISECOND, MINUTE, HOUR, DAY)")
+        raise self.refuse(node, f"{what} {node.sql()}", "write INTERVAL 'n' SECOND (or MILLISECOND, MINUTE, HOUR, DAY)")
 
     def _tvf_rows(self, stream: Any, where: exp.Where | None) -> Any:
         """A window TVF's view filtered by the WHERE of the query reading it (before windows are assigned)."""
