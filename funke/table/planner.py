@@ -159,6 +159,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             return self.lower(windowed)
         if (lateral := self.lower_lateral(query)) is not None:
             return self.lower(lateral)
+        if (scalar := self.lower_scalar_subqueries(query)) is not None:
+            return self.lower(scalar)
         if (semi := self.lower_subquery_predicates(query)) is not None:
             return self.lower(semi)
         if query.args.get("joins"):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.errors import PlanError
-from funke.plan.expr import Sql
+from funke.plan.expr import Col, Sql
 from funke.plan.types import Field, Schema
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
 from funke.table.lowering import conjuncts, is_updating, keys_known, kind_first
@@ -90,6 +90,59 @@ class SubqueryLowering:
         outer.set(
             "from_", exp.From(this=exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(name))))
         )
+        return outer
+
+    def lower_scalar_subqueries(self: Planner, query: exp.Select) -> exp.Select | None:
+        """``query`` with each scalar subquery of its WHERE (and, without an aggregation, its SELECT list) read
+        from a column: its FROM's rows LEFT-joined with the subquery's one row, as Flink's planner joins a
+        scalar subquery's single value (an updating result when the subquery's value changes: each row is
+        retracted and joined again). None when it has none. Uncorrelated subqueries of one aggregation
+        without ``GROUP BY`` run (one row, or none yet: NULL); others are refused, named."""
+        aggregating = bool(query.args.get("group") or query.args.get("having") or self._aggregates(query))
+        places = [query.args.get("where"), *([] if aggregating else query.expressions)]
+        scalars = [q for e in places if e is not None for q in e.find_all(exp.Subquery) if _scalar(q)]
+        if not scalars:
+            if aggregating:
+                for e in (*query.expressions, query.args.get("having")):
+                    if e is not None and (q := next((x for x in e.find_all(exp.Subquery) if _scalar(x)), None)) is not None:
+                        raise self.refuse(q, "a scalar subquery in the SELECT list or HAVING of an aggregation", "use it in WHERE, or aggregate in a subquery of FROM first")
+            return None
+        source = query.args.get("from_")
+        if query.args.get("joins") or source is None or (isinstance(source.this, exp.Table) and not isinstance(source.this.this, exp.Identifier)):
+            raise self.refuse(scalars[0], "a scalar subquery in a query with a join, a window TVF or no FROM", "read the relation through a subquery of FROM first")
+        name = source.this.alias_or_name
+        key = self._hide()
+        rows = self.lower(exp.select("*").from_(source.this.copy()))
+        joined = rows.with_column(key, Sql("0", declared="int"))
+        for sub in scalars:
+            inner = sub.this
+            if any(c.table == name for c in inner.find_all(exp.Column)) and not _names_relation(inner, name):
+                raise self.refuse(sub, "a correlated scalar subquery", "join the relation it reads, or aggregate it per key in a subquery of FROM and join that")
+            one_row = isinstance(inner, exp.Select) and not inner.args.get("group") and self._aggregates(inner) and not any(
+                inner.args.get(a) for a in ("joins", "distinct", "order", "limit", "offset", "laterals")
+            )  # fmt: skip
+            if not one_row:
+                raise self.refuse(
+                    sub, "a scalar subquery other than one aggregation without GROUP BY",
+                    "funke runs those, which give one row; Flink fails such a query when its subquery gives two",
+                )
+            value = self.lower(inner)
+            columns = [c for c in value.columns if c != ROW_KIND]
+            if len(columns) != 1:
+                raise PlanError(f"Flink SQL: the scalar subquery at {self.at(sub)} gives {len(columns)} columns; it must give one")
+            column, other_key = self._hide(), self._hide()
+            one = value.select(*kind_first(value, [Sql(f"0 AS `{other_key}`", declared="int"), Col(columns[0]).alias(column)]))
+            left, right = self._hide(), self._hide()
+            self.views = {**self.views, left: lambda s=joined: s, right: lambda s=one: s}
+            joined = self.lower(exp.select(exp.column(exp.Star(), table=left), exp.column(column, table=right, quoted=True)).from_(
+                exp.Table(this=exp.to_identifier(left))
+            ).join(exp.Table(this=exp.to_identifier(right)), on=exp.EQ(this=exp.column(key, table=left, quoted=True),
+                   expression=exp.column(other_key, table=right, quoted=True)), join_type="LEFT"))  # fmt: skip
+            sub.replace(exp.column(column, quoted=True))
+        view = self._hide()
+        self.views = {**self.views, view: lambda: joined}
+        outer = query.copy()
+        outer.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(name)))))
         return outer
 
     def _semi_join(self: Planner, left: Any, term: exp.Expression, name: str) -> Any:
@@ -289,6 +342,11 @@ class SubqueryLowering:
         if local:
             rows = rows.where(exp.and_(*local))
         return equalities, rows
+
+
+def _scalar(sub: exp.Subquery) -> bool:
+    """Whether a subquery is a scalar one (a value), not the query of an IN or a relation of FROM."""
+    return not isinstance(sub.parent, (exp.In, exp.From, exp.Join)) and isinstance(sub.this, (exp.Select, exp.SetOperation))
 
 
 def _names_relation(sub: exp.Expression, name: str) -> bool:

@@ -1,4 +1,4 @@
-"""Flink SQL's IN and EXISTS subqueries, INTERSECT [ALL], EXCEPT [ALL] and UNION on Spark, streaming and bounded: each
+"""Flink SQL's IN, EXISTS and scalar subqueries, INTERSECT [ALL], EXCEPT [ALL] and UNION on Spark, streaming and bounded: each
 query's changelog materialized (``+I``/``+U`` add a row, ``-U``/``-D`` take one held) equals the answer
 computed here from the same rows. The rows arrive two per micro-batch, so a row of one side meets the
 other side before and after its partners come, and a NOT EXISTS row is deleted when its first partner does."""
@@ -39,6 +39,8 @@ def _expected() -> dict[str, Counter]:
         "uncorrelated": Counter((k, x) for k, x in A if any(y > 6 for _, y in B)),
         "intersect_all": Counter({(k,): min(n, bags[1][k]) for k, n in bags[0].items() if min(n, bags[1][k])}),
         "except_all": Counter({(k,): n - bags[1][k] for k, n in bags[0].items() if n > bags[1][k]}),
+        "scalar_where": Counter((k, x) for k, x in A if x > min(y for kb, y in B if kb is not None)),
+        "scalar_select": Counter((k, x, len(B)) for k, x in A),
     }
 
 
@@ -56,11 +58,14 @@ QUERIES = {
     "uncorrelated": ("SELECT k, x FROM a WHERE EXISTS (SELECT * FROM b WHERE y > 6)", ("k", "x")),
     "intersect_all": ("SELECT k FROM a INTERSECT ALL SELECT k FROM b", ("k",)),
     "except_all": ("SELECT k FROM a EXCEPT ALL SELECT k FROM b", ("k",)),
+    # (scalar subqueries: the value changes as b's rows come, and each row of a is retracted and joined again)
+    "scalar_where": ("SELECT k, x FROM a WHERE x > (SELECT MIN(y) FROM b WHERE k IS NOT NULL)", ("k", "x")),
+    "scalar_select": ("SELECT k, x, (SELECT COUNT(*) FROM b) AS n FROM a", ("k", "x", "n")),
 }
 
 
 #: Streaming runs the queries whose plans differ in kind (the rest share their operators with one of them).
-STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrelated", "except_all")
+STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrelated", "except_all", "scalar_where")
 
 
 @pytest.mark.parametrize("bounded", [False, True])

@@ -175,11 +175,27 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
             "SELECT * FROM a WHERE EXISTS (SELECT a.x FROM b WHERE b.k = a.k)",
             "the outer query's column in a subquery's SELECT list",
         ),
+        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k)", "a correlated scalar subquery"),
+        ("SELECT * FROM a WHERE x > (SELECT y FROM b)", "a scalar subquery other than one aggregation without GROUP BY"),
+        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b GROUP BY k)", "a scalar subquery other than one aggregation"),
+        ("SELECT k, COUNT(*) - (SELECT COUNT(*) FROM b) AS d FROM a GROUP BY k", "a scalar subquery in the SELECT list or HAVING of an aggregation"),
+        ("SELECT * FROM a JOIN b ON a.k = b.k WHERE x > (SELECT MAX(y) FROM b)", "a scalar subquery in a query with a join"),
     ],
 )
 def test_each_refusal_names_its_construct(t_env, sql, message):
     with pytest.raises(fk.errors.UnsupportedError, match=message):
         t_env.sql_query(sql)
+
+
+def test_a_scalar_subquery_is_a_left_join_with_its_one_row_and_updates_as_its_value_changes(t_env):
+    t = t_env.sql_query("SELECT k, x, (SELECT COUNT(*) FROM b) AS n FROM a WHERE x > (SELECT MIN(y) FROM b WHERE k IS NOT NULL)")
+    assert t.columns == ("k", "x", "n") and t.updating  # (a row is retracted and joined again when a value changes)
+    functions = [type(getattr(x, "function", None)).__name__ for x in n.walk([t._stream.node])]
+    assert functions.count("GroupAggregate") == 2 and functions.count("RegularJoin") == 2
+    grouped = t_env.sql_query("SELECT k, COUNT(*) AS n FROM a WHERE x > (SELECT AVG(y) FROM b) GROUP BY k")
+    assert grouped.columns == ("k", "n") and grouped.updating  # (an aggregation over the joined rows retracts)
+    with pytest.raises(fk.errors.PlanError, match="gives 2 columns; it must give one"):
+        t_env.sql_query("SELECT * FROM a WHERE x > (SELECT MIN(y), MAX(y) FROM b)")
 
 
 def test_a_wrong_shape_or_an_unknown_column_is_an_error_not_a_refusal(t_env):
