@@ -81,6 +81,17 @@ class Node:
         return t if t is not None and (self.schema is None or t in self.schema) else None
 
     @cached_property
+    def row_time(self) -> str | None:
+        """Column holding each row's event time: the event-time column, or one an operator keeps its input's
+        in (a deduplication keeping rows by their event time: Flink's rowtime attribute after it, which a
+        temporal join reads as its versions' time), as projections pass it through."""
+        if self.event_time is not None:
+            return self.event_time
+        times = {i.row_time for i in self.inputs}
+        t = times.pop() if len(times) == 1 else None
+        return t if t is not None and (self.schema is None or t in self.schema) else None
+
+    @cached_property
     def watermark(self) -> WatermarkStrategy | None:
         marks = {i.watermark for i in self.inputs}
         return marks.pop() if len(marks) == 1 else None
@@ -257,6 +268,12 @@ class Select(Node):
     @cached_property
     def event_time(self) -> str | None:
         t = self.input.event_time
+        passes = any(e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t})) for e in self.exprs)
+        return t if passes else None
+
+    @cached_property
+    def row_time(self) -> str | None:
+        t = self.event_time or self.input.row_time
         passes = any(e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t})) for e in self.exprs)
         return t if passes else None
 
@@ -596,6 +613,13 @@ class DeclaredOutput:
     @cached_property
     def event_time(self) -> str | None:
         return None
+
+    @cached_property
+    def row_time(self) -> str | None:
+        """The column a function keeps its input's event time in (``keeps_event_time``), if it does."""
+        t = getattr(getattr(self, "function", None), "keeps_event_time", None)
+        inputs: tuple[Node, ...] = getattr(self, "inputs", ())
+        return t if t is not None and len(inputs) == 1 and inputs[0].row_time == t and t in self.output else None
 
 
 @dataclass(frozen=True, eq=False)

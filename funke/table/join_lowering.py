@@ -28,6 +28,7 @@ from funke.table.dialect import interval_ms
 from funke.table.joins import RegularJoin
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, keys_known, kind_first
 from funke.table.rank import OuterPairRows, PairRows
+from funke.table.temporal_join import TemporalJoin
 
 if TYPE_CHECKING:
     from funke.table.planner import Planner, Tvf
@@ -54,11 +55,7 @@ class JoinLowering:
             if isinstance(table := self._table(join.this), StaticTable):
                 return self._lookup_join(query, join, table)
         if join.this.args.get("version") is not None:
-            raise self.refuse(
-                join.this,
-                "FOR SYSTEM_TIME AS OF a view (a temporal join)",
-                "a lookup join reads a static table: create_temporary_view(name, fk.table(...))",
-            )
+            return self._temporal_join(query, join)
         rels = (query.args["from_"].this, join.this)
         windowed = [self._windowed(rel) for rel in rels]
         if any(w is not None for w in windowed):
@@ -308,6 +305,70 @@ class JoinLowering:
         joined = stream.join(table, on=[k for _, k in keys], how=join.side.lower() or "inner")
         for _, table_key in keys:
             columns.internal[(1, table_key)] = table_key
+        return columns.finish(joined, rest, query.expressions)
+
+    def _temporal_join(self, query: exp.Select, join: exp.Join) -> Any:
+        """``FROM o [LEFT] JOIN r FOR SYSTEM_TIME AS OF o.ts [AS v] ON o.k = v.k [AND ...]``, ``ts`` the left's
+        event-time attribute and ``r`` a versioned table (a view with event time: an updating result's rows by
+        its upsert key, or insert-only rows, each a version of its join key): Flink's event-time temporal join
+        (``funke.table.temporal_join``), insert-only. Conditions besides the keys filter the joined rows (a
+        LEFT join takes them in WHERE)."""
+        outer = self._outer_sides(join, ("", "INNER", "OUTER"), "temporal join", "INNER and LEFT temporal joins run")
+        if outer[1]:
+            raise self.refuse(join, f"a {join.side} temporal join", "INNER and LEFT temporal joins run")
+        self._plain_join_query(query)
+        rel, versioned = query.args["from_"].this, join.this
+        left, tvf = self._source(rel)
+        if tvf is not None:
+            raise self.refuse(rel, "a temporal join of a window TVF")
+        self._insert_only(left, rel, "the left side of a temporal join")
+        ln, rn = rel.alias_or_name, versioned.alias_or_name
+        as_of = versioned.args["version"].expression
+        if not isinstance(as_of, exp.Column) or as_of.table not in ("", ln) or as_of.name not in (left.node.event_time, left.node.proc_time):
+            raise self.refuse(
+                as_of, f"FOR SYSTEM_TIME AS OF {as_of.sql()}",
+                f"a temporal join reads the left side's time attribute: FOR SYSTEM_TIME AS OF {ln}.{left.node.event_time or 'ts'}",
+            )
+        if as_of.name != left.node.event_time:
+            raise self.refuse(
+                as_of, "a temporal join on processing time of a view",
+                "join on the left side's event time, or look a static, jdbc or filesystem table up as of PROCTIME()",
+            )
+        table = versioned.copy()
+        table.set("version", None)
+        table.set("alias", None)
+        right, _ = self._source(table)
+        if right.node.row_time is None:
+            raise PlanError(
+                f"Flink SQL: the temporal join at {self.at(join)} reads {versioned.name} as a versioned table, which needs an event-time "
+                "attribute (WATERMARK FOR ...) and a key: a table or view with a watermark, such as a deduplication keeping each key's last row"
+            )
+        columns = _JoinColumns(self, ln, left.schema, rn, right.schema)
+        keys, rest = [], []
+        for t in _join_terms(query, join):
+            pair = columns.key_pair(t)
+            (keys if pair is not None else rest).append(pair if pair is not None else t)
+        if not keys:
+            raise self.refuse(join, "a temporal join without an equality of the two sides' columns", f"ON {ln}.k = {rn}.k")
+        key = changelog_mode(right.node).upsert_key
+        if is_updating(right) and (key is None or not set(key) <= {r for _, r in keys}):
+            raise PlanError(
+                f"Flink SQL: the temporal join at {self.at(join)} must join on the versioned table's key "
+                f"({', '.join(key) if key else 'it has none: keep each key last row first, ROW_NUMBER() ... = 1'})"
+            )
+        for t in conjuncts(join.args["on"]) if outer[0] and join.args.get("on") else []:  # (ON says which version a row meets)
+            if columns.key_pair(t) is None:
+                raise self.refuse(t, "a condition other than a key equality in the ON of a LEFT temporal join", "put it in WHERE")
+        self._known_types(left, "a temporal join")
+        self._known_types(right, "a temporal join")
+        mapped, fields = columns.renamed(columns.schemas)
+        fn = TemporalJoin(list(mapped[0].items()), list(mapped[1].items()), left.node.event_time, right.node.row_time, outer=outer[0])
+        kept = [left.filter(keys_known([k for k, _ in keys])).key_by([k for k, _ in keys]), right.key_by([k for _, k in keys])]
+        joined = kept[0].connect(kept[1]).process(fn, output_schema=Schema(tuple(fields)), name="TemporalJoin")
+        if outer[0]:  # (a NULL-keyed left row matches no version: padded at once)
+            own = {i: c for c, i in mapped[0].items()}
+            padded = [f"`{own[f.name]}` AS `{f.name}`" if f.name in own else f"CAST(NULL AS {f.dtype}) AS `{f.name}`" for f in fields]
+            joined = joined.union(left.filter(f"NOT ({keys_known([k for k, _ in keys])})").select(*padded))
         return columns.finish(joined, rest, query.expressions)
 
     def _plain_join_query(self, query: exp.Select) -> None:

@@ -136,6 +136,11 @@ class Deduplicate(KeyedProcessFunction):
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
         return ChangelogMode(frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER}), self.partition)
 
+    @property
+    def keeps_event_time(self) -> str:
+        """Its rows keep their time column (the plan's ``row_time`` where that is the input's event time)."""
+        return self.time
+
     def __repr__(self) -> str:  # (the plan's uid: two deduplications of one view are two operators)
         return f"Deduplicate({self.time!r}, keep_last={self.keep_last}, rownum={self.rownum!r}, ttl_ms={self.ttl_ms})"
 

@@ -11,11 +11,13 @@ import pytest
 from funke.savepoints.general import decode_key, decode_value, encode_key, encode_value
 from funke.semantics.co_process import KeyedCoProcessOperator
 from funke.semantics.keyed_process import KeyedProcessOperator
+from funke.semantics.time import timestamp_to_millis
 from funke.table.aggregate import AggregateCall, GroupAggregate
 from funke.table.changelog import ROW_KIND
 from funke.table.joins import RegularJoin
 from funke.table.rank import Order, RetractableTopN
 from funke.table.semi_joins import SemiAntiJoin
+from funke.table.temporal_join import TemporalJoin
 from funke.table.upsert import UpsertMaterializer
 
 T = dt.datetime(2026, 1, 1)
@@ -94,3 +96,20 @@ def test_a_semi_or_anti_joins_kept_rows_and_partner_count_go_through_a_savepoint
         want = (op.process_element2 if side else op.process_element1)("k", {ROW_KIND: kind, "x": v})
         assert kinds(got) == kinds(want)
     assert kinds(want) == ([("-D", 2), ("-D", 3)] if anti else [("+I", 2), ("+I", 3)])  # (the last step flips the key)
+
+
+def test_a_temporal_joins_waiting_rows_and_versions_go_through_a_savepoint():
+    make = lambda: KeyedCoProcessOperator(TemporalJoin([("k", "k"), ("t", "t")], [("v", "v"), ("u", "u")], "t", "u", outer=True))
+    op = make()
+    at = lambda s: T + dt.timedelta(seconds=s)  # noqa: E731
+    ms = lambda s: timestamp_to_millis(at(s))  # noqa: E731
+    op.process_element2("k", {"v": 1, "u": at(10)}, ms(10))
+    op.process_element2("k", {"v": 2, "u": at(20)}, ms(20))
+    op.process_element1("k", {"k": "k", "t": at(15)}, ms(15))
+    op.process_element1("k", {"k": "k", "t": at(25)}, ms(25))
+    restored = through_a_savepoint(op, make)
+    for o in (op, restored):
+        o.process_element2("k", {ROW_KIND: "-D", "v": 2, "u": at(22)}, ms(22))
+    got = [(r.value["t"], r.value["v"]) for r in restored.advance_watermark(ms(30))]
+    assert got == [(r.value["t"], r.value["v"]) for r in op.advance_watermark(ms(30))]
+    assert got == [(at(15), 1), (at(25), None)]
