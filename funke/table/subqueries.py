@@ -13,9 +13,10 @@ lower them.
 
 Each predicate is a conjunct of the query's WHERE; the query's other conditions filter its rows before
 the joins. A left row with a NULL key matches nothing: ``IN`` and ``EXISTS`` drop it, ``NOT EXISTS``
-keeps it. ``NOT IN`` is refused: where the subquery may hold a NULL, Flink's answer for a row that
-matches nothing is unknown, not true, and funke has no per-query view of that yet (``NOT EXISTS`` says
-what most queries mean).
+keeps it. ``NOT IN`` keeps SQL's three-valued meaning (``_not_in``: unknown, so left out, where the
+subquery holds a NULL or the value is NULL, but true over an empty subquery). Scalar subqueries
+(``x > (SELECT AVG(y) FROM r)``) are the query's rows LEFT-joined with the subquery's one row
+(``lower_scalar_subqueries``).
 """
 
 from __future__ import annotations
@@ -152,11 +153,7 @@ class SubqueryLowering:
         core = _predicate(term)
         assert core is not None
         if anti and isinstance(core, exp.In):
-            raise self.refuse(
-                term,
-                "NOT IN with a subquery",
-                "where the subquery may hold a NULL its answer is unknown, not true: write NOT EXISTS (SELECT ... WHERE r.y = x)",
-            )
+            return self._not_in(left, core, name)
         sub = core.args["query"].this if isinstance(core, exp.In) else core.this
         sub = sub.unnest() if isinstance(sub, exp.Subquery) else sub
         outer_keys = (
@@ -204,6 +201,41 @@ class SubqueryLowering:
             keys = [_ONE]
         what = "NOT EXISTS" if anti else "EXISTS" if isinstance(core, exp.Exists) else "IN"
         return self.semi_anti_join(left, right, keys, anti=anti, what=what, nulls=False)
+
+    def _not_in(self: Planner, left: Any, core: exp.In, name: str) -> Any:
+        """``x NOT IN (SELECT y ...)`` with SQL's three-valued meaning, as Flink's null-aware anti join: a row
+        passes when no ``y`` equals its ``x``, no ``y`` is NULL (then the answer is unknown) and ``x`` is not
+        NULL, or when the subquery is empty (then it is true even for a NULL ``x``). Three anti joins of the
+        row with the subquery's rows: by value, with its NULLs, and (a NULL ``x``) with any of its rows.
+        The subquery may have any shape; uncorrelated, one column."""
+        sub = core.args["query"].this
+        sub = sub.unnest() if isinstance(sub, exp.Subquery) else sub
+        if isinstance(core.this, exp.Tuple):
+            raise self.refuse(core, "NOT IN with several values", "write NOT EXISTS (SELECT ... WHERE r.a = t.a AND r.b = t.b)")
+        if any(c.table == name for c in sub.find_all(exp.Column)) and not _names_relation(sub, name):
+            raise self.refuse(core, "a correlated NOT IN subquery", "write NOT EXISTS (SELECT ... WHERE r.y = t.x AND r.k = t.k)")
+        right = self.lower(sub)
+        inner = [c for c in right.columns if c != ROW_KIND]
+        if len(inner) != 1:
+            raise PlanError(f"Flink SQL: NOT IN at {self.at(core)} compares 1 value with {len(inner)} column(s)")
+        columns = [c for c in left.columns if c != ROW_KIND]
+        value = self._hide()
+        keyed = left.with_column(value, self.typed_sql(_unqualified(core.this, name), left.schema))
+        field = keyed.schema.field(value, node="NOT IN's value")
+        values = _retyped(right, inner, [value], [field])
+        one = Sql(f"1 AS `{_ONE}`", declared="int")
+        held = keyed.filter(f"`{value}` IS NOT NULL")
+        held = self.semi_anti_join(held, values, [value], anti=True, what="NOT IN", nulls=False)  # (no y equals x)
+        null_ys = values.filter(f"`{value}` IS NULL").select(*kind_first(values, [one]))
+        held = self.semi_anti_join(held.with_column(_ONE, Sql("1", declared="int")), null_ys, [_ONE], anti=True, what="NOT IN", nulls=False)
+        null_x = keyed.filter(f"`{value}` IS NULL").select(*kind_first(keyed, [f"`{c}`" for c in columns]))
+        empty = self.semi_anti_join(
+            null_x.with_column(_ONE, Sql("1", declared="int")), right.select(*kind_first(right, [one])), [_ONE],
+            anti=True, what="NOT IN", nulls=False,
+        )  # fmt: skip
+        out = held.union(empty)
+        state_mode(out.node, changelog_mode(held.node))
+        return out
 
     def semi_anti_join(self: Planner, left: Any, right: Any, keys: list[str], *, anti: bool, what: str, nulls: bool) -> Any:
         """``left``'s rows (its columns but the planner's key columns) whose ``keys`` equal those of a row of

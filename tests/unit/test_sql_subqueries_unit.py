@@ -159,7 +159,8 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("SELECT * FROM a WHERE x NOT IN (SELECT y FROM b)", "NOT IN with a subquery .* write NOT EXISTS"),
+        ("SELECT * FROM a WHERE (k, x) NOT IN (SELECT k, y FROM b)", "NOT IN with several values .* write NOT EXISTS"),
+        ("SELECT * FROM a WHERE x NOT IN (SELECT y FROM b WHERE b.k = a.k)", "a correlated NOT IN subquery"),
         ("SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.y > a.x)", r"the correlated condition b.y > a.x"),
         ("SELECT k FROM a INTERSECT ALL SELECT k FROM b ORDER BY k", "ORDER BY on a INTERSECT ALL"),
         (
@@ -196,6 +197,14 @@ def test_a_scalar_subquery_is_a_left_join_with_its_one_row_and_updates_as_its_va
     assert grouped.columns == ("k", "n") and grouped.updating  # (an aggregation over the joined rows retracts)
     with pytest.raises(fk.errors.PlanError, match="gives 2 columns; it must give one"):
         t_env.sql_query("SELECT * FROM a WHERE x > (SELECT MIN(y), MAX(y) FROM b)")
+
+
+def test_not_in_is_three_anti_joins_by_value_with_the_nulls_and_with_any_row(t_env):
+    t = t_env.sql_query("SELECT k, x FROM a WHERE x NOT IN (SELECT y FROM b WHERE k <> 'z') AND x > 0")
+    assert t.columns == ("k", "x") and changelog_mode(t._stream.node).describe() == "[+I, -D] no upsert key"
+    assert [j.anti for j in joins(t)] == [True, True, True]
+    with pytest.raises(fk.errors.PlanError, match="NOT IN at .* compares 1 value with 2 column"):
+        t_env.sql_query("SELECT * FROM a WHERE x NOT IN (SELECT y, k FROM b)")
 
 
 def test_a_wrong_shape_or_an_unknown_column_is_an_error_not_a_refusal(t_env):
