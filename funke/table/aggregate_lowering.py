@@ -253,7 +253,7 @@ class AggregateLowering:
 
     def _aggregates(self, query: exp.Select) -> bool:
         """Whether the query's SELECT list calls an aggregate function (not one of a subquery in it)."""
-        inner = lambda n: isinstance(n, (exp.Subquery, exp.Select))  # noqa: E731
+        inner = lambda n: isinstance(n, (exp.Subquery, exp.Select))
         return any(self._is_aggregate_call(n) for e in query.expressions for n in e.walk(prune=inner))
 
     def _aggregate_function(self, node: exp.Expression) -> tuple[str, Any]:

@@ -337,7 +337,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         try:
             # An offset shifts the windows' alignment (Flink's: any length, positive or negative; offsets a whole
             # alignment period apart give the same windows): taken modulo that period (HOP's slide, else the size).
-            aligned = lambda period: offset % period if period > 0 else offset  # noqa: E731
+            aligned = lambda period: offset % period if period > 0 else offset
             assigner: WindowAssigner = {
                 "TUMBLE": lambda: (TumblingProcessingTimeWindows if on_clock else TumblingEventTimeWindows).of(sizes[0], aligned(sizes[0])),
                 "HOP": lambda: (SlidingProcessingTimeWindows if on_clock else SlidingEventTimeWindows).of(sizes[1], sizes[0], aligned(sizes[0])),

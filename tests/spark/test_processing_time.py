@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -23,7 +23,7 @@ SIZE_MS = 2_000
 
 
 def _ms(t: datetime) -> int:
-    return int(t.replace(tzinfo=timezone.utc).timestamp() * 1000)
+    return int(t.replace(tzinfo=UTC).timestamp() * 1000)
 
 
 @pytest.mark.parametrize("bounded", [False, True])

@@ -26,8 +26,8 @@ def _rate_at(cur: str, t: int) -> int | None:
 @pytest.mark.parametrize("bounded", [False, True])
 def test_orders_meet_the_rate_of_their_time(env, bounded):
     t_env = StreamTableEnvironment.create(env)
-    wm = lambda c: fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner(c)  # noqa: E731
-    at = lambda s: T0 + timedelta(seconds=s)  # noqa: E731
+    wm = lambda c: fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner(c)
+    at = lambda s: T0 + timedelta(seconds=s)
     rates = [{"cur": c, "rate": r, "u": at(u)} for c, r, u in RATES]
     orders = [{"id": i, "cur": c, "ts": at(t)} for i, c, t in ORDERS]
     t_env.create_temporary_view("rates_log", env.from_collection(rates, "cur string, rate int, u timestamp", watermarks=wm("u"), rows_per_batch=2))

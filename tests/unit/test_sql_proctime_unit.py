@@ -39,7 +39,7 @@ def _node(table, kind):
 def test_proctime_alone_is_the_views_processing_time_attribute_and_passes_through_projections(t_env):
     pv = t_env.sql_query("SELECT * FROM pv")
     assert pv._stream.node.proc_time == "pt" and pv._stream.node.event_time == "ts"
-    assert dict((f.name, f.dtype) for f in pv._stream.schema)["pt"] == "timestamp"
+    assert {f.name: f.dtype for f in pv._stream.schema}["pt"] == "timestamp"
     assert t_env.sql_query("SELECT k, pt FROM pv WHERE v > 1")._stream.node.proc_time == "pt"
     assert t_env.sql_query("SELECT k FROM pv")._stream.node.proc_time is None
     # inside another expression PROCTIME() is a value (the batch's time), not an attribute

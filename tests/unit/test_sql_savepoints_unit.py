@@ -101,8 +101,8 @@ def test_a_semi_or_anti_joins_kept_rows_and_partner_count_go_through_a_savepoint
 def test_a_temporal_joins_waiting_rows_and_versions_go_through_a_savepoint():
     make = lambda: KeyedCoProcessOperator(TemporalJoin([("k", "k"), ("t", "t")], [("v", "v"), ("u", "u")], "t", "u", outer=True))
     op = make()
-    at = lambda s: T + dt.timedelta(seconds=s)  # noqa: E731
-    ms = lambda s: timestamp_to_millis(at(s))  # noqa: E731
+    at = lambda s: T + dt.timedelta(seconds=s)
+    ms = lambda s: timestamp_to_millis(at(s))
     op.process_element2("k", {"v": 1, "u": at(10)}, ms(10))
     op.process_element2("k", {"v": 2, "u": at(20)}, ms(20))
     op.process_element1("k", {"k": "k", "t": at(15)}, ms(15))

@@ -83,7 +83,7 @@ def test_the_joined_rows_are_each_left_rows_version_at_its_time(events, outer):
 def t_env():
     env = fk.StreamEnvironment(app="sql-temporal-unit")
     t_env = StreamTableEnvironment.create(env)
-    wm = lambda c: fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner(c)  # noqa: E731
+    wm = lambda c: fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner(c)
     t_env.create_temporary_view("orders", env.from_collection([], "id int, cur string, ts timestamp", watermarks=wm("ts")))
     t_env.create_temporary_view("rates_log", env.from_collection([], "cur string, rate int, u timestamp", watermarks=wm("u")))
     t_env.create_temporary_view("plain", env.from_collection([], "cur string, rate int"))

@@ -3,14 +3,19 @@ while planning: the assigner each makes, with Flink's examples of which window a
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 import funke as fk
 from funke.plan import nodes as n
 from funke.table import StreamTableEnvironment
-from funke.windows import CumulativeEventTimeWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows
+from funke.windows import (
+    CumulativeEventTimeWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+)
 
 
 @pytest.fixture
@@ -38,7 +43,7 @@ def assigner(t_env, tvf: str):
 )  # fmt: skip
 def test_a_tumble_offset_of_any_length_shifts_the_windows_as_flinks(t_env, offset, start, end):
     a = assigner(t_env, f"TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' MINUTE, INTERVAL '{offset}' MINUTE)")
-    ms = lambda text: int(datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp() * 1000)  # noqa: E731
+    ms = lambda text: int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp() * 1000)
     (w,) = a.assign_windows(ms("2021-06-30 00:00:04"))
     assert (w.start, w.end) == (ms(start), ms(end))
 
