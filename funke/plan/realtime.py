@@ -25,11 +25,13 @@ Semantics in this mode (``tests/spark/test_realtime.py`` checks each against the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from funke.errors import UnsupportedError
 from funke.plan.capabilities import NATIVE_WINDOW_KINDS, split_watermark
+from funke.plan.expr import Expr, ProcTime, Sql
 from funke.plan.nodes import (
     Deduplicate,
     Filter,
@@ -147,6 +149,30 @@ def _window(node: WindowAggregate) -> str | None:
     return _aggregated_before(node)
 
 
+#: Spark SQL that reads the clock: Spark fixes it when it plans a batch.
+_CLOCK = re.compile(r"\b(current_timestamp|current_date|localtimestamp)\b|\bnow\s*\(", re.IGNORECASE)
+
+
+def _reads_clock(e: Expr) -> bool:
+    """Whether an expression reads the processing time (``PROCTIME()``, ``current_timestamp()``)."""
+    if isinstance(e, ProcTime):
+        return True
+    if isinstance(e, Sql):
+        return bool(_CLOCK.search(e.text))
+    return any(_reads_clock(x) for x in (getattr(e, "expr", None), getattr(e, "left", None), getattr(e, "right", None), *getattr(e, "args", ())) if x is not None)
+
+
+def _no_clock(node: Select | Filter) -> str | None:
+    exprs = node.exprs if isinstance(node, Select) else (node.predicate,)
+    if any(_reads_clock(e) for e in exprs):
+        return (
+            "it reads the processing time (PROCTIME(), current_timestamp()), which Spark fixes when it plans a batch: "
+            "in real-time mode the start of a batch that runs for the whole checkpoint interval, not each record's time; "
+            "run it in micro-batches"
+        )
+    return None
+
+
 def _sink(node: Sink) -> str | None:
     spec = node.spec
     if getattr(spec, "kind", None) != "kafka":
@@ -172,8 +198,8 @@ def _sink(node: Sink) -> str | None:
 RULES: dict[type, Callable[..., str | None] | None] = {
     Source: _source,
     Watermark: _watermark,
-    Select: None,
-    Filter: None,
+    Select: _no_clock,
+    Filter: _no_clock,
     Union: None,
     KeyBy: None,
     LookupJoin: _lookup,

@@ -516,7 +516,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 fn = RetractableTopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
             elif attribute is not None and attribute != time and not order[0].descending and not self.state_ttl_ms:
                 # Flink's keep-first deduplication on processing time: each key's first row, on Spark's dropDuplicates
-                # (real-time mode runs it too), insert-only; its keys stay for the job's life (with a state TTL: below)
+                # insert-only; its keys stay for the job's life (with a state TTL: below)
                 fn = None
             elif attribute is not None:
                 fn = Deduplicate(attribute, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms, partition=partition)

@@ -189,3 +189,17 @@ def test_the_real_time_benches_refuse_what_they_cannot_run_with_exit_code_2(args
     r = CliRunner().invoke(app, ["bench", *args, "--no-write"])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.replace("│", " ").split())
+
+
+def test_processing_time_is_refused_in_real_time_mode_where_spark_fixes_it_per_long_batch():
+    from funke.plan.expr import ProcTime
+
+    e = env()
+    events(e).with_column("pt", ProcTime()).sink_to(OUT)
+    assert "it reads the processing time (PROCTIME(), current_timestamp())" in refused(e)
+    e = env()
+    events(e).filter(fk.expr("ts < current_timestamp()")).sink_to(OUT)
+    assert "which Spark fixes when it plans a batch" in refused(e)
+    e = env()
+    events(e).select("k", "v", "ts").filter(fk.col("v") > 1).sink_to(OUT)  # (no clock: runs)
+    assert e.explain().startswith("funke plan (streaming, real-time)")
