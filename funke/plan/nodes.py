@@ -722,3 +722,9 @@ def walk(roots: tuple[Node, ...] | list[Node]) -> list[Node]:
     for r in roots:
         visit(r)
     return order
+
+
+#: The one-input operators Spark runs with state of its own (native): its aggregations and deduplication.
+#: The compiler (what may follow a split), real-time mode (its shuffles) and savepoints (their layout)
+#: read this one list.
+SPARK_STATEFUL: tuple[type[Node], ...] = (WindowAggregate, RollingAggregate, Deduplicate)

@@ -33,6 +33,7 @@ from funke.errors import UnsupportedError
 from funke.plan.capabilities import NATIVE_WINDOW_KINDS, split_watermark
 from funke.plan.expr import Expr, ProcTime, Sql
 from funke.plan.nodes import (
+    SPARK_STATEFUL,
     Deduplicate,
     Filter,
     KeyBy,
@@ -242,7 +243,7 @@ def why_realtime(node: Node) -> str:
 
 def shuffles(sinks: Iterable[Sink]) -> int:
     """How many pipelined shuffles the nodes of one query need (each its own stage of tasks)."""
-    return sum(isinstance(x, (RollingAggregate, WindowAggregate, Deduplicate)) for x in walk(list(sinks)))
+    return sum(isinstance(x, SPARK_STATEFUL) for x in walk(list(sinks)))
 
 
 NOTES = [

@@ -43,7 +43,7 @@ def state_layout(sinks: list[n.Sink]) -> list[dict[str, Any]]:
     """
     out = []
     for node in n.walk(sinks):
-        if isinstance(node, (n.WindowAggregate, n.RollingAggregate, n.KeyedProcess, n.Deduplicate, *TWO_INPUTS)):
+        if isinstance(node, (*n.SPARK_STATEFUL, n.KeyedProcess, *TWO_INPUTS)):
             entry: dict[str, Any] = {"uid": node.uid, "kind": node.kind, "where": node.where(), "keys": _keys(node.inputs[0], node)}
             if isinstance(node, TWO_INPUTS):
                 entry["second_keys"] = _keys(node.inputs[1], node)

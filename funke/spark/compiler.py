@@ -1190,7 +1190,7 @@ def _stateful_after(sink: n.Sink, split: n.Node, general: dict[int, n.Node]) -> 
     after a split only per-row operators may run (they run per batch)."""
     node: n.Node = sink
     while node is not split:
-        if isinstance(node, (n.WindowAggregate, n.RollingAggregate, n.Deduplicate)) or id(node) in general or len(node.inputs) != 1:
+        if isinstance(node, n.SPARK_STATEFUL) or id(node) in general or len(node.inputs) != 1:
             return True
         node = node.input
     return False
