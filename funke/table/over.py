@@ -11,7 +11,13 @@ waits until the watermark passes its time, then the rows of one time are taken i
   ``RANGE UNBOUNDED PRECEDING`` (the default frame) every row up to the row's time.
 
 A row whose time is not after the watermark when it arrives is late: dropped and counted
-(``num_late_records_dropped``), as Flink drops it. Aggregates are Flink's built-ins
+(``num_late_records_dropped``), as Flink drops it.
+
+On processing time (``processing``: ``ORDER BY`` a ``PROCTIME()`` attribute, whose value is the row's
+micro-batch time) a row waits for a processing-time timer at its time instead, so the rows of one
+micro-batch are peers and leave together at the next advance of processing time (Flink's
+``ProcTime*PrecedingFunction``s process a row at once, or, ``RANGE`` with an interval, a millisecond's
+rows together); nothing is late. Aggregates are Flink's built-ins
 (``funke.table.builtin_aggregates``), accumulated as rows enter the frame and retracted as they leave it.
 
 >>> over = OverAggregate("ts", Frame("ROWS", 1), [AggregateCall("s", "sum", ("v",))])
@@ -52,8 +58,8 @@ class OverAggregate(KeyedProcessFunction):
     """Per key: the rows waiting for the watermark (by time), the frame's accumulators and the rows in the
     frame (for a bounded one, to retract them as they leave)."""
 
-    def __init__(self, time: str, frame: Frame, calls: Sequence[AggregateCall]) -> None:
-        self.time, self.frame, self.calls = time, frame, tuple(calls)
+    def __init__(self, time: str, frame: Frame, calls: Sequence[AggregateCall], *, processing: bool = False) -> None:
+        self.time, self.frame, self.calls, self.processing = time, frame, tuple(calls), processing
         self.pending = MapStateDescriptor("pending")
         self.accumulators = ValueStateDescriptor("accumulators")
         self.kept = ValueStateDescriptor("kept")
@@ -61,7 +67,8 @@ class OverAggregate(KeyedProcessFunction):
         self._functions = [c.make(retracting=frame.preceding is not None) for c in self.calls]
 
     def __repr__(self) -> str:  # (the plan's uid)
-        return f"OverAggregate({self.time!r}, {str(self.frame)!r}, {list(self.calls)!r})"
+        on = ", processing=True" if self.processing else ""
+        return f"OverAggregate({self.time!r}, {str(self.frame)!r}, {list(self.calls)!r}{on})"
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "num_late_records_dropped": 0}
@@ -72,13 +79,16 @@ class OverAggregate(KeyedProcessFunction):
             raise ValueError(f"OVER aggregation: a row without its time attribute {self.time}: {value!r}")
         ms = t if isinstance(t, int) else timestamp_to_millis(t)
         timers = ctx.timer_service()
-        if ms <= timers.current_watermark():
+        if not self.processing and ms <= timers.current_watermark():
             self.num_late_records_dropped += 1
             return
         pending = ctx.get_map_state(self.pending)
         rows = pending.get(ms) or []
         pending.put(ms, [*rows, value])
-        timers.register_event_time_timer(ms)
+        if self.processing:
+            timers.register_processing_time_timer(ms)
+        else:
+            timers.register_event_time_timer(ms)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[dict[str, Any]]:
         pending = ctx.get_map_state(self.pending)

@@ -2,8 +2,8 @@
 of ``funke.table.planner.Planner`` that lower them.
 
 ``SELECT ..., agg(x) OVER (PARTITION BY keys ORDER BY ts [frame]) ... FROM v [WHERE ...]``: every OVER
-of the query must have the same window, as in Flink; ``ORDER BY`` the view's event-time attribute,
-ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
+of the query must have the same window, as in Flink; ``ORDER BY`` the view's event-time attribute or its
+``PROCTIME()`` one, ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
 ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW``, SQL's default). The view must be insert-only.
 The aggregates are COUNT, SUM, MIN, MAX and AVG (an integer SUM and AVG keep their type, as in a GROUP BY).
 """
@@ -42,14 +42,16 @@ class OverLowering:
             if self._ranking(w):
                 raise self.refuse(w, f"{w.this.sql()} OVER (...) outside a Top-N", "ROW_NUMBER() runs in a Top-N: WHERE rownum <= N outside its subquery")
         self._insert_only(stream, source, "an OVER aggregation")
-        time = stream.node.event_time
+        attributes = [t for t in (stream.node.event_time, stream.node.proc_time) if t is not None]
         order = first.args.get("order")
         items = order.expressions if order is not None else []
-        if len(items) != 1 or not isinstance(items[0].this, exp.Column) or items[0].this.name != time or items[0].args.get("desc"):
+        time = items[0].this.name if len(items) == 1 and isinstance(items[0].this, exp.Column) else None
+        if time not in attributes or items[0].args.get("desc"):
             raise PlanError(
-                f"Flink SQL: the OVER window at {self.at(first)} must be ORDER BY the view's time attribute, ascending "
-                f"({time or 'the view has none: create it from a stream with watermarks'})"
+                f"Flink SQL: the OVER window at {self.at(first)} must be ORDER BY a time attribute of the view, ascending "
+                f"({' or '.join(attributes) or 'the view has none: create it from a stream with watermarks, or add PROCTIME()'})"
             )
+        processing = time != stream.node.event_time
         frame = self._frame(first)
         keys = []
         for c in first.args.get("partition_by") or []:
@@ -70,7 +72,7 @@ class OverLowering:
             keys = [self._hide()]
             stream = stream.with_column(keys[0], Sql("0", declared="int"))
         fields = [*schema.fields, *(Field(c.alias, self._result_type(c, schema)) for c in calls)]
-        out = stream.key_by(keys, nulls=True).process(OverAggregate(time, frame, calls), output_schema=Schema(tuple(fields)), name="OverAggregate")
+        out = stream.key_by(keys, nulls=True).process(OverAggregate(time, frame, calls, processing=processing), output_schema=Schema(tuple(fields)), name="OverAggregate")
 
         def swap(n: exp.Expression) -> exp.Expression:
             return columns[id(n)].copy() if id(n) in columns else n

@@ -1,5 +1,5 @@
 """Processing time on Spark: a DataStream processing-time window, and Flink SQL's ``PROCTIME()`` (its value,
-a window on it, the deduplications ordered by it), streaming (two rows a micro-batch) and bounded.
+a window on it, an OVER aggregation and the deduplications ordered by it), streaming (two rows a micro-batch) and bounded.
 
 Which window a row lands in depends on when it was processed, so the checks are what the rows fix: each key's
 total over its windows, windows of the machine's clock during the run (aligned, of their size), a
@@ -39,6 +39,9 @@ def test_processing_time_windows_proctime_and_its_deduplications(env, bounded):
     )).collect()
     stamped = t_env.to_data_stream(t_env.sql_query("SELECT v, pt FROM r")).collect()
     dedup = "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt{}) AS rn FROM r) WHERE rn = 1"
+    running = t_env.to_data_stream(t_env.sql_query(
+        "SELECT k, v, COUNT(*) OVER (PARTITION BY k ORDER BY pt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n FROM r"
+    )).collect()  # fmt: skip
     first = t_env.to_changelog_stream(t_env.sql_query(dedup.format(""))).collect()
     last = t_env.to_changelog_stream(t_env.sql_query(dedup.format(" DESC"))).collect()
 
@@ -63,6 +66,10 @@ def test_processing_time_windows_proctime_and_its_deduplications(env, bounded):
     assert all(started <= at <= ended and micros == 0 for _, at, micros in seen)
     assert [at for _, at, _ in seen] == sorted(at for _, at, _ in seen)  # (never back, in arrival order)
 
+    # an OVER aggregation on processing time: each key's rows counted in arrival order, every row once
+    assert sorted((r["k"], r["v"], r["n"]) for r in running.rows) == sorted(
+        (k, v, sum(1 for kk, _ in ROWS[: i + 1] if kk == k)) for i, (k, v) in enumerate(ROWS)
+    )
     assert all(r["row_kind"] == "+I" for r in first.rows)  # (insert-only: Spark's dropDuplicates)
     firsts = {k: next(v for kk, v in ROWS if kk == k) for k in per_key}
     assert sorted((r["k"], r["v"]) for r in first.rows) == sorted(firsts.items())

@@ -135,3 +135,19 @@ def test_a_filesystem_table_as_of_proctime_is_a_lookup_join_by_a_computed_key_an
         t_env.execute_sql(
             "CREATE TABLE k (v STRING) WITH ('connector.type' = 'kafka', 'connector.properties.0.key' = 'x')"
         )
+
+
+def test_an_over_aggregation_on_proctime_waits_for_processing_time_and_drops_nothing(t_env):
+    from funke.semantics.keyed_process import KeyedProcessOperator
+    from funke.table.over import OverAggregate
+
+    t = t_env.sql_query("SELECT k, v, SUM(v) OVER (PARTITION BY k ORDER BY pt ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM pv")
+    fn = _node(t, n.KeyedProcess).function
+    assert isinstance(fn, OverAggregate) and fn.processing and fn.time == "pt" and not t.updating
+    s = fn.calls[0].alias  # (the SUM's column; the SELECT names it s)
+    op = KeyedProcessOperator(fn)
+    op.advance_watermark(10_000)  # (an event-time watermark past the rows: not late on processing time)
+    for v, pt in ((1, 100), (2, 100), (4, 200)):
+        assert op.process_element("a", {"k": "a", "v": v, "pt": pt, "ts": 0}) == []  # (each waits for the clock)
+    assert [(r.value["v"], r.value[s]) for r in op.advance_processing_time(150)] == [(1, 1), (2, 3)]
+    assert [(r.value["v"], r.value[s]) for r in op.advance_processing_time(200)] == [(4, 6)]

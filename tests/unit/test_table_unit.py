@@ -603,12 +603,12 @@ def test_an_over_aggregation_plans_one_keyed_function_per_select_and_refuses_wha
     (fn,) = [x.function for x in n.walk([ranged._stream.node]) if isinstance(x, n.KeyedProcess)]
     assert fn.frame == Frame("RANGE", 60_000) and ranged.columns == ("c",)
     refused = {
-        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY v) FROM ev": "must be ORDER BY the view's time attribute, ascending (ts)",
-        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY ts DESC) FROM ev": "must be ORDER BY the view's time attribute, ascending",
+        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY v) FROM ev": "must be ORDER BY a time attribute of the view, ascending (ts)",
+        "SELECT SUM(v) OVER (PARTITION BY k ORDER BY ts DESC) FROM ev": "must be ORDER BY a time attribute of the view, ascending",
         "SELECT SUM(v) OVER (PARTITION BY k ORDER BY ts), MAX(v) OVER (ORDER BY ts) FROM ev": "OVER windows that differ in one SELECT",
         "SELECT SUM(v) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM ev": "end at CURRENT ROW",
         "SELECT k, SUM(v) OVER (ORDER BY ts) FROM ev GROUP BY k": "an OVER aggregation in a query with GROUP BY",
-        "SELECT SUM(v) OVER (ORDER BY ts) FROM plain": "ORDER BY the view's time attribute",
+        "SELECT SUM(v) OVER (ORDER BY ts) FROM plain": "ORDER BY a time attribute of the view, ascending (the view has none",
         "SELECT SUM(n) OVER (ORDER BY ts) FROM (SELECT k, COUNT(*) AS n, MAX(ts) AS ts FROM ev GROUP BY k)": "an OVER aggregation over an updating result",
         "SELECT LAG(v) OVER (ORDER BY ts) FROM ev": "an OVER window here",
     }
