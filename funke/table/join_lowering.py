@@ -352,9 +352,10 @@ class JoinLowering:
             raise self.refuse(join, "a temporal join without an equality of the two sides' columns", f"ON {ln}.k = {rn}.k")
         key = changelog_mode(right.node).upsert_key
         if is_updating(right) and (key is None or not set(key) <= {r for _, r in keys}):
+            none = "it has none: keep each key's last row first, ROW_NUMBER() ... = 1"
             raise PlanError(
                 f"Flink SQL: the temporal join at {self.at(join)} must join on the versioned table's key "
-                f"({', '.join(key) if key else 'it has none: keep each key last row first, ROW_NUMBER() ... = 1'})"
+                f"({', '.join(key) if key else none})"
             )
         for t in conjuncts(join.args["on"]) if outer[0] and join.args.get("on") else []:  # (ON says which version a row meets)
             if columns.key_pair(t) is None:
@@ -363,7 +364,11 @@ class JoinLowering:
         self._known_types(right, "a temporal join")
         mapped, fields = columns.renamed(columns.schemas)
         fn = TemporalJoin(list(mapped[0].items()), list(mapped[1].items()), left.node.event_time, right.node.row_time, outer=outer[0])
-        kept = [left.filter(keys_known([k for k, _ in keys])).key_by([k for k, _ in keys]), right.key_by([k for _, k in keys])]
+        # (a NULL key matches nothing: such rows are not kept, a LEFT join's left ones padded below)
+        kept = [
+            left.filter(keys_known([k for k, _ in keys])).key_by([k for k, _ in keys]),
+            right.filter(keys_known([k for _, k in keys])).key_by([k for _, k in keys]),
+        ]
         joined = kept[0].connect(kept[1]).process(fn, output_schema=Schema(tuple(fields)), name="TemporalJoin")
         if outer[0]:  # (a NULL-keyed left row matches no version: padded at once)
             own = {i: c for c, i in mapped[0].items()}
