@@ -101,11 +101,11 @@ class SubqueryLowering:
         without ``GROUP BY`` run (one row, or none yet: NULL); others are refused, named."""
         aggregating = bool(query.args.get("group") or query.args.get("having") or self._aggregates(query))
         places = [query.args.get("where"), *([] if aggregating else query.expressions)]
-        scalars = [q for e in places if e is not None for q in e.find_all(exp.Subquery) if _scalar(q)]
+        scalars = [q for e in places if e is not None for q in _scalars(e)]
         if not scalars:
             if aggregating:
                 for e in (*query.expressions, query.args.get("having")):
-                    if e is not None and (q := next((x for x in e.find_all(exp.Subquery) if _scalar(x)), None)) is not None:
+                    if e is not None and (q := next(iter(_scalars(e)), None)) is not None:
                         raise self.refuse(q, "a scalar subquery in the SELECT list or HAVING of an aggregation", "use it in WHERE, or aggregate in a subquery of FROM first")
             return None
         source = query.args.get("from_")
@@ -379,6 +379,12 @@ class SubqueryLowering:
 def _scalar(sub: exp.Subquery) -> bool:
     """Whether a subquery is a scalar one (a value), not the query of an IN or a relation of FROM."""
     return not isinstance(sub.parent, (exp.In, exp.From, exp.Join)) and isinstance(sub.this, (exp.Select, exp.SetOperation))
+
+
+def _scalars(e: exp.Expression) -> list[exp.Subquery]:
+    """The scalar subqueries of ``e`` itself (not those inside its subqueries: they are theirs)."""
+    nested = lambda n: isinstance(n, (exp.Subquery, exp.Exists))
+    return [n for n in e.walk(prune=nested) if isinstance(n, exp.Subquery) and _scalar(n)]
 
 
 def _names_relation(sub: exp.Expression, name: str) -> bool:
