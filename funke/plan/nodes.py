@@ -65,31 +65,30 @@ class Node:
         """Output schema; ``None`` only when Spark alone can tell (resolved at compile time)."""
         return self.derive_schema(tuple(i.schema for i in self.inputs))
 
+    def _from_inputs(self, fact: str) -> str | None:
+        """The column every input names as its ``fact`` (``event_time``, ``proc_time``, ``row_time``), where
+        this node keeps that column."""
+        times = {getattr(i, fact) for i in self.inputs}
+        t = times.pop() if len(times) == 1 else None
+        return t if t is not None and (self.schema is None or t in self.schema) else None
+
     @cached_property
     def event_time(self) -> str | None:
         """Column holding event time after this node, if a watermark strategy governs it."""
-        times = {i.event_time for i in self.inputs}
-        t = times.pop() if len(times) == 1 else None
-        return t if t is not None and (self.schema is None or t in self.schema) else None
+        return self._from_inputs("event_time")
 
     @cached_property
     def proc_time(self) -> str | None:
         """Column holding a processing-time attribute after this node (Flink SQL's ``PROCTIME()``,
         ``funke.plan.expr.ProcTime``), if one is there."""
-        times = {i.proc_time for i in self.inputs}
-        t = times.pop() if len(times) == 1 else None
-        return t if t is not None and (self.schema is None or t in self.schema) else None
+        return self._from_inputs("proc_time")
 
     @cached_property
     def row_time(self) -> str | None:
         """Column holding each row's event time: the event-time column, or one an operator keeps its input's
         in (a deduplication keeping rows by their event time: Flink's rowtime attribute after it, which a
         temporal join reads as its versions' time), as projections pass it through."""
-        if self.event_time is not None:
-            return self.event_time
-        times = {i.row_time for i in self.inputs}
-        t = times.pop() if len(times) == 1 else None
-        return t if t is not None and (self.schema is None or t in self.schema) else None
+        return self.event_time or self._from_inputs("row_time")
 
     @cached_property
     def watermark(self) -> WatermarkStrategy | None:
@@ -265,24 +264,27 @@ class Select(Node):
             return None  # Spark names unaliased SQL expressions; only it knows how
         return Schema(tuple(out))
 
+    @staticmethod
+    def _keeps(e: Expr, column: str | None) -> bool:
+        """Whether ``e`` is the input's ``column`` itself, under its own name."""
+        return column is not None and e.output_name() == column and (isinstance(e, Col) or e.columns() == frozenset({column}))
+
+    def _passed(self, column: str | None) -> str | None:
+        return column if any(self._keeps(e, column) for e in self.exprs) else None
+
     @cached_property
     def event_time(self) -> str | None:
-        t = self.input.event_time
-        passes = any(e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t})) for e in self.exprs)
-        return t if passes else None
+        return self._passed(self.input.event_time)
 
     @cached_property
     def row_time(self) -> str | None:
-        t = self.event_time or self.input.row_time
-        passes = any(e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t})) for e in self.exprs)
-        return t if passes else None
+        return self._passed(self.event_time or self.input.row_time)
 
     @cached_property
     def proc_time(self) -> str | None:
         t = self.input.proc_time
         for e in self.exprs:
-            made = isinstance(e, Alias) and isinstance(e.expr, ProcTime)
-            if made or (t is not None and e.output_name() == t and (isinstance(e, Col) or e.columns() == frozenset({t}))):
+            if (isinstance(e, Alias) and isinstance(e.expr, ProcTime)) or self._keeps(e, t):
                 return e.output_name()
         return None
 

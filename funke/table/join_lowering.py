@@ -15,6 +15,7 @@ reads the conditions and the SELECT list over them; ``_Bounds`` reads an interva
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -138,14 +139,8 @@ class JoinLowering:
             known = keys_known(names)
             keyed.append(streams[side].filter(known).key_by(names))
             if outer[side]:  # (its NULL-keyed rows: padded at once; a retraction of one deletes its padded row)
-                own = {i: c for c, i in mapped[side].items()}
                 kind = f"CASE WHEN `{ROW_KIND}` IN ('{UPDATE_BEFORE}', '{DELETE}') THEN '{DELETE}' ELSE '{INSERT}' END" if updating[side] else f"'{INSERT}'"
-                padded = [
-                    f"{kind} AS `{f.name}`" if f.name == ROW_KIND
-                    else f"`{own[f.name]}` AS `{f.name}`" if f.name in own else f"CAST(NULL AS {f.dtype}) AS `{f.name}`"
-                    for f in schema
-                ]  # fmt: skip
-                unmatched.append(streams[side].filter(f"NOT ({known})").select(*padded))
+                unmatched.append(streams[side].filter(f"NOT ({known})").select(*_padded(mapped[side], schema.fields, kind)))
         out = keyed[0].connect(keyed[1]).process(fn, output_schema=schema, name="RegularJoin")
         joined = out
         for rows in unmatched:
@@ -364,16 +359,12 @@ class JoinLowering:
         self._known_types(right, "a temporal join")
         mapped, fields = columns.renamed(columns.schemas)
         fn = TemporalJoin(list(mapped[0].items()), list(mapped[1].items()), left.node.event_time, right.node.row_time, outer=outer[0])
+        left_keys, right_keys = [k for k, _ in keys], [k for _, k in keys]
         # (a NULL key matches nothing: such rows are not kept, a LEFT join's left ones padded below)
-        kept = [
-            left.filter(keys_known([k for k, _ in keys])).key_by([k for k, _ in keys]),
-            right.filter(keys_known([k for _, k in keys])).key_by([k for _, k in keys]),
-        ]
+        kept = [left.filter(keys_known(left_keys)).key_by(left_keys), right.filter(keys_known(right_keys)).key_by(right_keys)]
         joined = kept[0].connect(kept[1]).process(fn, output_schema=Schema(tuple(fields)), name="TemporalJoin")
         if outer[0]:  # (a NULL-keyed left row matches no version: padded at once)
-            own = {i: c for c, i in mapped[0].items()}
-            padded = [f"`{own[f.name]}` AS `{f.name}`" if f.name in own else f"CAST(NULL AS {f.dtype}) AS `{f.name}`" for f in fields]
-            joined = joined.union(left.filter(f"NOT ({keys_known([k for k, _ in keys])})").select(*padded))
+            joined = joined.union(left.filter(f"NOT ({keys_known(left_keys)})").select(*_padded(mapped[0], fields)))
         return columns.finish(joined, rest, query.expressions)
 
     def _plain_join_query(self, query: exp.Select) -> None:
@@ -389,6 +380,17 @@ def numbered(name: str, seen: set[str]) -> str:
         out, n = f"{name}{n}", n + 1
     seen.add(out)
     return out
+
+
+def _padded(mapped: dict[str, str], fields: Sequence[Field], kind: str | None = None) -> list[str]:
+    """The projection of one side's row (``mapped``: its columns' names in the join's ``fields``) as a join row
+    padded with NULLs on the other side; ``kind``: the row kind's SQL, where the join's rows carry one."""
+    own = {i: c for c, i in mapped.items()}
+    return [
+        f"{kind} AS `{f.name}`" if f.name == ROW_KIND and kind is not None
+        else f"`{own[f.name]}` AS `{f.name}`" if f.name in own else f"CAST(NULL AS {f.dtype}) AS `{f.name}`"
+        for f in fields
+    ]  # fmt: skip
 
 
 def _join_terms(query: exp.Select, join: exp.Join) -> list[exp.Expression]:
