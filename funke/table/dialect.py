@@ -20,6 +20,7 @@ from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
 from funke.errors import PlanError
+from funke.table.functions import rewritten_names
 
 #: Flink's windowing table-valued functions.
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
@@ -41,6 +42,11 @@ class WindowTvf(exp.Expression):
     """``TUMBLE(...)``, ``HOP(...)``, ``CUMULATE(...)`` or ``SESSION(...)`` with its arguments in order."""
 
     arg_types = {"this": True, "expressions": True}
+
+
+def _as_written(name: str) -> Any:
+    """A parser's builder of a call of ``name`` kept as written: its arguments in order."""
+    return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
 class Flink(Dialect):
@@ -147,10 +153,10 @@ class Flink(Dialect):
             node.meta.update(line=start.line, col=start.col, start=start.start, within=within)
             return node
 
-        #: Functions whose Flink arguments sqlglot's own parse would misplace (REGEXP_EXTRACT's third is
-        #: the group, not a position): kept as written, for the planner to give Flink's meaning.
-        FUNCTIONS = {**parser.Parser.FUNCTIONS, "REGEXP_EXTRACT": lambda args: exp.Anonymous(this="REGEXP_EXTRACT", expressions=args)}
-
+        #: The functions funke rewrites to give Flink's meaning (``funke.table.functions``) are kept as
+        #: written, their arguments in Flink's order (sqlglot's own parse would misplace some: REGEXP_EXTRACT's
+        #: third is the group, not a position), for the planner to rewrite.
+        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}}
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},

@@ -68,6 +68,8 @@ from funke.table.aggregate_lowering import AggregateLowering
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode
 from funke.table.columns import check_window_query
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
+from funke.table.functions import NOW, check_calls, extract, fill, round_to
+from funke.table.functions import lowered as builtin_call
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
@@ -130,6 +132,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
     #: table instead (a ``filesystem`` table): name to a function returning that ``StaticTable``.
     lookups: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
     _hidden: int = field(default=0)
+    _checked: bool = field(default=False)
 
     def at(self, node: exp.Expression) -> str:
         return position(node, self.sql)
@@ -138,6 +141,9 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         return UnsupportedError(f"Flink SQL: {what} (at {self.at(node)}) is not supported by funke yet{'; ' + hint if hint else ''}")
 
     def lower(self, query: exp.Expression) -> Any:
+        if not self._checked:  # (the whole query, once: its function calls are Flink's built-ins or the environment's)
+            self._checked = True
+            check_calls(query, self.sql, self.functions.names() if self.functions is not None else (), self.at)
         self.mark_python_aggregates(query)
         if isinstance(query, exp.Subquery):  # (a parenthesized query)
             return self.lower(query.this)
@@ -629,24 +635,79 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         return Sql(self.spark_sql(e, schema), declared=self.python_type(e.unalias()) or exact_type(e.unalias(), schema))
 
     def spark_sql(self, e: exp.Expression, schema: Schema | None) -> str:
-        """``e`` as a Spark SQL expression with Flink's meaning (integer ``/`` divides integers)."""
+        """``e`` as a Spark SQL expression with Flink's meaning: built-in functions as ``funke.table.functions``
+        gives them, integer ``/`` dividing integers."""
 
         def flink_meaning(n: exp.Expression) -> exp.Expression:
             if (python := self.python_call(n, schema, lambda x: x.transform(flink_meaning))) is not None:
                 return python
-            if isinstance(n, exp.Anonymous) and n.name.upper() in _FUNCTIONS:
-                return _FUNCTIONS[n.name.upper()](self, n)
-            if isinstance(n, exp.Div):
-                kinds = (type_of(n.this, schema), type_of(n.expression, schema))
-                if all(k in INTEGRAL for k in kinds):
-                    return exp.Cast(this=exp.IntDiv(this=n.this, expression=n.expression), to=exp.DataType.build(wider(*kinds)))
-                if any(k is None for k in kinds):
-                    raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
+            if isinstance(n, exp.Anonymous) or type(n) in _CALL_ARGS:
+                given = list(n.expressions) if isinstance(n, exp.Anonymous) else [n.args[k] for k in _CALL_ARGS[type(n)] if n.args.get(k) is not None]
+                args = [a.transform(flink_meaning) for a in given]
+                types = [type_of(a, schema) for a in given]
+                lowered = builtin_call(n, self.sql, args, types, lambda what: self.refuse(n, what))
+                if lowered is not None:
+                    return lowered
+            if isinstance(n, exp.Column) and not n.table and n.name.upper() == "LOCALTIMESTAMP" and not (schema and schema.get(n.name)):
+                return fill(NOW, [])
+            if isinstance(n, exp.SimilarTo):
+                return fill(_SIMILAR_TO, [n.this.transform(flink_meaning), n.expression.transform(flink_meaning)])
+            if isinstance(n, exp.Bracket):
+                return self._subscript(n, schema, flink_meaning)
+            if isinstance(n, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+                return self._arithmetic(n, schema, flink_meaning)
+            if isinstance(n, (exp.Cast, exp.TryCast)):
+                if n.to.is_type(exp.DataType.Type.TIME):
+                    raise self.refuse(n, f"{n.sql()} (a TIME value: Spark computes with none)")
+                return _cast(n, type_of(n.this, schema), flink_meaning)
+            if isinstance(n, exp.Extract):
+                return extract(n.name, n.expression.transform(flink_meaning))
+            if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("to") is not None:
+                return round_to(isinstance(n, exp.Ceil), n.args["to"].name, n.this.transform(flink_meaning), type_of(n.this, schema))
+            if isinstance(n, exp.CurrentTimestamp):
+                return fill(NOW, [])
             return n
 
         if schema is not None:
             self._known_columns(e, schema)
         return e.copy().transform(flink_meaning).sql(dialect="spark", comments=False)
+
+    def _arithmetic(self, n: exp.Binary, schema: Schema | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+        """``+ - * / %`` with Flink's meaning: ``/`` of two integers divides integers (truncating, of the wider
+        type), and an integer operand of a DECIMAL operation is the DECIMAL Flink takes it for (INT
+        ``DECIMAL(10, 0)``, BIGINT ``DECIMAL(19, 0)``: Spark's ``DECIMAL(20, 0)``, and its literals' digits,
+        give the result another scale: ``CAST(1 AS DECIMAL(10, 2)) / 3`` is ``0.3333333333333`` in Flink)."""
+        kinds = (type_of(n.this, schema), type_of(n.expression, schema))
+        left, right = n.this.transform(meaning), n.expression.transform(meaning)
+        if isinstance(n, exp.Div):
+            if all(k in INTEGRAL for k in kinds):
+                return exp.Cast(this=exp.IntDiv(this=left, expression=right), to=exp.DataType.build(wider(*kinds)))
+            if any(k is None for k in kinds):
+                raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
+        if any(k is not None and k.startswith("decimal") for k in kinds):
+            left, right = _decimal_view(left, kinds[0]), _decimal_view(right, kinds[1])
+        out = n.copy()
+        out.set("this", left)
+        out.set("expression", right)
+        return out
+
+    def _subscript(self, n: exp.Bracket, schema: Schema | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+        """``MAP[k, v, ...]`` (Spark's ``map(k, v, ...)``), ``array[i]`` (1-based in Flink, 0-based in Spark; an
+        index below 1 fails the job, one past the end is NULL, as in Flink) or ``map[key]`` (Spark's as it is)."""
+        args = [a.transform(meaning) for a in n.expressions]
+        this = n.this
+
+        def constructor(e: exp.Expression) -> bool:  # (MAP[...])
+            return isinstance(e, exp.Column) and not e.table and e.name.upper() == "MAP" and not (schema and schema.get(e.name))
+
+        if constructor(this):
+            return exp.Anonymous(this="MAP", expressions=args)
+        kind = "array" if isinstance(this, exp.Array) else "map" if isinstance(this, exp.Bracket) and constructor(this.this) else (type_of(this, schema) or "")
+        if kind.startswith("map"):
+            return exp.Bracket(this=this.transform(meaning), expressions=args)
+        if not kind.startswith("array") or len(args) != 1:
+            raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it indexes an array, from 1 in Flink and from 0 in Spark, or a map)", "CAST the value")
+        return _array_at(this.transform(meaning), args[0])
 
     def _known_columns(self, e: exp.Expression, schema: Schema) -> None:
         """An unqualified column of ``e`` that ``schema`` lacks is an unknown column here, with did-you-mean,
@@ -656,70 +717,44 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for c in e.find_all(exp.Column):
             if c.table or isinstance(c.this, exp.Star) or c.name.lower() in names or c.find_ancestor(exp.Lambda) is not None:
                 continue
+            if c.name.upper() == "LOCALTIMESTAMP" and not c.args["this"].quoted:  # (Flink's niladic function, read by sqlglot as a column)
+                continue
             schema.field(c.name, node=f"Flink SQL: {c.sql()} at {self.at(c)}")
 
 
-def _to_timestamp_ltz(planner: Planner, call: exp.Anonymous) -> exp.Expression:
-    """Flink's ``TO_TIMESTAMP_LTZ(epoch, precision)``: precision 3 reads milliseconds, 0 seconds."""
-    args = call.expressions
-    precision = args[1].name if len(args) == 2 and isinstance(args[1], exp.Literal) else None
-    spark = {"3": "TIMESTAMP_MILLIS", "0": "TIMESTAMP_SECONDS"}.get(precision or "")
-    if spark is None:
-        raise planner.refuse(call, f"{call.sql()} (funke reads epoch milliseconds, precision 3, or seconds, 0)")
-    return exp.Anonymous(this=spark, expressions=[args[0]])
-
-
-def _regexp_extract(planner: Planner, call: exp.Anonymous) -> exp.Expression:
-    """Flink's ``REGEXP_EXTRACT(s, regex[, group])``: NULL when the regex does not match (Spark gives ''),
-    group 0 (the whole match) when none is given (Spark takes group 1)."""
-    args = call.expressions
-    if len(args) not in (2, 3):
-        raise planner.refuse(call, f"{call.sql()} (REGEXP_EXTRACT takes a string, a regex and a group index)")
-    s, regex = args[0], args[1]
-    group = args[2] if len(args) == 3 else exp.Literal.number(0)
-    extract = exp.Anonymous(this="REGEXP_EXTRACT", expressions=[s.copy(), regex.copy(), group])
-    return exp.Case(ifs=[exp.If(this=exp.RegexpLike(this=s, expression=regex), true=extract)])
-
-
-def _split_index(planner: Planner, call: exp.Anonymous) -> exp.Expression:
-    """Flink's ``SPLIT_INDEX(s, separator, index)``: the ``index``-th (from 0) part of ``s`` split at
-    every ``separator`` (a string, taken literally), NULL past the last or for a negative index."""
-    args = call.expressions
-    if len(args) != 3 or not (isinstance(args[1], exp.Literal) and args[1].is_string):
-        raise planner.refuse(call, f"{call.sql()} (funke's SPLIT_INDEX takes a string, a separator string literal and an index)")
-    s, separator, index = args
-    parts = exp.Anonymous(this="SPLIT", expressions=[s, exp.Literal.string("\\Q" + separator.name + "\\E"), exp.Literal.number(-1)])
-    at = exp.Anonymous(this="TRY_ELEMENT_AT", expressions=[parts, exp.Add(this=exp.Paren(this=index.copy()), expression=exp.Literal.number(1))])
-    return exp.Case(ifs=[exp.If(this=exp.GTE(this=index, expression=exp.Literal.number(0)), true=at)])
-
-
-def _proctime(planner: Planner, call: exp.Anonymous) -> exp.Expression:
-    """``PROCTIME()`` inside an expression: its value, the time the row is processed (the micro-batch's, in
-    milliseconds). Alone as a column (``SELECT ..., PROCTIME() AS pt``, ``pt AS PROCTIME()`` in a
-    table's DDL) it is the view's processing-time attribute (``Planner.column_value``)."""
-    if call.expressions:
-        raise planner.refuse(call, f"{call.sql()} (PROCTIME() takes no arguments)")
-    return exp.Anonymous(this="TIMESTAMP_MILLIS", expressions=[exp.Anonymous(this="UNIX_MILLIS", expressions=[exp.CurrentTimestamp()])])
-
-
-def _json_value(planner: Planner, call: exp.Anonymous) -> exp.Expression:
-    """Flink's ``JSON_VALUE(json, path)``: the scalar at a JSON path as a string; NULL where the path finds
-    nothing, an object or an array, or the text is not JSON (Flink's ``NULL ON EMPTY``, ``NULL ON ERROR``)."""
-    args = call.expressions
-    if len(args) != 2 or not (isinstance(args[1], exp.Literal) and args[1].is_string and args[1].name.startswith("$")):
-        raise planner.refuse(call, f"{call.sql()} (funke's JSON_VALUE takes a string and a '$...' path literal)")
-    found = exp.Anonymous(this="TRY_VARIANT_GET", expressions=[exp.Anonymous(this="TRY_PARSE_JSON", expressions=[args[0]]), args[1]])
-    kind = exp.Anonymous(this="SCHEMA_OF_VARIANT", expressions=[found])
-    scalar = exp.Not(this=exp.RegexpLike(this=kind, expression=exp.Literal.string("^(OBJECT|ARRAY)")))
-    as_text = exp.Anonymous(this="TRY_VARIANT_GET", expressions=[found.copy(), exp.Literal.string("$"), exp.Literal.string("string")])
-    return exp.Case(ifs=[exp.If(this=scalar, true=as_text)])
-
-
-#: Flink SQL functions Spark spells (or means) differently, by name.
-_FUNCTIONS: dict[str, Callable[[Planner, exp.Anonymous], exp.Expression]] = {
-    "TO_TIMESTAMP_LTZ": _to_timestamp_ltz, "REGEXP_EXTRACT": _regexp_extract, "SPLIT_INDEX": _split_index,
-    "PROCTIME": _proctime, "JSON_VALUE": _json_value,
+#: An integer operand of a DECIMAL operation as Flink sees it: the DECIMAL of its type's digits.
+#: sqlglot's nodes of Flink's call syntax funke rewrites (``SUBSTRING(s FROM 2 FOR 3)``): their arguments in Flink's order.
+_CALL_ARGS: dict[type[exp.Expression], tuple[str, ...]] = {
+    exp.Substring: ("this", "start", "length"), exp.Overlay: ("this", "expression", "from_", "for_"), exp.Initcap: ("this",),
 }  # fmt: skip
+#: ``{0} SIMILAR TO {1}`` (no Spark syntax): a regex match of the whole string, ``%`` any text, ``_`` any character.
+_SIMILAR_TO = "{0} RLIKE CONCAT('^(?:', REPLACE(REPLACE(REPLACE(REPLACE({1}, '\\\\', '\\\\\\\\'), '$', '\\\\$'), '%', '(?s:.*)'), '_', '.'), ')\\\\z')"
+
+_DECIMAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+
+
+def _decimal_view(e: exp.Expression, kind: str | None) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build(f"DECIMAL({_DECIMAL_DIGITS[kind]}, 0)")) if kind in _DECIMAL_DIGITS else e
+
+
+def _cast(n: exp.Cast, source: str | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    """``CAST``/``TRY_CAST`` with Flink's meaning where the source type is known: a BOOLEAN as a string is
+    ``'TRUE'``/``'FALSE'`` (Spark: lower case), a TIMESTAMP column or function result (funke's are TIMESTAMP(3)) is
+    written with its milliseconds (Spark leaves out a zero fraction: ``2020-01-01 00:00:00`` where Flink writes ``.000``)."""
+    value = n.this.transform(meaning)
+    to = n.to.sql(dialect="spark").lower()
+    if to == "string" and source == "boolean":
+        return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))
+    if to == "string" and source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous)):
+        return exp.Anonymous(this="DATE_FORMAT", expressions=[value, exp.Literal.string("yyyy-MM-dd HH:mm:ss.SSS")])
+    out = n.copy()
+    out.set("this", value)
+    return out
+
+
+def _array_at(array: exp.Expression, index: exp.Expression) -> exp.Expression:
+    return fill("get({0}, CASE WHEN {1} < 1 THEN raise_error('Array element access needs an index starting at 1 but was ' || {1}) ELSE {1} - 1 END)", [array, index])
+
 
 def is_proctime(e: exp.Expression) -> bool:
     """Whether ``e`` is a bare ``PROCTIME()`` call."""

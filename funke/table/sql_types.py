@@ -24,8 +24,15 @@ def wider(a: str, b: str) -> str:
 
 
 def _literal_type(e: Any) -> str | None:
+    """A number literal's type as Flink gives it: ``1`` an INT, ``1.25`` a DECIMAL(3, 2), ``1e0`` a DOUBLE."""
     if isinstance(e, exp.Literal) and not e.is_string:
-        return "int" if e.name.lstrip("-").isdigit() else "double"
+        digits = e.name.lstrip("-")
+        if digits.isdigit():
+            return "int" if int(digits) < 2**31 else "bigint"
+        whole, dot, fraction = digits.partition(".")
+        if dot and (whole + fraction).isdigit():
+            return f"decimal({max(len(whole.lstrip('0')) + len(fraction), len(fraction), 1)},{len(fraction)})"
+        return "double"
     return None
 
 
@@ -35,6 +42,10 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
         return type_of(e.this, schema)
     if isinstance(e, exp.Literal):
         return _literal_type(e) or "string"
+    if isinstance(e, (exp.Boolean, exp.Predicate, exp.Connector, exp.Not)):
+        return "boolean"
+    if isinstance(e, exp.Anonymous) and e.name.upper() in _TIMESTAMP_FUNCTIONS:
+        return "timestamp"
     if isinstance(e, exp.Cast):
         return e.to.sql(dialect="spark").lower()
     if isinstance(e, exp.Column) and schema is not None and e.name in schema.names:
@@ -84,3 +95,5 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
 
 #: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
 _STRING_FUNCTIONS = frozenset({"DATE_FORMAT", "JSON_VALUE"})
+#: Functions whose result is a TIMESTAMP(3) or TIMESTAMP_LTZ(3) in Flink (a TIMESTAMP in Spark).
+_TIMESTAMP_FUNCTIONS = frozenset({"TO_TIMESTAMP_LTZ", "TO_TIMESTAMP", "NOW", "CURRENT_ROW_TIMESTAMP"})

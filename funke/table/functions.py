@@ -1,0 +1,1276 @@
+"""Flink SQL's built-in functions on Spark: what each means in Flink, and how funke gives that meaning.
+
+Every function a query calls is looked up here while it is planned (``check_calls``), by the name the
+query spells it with. A built-in function is one of four kinds (``Builtin.status``):
+
+- ``flink``: Spark's function of that name (or the one sqlglot writes for it) gives Flink's result;
+- ``rewritten``: Spark's differs, so the call is rewritten (``Builtin.rewrite``) into Spark SQL that gives
+  Flink's result, for the argument counts in ``Builtin.arities``;
+- ``planner``: funke's planner gives it its meaning itself (aggregates, window functions, time attributes);
+- ``differs``: Spark's function runs, and differs from Flink's only where ``note`` says (edge cases);
+- ``refused``: Spark cannot give Flink's result; the call is refused while planning, with ``note`` as the reason.
+
+A name that is no Flink built-in function and no Python function of the table environment is an unknown
+function, refused with did-you-mean: Spark's own functions are not Flink SQL, and a call of one would have
+Spark's meaning under a Flink name. ``markdown()`` is the table in docs/sql.md ("Built-in functions").
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+
+from funke.errors import PlanError, UnsupportedError
+
+#: What funke does with a built-in function (see the module's text).
+FLINK, REWRITTEN, PLANNER, DIFFERS, REFUSED = "flink", "rewritten", "planner", "differs", "refused"
+
+#: A rewrite given as a function: the call's arguments (Flink's meaning already given to each) and their
+#: types (Spark's names, None where the planner does not know one) to Spark SQL.
+Rewrite = Callable[[list[exp.Expression], list[str | None]], exp.Expression]
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """One of Flink SQL's built-in functions, under all its SQL spellings (``names``, the first the docs show)."""
+
+    names: tuple[str, ...]
+    category: str
+    status: str
+    #: ``rewritten``: how Spark's function differs from Flink's; ``refused``: why funke refuses it;
+    #: ``planner``: where funke gives it its meaning; ``flink``: anything a user should know (or "").
+    note: str = ""
+    #: Spark SQL over the arguments ``{0}``, ``{1}``, ... (or a ``Rewrite``) that gives Flink's result.
+    rewrite: str | Rewrite | None = None
+    #: The argument counts ``rewrite`` takes; any other count is refused. None: any.
+    arities: tuple[int, ...] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
+
+    def lower(self, args: list[exp.Expression], types: list[str | None], refuse: Callable[[str], Exception]) -> exp.Expression:
+        """The call with arguments ``args`` (of ``types``) as Spark SQL with Flink's meaning."""
+        if self.arities is not None and len(args) not in self.arities:
+            counts = " or ".join(str(n) for n in self.arities)
+            raise refuse(f"{self.name} with {len(args)} arguments (funke gives Flink's {self.name} for {counts})")
+        if callable(self.rewrite):
+            return self.rewrite(args, types)
+        assert self.rewrite is not None
+        return fill(self.rewrite, args)
+
+
+def fill(template: str, args: list[exp.Expression]) -> exp.Expression:
+    """``template`` (Spark SQL over ``{0}``, ``{1}``, ...) with each placeholder replaced by its argument."""
+    tree = _template(template).copy()
+
+    def put(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and not n.table and n.name.startswith("__fk_arg"):
+            return exp.Paren(this=args[int(n.name[8:])].copy())
+        return n
+
+    return tree.transform(put)
+
+
+class _Verbatim(Spark):
+    """Spark SQL read with every function call as written (sqlglot's Spark writes its own ``LOG10(x)`` as
+    ``LOG(10, x)``, which is another number)."""
+
+    class Parser(Spark.Parser):
+        FUNCTIONS: ClassVar[dict] = {}
+
+
+@functools.cache
+def _template(template: str) -> exp.Expression:
+    text = template
+    for i in range(10):
+        text = text.replace("{" + str(i) + "}", f"__fk_arg{i}")
+    return sqlglot.parse_one(text, read=_Verbatim)
+
+
+#: sqlglot's nodes for Flink's special call syntax, which carry no spelled name: their Flink name.
+_SYNTAX: dict[type[exp.Expression], str] = {
+    exp.Cast: "CAST", exp.TryCast: "TRY_CAST", exp.Case: "CASE", exp.If: "IF", exp.Substring: "SUBSTRING",
+    exp.Overlay: "OVERLAY", exp.Trim: "TRIM", exp.StrPosition: "POSITION", exp.Extract: "EXTRACT",
+    exp.Floor: "FLOOR", exp.Ceil: "CEIL", exp.CurrentTimestamp: "CURRENT_TIMESTAMP", exp.CurrentDate: "CURRENT_DATE",
+    exp.CurrentTime: "CURRENT_TIME", exp.Array: "ARRAY", exp.JSONObject: "JSON_OBJECT", exp.Initcap: "INITCAP",
+    exp.Chr: "CHR", exp.Decode: "DECODE",
+}  # fmt: skip
+
+
+def call_name(node: exp.Expression, sql: str) -> str | None:
+    """The name ``node`` (a function call) is spelled with in ``sql``, in upper case; None for no call.
+
+    sqlglot turns many calls into nodes of its own (``CHAR_LENGTH(s)`` into ``Length``), but keeps the
+    position of the name it read; a node of Flink's special syntax (``CAST(x AS t)``, ``TRIM(BOTH ...)``)
+    has none and is named by its kind. Operators (``AND``, ``EXISTS``, ``LIKE``) are no calls."""
+    if isinstance(node, exp.Anonymous):
+        return node.name.upper()
+    if not isinstance(node, exp.Func) or isinstance(node, exp.Window):
+        return None
+    start, end = node.meta.get("start"), node.meta.get("end")
+    if start is not None and end is not None and sql:
+        spelled = sql[start : end + 1]
+        if spelled.replace("_", "").isalnum():
+            return spelled.upper()
+    if isinstance(node, (exp.Connector, exp.Predicate)):
+        return None
+    if isinstance(node, exp.If) and isinstance(node.parent, exp.Case):  # (a WHEN branch of a CASE)
+        return "CASE"
+    return _SYNTAX.get(type(node), type(node).key.upper())
+
+
+def calls(tree: exp.Expression, sql: str) -> Iterator[tuple[exp.Expression, str]]:
+    """Every function call in ``tree`` with its name; not those of a MATCH_RECOGNIZE clause (funke's
+    pattern compiler reads its own, ``funke.table.match_expr``), nor ``TABLE(...)`` around a table function."""
+    for node in tree.walk(prune=lambda n: isinstance(n, exp.MatchRecognize)):
+        name = call_name(node, sql)
+        if name is not None and name != "TABLE":
+            yield node, name
+
+
+def check_calls(tree: exp.Expression, sql: str, user_functions: Collection[str], at: Callable[[exp.Expression], str]) -> None:
+    """Refuse, while planning, a call in ``tree`` of a built-in function funke cannot give Flink's meaning,
+    and a call of a function that is neither a built-in nor one of ``user_functions`` (with did-you-mean).
+    Aggregates and window functions funke does not run are left to the planner, which refuses them naming
+    the construct; argument counts a rewrite does not take are refused when the call is lowered."""
+    users = {n.upper(): n for n in user_functions}
+    for node, name in calls(tree, sql):
+        if name in users:
+            continue
+        builtin = BUILTINS.get(name)
+        if builtin is None and isinstance(node.parent, exp.Anonymous) and node.parent.name.upper() == "TABLE":
+            continue  # (LATERAL TABLE(f(...)): the planner names an unknown table function)
+        if builtin is None:
+            spelled = node.name if isinstance(node, exp.Anonymous) else name
+            close = difflib.get_close_matches(name, sorted({*BUILTINS, *users}), n=1, cutoff=0.75)
+            hint = f" (did you mean '{users.get(close[0], close[0])}'?)" if close else ""
+            raise PlanError(
+                f"Flink SQL: unknown function {spelled} at {at(node)}{hint}: it is no Flink SQL built-in function and no "
+                "function of this table environment (Spark's own functions are not Flink SQL)"
+            )
+        if builtin.status == REFUSED and builtin.category not in _PLANNER_REFUSES:
+            raise UnsupportedError(f"Flink SQL: {name} (at {at(node)}) is not supported by funke yet: {builtin.note}")
+
+
+#: Categories whose refused functions the planner refuses itself, naming the construct (an OVER window, an aggregation).
+_PLANNER_REFUSES = ("aggregate", "window function")
+
+
+def lowered(
+    node: exp.Expression, sql: str, args: list[exp.Expression], types: list[str | None], refuse: Callable[[str], Exception]
+) -> exp.Expression | None:
+    """``node``, a call whose arguments (given Flink's meaning) are ``args`` of ``types``, as Spark SQL with
+    Flink's meaning when funke rewrites it; None when Spark's function gives that meaning already."""
+    name = call_name(node, sql)
+    builtin = BUILTINS.get(name) if name is not None else None
+    if builtin is None or builtin.rewrite is None:
+        return None
+    return builtin.lower(args, types, refuse)
+
+
+def rewritten_names() -> frozenset[str]:
+    """The names funke rewrites: the Flink dialect reads their calls as written (``exp.Anonymous``), their
+    arguments in Flink's order, not as sqlglot's nodes of Spark's functions."""
+    return frozenset(n for b in _TABLE if b.rewrite is not None for n in b.names)
+
+
+def markdown() -> str:
+    """The table of built-in functions in docs/sql.md, by category."""
+    label = {
+        FLINK: "Flink's result",
+        REWRITTEN: "Flink's result (rewritten)",
+        PLANNER: "Flink's result (funke's planner)",
+        DIFFERS: "runs, differs",
+        REFUSED: "refused",
+    }
+    lines = ["| category | function | funke | note |", "|---|---|---|---|"]
+    for b in _TABLE:
+        names = ", ".join(f"`{n}`" for n in b.names)
+        note = b.note.replace("|", "\\|")
+        lines.append(f"| {b.category} | {names} | {label[b.status]} | {note} |")
+    return "\n".join(lines)
+
+
+# -- rewrites given as functions ---------------------------------------------------------------------------
+
+
+def _call(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _to_timestamp_ltz(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    precision = args[1].name if len(args) == 2 and isinstance(args[1], exp.Literal) else None
+    spark = {"3": "TIMESTAMP_MILLIS", "0": "TIMESTAMP_SECONDS"}.get(precision or "") if len(args) == 2 else "TIMESTAMP_MILLIS"
+    if spark is None:
+        raise PlanError(
+            f"Flink SQL: TO_TIMESTAMP_LTZ({args[0].sql()}, {args[1].sql()}): funke reads epoch milliseconds (precision 3) or seconds (0), a literal"
+        )
+    return _call(spark, args[0])
+
+
+def _regexp_extract(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    if len(args) == 2:
+        return fill("CASE WHEN {0} RLIKE {1} THEN REGEXP_EXTRACT({0}, {1}, 0) END", args)
+    return fill("CASE WHEN {2} >= 0 AND {0} RLIKE {1} THEN REGEXP_EXTRACT({0}, {1}, {2}) END", args)
+
+
+_OVERLAY = (
+    "ELEMENT_AT(TRANSFORM(ARRAY(NAMED_STRUCT('s', {0}, 'r', {1}, 'p', {2}, 'n', {3})), a -> CASE WHEN a.s IS NULL OR a.r IS NULL "
+    "OR a.p IS NULL OR a.n IS NULL THEN NULL WHEN a.p < 1 OR a.p > CHAR_LENGTH(a.s) THEN a.s WHEN a.n <= 0 THEN "
+    "CONCAT(SUBSTRING(a.s, 1, a.p - 1), a.r) ELSE CONCAT(SUBSTRING(a.s, 1, a.p - 1), a.r, SUBSTRING(a.s, a.p + a.n)) END), 1)"
+)
+
+
+def _overlay(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    return fill(_OVERLAY, [*args[:3], args[3] if len(args) == 4 else _call("CHAR_LENGTH", args[1].copy())])
+
+
+def _substring(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    if len(args) == 2:
+        return _call("SUBSTRING", *args)
+    return fill("CASE WHEN {2} >= 0 THEN SUBSTRING({0}, {1}, {2}) END", args)
+
+
+def _concat_ws(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    return _call("CONCAT_WS", *args)
+
+
+def _instr(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    return _call("INSTR", *args)
+
+
+def _locate(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    return _call("LOCATE", *args) if len(args) == 2 else fill("LOCATE({0}, {1}, GREATEST({2}, 1)) + {2} * 0", args)
+
+
+def _parse_url(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    call = "TRY_PARSE_URL({0}, {1})" if len(args) == 2 else "TRY_PARSE_URL({0}, {1}, {2})"
+    return fill(f"CASE WHEN {{0}} RLIKE '^(?i)(https?|ftp|file|jar|mailto):' THEN {call} END", args)
+
+
+def _str_to_map(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    delimiters = args[1:] if len(args) == 3 else [exp.Literal.string(","), exp.Literal.string("=")]
+    return fill(
+        "CASE WHEN {0} = '' THEN CAST(MAP() AS MAP<STRING, STRING>) ELSE STR_TO_MAP({0}, {1}, {2}) END", [args[0], *delimiters]
+    )
+
+
+def _elt(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    if len(args) < 2:
+        raise PlanError("Flink SQL: ELT takes an index and at least one value")
+    values = exp.Array(expressions=[a.copy() for a in args[1:]])
+    return fill("CASE WHEN {0} >= 1 THEN TRY_ELEMENT_AT({1}, {0}) END", [args[0], values])
+
+
+def _extreme(spark: str) -> Rewrite:
+    """GREATEST/LEAST as Flink's: NULL when an argument is NULL (Spark's skip NULLs)."""
+
+    def rewrite(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+        values = exp.Array(expressions=[a.copy() for a in args])
+        return fill(f"ELEMENT_AT(TRANSFORM(ARRAY({{0}}), a -> IF(EXISTS(a, x -> x IS NULL), NULL, {spark}(a))), 1)", [values])
+
+    return rewrite
+
+
+def _proctime(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    if args:
+        raise UnsupportedError(
+            f"Flink SQL: PROCTIME({', '.join(a.sql() for a in args)}) is not supported by funke yet: PROCTIME() takes no arguments"
+        )
+    return _call("TIMESTAMP_MILLIS", _call("UNIX_MILLIS", exp.CurrentTimestamp()))
+
+
+def _json_value(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    path = args[1]
+    if not (isinstance(path, exp.Literal) and path.is_string and path.name.startswith("$")):
+        raise PlanError(
+            f"Flink SQL: JSON_VALUE({', '.join(a.sql() for a in args)}): funke's JSON_VALUE takes a '$...' path literal"
+        )
+    found = _call("TRY_VARIANT_GET", _call("TRY_PARSE_JSON", args[0]), path)
+    scalar = exp.Not(
+        this=exp.RegexpLike(this=_call("SCHEMA_OF_VARIANT", found), expression=exp.Literal.string("^(OBJECT|ARRAY)"))
+    )
+    as_text = _call("TRY_VARIANT_GET", found.copy(), exp.Literal.string("$"), exp.Literal.string("string"))
+    return exp.Case(ifs=[exp.If(this=scalar, true=as_text)])
+
+
+#: A logarithm with Flink's IEEE results: -Infinity of 0, NaN of a negative number (Spark: NULL).
+_LOG_OF = (
+    "CASE WHEN {{0}} > 0 THEN {} WHEN {{0}} = 0 THEN CAST('-Infinity' AS DOUBLE) WHEN {{0}} < 0 THEN CAST('NaN' AS DOUBLE) END"
+)
+
+
+def _log(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    if len(args) == 1:
+        return fill(_LOG_OF.format("LN({0})"), args)
+    ln_x, ln_b = fill(_LOG_OF.format("LN({0})"), [args[1]]), fill(_LOG_OF.format("LN({0})"), [args[0]])
+    ieee = fill("CASE WHEN {1} = 0 THEN {0} * POWER({1}, -1) ELSE {0} / {1} END", [ln_x, ln_b])
+    return fill("CASE WHEN {0} > 0 AND {1} > 0 THEN LOG({0}, {1}) ELSE {2} END", [*args, ieee])
+
+
+def _sign(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    sign = _call("SIGN", args[0])
+    return exp.Cast(this=sign, to=exp.DataType.build(types[0])) if types[0] in _INTEGERS else sign
+
+
+def _truncate(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    places = args[1] if len(args) == 2 else exp.Literal.number(0)
+    cut = fill("CASE WHEN {0} < 0 THEN CEIL({0}, {1}) ELSE FLOOR({0}, {1}) END", [args[0], places])
+    kind = types[0]
+    return exp.Cast(this=cut, to=exp.DataType.build(kind)) if kind in _INTEGERS or kind in ("double", "float") else cut
+
+
+def _rand(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    return _call("RAND")
+
+
+#: Flink's clock reading, TIMESTAMP_LTZ(3): the micro-batch's instant in milliseconds.
+NOW = "TIMESTAMP_MILLIS(UNIX_MILLIS(CURRENT_TIMESTAMP()))"
+
+_DIFF_MONTHS = (
+    "TRANSFORM(ARRAY(NAMED_STRUCT('s', CAST({0} AS TIMESTAMP), 'e', CAST({1} AS TIMESTAMP))), p -> TRANSFORM(ARRAY(NAMED_STRUCT("
+    "'ds', CAST(p.s AS DATE), 'de', CAST(p.e AS DATE), 'm', (YEAR(p.e) - YEAR(p.s)) * 12 + MONTH(p.e) - MONTH(p.s))), q -> TRANSFORM("
+    "ARRAY(CASE WHEN q.de >= q.ds THEN q.m - IF(ADD_MONTHS(q.ds, q.m) > q.de, 1, 0) ELSE q.m + IF(ADD_MONTHS(q.de, -q.m) > q.ds, 1, 0) END), "
+    "x -> x - IF(ADD_MONTHS(q.ds, x) = q.de AND DATE_FORMAT(p.e, 'HH:mm:ss.SSS') < DATE_FORMAT(p.s, 'HH:mm:ss.SSS'), 1, 0))[0])[0])[0]"
+)
+_WRAP_INT = "CAST(PMOD({} + 2147483648, 4294967296) - 2147483648 AS INT)"
+#: TIMESTAMPDIFF(unit, {0}, {1}) by unit, as Flink counts (an INT that wraps around).
+_TIMESTAMPDIFF = {
+    **{u: _WRAP_INT.format(f"TIMESTAMPDIFF({u}, {{0}}, {{1}})") for u in ("SECOND", "MINUTE", "HOUR", "DAY", "WEEK")},
+    "MILLISECOND": _WRAP_INT.format("TIMESTAMPDIFF(SECOND, {0}, {1}) * 1000"),
+    "MICROSECOND": _WRAP_INT.format("TIMESTAMPDIFF(SECOND, {0}, {1}) * 1000000"),
+    "MONTH": f"CAST({_DIFF_MONTHS} AS INT)", "QUARTER": f"CAST({_DIFF_MONTHS} DIV 3 AS INT)", "YEAR": f"CAST({_DIFF_MONTHS} DIV 12 AS INT)",
+}  # fmt: skip
+
+
+def _unit(e: exp.Expression) -> str:
+    return e.name.upper().removeprefix("SQL_TSI_")
+
+
+def _timestampdiff(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    template = _TIMESTAMPDIFF.get(_unit(args[0]))
+    if template is None:
+        raise PlanError(
+            f"Flink SQL: TIMESTAMPDIFF({args[0].sql()}, ...): a unit funke does not know ({', '.join(_TIMESTAMPDIFF)})"
+        )
+    return fill(template, args[1:])
+
+
+_TO_DATE_1 = r"TRY_TO_DATE(REGEXP_EXTRACT({0}, '^\\s*(\\d\\d?\\d?\\d?-\\d\\d?-\\d\\d?)(\\s|$)', 1), 'y-M-d')"
+_TO_TIMESTAMP_1 = (
+    r"CASE WHEN {0} RLIKE '^\\d\\d\\d\\d-\\d\\d?-\\d\\d?( \\d\\d?:\\d\\d?:\\d\\d?(\\.\\d?\\d?\\d?\\d?\\d?\\d?\\d?\\d?\\d?)?)?$' "
+    r"THEN DATE_TRUNC('MILLISECOND', TRY_TO_TIMESTAMP({0})) END"
+)
+
+
+def _to_date(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    return fill(_TO_DATE_1, args) if len(args) == 1 else _call("TRY_TO_DATE", *args)
+
+
+def _to_timestamp(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    if len(args) == 1:
+        return fill(_TO_TIMESTAMP_1, args)
+    return fill("DATE_TRUNC('MILLISECOND', TRY_TO_TIMESTAMP({0}, {1}))", args)
+
+
+#: EXTRACT(unit FROM {0}) by unit, as Flink gives it (a BIGINT; SECOND whole seconds, MILLISECOND the fraction's).
+_EXTRACT = {
+    **{u: f"CAST(EXTRACT({u} FROM {{0}}) AS BIGINT)" for u in ("YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "DOW", "DOY")},
+    "SECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0})) AS BIGINT)",
+    "MILLISECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0}) * 1000) % 1000 AS BIGINT)",
+    "MICROSECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0}) * 1000000) % 1000000 AS BIGINT)",
+    "NANOSECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0}) * 1000000) % 1000000 * 1000 AS BIGINT)",
+    "EPOCH": "CAST(FLOOR(UNIX_MICROS(CAST({0} AS TIMESTAMP)) / 1000000) AS BIGINT)",
+    "DECADE": "CAST(FLOOR(YEAR({0}) / 10) AS BIGINT)",
+    "CENTURY": "CAST(FLOOR((YEAR({0}) + 99) / 100) AS BIGINT)",
+    "MILLENNIUM": "CAST(FLOOR((YEAR({0}) + 999) / 1000) AS BIGINT)",
+    "ISODOW": "CAST(EXTRACT(DAYOFWEEK_ISO FROM {0}) AS BIGINT)",
+    "ISOYEAR": "CAST(EXTRACT(YEAROFWEEK FROM {0}) AS BIGINT)",
+}  # fmt: skip
+
+
+def extract(unit: str, value: exp.Expression) -> exp.Expression:
+    """Flink's ``EXTRACT(unit FROM value)``."""
+    template = _EXTRACT.get(unit.upper())
+    if template is None:
+        raise PlanError(f"Flink SQL: EXTRACT({unit} FROM ...): a unit funke does not know ({', '.join(_EXTRACT)})")
+    return fill(template, [value])
+
+
+#: FLOOR/CEIL(timestamp TO unit), and of a DATE, as Flink rounds (a WEEK from Sunday; CEIL to a MONTH or
+#: longer looks at the date only).
+_FLOOR_TO = {
+    **{u: f"DATE_TRUNC('{u}', {{0}})" for u in ("YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND")},
+    "WEEK": "DATE_TRUNC('WEEK', {0} + INTERVAL 1 DAY) - INTERVAL 1 DAY",
+    "DECADE": "MAKE_TIMESTAMP(YEAR({0}) DIV 10 * 10, 1, 1, 0, 0, 0)",
+    "CENTURY": "MAKE_TIMESTAMP((YEAR({0}) - 1) DIV 100 * 100 + 1, 1, 1, 0, 0, 0)",
+    "MILLENNIUM": "MAKE_TIMESTAMP((YEAR({0}) - 1) DIV 1000 * 1000 + 1, 1, 1, 0, 0, 0)",
+}  # fmt: skip
+_FLOOR_DATE_TO = {
+    **{u: "{0}" for u in ("DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND")},
+    **{u: f"TRUNC({{0}}, '{u}')" for u in ("YEAR", "QUARTER", "MONTH")},
+    "WEEK": "DATE_ADD(TRUNC(DATE_ADD({0}, 1), 'WEEK'), -1)",
+    "DECADE": "MAKE_DATE(YEAR({0}) DIV 10 * 10, 1, 1)",
+    "CENTURY": "MAKE_DATE((YEAR({0}) - 1) DIV 100 * 100 + 1, 1, 1)",
+    "MILLENNIUM": "MAKE_DATE((YEAR({0}) - 1) DIV 1000 * 1000 + 1, 1, 1)",
+}  # fmt: skip
+_CEIL_DATE_TO = {
+    **{u: "{0}" for u in ("HOUR", "MINUTE", "SECOND", "MILLISECOND")},
+    "DAY": "DATE_ADD({0}, 1)",
+    "MONTH": "ADD_MONTHS(TRUNC(DATE_ADD({0}, -1), 'MONTH'), 1)",
+    "QUARTER": "ADD_MONTHS(TRUNC(DATE_ADD({0}, -1), 'QUARTER'), 3)",
+    "YEAR": "ADD_MONTHS(TRUNC(DATE_ADD({0}, -1), 'YEAR'), 12)",
+    "WEEK": "DATE_ADD(TRUNC(DATE_ADD({0}, 7), 'WEEK'), -1)",
+    "DECADE": "MAKE_DATE(YEAR({0}) DIV 10 * 10 + 10, 1, 1)",
+    "CENTURY": "MAKE_DATE((YEAR({0}) - 1) DIV 100 * 100 + 101, 1, 1)",
+    "MILLENNIUM": "MAKE_DATE((YEAR({0}) - 1) DIV 1000 * 1000 + 1001, 1, 1)",
+}  # fmt: skip
+_CEIL_TO = {
+    "MILLISECOND": "DATE_TRUNC('MILLISECOND', {0} + INTERVAL '0.000999' SECOND)",
+    "SECOND": "DATE_TRUNC('SECOND', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '0.999' SECOND)",
+    "MINUTE": "DATE_TRUNC('MINUTE', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '59.999' SECOND)",
+    "HOUR": "DATE_TRUNC('HOUR', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '59:59.999' MINUTE TO SECOND)",
+    "DAY": "DATE_TRUNC('DAY', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '0 23:59:59.999' DAY TO SECOND)",
+    **{u: f"CAST({t.replace('{0}', 'CAST({0} AS DATE)')} AS TIMESTAMP)" for u, t in _CEIL_DATE_TO.items() if u not in ("HOUR", "MINUTE", "SECOND", "MILLISECOND", "DAY")},
+}  # fmt: skip
+
+
+def round_to(ceil: bool, unit: str, value: exp.Expression, kind: str | None) -> exp.Expression:
+    """Flink's ``FLOOR(value TO unit)`` (``ceil``: ``CEIL``) of a value of type ``kind`` (a TIMESTAMP when unknown)."""
+    if kind == "time":
+        raise PlanError(f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}) of a TIME: Spark computes with no TIME values")
+    table = (_CEIL_DATE_TO if ceil else _FLOOR_DATE_TO) if kind == "date" else (_CEIL_TO if ceil else _FLOOR_TO)
+    template = table.get(unit.upper())
+    if template is None:
+        raise PlanError(
+            f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}): a unit funke does not know ({', '.join(table)})"
+        )
+    return fill(template, [value])
+
+
+_INTEGERS = ("tinyint", "smallint", "int", "bigint")
+
+
+def _b(
+    names: str,
+    category: str,
+    status: str,
+    note: str = "",
+    rewrite: str | Rewrite | None = None,
+    arities: tuple[int, ...] | None = None,
+) -> Builtin:
+    return Builtin(tuple(names.split()), category, status, note, rewrite, arities)
+
+
+_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX and AVG (and Python aggregate functions: `udaf`)"
+
+#: Flink SQL's built-in functions, by category as Flink's documentation orders them.
+_TABLE: tuple[Builtin, ...] = (
+    # -- operators and literals (no calls: how funke writes them) ------------------------------------------------
+    Builtin(
+        (
+            "=, <>, <, >, <=, >=",
+            "IS [NOT] NULL",
+            "IS [NOT] DISTINCT FROM",
+            "[NOT] BETWEEN [SYMMETRIC]",
+            "[NOT] IN (...)",
+            "AND, OR, NOT",
+            "IS [NOT] TRUE/FALSE/UNKNOWN",
+            "||",
+        ),
+        "operators",
+        FLINK,
+    ),
+    _b(
+        "CASE",
+        "operators",
+        FLINK,
+        "a simple CASE with several values in one WHEN (`CASE v WHEN 1, 2 THEN ...`) does not parse: write `CASE WHEN v IN (1, 2) THEN ...`",
+    ),
+    Builtin(
+        ("[NOT] LIKE",),
+        "operators",
+        DIFFERS,
+        "Spark reads `\\` as an escape character where Flink has none, and its `_` matches a line break",
+    ),
+    Builtin(
+        ("[NOT] SIMILAR TO",),
+        "operators",
+        REWRITTEN,
+        "no Spark syntax: a regex match of the whole string (`%` any text, `_` any character)",
+    ),
+    Builtin(
+        ("+, -, *",),
+        "operators",
+        DIFFERS,
+        "an integer overflow fails the job (Spark's ANSI mode; Flink wraps around), and so does a DECIMAL one (Flink: NULL); an integer operand of a DECIMAL operation is cast to Flink's DECIMAL for its type (INT `DECIMAL(10, 0)`), which gives Flink's result scale",
+    ),
+    Builtin(
+        ("/",),
+        "operators",
+        REWRITTEN,
+        "of two integers an integer, truncated (Spark: a DOUBLE); an integer operand of a DECIMAL is Flink's DECIMAL for its type (`CAST(1 AS DECIMAL(10, 2)) / 3` is 0.3333333333333); a DOUBLE divided by 0 and the smallest integer divided by -1 fail the job (Flink: Infinity, the same integer); where funke cannot tell whether both operands are integers it refuses: CAST one",
+    ),
+    Builtin(
+        ("array[i]",),
+        "operators",
+        REWRITTEN,
+        "Flink counts from 1 (Spark from 0): past the end NULL, below 1 the job fails; refused where funke cannot tell an array from a map",
+    ),
+    Builtin(
+        ("MAP[k, v, ...]", "map[key]"),
+        "operators",
+        REWRITTEN,
+        "Spark's `map(k, v, ...)`; a duplicate key fails the job (Flink: the last wins). Of NOT NULL values Flink 2.3 gives -1 or `' '` for a missing key (a bug): funke NULL",
+    ),
+    Builtin(
+        ("DATE 'yyyy-MM-dd'", "TIMESTAMP '...'"), "operators", DIFFERS, "a TIMESTAMP literal keeps microseconds, not nanoseconds"
+    ),
+    Builtin(("TIME '...'",), "operators", REFUSED, "Spark computes with no TIME values"),
+    Builtin(
+        ("date/timestamp +/- INTERVAL",),
+        "operators",
+        DIFFERS,
+        "a DATE plus a DAY TO SECOND interval is a TIMESTAMP in Spark, a DATE in Flink; `INTERVAL 'n' QUARTER` fails the job",
+    ),
+    _b(
+        "FROM_CHANGELOG TO_CHANGELOG ML_PREDICT", "table function", REFUSED, "Flink's process table functions: funke has none yet"
+    ),
+    # -- arithmetic -----------------------------------------------------------------------------------------
+    *(
+        _b(n, "arithmetic", FLINK)
+        for n in (
+            "POWER",
+            "SQRT",
+            "SIN",
+            "SINH",
+            "COS",
+            "COSH",
+            "TAN",
+            "TANH",
+            "COT",
+            "ASIN",
+            "ACOS",
+            "ATAN",
+            "ATAN2",
+            "DEGREES",
+            "RADIANS",
+            "PI",
+            "E",
+            "BIN",
+            "HEX",
+        )
+    ),
+    _b(
+        "ABS",
+        "arithmetic",
+        DIFFERS,
+        "of the smallest INT or BIGINT the job fails (Spark's ANSI overflow); Flink gives that value",
+    ),
+    _b(
+        "EXP",
+        "arithmetic",
+        DIFFERS,
+        "the last bit of some results (Spark computes with `StrictMath`, Flink with `Math`): `EXP(1)` is 2.7182818284590455, Flink 2.718281828459045",
+    ),
+    _b(
+        "LN",
+        "arithmetic",
+        REWRITTEN,
+        "of 0 Flink gives -Infinity, of a negative NaN; Spark NULL. The last bit of some results differs (`StrictMath`)",
+        _LOG_OF.format("LN({0})"),
+        (1,),
+    ),
+    _b(
+        "LOG10",
+        "arithmetic",
+        REWRITTEN,
+        "sqlglot writes Spark's `LOG(10, x)` (`LOG10(1000)` 2.9999999999999996); of 0 -Infinity, of a negative NaN, as LN",
+        _LOG_OF.format("LOG10({0})"),
+        (1,),
+    ),
+    _b(
+        "LOG2",
+        "arithmetic",
+        REWRITTEN,
+        "as LOG10; the last bit of some results differs (`LOG2(3)`)",
+        _LOG_OF.format("LOG2({0})"),
+        (1,),
+    ),
+    _b(
+        "LOG",
+        "arithmetic",
+        REWRITTEN,
+        "`LOG(x)` is LN; `LOG(b, x)`: Flink's `ln(x) / ln(b)` in IEEE arithmetic (NaN, -Infinity) where Spark gives NULL for a base or value up to 0",
+        _log,
+        (1, 2),
+    ),
+    _b(
+        "CEIL CEILING",
+        "arithmetic",
+        DIFFERS,
+        "of a DOUBLE or an integer Spark gives a BIGINT (NaN is 0, a value past BIGINT fails the job), where Flink keeps the argument's type; `CEIL(t TO unit)`: see temporal",
+    ),
+    _b("FLOOR", "arithmetic", DIFFERS, "as CEIL"),
+    _b(
+        "SIGN",
+        "arithmetic",
+        REWRITTEN,
+        "Spark's is a DOUBLE; Flink's the argument's type (an integer here; a DECIMAL argument still gives a DOUBLE)",
+        _sign,
+        (1,),
+    ),
+    _b(
+        "ROUND",
+        "arithmetic",
+        DIFFERS,
+        "where rounding an integer overflows (`ROUND(2147483647, -1)`) the job fails; Flink wraps around",
+    ),
+    _b(
+        "TRUNCATE",
+        "arithmetic",
+        REWRITTEN,
+        "sqlglot writes `CAST(x AS BIGINT)`, dropping the places (`TRUNCATE(42.324, 2)` 42); funke: `FLOOR`/`CEIL` to the places, of the argument's type",
+        _truncate,
+        (1, 2),
+    ),
+    _b(
+        "RAND",
+        "arithmetic",
+        REWRITTEN,
+        "`RAND()`; a seeded `RAND(n)` is refused: Spark cannot give Flink's sequence. Two `RAND()` calls of one row differ (Flink evaluates them once)",
+        _rand,
+        (0,),
+    ),
+    _b(
+        "RAND_INTEGER",
+        "arithmetic",
+        REWRITTEN,
+        "no Spark function: `FLOOR(RAND() * n)`; the seeded form is refused, as RAND's",
+        "CASE WHEN {0} > 0 THEN CAST(FLOOR(RAND() * {0}) AS INT) WHEN {0} <= 0 THEN RAISE_ERROR('bound must be positive') END",
+        (1,),
+    ),
+    _b(
+        "UNHEX",
+        "arithmetic",
+        REWRITTEN,
+        "of an odd number of digits Flink drops the first (`'414'` is 0x0014; Spark 0x0414)",
+        "UNHEX(REGEXP_REPLACE({0}, '^[0-9a-fA-F]((?:..)*)$', '00$1'))",
+        (1,),
+    ),
+    _b(
+        "MOD",
+        "arithmetic",
+        DIFFERS,
+        "`MOD(a, b)` and `a % b` of integers: Flink's result has `b`'s type, Spark's the wider one (equal values)",
+    ),
+    # -- conversion -----------------------------------------------------------------------------------------
+    _b(
+        "CAST",
+        "conversion",
+        DIFFERS,
+        "rewritten where the source type is known: a BOOLEAN as a string is `'TRUE'`/`'FALSE'` (Spark lower case), a TIMESTAMP column is written with its milliseconds (`.000`). Where Flink's CAST truncates or wraps (`'1.5'` to INT is 1, 3000000000 to INT wraps, 1e20 to INT saturates) Spark's fails the job",
+    ),
+    _b(
+        "TRY_CAST",
+        "conversion",
+        DIFFERS,
+        "as CAST; where Flink's CAST truncates or wraps (`'1.5'` to INT), Spark's TRY_CAST gives NULL",
+    ),
+    # -- temporal ------------------------------------------------------------------------------------------
+    _b(
+        "TO_TIMESTAMP_LTZ",
+        "temporal",
+        REWRITTEN,
+        "Spark's `timestamp_millis`/`timestamp_seconds`; one argument is milliseconds; the precision must be the literal 3 or 0 (Flink also takes others, and strings)",
+        _to_timestamp_ltz,
+        (1, 2),
+    ),
+    _b(
+        "CURRENT_DATE",
+        "temporal",
+        FLINK,
+        "the micro-batch's date (a bounded run's one date), where Flink's streaming mode reads the clock per row",
+    ),
+    _b(
+        "CURRENT_TIMESTAMP NOW",
+        "temporal",
+        REWRITTEN,
+        "Spark's has microseconds, Flink's TIMESTAMP_LTZ(3) milliseconds; the micro-batch's time (a bounded run's one instant), where Flink's streaming mode reads the clock per row",
+        NOW,
+        (0,),
+    ),
+    _b(
+        "CURRENT_ROW_TIMESTAMP",
+        "temporal",
+        REWRITTEN,
+        "no Spark function: as CURRENT_TIMESTAMP, the micro-batch's time, where Flink reads the clock per row",
+        NOW,
+        (0,),
+    ),
+    _b("LOCALTIME CURRENT_TIME", "temporal", REFUSED, "Spark computes with no TIME values"),
+    _b(
+        "EXTRACT",
+        "temporal",
+        REWRITTEN,
+        "of a TIMESTAMP or DATE, a BIGINT as Flink's: Spark's SECOND has the fraction (26.535897; Flink 26), MILLISECOND and MICROSECOND are the fraction's (Flink 535), and Spark lacks EPOCH, DECADE, CENTURY, MILLENNIUM, ISODOW, ISOYEAR; NANOSECOND is microseconds' (Spark keeps no more)",
+    ),
+    _b(
+        "YEAR QUARTER MONTH DAYOFYEAR DAYOFMONTH DAYOFWEEK HOUR MINUTE SECOND",
+        "temporal",
+        DIFFERS,
+        "an INT, Flink's a BIGINT (equal values); Flink 2.3 gives wrong fields of a TIMESTAMP before 1970 that is not at midnight (`HOUR(TIMESTAMP '1960-05-05 10:20:30')` is -13), funke the right ones",
+    ),
+    _b(
+        "WEEK",
+        "temporal",
+        REWRITTEN,
+        "no Spark function: `weekofyear` (the ISO week), a BIGINT",
+        "CAST(WEEKOFYEAR({0}) AS BIGINT)",
+        (1,),
+    ),
+    Builtin(
+        ("FLOOR(t TO unit)", "CEIL(t TO unit)"),
+        "temporal",
+        REWRITTEN,
+        "no Spark syntax: `date_trunc` and Flink's rules (a WEEK starts on Sunday; CEIL to a MONTH, QUARTER or YEAR looks at the date only; DECADE, CENTURY, MILLENNIUM); of a TIME refused",
+    ),
+    _b(
+        "TIMESTAMPADD",
+        "temporal",
+        DIFFERS,
+        "of a DATE by DAY, WEEK, MONTH, QUARTER or YEAR Spark gives a TIMESTAMP, Flink a DATE; the `SQL_TSI_` unit names fail the job",
+    ),
+    _b(
+        "TIMESTAMPDIFF",
+        "temporal",
+        REWRITTEN,
+        "sqlglot misreads its arguments; Flink's is an INT that wraps around, and a MONTH, QUARTER or YEAR counts with month-end clamping (2020-01-31 to 2020-02-29 is one month; Spark's `timestampdiff` 0)",
+        _timestampdiff,
+        (3,),
+    ),
+    _b(
+        "DATE_FORMAT",
+        "temporal",
+        DIFFERS,
+        "Spark's pattern letters are java.time's: `u w W Y e c n A B` and five-letter text styles fail the job; of a STRING argument that does not parse Spark fails the job, Flink gives NULL",
+    ),
+    _b(
+        "FROM_UNIXTIME",
+        "temporal",
+        DIFFERS,
+        "the pattern letters Spark rejects fail the job (as DATE_FORMAT); instants before 1582 are proleptic Gregorian (Flink Julian)",
+    ),
+    _b(
+        "UNIX_TIMESTAMP",
+        "temporal",
+        DIFFERS,
+        "a string that does not parse fails the job (Flink: -9223372036854775808); Flink also reads a matching prefix leniently",
+    ),
+    _b(
+        "TO_DATE",
+        "temporal",
+        REWRITTEN,
+        "a string that does not parse is NULL (Spark fails the job); one argument reads `y-M-d` and what Flink's reads before a blank. Flink 2.3's two-argument form gives 5471-09-27 for a string that does not parse (a bug): funke NULL",
+        _to_date,
+        (1, 2),
+    ),
+    _b(
+        "TO_TIMESTAMP",
+        "temporal",
+        REWRITTEN,
+        "a string that does not parse is NULL (Spark fails the job); milliseconds, Flink's TIMESTAMP(3); Flink's fallbacks of the two-argument form are not reproduced",
+        _to_timestamp,
+        (1, 2),
+    ),
+    _b(
+        "CONVERT_TZ",
+        "temporal",
+        REFUSED,
+        "no Spark function with Flink's lenient parsing and time zone names (unknown zones are GMT in Flink)",
+    ),
+    _b(
+        "PROCTIME",
+        "time attribute",
+        PLANNER,
+        "the view's processing-time attribute (alone as a column); inside an expression the micro-batch's time",
+        _proctime,
+    ),
+    _b(
+        "CURRENT_WATERMARK",
+        "time attribute",
+        PLANNER,
+        "each row given the watermark when it is read (a SELECT or WHERE over a view)",
+    ),
+    _b(
+        "SOURCE_WATERMARK",
+        "time attribute",
+        REFUSED,
+        "no funke connector makes its own watermarks: declare `WATERMARK FOR ts AS ts - INTERVAL ...`",
+    ),
+    # -- string -------------------------------------------------------------------------------------------
+    _b(
+        "REGEXP_EXTRACT",
+        "string",
+        REWRITTEN,
+        "Spark gives `''` where the regex does not match (Flink NULL) and takes group 1 when none is given (Flink group 0); a negative group is NULL. A group that takes no part in the match is `''` (Flink NULL); an invalid regex or a group past the last fails the job (Flink NULL)",
+        _regexp_extract,
+        (2, 3),
+    ),
+    _b("CHAR_LENGTH CHARACTER_LENGTH", "string", FLINK, ""),
+    _b(
+        "UPPER",
+        "string",
+        FLINK,
+        "of a string literal Flink's CHAR(n) type may cut the result (`UPPER('straße')` is `'STRASS'`); of a STRING column equal",
+    ),
+    _b("LOWER", "string", FLINK, "as UPPER"),
+    _b("POSITION", "string", FLINK, ""),
+    _b("TRIM", "string", FLINK, ""),
+    _b("LTRIM", "string", FLINK, ""),
+    _b("RTRIM", "string", FLINK, ""),
+    _b("BTRIM", "string", FLINK, ""),
+    _b("REPEAT", "string", FLINK, ""),
+    _b("CONCAT", "string", FLINK, ""),
+    _b("TO_BASE64", "string", FLINK, ""),
+    _b("CHR", "string", FLINK, ""),
+    _b("LEFT", "string", FLINK, ""),
+    _b("RIGHT", "string", FLINK, ""),
+    _b("REVERSE", "string", FLINK, ""),
+    _b("STARTSWITH", "string", FLINK, ""),
+    _b("ENDSWITH", "string", FLINK, ""),
+    _b("URL_ENCODE", "string", FLINK, ""),
+    _b("MD5", "string", FLINK, ""),
+    _b("SHA1", "string", FLINK, ""),
+    _b("SHA2", "string", FLINK, ""),
+    _b("NULLIF", "string", FLINK, ""),
+    _b("COALESCE", "string", FLINK, ""),
+    _b("IF", "string", FLINK, ""),
+    _b("IFNULL", "string", FLINK, ""),
+    _b(
+        "REGEXP_REPLACE",
+        "string",
+        REWRITTEN,
+        "Spark reads `$1` and `\\\\` in the replacement; Flink takes it as written. An invalid regex fails the job (Flink: NULL)",
+        "REGEXP_REPLACE({0}, {1}, REPLACE(REPLACE({2}, '\\\\', '\\\\\\\\'), '$', '\\\\$'))",
+        (3,),
+    ),
+    _b(
+        "OVERLAY",
+        "string",
+        REWRITTEN,
+        "a position before 1 or past the end leaves the string as it is in Flink (Spark pads); `FOR n` with n <= 0 replaces to the end",
+        _overlay,
+        (3, 4),
+    ),
+    _b("SUBSTRING SUBSTR", "string", REWRITTEN, "a negative length is NULL in Flink, `''` in Spark", _substring, (2, 3)),
+    _b(
+        "REPLACE",
+        "string",
+        REWRITTEN,
+        "an empty search string puts the replacement between every character in Flink (Java's `String.replace`); Spark gives the string",
+        "REGEXP_REPLACE({0}, CONCAT('\\\\Q', REPLACE({1}, '\\\\E', '\\\\E\\\\\\\\E\\\\Q'), '\\\\E'), REPLACE(REPLACE({2}, '\\\\', '\\\\\\\\'), '$', '\\\\$'))",
+        (3,),
+    ),
+    _b(
+        "REGEXP_EXTRACT_ALL REGEXP_COUNT REGEXP_INSTR",
+        "string",
+        DIFFERS,
+        "an invalid regex or group index fails the job (Flink: NULL); a group that takes no part in a match is `''` (Flink NULL)",
+    ),
+    _b(
+        "REGEXP_SUBSTR",
+        "string",
+        REWRITTEN,
+        "an empty match is `''` in Flink, NULL in Spark; an invalid regex fails the job (Flink: NULL)",
+        "CASE WHEN {0} RLIKE {1} THEN REGEXP_EXTRACT({0}, {1}, 0) END",
+        (2,),
+    ),
+    _b(
+        "REGEXP",
+        "string",
+        REWRITTEN,
+        "an empty regex is FALSE in Flink, TRUE in Spark; an invalid regex fails the job (Flink: FALSE)",
+        "IF({1} = '', CASE WHEN {0} IS NOT NULL THEN FALSE END, {0} RLIKE {1})",
+        (2,),
+    ),
+    _b(
+        "INITCAP",
+        "string",
+        REWRITTEN,
+        "Flink starts a word after any character but `[A-Za-z0-9]` and leaves other characters as they are; Spark splits words at spaces",
+        "AGGREGATE(SPLIT({0}, ''), NAMED_STRUCT('s', '', 'w', FALSE), (acc, c) -> NAMED_STRUCT('s', CONCAT(acc.s, CASE WHEN c RLIKE '^[A-Za-z0-9]$' THEN IF(acc.w, LOWER(c), UPPER(c)) ELSE c END), 'w', c RLIKE '^[A-Za-z0-9]$'), acc -> acc.s)",
+        (1,),
+    ),
+    _b(
+        "CONCAT_WS",
+        "string",
+        REWRITTEN,
+        "sqlglot writes a form that is NULL when an argument is NULL; Flink (and Spark's own `concat_ws`) skip NULL arguments",
+        _concat_ws,
+    ),
+    _b(
+        "LPAD",
+        "string",
+        REWRITTEN,
+        "a negative length or an empty pad is NULL in Flink; Spark gives `''` or the string",
+        "CASE WHEN {1} >= 0 AND {2} <> '' THEN LPAD({0}, {1}, {2}) END",
+        (3,),
+    ),
+    _b("RPAD", "string", REWRITTEN, "as LPAD", "CASE WHEN {1} >= 0 AND {2} <> '' THEN RPAD({0}, {1}, {2}) END", (3,)),
+    _b(
+        "FROM_BASE64",
+        "string",
+        REWRITTEN,
+        "sqlglot writes Spark's `unbase64`, a BINARY; Flink's is the UTF-8 STRING",
+        "CAST(TO_BINARY({0}, 'base64') AS STRING)",
+        (1,),
+    ),
+    _b(
+        "ASCII",
+        "string",
+        REWRITTEN,
+        "of a non-ASCII first character Flink gives its first UTF-8 byte, signed (-61 for `é`); Spark the code point (233)",
+        "(CAST(CONV(HEX(SUBSTRING(ENCODE(CONCAT({0}, CHR(0)), 'UTF-8'), 1, 1)), 16, 10) AS INT) + 128) % 256 - 128",
+        (1,),
+    ),
+    _b("DECODE", "string", DIFFERS, "malformed bytes fail the job (Flink: U+FFFD)"),
+    _b(
+        "ENCODE",
+        "string",
+        REWRITTEN,
+        "a character the charset lacks (US-ASCII, ISO-8859-1) is `?` in Flink; Spark fails the job",
+        "ENCODE(CASE UPPER({1}) WHEN 'US-ASCII' THEN REGEXP_REPLACE({0}, '[^\\\\x00-\\\\x7F]', '?') WHEN 'ISO-8859-1' THEN REGEXP_REPLACE({0}, '[^\\\\x00-\\\\xFF]', '?') ELSE {0} END, {1})",
+        (2,),
+    ),
+    _b(
+        "INSTR",
+        "string",
+        REWRITTEN,
+        "sqlglot writes LOCATE and drops a third and fourth argument; funke takes Flink's two-argument form (the others are refused)",
+        _instr,
+        (2,),
+    ),
+    _b(
+        "LOCATE",
+        "string",
+        REWRITTEN,
+        "a start up to 0 searches from 1 in Flink (Spark: 0); a NULL start is NULL",
+        _locate,
+        (2, 3),
+    ),
+    _b(
+        "PARSE_URL",
+        "string",
+        REWRITTEN,
+        "an invalid URL, an unknown protocol or none is NULL in Flink; Spark fails the job or parses it. Java's URL reads some URLs Spark's rejects (`http://a b.com/x`): NULL",
+        _parse_url,
+        (2, 3),
+    ),
+    _b(
+        "SPLIT_INDEX",
+        "string",
+        REWRITTEN,
+        "no Spark function: `split` at the separator taken as written (an empty one splits at whitespace, as Flink's), NULL past the last part, for a negative index or an empty string",
+        "CASE WHEN {2} >= 0 THEN TRY_ELEMENT_AT(FILTER(SPLIT({0}, IF({1} = '', '\\\\p{javaWhitespace}', CONCAT('\\\\Q', REPLACE({1}, '\\\\E', '\\\\E\\\\\\\\E\\\\Q'), '\\\\E')), -1), fk_x -> {0} <> ''), {2} + 1) END",
+        (3,),
+    ),
+    _b(
+        "STR_TO_MAP",
+        "string",
+        REWRITTEN,
+        "Spark's one-argument form splits keys at `:`; Flink's at `=`; of `''` Flink's is an empty map (Spark `{'': NULL}`). A duplicate key fails the job (Flink: the last wins)",
+        _str_to_map,
+        (1, 3),
+    ),
+    _b("ELT", "string", REWRITTEN, "an index out of range is NULL in Flink; Spark fails the job", _elt),
+    _b("PRINTF", "string", DIFFERS, "a format that does not fit its arguments fails the job (Flink: NULL)"),
+    _b(
+        "TRANSLATE",
+        "string",
+        REWRITTEN,
+        "a NULL from or to string is `''` in Flink; NULL in Spark",
+        "TRANSLATE({0}, COALESCE({1}, ''), COALESCE({2}, ''))",
+        (3,),
+    ),
+    _b(
+        "URL_DECODE", "string", REWRITTEN, "a malformed escape is NULL in Flink; Spark fails the job", "TRY_URL_DECODE({0})", (1,)
+    ),
+    _b(
+        "INET_ATON",
+        "string",
+        REWRITTEN,
+        "no Spark function",
+        "ELEMENT_AT(TRANSFORM(ARRAY(SPLIT({0}, '\\\\.', -1)), p -> CASE WHEN SIZE(p) BETWEEN 1 AND 4 AND FORALL(p, x -> x RLIKE '^[0-9]+$' AND TRY_CAST(x AS INT) <= 255) THEN AGGREGATE(SEQUENCE(1, SIZE(p)), CAST(0 AS BIGINT), (acc, j) -> acc + SHIFTLEFT(CAST(p[j - 1] AS BIGINT), IF(j = SIZE(p), 0, 32 - 8 * j))) END), 1)",
+        (1,),
+    ),
+    _b(
+        "INET_NTOA",
+        "string",
+        REWRITTEN,
+        "no Spark function",
+        "ELEMENT_AT(TRANSFORM(ARRAY(CAST({0} AS BIGINT)), n -> CASE WHEN n BETWEEN 0 AND 4294967295 THEN CONCAT_WS('.', CAST(SHIFTRIGHT(n, 24) AS STRING), CAST(SHIFTRIGHT(n, 16) & 255 AS STRING), CAST(SHIFTRIGHT(n, 8) & 255 AS STRING), CAST(n & 255 AS STRING)) END), 1)",
+        (1,),
+    ),
+    _b("SHA224", "string", REWRITTEN, "no Spark function: `sha2`", "SHA2({0}, 224)", (1,)),
+    _b("SHA256", "string", REWRITTEN, "no Spark function: `sha2`", "SHA2({0}, 256)", (1,)),
+    _b("SHA384", "string", REWRITTEN, "no Spark function: `sha2`", "SHA2({0}, 384)", (1,)),
+    _b("SHA512", "string", REWRITTEN, "no Spark function: `sha2`", "SHA2({0}, 512)", (1,)),
+    _b(
+        "IS_ALPHA",
+        "string",
+        REWRITTEN,
+        "no Spark function: every character a letter (NULL and `''` FALSE)",
+        "COALESCE({0} RLIKE '^\\\\p{L}+$', FALSE)",
+        (1,),
+    ),
+    _b(
+        "IS_DIGIT",
+        "string",
+        REWRITTEN,
+        "no Spark function: every character a digit",
+        "COALESCE({0} RLIKE '^\\\\p{Nd}+$', FALSE)",
+        (1,),
+    ),
+    _b(
+        "IS_DECIMAL",
+        "string",
+        REWRITTEN,
+        "no Spark function: a string Java reads as a number",
+        "COALESCE({0} RLIKE '^(\\\\p{Nd}+|[\\\\x00-\\\\x20]*[+-]?(NaN|Infinity|((\\\\d+\\\\.?\\\\d*|\\\\.\\\\d+)([eE][+-]?\\\\d+)?|0[xX]([0-9a-fA-F]+\\\\.?|[0-9a-fA-F]*\\\\.[0-9a-fA-F]+)[pP][+-]?\\\\d+)[fFdD]?)[\\\\x00-\\\\x20]*)$', FALSE)",
+        (1,),
+    ),
+    _b("GREATEST", "string", REWRITTEN, "a NULL argument makes Flink's NULL; Spark skips NULLs", _extreme("ARRAY_MAX")),
+    _b("LEAST", "string", REWRITTEN, "as GREATEST", _extreme("ARRAY_MIN")),
+    # -- collection ---------------------------------------------------------------------------------------
+    _b("ARRAY", "collection", FLINK, "`ARRAY[a, b, ...]`"),
+    _b(
+        "ROW",
+        "collection",
+        REWRITTEN,
+        "Spark has no ROW(...): `named_struct` with Flink's field names `EXPR$0`, `EXPR$1`, ...",
+        lambda args, _: _call("NAMED_STRUCT", *[x for i, a in enumerate(args) for x in (exp.Literal.string(f"EXPR${i}"), a)]),
+    ),
+    _b("CARDINALITY", "collection", FLINK),
+    _b(
+        "ELEMENT",
+        "collection",
+        REWRITTEN,
+        "no Spark function: the sole element, NULL for an empty array, and the job fails for more than one (as Flink's)",
+        "element_at(transform(array({0}), a -> CASE WHEN size(a) > 1 THEN raise_error('Array has more than one element.') ELSE try_element_at(a, 1) END), 1)",
+        (1,),
+    ),
+    _b(
+        "ARRAY_APPEND",
+        "collection",
+        REWRITTEN,
+        "sqlglot's `array_append` of a NULL array gives `[x]`; Flink NULL. Flink cuts a string to the array's CHAR(n) type (`ARRAY['a']` and `'bcd'` give `['a', 'b']`), funke does not",
+        "concat({0}, array({1}))",
+        (2,),
+    ),
+    _b("ARRAY_PREPEND", "collection", REWRITTEN, "as ARRAY_APPEND", "concat(array({1}), {0})", (2,)),
+    _b("ARRAY_CONCAT", "collection", FLINK),
+    _b(
+        "ARRAY_CONTAINS",
+        "collection",
+        REWRITTEN,
+        "Spark's is NULL for a NULL needle, or a NULL element and no match; Flink compares NULLs as values",
+        "exists({0}, fk_x -> fk_x <=> {1})",
+        (2,),
+    ),
+    _b("ARRAY_DISTINCT", "collection", FLINK),
+    _b("ARRAY_EXCEPT", "collection", FLINK),
+    _b("ARRAY_INTERSECT", "collection", FLINK),
+    _b("ARRAY_UNION", "collection", FLINK),
+    _b("ARRAY_JOIN", "collection", FLINK, "Spark also joins a non-string array, which Flink refuses"),
+    _b(
+        "ARRAY_MAX",
+        "collection",
+        DIFFERS,
+        "only with NaN: Spark takes NaN as the largest value, Flink's result depends on the elements' order",
+    ),
+    _b("ARRAY_MIN", "collection", DIFFERS, "only with NaN: as ARRAY_MAX"),
+    _b(
+        "ARRAY_POSITION",
+        "collection",
+        REWRITTEN,
+        "Spark's is a BIGINT; Flink's an INT",
+        "CAST(array_position({0}, {1}) AS INT)",
+        (2,),
+    ),
+    _b(
+        "ARRAY_REMOVE",
+        "collection",
+        REWRITTEN,
+        "Spark's gives NULL for a NULL needle; Flink removes the NULL elements",
+        "filter({0}, fk_x -> NOT (fk_x <=> {1}))",
+        (2,),
+    ),
+    _b("ARRAY_REVERSE", "collection", REWRITTEN, "Spark's is `reverse`", "reverse({0})", (1,)),
+    _b(
+        "ARRAY_SLICE",
+        "collection",
+        REFUSED,
+        "Spark's `slice` takes a length, not an end, and fails for a start of 0; funke does not rewrite it yet",
+    ),
+    _b(
+        "ARRAY_SORT",
+        "collection",
+        REWRITTEN,
+        "Spark's `array_sort` puts NULLs last and its second argument is a comparator; funke: `sort_array` (ascending, NULLs first, Flink's default); the ascending and NULL-order arguments are refused. NaN sorts last (Flink: by its order of comparison)",
+        "sort_array({0})",
+        (1,),
+    ),
+    _b(
+        "SPLIT",
+        "collection",
+        REWRITTEN,
+        "Spark's `split` takes a regex and gives `['']` for `''` (Flink `[]`) and a trailing `''` for an empty delimiter (Flink one element per character)",
+        r"CASE WHEN {1} = '' THEN regexp_extract_all({0}, '(?s).', 0) WHEN {0} = '' THEN array() ELSE split({0}, concat('\\Q', replace({1}, '\\E', '\\E\\\\E\\Q'), '\\E'), -1) END",
+        (2,),
+    ),
+    _b("MAP_ENTRIES", "collection", FLINK),
+    _b(
+        "MAP_FROM_ARRAYS",
+        "collection",
+        DIFFERS,
+        "duplicate keys fail the job in Spark (`DUPLICATED_MAP_KEY`); Flink keeps the last",
+    ),
+    _b("MAP_KEYS", "collection", FLINK),
+    _b("MAP_VALUES", "collection", FLINK),
+    _b(
+        "MAP_UNION",
+        "collection",
+        REWRITTEN,
+        "no Spark function: `map_concat` with the later map's keys winning",
+        "map_concat(map_filter({0}, (fk_k, fk_v) -> NOT array_contains(map_keys({1}), fk_k)), {1})",
+        (2,),
+    ),
+    _b(
+        "BITMAP_AND BITMAP_ANDNOT BITMAP_BUILD BITMAP_CARDINALITY BITMAP_FROM_BYTES BITMAP_OR BITMAP_TO_ARRAY BITMAP_TO_BYTES BITMAP_TO_STRING BITMAP_XOR BITMAP_AND_AGG BITMAP_AND_CARDINALITY_AGG BITMAP_BUILD_AGG BITMAP_BUILD_CARDINALITY_AGG BITMAP_OR_AGG BITMAP_OR_CARDINALITY_AGG BITMAP_XOR_AGG BITMAP_XOR_CARDINALITY_AGG",
+        "collection",
+        REFUSED,
+        "Spark has no BITMAP type (Flink's RoaringBitmap of INT)",
+    ),
+    _b("OBJECT_OF OBJECT_UPDATE", "collection", REFUSED, "Spark has no structured (class-named) types"),
+    _b("UUID", "collection", FLINK, "a new UUID per call (Flink gives two calls in one row the same)"),
+    _b("TYPEOF", "collection", REFUSED, "Flink's type names (`INT NOT NULL`, `CHAR(3)`) cannot be told from Spark's types"),
+    # -- json ---------------------------------------------------------------------------------------------
+    _b(
+        "PARSE_JSON",
+        "json",
+        REWRITTEN,
+        "sqlglot drops the call (the string stays a string); Spark's `parse_json`",
+        "parse_json({0})",
+        (1,),
+    ),
+    _b("TRY_PARSE_JSON", "json", FLINK),
+    *(
+        _b(n, "json", REFUSED, why)
+        for n, why in (
+            ("JSON_QUERY", "no Spark function gives Flink's JSON text (numbers normalised, wrappers)"),
+            ("JSON_OBJECT JSON_ARRAY JSON", "Spark has no JSON constructors with Flink's sorted keys and ON NULL behaviour"),
+            ("JSON_STRING", "Spark's `to_json` does not serialise every type as Flink does (DECIMAL scale, timestamps)"),
+            ("JSON_EXISTS", "no Spark function; funke does not rewrite it yet"),
+            ("JSON_QUOTE JSON_UNQUOTE", "no Spark function with Flink's escaping; funke does not rewrite it yet"),
+        )
+    ),
+    _b(
+        "JSON_VALUE",
+        "json",
+        DIFFERS,
+        "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)`, NULL unless the value is a scalar; differs where numbers print (Flink `'2.0'`, `'1.50'`; funke `'2'`, `'1.5'`) and for a duplicate key (Flink the last value, funke NULL); the path must be a literal without `lax`/`strict`; `RETURNING`, `ON EMPTY`, `ON ERROR` are not parsed",
+        _json_value,
+        (2,),
+    ),
+    # -- grouping -----------------------------------------------------------------------------------------
+    _b("GROUP_ID", "grouping", REFUSED, "funke has no GROUPING SETS, ROLLUP or CUBE"),
+    _b("GROUPING GROUPING_ID", "grouping", REFUSED, "funke has no GROUPING SETS, ROLLUP or CUBE"),
+    # -- catalog ------------------------------------------------------------------------------------------
+    _b(
+        "CURRENT_DATABASE",
+        "catalog",
+        REWRITTEN,
+        "funke's one database, `default_database` (Flink's default)",
+        "'default_database'",
+        (0,),
+    ),
+    # -- legacy group windows -----------------------------------------------------------------------------
+    _b("TUMBLE_START HOP_START SESSION_START", "group window", PLANNER, "the window TVF's `window_start`"),
+    _b("TUMBLE_END HOP_END SESSION_END", "group window", PLANNER, "the window TVF's `window_end`"),
+    _b("TUMBLE_ROWTIME HOP_ROWTIME SESSION_ROWTIME", "group window", PLANNER, "the window TVF's `window_time`"),
+    _b(
+        "TUMBLE_PROCTIME HOP_PROCTIME SESSION_PROCTIME",
+        "group window",
+        REFUSED,
+        "a processing-time attribute of a group window's result",
+    ),
+    # -- aggregate ----------------------------------------------------------------------------------------
+    _b("COUNT", "aggregate", PLANNER, "`COUNT(*)`, `COUNT(x)` (non-NULL values), `COUNT(DISTINCT x, ...)`, `FILTER (WHERE ...)`"),
+    _b("SUM", "aggregate", PLANNER, "of an integer type, that type (Spark: BIGINT)"),
+    _b("AVG", "aggregate", PLANNER, "of an integer type, that type, truncated (Spark: DOUBLE)"),
+    _b("MIN", "aggregate", PLANNER, "retracts over an updating input (Flink's `MinWithRetractAggFunction`)"),
+    _b("MAX", "aggregate", PLANNER, "retracts over an updating input"),
+    *(
+        _b(n, "aggregate", REFUSED, _FUNKE_AGGREGATES)
+        for n in (
+            "STDDEV_POP",
+            "STDDEV_SAMP",
+            "VAR_POP",
+            "VAR_SAMP",
+            "VARIANCE",
+            "COLLECT",
+            "LISTAGG",
+            "FIRST_VALUE",
+            "LAST_VALUE",
+            "ARRAY_AGG",
+            "JSON_OBJECTAGG",
+            "JSON_ARRAYAGG",
+            "PERCENTILE",
+        )
+    ),
+    # -- window (OVER) functions --------------------------------------------------------------------------
+    _b("UNNEST", "table function", PLANNER, "`CROSS JOIN UNNEST(array)`: a lateral join with Spark's `explode`"),
+    _b(
+        "ROW_NUMBER",
+        "window function",
+        PLANNER,
+        "in a Top-N (`WHERE rn <= n`) or a deduplication (`rn = 1`), as Flink plans them",
+    ),
+    *(
+        _b(n, "window function", REFUSED, "funke's OVER aggregations run COUNT, SUM, MIN, MAX, AVG, and ROW_NUMBER in a Top-N")
+        for n in ("RANK", "DENSE_RANK", "CUME_DIST", "PERCENT_RANK", "NTILE", "LEAD", "LAG")
+    ),
+)
+
+#: The built-in functions by each of their names.
+BUILTINS: dict[str, Builtin] = {n: b for b in _TABLE for n in b.names}
+
+
+def write_docs(path: str) -> None:
+    """Put ``markdown()`` between the ``functions:begin``/``functions:end`` marks of the file at ``path``."""
+    import re
+    from pathlib import Path
+
+    doc = Path(path)
+    table = f"<!-- functions:begin -->\n{markdown()}\n<!-- functions:end -->"
+    doc.write_text(
+        re.sub(r"<!-- functions:begin -->\n.*?<!-- functions:end -->", lambda _: table, doc.read_text(), flags=re.DOTALL)
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m funke.table.functions [--write docs/sql.md]
+    import sys
+
+    if sys.argv[1:2] == ["--write"]:
+        write_docs(sys.argv[2])
+    else:
+        print(markdown())

@@ -1,0 +1,103 @@
+"""Flink SQL's built-in functions while planning (``funke.table.functions``): every call is a Flink
+built-in, a Python function of the environment, or refused with a reason; an unknown name gets
+did-you-mean; the table in docs/sql.md is the one funke plans by."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from sqlglot import exp
+
+import funke as fk
+from funke.errors import PlanError, UnsupportedError
+from funke.table import StreamTableEnvironment, udf
+from funke.table.dialect import parse
+from funke.table.functions import BUILTINS, DIFFERS, FLINK, PLANNER, REFUSED, REWRITTEN, call_name, calls, markdown
+from funke.table.planner import Planner
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "sql.md"
+
+
+@pytest.fixture
+def t_env():
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="functions"))
+    t_env.execute_sql(
+        "CREATE TABLE t (s STRING, n INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen')"
+    )
+    return t_env
+
+
+def _spark(expression: str) -> str:
+    sql = f"SELECT {expression}"
+    planner = Planner({}, sql)
+    tree = parse(sql)
+    return planner.spark_sql(tree.expressions[0], None)
+
+
+def test_the_docs_table_is_the_table_funke_plans_by():
+    text = DOCS.read_text()
+    found = re.search(r"<!-- functions:begin -->\n(.*?)\n<!-- functions:end -->", text, re.DOTALL)
+    assert found, "docs/sql.md lacks the built-in function table (python -m funke.table.functions prints it)"
+    assert found.group(1) == markdown()
+
+
+def test_every_builtin_has_a_status_and_those_not_flinks_say_why():
+    for name, builtin in BUILTINS.items():
+        assert builtin.status in (FLINK, REWRITTEN, PLANNER, DIFFERS, REFUSED), name
+        if builtin.status in (REWRITTEN, DIFFERS, REFUSED):
+            assert builtin.note, f"{name} says nothing of how Spark differs or why it is refused"
+        if builtin.status == REFUSED:
+            assert builtin.rewrite is None, name
+
+
+def test_names_are_read_as_spelled_not_as_sqlglots_nodes():
+    sql = "SELECT CHAR_LENGTH(s), CHARACTER_LENGTH(s), IFNULL(a, 1), COALESCE(a, 1), TRIM(BOTH 'x' FROM s), CAST(a AS INT), CASE WHEN a THEN 1 END, a AND b"
+    names = [name for _, name in calls(parse(sql), sql)]
+    assert names == ["CHAR_LENGTH", "CHARACTER_LENGTH", "IFNULL", "COALESCE", "TRIM", "CAST", "CASE", "CASE"]
+    assert call_name(exp.column("a"), sql) is None
+
+
+def test_an_unknown_function_is_refused_with_did_you_mean(t_env):
+    with pytest.raises(PlanError, match=r"unknown function UPPPER at line 1, column 8 \(did you mean 'UPPER'\?\)"):
+        t_env.sql_query("SELECT UPPPER(s) FROM t")
+
+
+def test_a_function_of_sparks_own_is_not_flink_sql(t_env):
+    with pytest.raises(PlanError, match=r"unknown function ARRAY_SIZE .*Spark's own functions are not Flink SQL"):
+        t_env.sql_query("SELECT ARRAY_SIZE(SPLIT(s, ',')) FROM t")
+
+
+def test_a_refused_builtin_says_why(t_env):
+    with pytest.raises(
+        UnsupportedError,
+        match=r"BITMAP_CARDINALITY \(at line 1, column 8\) is not supported by funke yet: Spark has no BITMAP type",
+    ):
+        t_env.sql_query("SELECT BITMAP_CARDINALITY(n) FROM t")
+    with pytest.raises(UnsupportedError, match=r"the aggregate STDDEV_POP\(n\) .*COUNT, SUM, MIN, MAX and AVG run"):
+        t_env.sql_query("SELECT STDDEV_POP(n) FROM t")
+
+
+def test_a_python_function_is_no_unknown_function(t_env):
+    t_env.create_temporary_function("shout", udf(lambda s: s.upper() + "!", result_type="STRING"))
+    assert t_env.sql_query("SELECT shout(s) AS x FROM t").get_schema().names == ("x",)
+    with pytest.raises(PlanError, match="unknown function shoutt at line 1, column 8 \\(did you mean 'shout'\\?\\)"):
+        t_env.sql_query("SELECT shoutt(s) FROM t")
+
+
+def test_a_rewrite_takes_only_the_argument_counts_it_knows():
+    with pytest.raises(UnsupportedError, match=r"SPLIT_INDEX with 2 arguments \(funke gives Flink's SPLIT_INDEX for 3\)"):
+        _spark("SPLIT_INDEX('a,b', ',')")
+
+
+def test_rewrites_reach_nested_calls():
+    """A rewritten call's arguments get Flink's meaning too (a SPLIT_INDEX inside REGEXP_EXTRACT)."""
+    spark = _spark("REGEXP_EXTRACT(SPLIT_INDEX('a-1,b-2', ',', 1), '[0-9]')")
+    assert "SPLIT_INDEX" not in spark.upper() and "TRY_ELEMENT_AT" in spark.upper()
+
+
+def test_match_recognize_functions_are_its_compilers_to_read(t_env):
+    query = """SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES LAST(A.n) AS last_n, MATCH_ROWTIME() AS mt
+               ONE ROW PER MATCH PATTERN (A B) DEFINE B AS B.n > PREV(B.n))"""
+    assert "last_n" in t_env.sql_query(query).get_schema().names
