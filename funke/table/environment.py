@@ -298,6 +298,7 @@ class StreamTableEnvironment(FunctionCalls):
             stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
             planner = Planner({}, t.sql, functions=self._functions)
             for column, formula in t.computed:
+                planner.check_calls(formula)
                 stream = stream.with_column(column, planner.column_value(formula, stream.schema))
             strategy = t.strategy()
             if strategy is not None:

@@ -134,6 +134,11 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
     _hidden: int = field(default=0)
     _checked: bool = field(default=False)
 
+    def check_calls(self, e: exp.Expression) -> None:
+        """Refuse, while planning, a call in ``e`` of no Flink built-in and no Python function of the
+        environment, or of a built-in funke refuses (``funke.table.functions.check_calls``)."""
+        check_calls(e, self.sql, self.functions.names() if self.functions is not None else (), self.at)
+
     def at(self, node: exp.Expression) -> str:
         return position(node, self.sql)
 
@@ -141,9 +146,9 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         return UnsupportedError(f"Flink SQL: {what} (at {self.at(node)}) is not supported by funke yet{'; ' + hint if hint else ''}")
 
     def lower(self, query: exp.Expression) -> Any:
-        if not self._checked:  # (the whole query, once: its function calls are Flink's built-ins or the environment's)
+        if not self._checked:  # (the whole query, once)
             self._checked = True
-            check_calls(query, self.sql, self.functions.names() if self.functions is not None else (), self.at)
+            self.check_calls(query)
         self.mark_python_aggregates(query)
         if isinstance(query, exp.Subquery):  # (a parenthesized query)
             return self.lower(query.this)

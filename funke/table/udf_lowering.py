@@ -93,16 +93,6 @@ class PythonFunctionLowering:
                 columns.append(hidden)
         return columns, stream
 
-    def unknown_function(self, call: exp.Anonymous) -> None:
-        """Refuse a call of no known function whose name is close to a Python function's (a typo); other
-        unknown names go on to Spark, which has functions funke does not list."""
-        import difflib
-
-        if self.functions is None or not self.functions.names():
-            return
-        if difflib.get_close_matches(call.name.lower(), sorted(self.functions.names()), n=1, cutoff=0.8):
-            raise PlanError(f"Flink SQL: unknown function {call.name} at {self.at(call)}{self.functions.hint(call.name)}")
-
     # -- scalar functions --------------------------------------------------------------------------
     def python_call(
         self, call: exp.Expression, schema: Schema | None, meaning: Callable[[exp.Expression], exp.Expression]
@@ -112,8 +102,7 @@ class PythonFunctionLowering:
         if not isinstance(call, exp.Anonymous):
             return None
         fn = self._function(call.name)
-        if fn is None:
-            self.unknown_function(call)
+        if fn is None:  # (a built-in: unknown names are refused before, funke.table.functions.check_calls)
             return None
         if fn.kind != "scalar":
             where = {"table": "in LATERAL TABLE(...) (or join_lateral)", "aggregate": "as an aggregate (GROUP BY or a window aggregation)",

@@ -101,3 +101,9 @@ def test_match_recognize_functions_are_its_compilers_to_read(t_env):
     query = """SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES LAST(A.n) AS last_n, MATCH_ROWTIME() AS mt
                ONE ROW PER MATCH PATTERN (A B) DEFINE B AS B.n > PREV(B.n))"""
     assert "last_n" in t_env.sql_query(query).get_schema().names
+
+
+def test_a_computed_column_calls_flinks_functions_too(t_env):
+    t_env.execute_sql("CREATE TABLE c (s STRING, u AS UPPER(s), bad AS DATE_ADD(s, 1)) WITH ('connector' = 'datagen')")
+    with pytest.raises(PlanError, match="unknown function DATE_ADD"):
+        t_env.sql_query("SELECT u FROM c")
