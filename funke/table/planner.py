@@ -68,7 +68,7 @@ from funke.table.aggregate_lowering import AggregateLowering
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode
 from funke.table.columns import check_window_query
 from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
-from funke.table.functions import NOW, check_calls, extract, fill, round_to
+from funke.table.functions import NOW, check_calls, extract, fill, round_to, rounded
 from funke.table.functions import lowered as builtin_call
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
@@ -669,6 +669,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 return extract(n.name, n.expression.transform(flink_meaning))
             if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("to") is not None:
                 return round_to(isinstance(n, exp.Ceil), n.args["to"].name, n.this.transform(flink_meaning), type_of(n.this, schema))
+            if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("decimals") is None:
+                return rounded(isinstance(n, exp.Ceil), n.this.transform(flink_meaning), type_of(n.this, schema))
             if isinstance(n, exp.CurrentTimestamp):
                 return fill(NOW, [])
             return n
@@ -694,6 +696,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         out = n.copy()
         out.set("this", left)
         out.set("expression", right)
+        if isinstance(n, exp.Mod) and all(k in INTEGRAL for k in kinds) and kinds[0] != kinds[1]:
+            return exp.Cast(this=out, to=exp.DataType.build(kinds[1]))  # (Flink: the divisor's type)
         return out
 
     def _subscript(self, n: exp.Bracket, schema: Schema | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:

@@ -46,6 +46,8 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
         return "boolean"
     if isinstance(e, exp.Anonymous) and e.name.upper() in _TIMESTAMP_FUNCTIONS:
         return "timestamp"
+    if isinstance(e, exp.Array) or (isinstance(e, exp.Anonymous) and e.name.upper() in _ARRAY_FUNCTIONS):
+        return "array"
     if isinstance(e, exp.Cast):
         return e.to.sql(dialect="spark").lower()
     if isinstance(e, exp.Column) and schema is not None and e.name in schema.names:
@@ -97,3 +99,8 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
 _STRING_FUNCTIONS = frozenset({"DATE_FORMAT", "JSON_VALUE"})
 #: Functions whose result is a TIMESTAMP(3) or TIMESTAMP_LTZ(3) in Flink (a TIMESTAMP in Spark).
 _TIMESTAMP_FUNCTIONS = frozenset({"TO_TIMESTAMP_LTZ", "TO_TIMESTAMP", "NOW", "CURRENT_ROW_TIMESTAMP"})
+#: Functions whose result is an ARRAY (the kind is what matters: a subscript counts from 1).
+_ARRAY_FUNCTIONS = frozenset({
+    "SPLIT", "ARRAY_APPEND", "ARRAY_PREPEND", "ARRAY_CONCAT", "ARRAY_DISTINCT", "ARRAY_EXCEPT", "ARRAY_INTERSECT", "ARRAY_UNION",
+    "ARRAY_REMOVE", "ARRAY_REVERSE", "ARRAY_SLICE", "ARRAY_SORT", "MAP_KEYS", "MAP_VALUES",
+})  # fmt: skip
