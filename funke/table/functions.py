@@ -1,13 +1,14 @@
 """Flink SQL's built-in functions on Spark: what each means in Flink, and how funke gives that meaning.
 
 Every function a query calls is looked up here while it is planned (``check_calls``), by the name the
-query spells it with. A built-in function is one of four kinds (``Builtin.status``):
+query spells it with. A built-in function is one of five kinds (``Builtin.status``):
 
 - ``flink``: Spark's function of that name (or the one sqlglot writes for it) gives Flink's result;
 - ``rewritten``: Spark's differs, so the call is rewritten (``Builtin.rewrite``) into Spark SQL that gives
   Flink's result, for the argument counts in ``Builtin.arities``;
 - ``planner``: funke's planner gives it its meaning itself (aggregates, window functions, time attributes);
-- ``differs``: Spark's function runs, and differs from Flink's only where ``note`` says (edge cases);
+- ``differs``: Spark's function (or a rewrite) runs, and differs from Flink's where ``note`` says (edge cases,
+  errors where Flink gives a value);
 - ``refused``: Spark cannot give Flink's result; the call is refused while planning, with ``note`` as the reason.
 
 A name that is no Flink built-in function and no Python function of the table environment is an unknown

@@ -52,7 +52,7 @@ from sqlglot import exp
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Expr, ProcTime, Sql
-from funke.plan.types import INTEGRAL, Field, Schema
+from funke.plan.types import Field, Schema
 from funke.semantics.windows import (
     CumulativeEventTimeWindows,
     CumulativeProcessingTimeWindows,
@@ -73,9 +73,10 @@ from funke.table.functions import lowered as builtin_call
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
+from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, subscript
 from funke.table.over_lowering import OverLowering
 from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
-from funke.table.sql_types import exact_type, type_of, wider
+from funke.table.sql_types import exact_type, type_of
 from funke.table.subqueries import SET_OPERATION_CLAUSES, SubqueryLowering
 from funke.table.udf_lowering import PythonFunctionLowering
 from funke.table.watermark import WithWatermark
@@ -646,8 +647,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         def flink_meaning(n: exp.Expression) -> exp.Expression:
             if (python := self.python_call(n, schema, lambda x: x.transform(flink_meaning))) is not None:
                 return python
-            if isinstance(n, exp.Anonymous) or type(n) in _CALL_ARGS:
-                given = list(n.expressions) if isinstance(n, exp.Anonymous) else [n.args[k] for k in _CALL_ARGS[type(n)] if n.args.get(k) is not None]
+            if isinstance(n, exp.Anonymous) or type(n) in CALL_ARGS:
+                given = list(n.expressions) if isinstance(n, exp.Anonymous) else [n.args[k] for k in CALL_ARGS[type(n)] if n.args.get(k) is not None]
                 args = [a.transform(flink_meaning) for a in given]
                 types = [type_of(a, schema) for a in given]
                 lowered = builtin_call(n, self.sql, args, types, lambda what: self.refuse(n, what))
@@ -656,15 +657,15 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             if isinstance(n, exp.Column) and not n.table and n.name.upper() == "LOCALTIMESTAMP" and not (schema and schema.get(n.name)):
                 return fill(NOW, [])
             if isinstance(n, exp.SimilarTo):
-                return fill(_SIMILAR_TO, [n.this.transform(flink_meaning), n.expression.transform(flink_meaning)])
+                return fill(SIMILAR_TO, [n.this.transform(flink_meaning), n.expression.transform(flink_meaning)])
             if isinstance(n, exp.Bracket):
-                return self._subscript(n, schema, flink_meaning)
+                return subscript(n, schema, flink_meaning, self.refuse)
             if isinstance(n, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
-                return self._arithmetic(n, schema, flink_meaning)
+                return arithmetic(n, schema, flink_meaning, self.refuse)
             if isinstance(n, (exp.Cast, exp.TryCast)):
                 if n.to.is_type(exp.DataType.Type.TIME):
                     raise self.refuse(n, f"{n.sql()} (a TIME value: Spark computes with none)")
-                return _cast(n, type_of(n.this, schema), flink_meaning)
+                return cast(n, type_of(n.this, schema), flink_meaning)
             if isinstance(n, exp.Extract):
                 return extract(n.name, n.expression.transform(flink_meaning))
             if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("to") is not None:
@@ -679,45 +680,6 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             self._known_columns(e, schema)
         return e.copy().transform(flink_meaning).sql(dialect="spark", comments=False)
 
-    def _arithmetic(self, n: exp.Binary, schema: Schema | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
-        """``+ - * / %`` with Flink's meaning: ``/`` of two integers divides integers (truncating, of the wider
-        type), and an integer operand of a DECIMAL operation is the DECIMAL Flink takes it for (INT
-        ``DECIMAL(10, 0)``, BIGINT ``DECIMAL(19, 0)``: Spark's ``DECIMAL(20, 0)``, and its literals' digits,
-        give the result another scale: ``CAST(1 AS DECIMAL(10, 2)) / 3`` is ``0.3333333333333`` in Flink)."""
-        kinds = (type_of(n.this, schema), type_of(n.expression, schema))
-        left, right = n.this.transform(meaning), n.expression.transform(meaning)
-        if isinstance(n, exp.Div):
-            if all(k in INTEGRAL for k in kinds):
-                return exp.Cast(this=exp.IntDiv(this=left, expression=right), to=exp.DataType.build(wider(*kinds)))
-            if any(k is None for k in kinds):
-                raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
-        if any(k is not None and k.startswith("decimal") for k in kinds):
-            left, right = _decimal_view(left, kinds[0]), _decimal_view(right, kinds[1])
-        out = n.copy()
-        out.set("this", left)
-        out.set("expression", right)
-        if isinstance(n, exp.Mod) and all(k in INTEGRAL for k in kinds) and kinds[0] != kinds[1]:
-            return exp.Cast(this=out, to=exp.DataType.build(kinds[1]))  # (Flink: the divisor's type)
-        return out
-
-    def _subscript(self, n: exp.Bracket, schema: Schema | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
-        """``MAP[k, v, ...]`` (Spark's ``map(k, v, ...)``), ``array[i]`` (1-based in Flink, 0-based in Spark; an
-        index below 1 fails the job, one past the end is NULL, as in Flink) or ``map[key]`` (Spark's as it is)."""
-        args = [a.transform(meaning) for a in n.expressions]
-        this = n.this
-
-        def constructor(e: exp.Expression) -> bool:  # (MAP[...])
-            return isinstance(e, exp.Column) and not e.table and e.name.upper() == "MAP" and not (schema and schema.get(e.name))
-
-        if constructor(this):
-            return exp.Anonymous(this="MAP", expressions=args)
-        kind = "array" if isinstance(this, exp.Array) else "map" if isinstance(this, exp.Bracket) and constructor(this.this) else (type_of(this, schema) or "")
-        if kind.startswith("map"):
-            return exp.Bracket(this=this.transform(meaning), expressions=args)
-        if not kind.startswith("array") or len(args) != 1:
-            raise self.refuse(n, f"{n.sql()} (funke cannot tell whether it indexes an array, from 1 in Flink and from 0 in Spark, or a map)", "CAST the value")
-        return _array_at(this.transform(meaning), args[0])
-
     def _known_columns(self, e: exp.Expression, schema: Schema) -> None:
         """An unqualified column of ``e`` that ``schema`` lacks is an unknown column here, with did-you-mean,
         not an error of Spark's when the job starts (names compared as Spark's analyzer does, ignoring case;
@@ -729,40 +691,6 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             if c.name.upper() == "LOCALTIMESTAMP" and not c.args["this"].quoted:  # (Flink's niladic function, read by sqlglot as a column)
                 continue
             schema.field(c.name, node=f"Flink SQL: {c.sql()} at {self.at(c)}")
-
-
-#: An integer operand of a DECIMAL operation as Flink sees it: the DECIMAL of its type's digits.
-#: sqlglot's nodes of Flink's call syntax funke rewrites (``SUBSTRING(s FROM 2 FOR 3)``): their arguments in Flink's order.
-_CALL_ARGS: dict[type[exp.Expression], tuple[str, ...]] = {
-    exp.Substring: ("this", "start", "length"), exp.Overlay: ("this", "expression", "from_", "for_"), exp.Initcap: ("this",),
-}  # fmt: skip
-#: ``{0} SIMILAR TO {1}`` (no Spark syntax): a regex match of the whole string, ``%`` any text, ``_`` any character.
-_SIMILAR_TO = "{0} RLIKE CONCAT('^(?:', REPLACE(REPLACE(REPLACE(REPLACE({1}, '\\\\', '\\\\\\\\'), '$', '\\\\$'), '%', '(?s:.*)'), '_', '.'), ')\\\\z')"
-
-_DECIMAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
-
-
-def _decimal_view(e: exp.Expression, kind: str | None) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType.build(f"DECIMAL({_DECIMAL_DIGITS[kind]}, 0)")) if kind in _DECIMAL_DIGITS else e
-
-
-def _cast(n: exp.Cast, source: str | None, meaning: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
-    """``CAST``/``TRY_CAST`` with Flink's meaning where the source type is known: a BOOLEAN as a string is
-    ``'TRUE'``/``'FALSE'`` (Spark: lower case), a TIMESTAMP column or function result (funke's are TIMESTAMP(3)) is
-    written with its milliseconds (Spark leaves out a zero fraction: ``2020-01-01 00:00:00`` where Flink writes ``.000``)."""
-    value = n.this.transform(meaning)
-    to = n.to.sql(dialect="spark").lower()
-    if to == "string" and source == "boolean":
-        return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))
-    if to == "string" and source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous)):
-        return exp.Anonymous(this="DATE_FORMAT", expressions=[value, exp.Literal.string("yyyy-MM-dd HH:mm:ss.SSS")])
-    out = n.copy()
-    out.set("this", value)
-    return out
-
-
-def _array_at(array: exp.Expression, index: exp.Expression) -> exp.Expression:
-    return fill("get({0}, CASE WHEN {1} < 1 THEN raise_error('Array element access needs an index starting at 1 but was ' || {1}) ELSE {1} - 1 END)", [array, index])
 
 
 def is_proctime(e: exp.Expression) -> bool:

@@ -1,0 +1,105 @@
+"""Flink's meaning of SQL's operators and call syntax on Spark (``Planner.spark_sql``'s rewrites besides the
+built-in functions of ``funke.table.functions``): integer division, an integer operand of a DECIMAL operation,
+an integer MOD's type, 1-based array subscripts and the MAP constructor, CASTs to strings, ``SIMILAR TO``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from funke.plan.types import INTEGRAL, Schema
+from funke.table.functions import fill
+from funke.table.sql_types import type_of, wider
+
+#: ``Planner.spark_sql``'s rewrite of a subexpression, and its ``refuse``.
+Meaning = Callable[[exp.Expression], exp.Expression]
+Refuse = Callable[..., Exception]
+
+
+def arithmetic(n: exp.Binary, schema: Schema | None, meaning: Meaning, refuse: Refuse) -> exp.Expression:
+    """``+ - * / %`` with Flink's meaning: ``/`` of two integers divides integers (truncating, of the wider
+    type), and an integer operand of a DECIMAL operation is the DECIMAL Flink takes it for (INT
+    ``DECIMAL(10, 0)``, BIGINT ``DECIMAL(19, 0)``: Spark's ``DECIMAL(20, 0)``, and its literals' digits,
+    give the result another scale: ``CAST(1 AS DECIMAL(10, 2)) / 3`` is ``0.3333333333333`` in Flink)."""
+    kinds = (type_of(n.this, schema), type_of(n.expression, schema))
+    left, right = n.this.transform(meaning), n.expression.transform(meaning)
+    if isinstance(n, exp.Div):
+        if all(k in INTEGRAL for k in kinds):
+            return exp.Cast(this=exp.IntDiv(this=left, expression=right), to=exp.DataType.build(wider(*kinds)))
+        if any(k is None for k in kinds):
+            raise refuse(n, f"{n.sql()} (funke cannot tell whether it divides integers)", "CAST an operand")
+    if any(k is not None and k.startswith("decimal") for k in kinds):
+        left, right = _decimal_view(left, kinds[0]), _decimal_view(right, kinds[1])
+    out = n.copy()
+    out.set("this", left)
+    out.set("expression", right)
+    if isinstance(n, exp.Mod) and all(k in INTEGRAL for k in kinds) and kinds[0] != kinds[1]:
+        return exp.Cast(this=out, to=exp.DataType.build(kinds[1]))  # (Flink: the divisor's type)
+    return out
+
+
+def subscript(n: exp.Bracket, schema: Schema | None, meaning: Meaning, refuse: Refuse) -> exp.Expression:
+    """``MAP[k, v, ...]`` (Spark's ``map(k, v, ...)``), ``array[i]`` (1-based in Flink, 0-based in Spark; an
+    index below 1 fails the job, one past the end is NULL, as in Flink) or ``map[key]`` (Spark's as it is)."""
+    args = [a.transform(meaning) for a in n.expressions]
+    this = n.this
+
+    def constructor(e: exp.Expression) -> bool:  # (MAP[...])
+        return isinstance(e, exp.Column) and not e.table and e.name.upper() == "MAP" and not (schema and schema.get(e.name))
+
+    if constructor(this):
+        return exp.Anonymous(this="MAP", expressions=args)
+    kind = (
+        "array"
+        if isinstance(this, exp.Array)
+        else "map"
+        if isinstance(this, exp.Bracket) and constructor(this.this)
+        else (type_of(this, schema) or "")
+    )
+    if kind.startswith("map"):
+        return exp.Bracket(this=this.transform(meaning), expressions=args)
+    if not kind.startswith("array") or len(args) != 1:
+        raise refuse(
+            n,
+            f"{n.sql()} (funke cannot tell whether it indexes an array, from 1 in Flink and from 0 in Spark, or a map)",
+            "CAST the value",
+        )
+    return _array_at(this.transform(meaning), args[0])
+
+
+#: sqlglot's nodes of Flink's call syntax funke rewrites (``SUBSTRING(s FROM 2 FOR 3)``): their arguments in Flink's order.
+CALL_ARGS: dict[type[exp.Expression], tuple[str, ...]] = {
+    exp.Substring: ("this", "start", "length"), exp.Overlay: ("this", "expression", "from_", "for_"), exp.Initcap: ("this",),
+}  # fmt: skip
+#: ``{0} SIMILAR TO {1}`` (no Spark syntax): a regex match of the whole string, ``%`` any text, ``_`` any character.
+SIMILAR_TO = "{0} RLIKE CONCAT('^(?:', REPLACE(REPLACE(REPLACE(REPLACE({1}, '\\\\', '\\\\\\\\'), '$', '\\\\$'), '%', '(?s:.*)'), '_', '.'), ')\\\\z')"
+
+#: An integer operand of a DECIMAL operation as Flink sees it: the DECIMAL of its type's digits.
+_DECIMAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+
+
+def _decimal_view(e: exp.Expression, kind: str | None) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build(f"DECIMAL({_DECIMAL_DIGITS[kind]}, 0)")) if kind in _DECIMAL_DIGITS else e
+
+
+def cast(n: exp.Cast, source: str | None, meaning: Meaning) -> exp.Expression:
+    """``CAST``/``TRY_CAST`` with Flink's meaning where the source type is known: a BOOLEAN as a string is
+    ``'TRUE'``/``'FALSE'`` (Spark: lower case), a TIMESTAMP column or function result (funke's are TIMESTAMP(3)) is
+    written with its milliseconds (Spark leaves out a zero fraction: ``2020-01-01 00:00:00`` where Flink writes ``.000``)."""
+    value = n.this.transform(meaning)
+    to = n.to.sql(dialect="spark").lower()
+    if to == "string" and source == "boolean":
+        return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))
+    if to == "string" and source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous)):
+        return exp.Anonymous(this="DATE_FORMAT", expressions=[value, exp.Literal.string("yyyy-MM-dd HH:mm:ss.SSS")])
+    out = n.copy()
+    out.set("this", value)
+    return out
+
+
+def _array_at(array: exp.Expression, index: exp.Expression) -> exp.Expression:
+    return fill(
+        "get({0}, CASE WHEN {1} < 1 THEN raise_error('Array element access needs an index starting at 1 but was ' || {1}) ELSE {1} - 1 END)",
+        [array, index],
+    )
