@@ -103,3 +103,15 @@ def _array_at(array: exp.Expression, index: exp.Expression) -> exp.Expression:
         "get({0}, CASE WHEN {1} < 1 THEN raise_error('Array element access needs an index starting at 1 but was ' || {1}) ELSE {1} - 1 END)",
         [array, index],
     )
+
+
+def is_localtimestamp(e: exp.Expression, schema: Schema | None) -> bool:
+    """Whether ``e`` is Flink's niladic ``LOCALTIMESTAMP``, which sqlglot reads as a column (an unquoted name
+    no column of ``schema`` has)."""
+    return (
+        isinstance(e, exp.Column)
+        and not e.table
+        and e.name.upper() == "LOCALTIMESTAMP"
+        and not e.args["this"].quoted
+        and not (schema and schema.get(e.name))
+    )

@@ -73,7 +73,7 @@ from funke.table.functions import lowered as builtin_call
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
-from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, subscript
+from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, subscript
 from funke.table.over_lowering import OverLowering
 from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sql_types import exact_type, type_of
@@ -654,7 +654,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 lowered = builtin_call(n, self.sql, args, types, lambda what: self.refuse(n, what))
                 if lowered is not None:
                     return lowered
-            if isinstance(n, exp.Column) and not n.table and n.name.upper() == "LOCALTIMESTAMP" and not (schema and schema.get(n.name)):
+            if is_localtimestamp(n, schema):
                 return fill(NOW, [])
             if isinstance(n, exp.SimilarTo):
                 return fill(SIMILAR_TO, [n.this.transform(flink_meaning), n.expression.transform(flink_meaning)])
@@ -688,7 +688,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for c in e.find_all(exp.Column):
             if c.table or isinstance(c.this, exp.Star) or c.name.lower() in names or c.find_ancestor(exp.Lambda) is not None:
                 continue
-            if c.name.upper() == "LOCALTIMESTAMP" and not c.args["this"].quoted:  # (Flink's niladic function, read by sqlglot as a column)
+            if is_localtimestamp(c, schema):
                 continue
             schema.field(c.name, node=f"Flink SQL: {c.sql()} at {self.at(c)}")
 
