@@ -287,6 +287,10 @@ class DataStream:
         """Send the stream to ``sink``; returns the sink (a collect() sink holds the rows)."""
         if not isinstance(sink, SinkSpec):
             raise PlanError(f"sink_to() takes a sink from fk.sinks, got {type(sink).__name__}")
+        partition_by = getattr(sink, "partition_by", ())
+        if partition_by and self._node.schema is not None:
+            for c in partition_by:
+                self._node.schema.field(c, node=f"the partition columns of {sink.describe()}")
         self._env._add_sink(n.Sink((self._node,), spec=sink, explicit_uid=uid, explicit_name=name))
         return sink
 

@@ -50,7 +50,6 @@ class Refusal(NamedTuple):
 REFUSED: dict[str, Refusal] = {
     "q6": Refusal("an OVER aggregation (ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) over an updating result (the winning bids, "
                   "a Top-1); Flink does not run q6 either (FLINK-19059)", "an OVER window"),
-    "q10": Refusal("PARTITIONED BY (a partitioned filesystem sink)", "PARTITIONED BY"),
 }  # fmt: skip
 #: The queries funke runs from its own formulation.
 RUNS = tuple(q for q in QUERIES if q not in REFUSED)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from funke.connectors.base import BatchSink, SinkSpec
+from funke.connectors.partitions import PartitionCommit, local
 from funke.errors import PlanError
 
 
@@ -54,17 +56,29 @@ class CollectSink(SinkSpec):
 
 @dataclass(eq=False)
 class FileSink(SinkSpec):
+    """Spark's exactly-once file sink; with ``partition_by``, each row under ``col=value/...`` directories
+    (the columns are not in the files), and with ``commit`` a success file in each partition once it
+    is committed (``funke.connectors.partitions``)."""
+
     path: str
     format: str = "parquet"
     overwrite: bool = False
+    partition_by: tuple[str, ...] = ()
+    commit: PartitionCommit | None = None
     kind: ClassVar[str] = "files"
 
     def __post_init__(self) -> None:
         if self.format not in ("parquet", "json", "csv", "text"):
             raise PlanError(f"files sink format must be parquet, json, csv or text (one string column), got {self.format!r}")
+        self.partition_by = tuple(self.partition_by)
+        if self.commit is not None and not self.partition_by:
+            raise PlanError("files sink: a partition commit needs partition_by columns")
+        if self.commit is not None and not local(self.path):
+            raise PlanError(f"files sink {self.path}: funke commits partitions (writes their success files) on this machine's file system only")
 
     def describe(self) -> str:
-        return f"files({self.format}: {self.path})"
+        parts = f", partitioned by {', '.join(self.partition_by)}" if self.partition_by else ""
+        return f"files({self.format}: {self.path}{parts})"
 
 
 @dataclass(eq=False)
@@ -95,6 +109,10 @@ def collect() -> CollectSink:
     return CollectSink()
 
 
-def files(path: str, *, format: str = "parquet", overwrite: bool = False) -> FileSink:
-    """Spark's exactly-once file sink; ``overwrite=True`` empties the directory of an earlier run first."""
-    return FileSink(str(path), format, overwrite)
+def files(
+    path: str, *, format: str = "parquet", overwrite: bool = False, partition_by: Sequence[str] = (), commit: PartitionCommit | None = None
+) -> FileSink:  # fmt: skip
+    """Spark's exactly-once file sink; ``overwrite=True`` empties the directory of an earlier run first.
+    ``partition_by``: columns whose values name directories (``col=value/...``; a NULL is Spark's
+    ``__HIVE_DEFAULT_PARTITION__``); ``commit``: when each partition gets its success file."""
+    return FileSink(str(path), format, overwrite, tuple(partition_by), commit)

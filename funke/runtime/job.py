@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from funke.connectors.base import BatchSink
+from funke.connectors.partitions import commit
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import JobFailedError, PlanError
 from funke.runtime import at_exit
@@ -32,9 +33,10 @@ from funke.runtime.checkpoints import Checkpoints
 from funke.runtime.control import check_restore, fingerprint, restore, serve, state_layout
 from funke.runtime.exceptions import FAILED, exception_entry
 from funke.runtime.metrics import RECENT_BATCHES, WARMUP_BATCHES, DurationHistogram, percentile
-from funke.runtime.progress import HISTORY_BATCHES, BatchRecord, recent_rate, record, show_watermark
+from funke.runtime.progress import HISTORY_BATCHES, BatchRecord, recent_rate, record, show_watermark, watermark_ms
 from funke.runtime.registry import Registry
 from funke.runtime.watermarks import Beat, Clock, DueTimers
+from funke.spark.file_sink import stream_writer, write_frame
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +201,9 @@ class QueryState:
         self.durations = {k: int(v) for k, v in (p.durationMs or {}).items()}
         self.record_batch(self.durations.get("triggerExecution", 0), rows)
         self.checkpoint_seconds.observe((self.durations.get("walCommit", 0) + self.durations.get("commitOffsets", 0)) / 1000)
-        if self.ended_in(self.last_batch_id):
+        ended = self.ended_in(self.last_batch_id)
+        _commit_partitions(self, final=ended)  # (before the query shows as finished: wait() returns then)
+        if ended:
             self.finished = True
 
     def record_batch(self, ms: int, rows: int) -> None:
@@ -648,6 +652,17 @@ def _batchable(spec: Any) -> bool:
     return getattr(spec, "batchable", spec.bounded)
 
 
+def _commit_partitions(st: QueryState, *, final: bool) -> None:
+    """Flink's partition commit for the query's partitioned file sinks after a micro-batch (``final``:
+    every partition, the query has ended): ``funke.connectors.partitions``."""
+    for s in st.plan.sinks:
+        spec = s.spec
+        if isinstance(spec, FileSink) and spec.commit is not None:
+            wm = watermark_ms(st.watermark)
+            commit(spec.path, spec.partition_by, spec.commit, watermark_ms=None if wm is None else int(wm),
+                   now_ms=int(time.time() * 1000), final=final)  # fmt: skip
+
+
 def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:
     path = Path(spec.path)
     if fresh and path.exists() and any(path.iterdir()):
@@ -772,7 +787,7 @@ def _start_query(handle: JobHandle, st: QueryState) -> None:
         writer = writer.foreachBatch(_split_writer(handle.name, handle.cores, st.plan))
     elif isinstance(spec, FileSink):
         _prepare_file_sink(spec, fresh=fresh)
-        writer = writer.format(spec.format).option("path", spec.path)
+        writer = stream_writer(writer, spec)
     elif handle.connect and isinstance(spec, CollectSink):
         # foreachBatch runs on the Connect server: collect through Spark's memory sink instead.
         st.memory_table = f"funke_collect_{_safe(st.sink.uid)}_{uuid.uuid4().hex[:8]}"
@@ -844,7 +859,7 @@ def _split_writer(job: str, cores: int, plan: QueryPlan) -> Any:
         try:
             for sink, frame in compile_batch_split(df.sparkSession, plan, df, cores):
                 if isinstance(sink.spec, FileSink):
-                    frame.write.mode("append").format(sink.spec.format).save(sink.spec.path)
+                    write_frame(frame, sink.spec, "append")
                 else:
                     _batch_writer(sink.spec, job)(frame, batch_id)
         finally:
@@ -899,7 +914,7 @@ def _run_batch_query(handle: JobHandle, st: QueryState) -> None:
         _batch_writer(spec, handle.name)(df, 0)
     elif isinstance(spec, FileSink):
         _prepare_file_sink(spec, fresh=True)
-        df.write.mode("error").format(spec.format).save(spec.path)
+        write_frame(df, spec, "error")
     else:
         raise PlanError(f"no Spark writer for sink {spec.describe()}")
     got = 0
@@ -911,4 +926,5 @@ def _run_batch_query(handle: JobHandle, st: QueryState) -> None:
     st.input_rows, st.batches = got, 1
     st.output_rows = int(out_obs.get.get("rows") or 0)
     st.record_batch(int((time.monotonic() - t0) * 1000), got)
+    _commit_partitions(st, final=True)
     st.finished = True

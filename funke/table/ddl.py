@@ -9,7 +9,13 @@ Connectors (Flink's names and options; an option funke does not know is refused,
   shortest sequence). Unlike Flink's, the random values are a pure function of the row number, so
   a run is replayable; a timestamp is the micro-batch's clock minus a random part of ``max-past``.
 * ``filesystem`` (source and sink): ``path``, ``format`` (``parquet``, ``json``, ``csv``), and for a
-  source ``source.monitor-interval`` (new files are read as they land).
+  source ``source.monitor-interval`` (new files are read as they land). A sink ``PARTITIONED BY (cols)``
+  writes ``col=value/...`` directories (a NULL value: ``partition.default-name``, ``__DEFAULT_PARTITION__``)
+  and commits partitions with a success file (``sink.partition-commit.policy.kind`` = ``success-file``,
+  ``.trigger`` ``process-time`` or ``partition-time``, ``.delay``, ``.success-file.name``;
+  ``partition.time-extractor.timestamp-pattern`` / ``-formatter``: ``funke.connectors.partitions``).
+  The rolling options (``sink.rolling-policy.rollover-interval``, ``check-interval``,
+  ``inactivity-interval``) are met by Spark's file sink, whose micro-batches each finish their own files.
 * ``print`` (sink): rows to the terminal.
 * ``jdbc`` (sink; PostgreSQL): ``url`` (``jdbc:postgresql://host:port/db``), ``table-name``,
   ``username``, ``password``; with a ``PRIMARY KEY ... NOT ENFORCED`` the sink upserts by it.
@@ -74,6 +80,8 @@ class TableDef:
     sql: str
     #: The physical columns declared TIMESTAMP_LTZ (funke holds them as Spark's TIMESTAMP; print shows instants).
     instants: frozenset[str] = frozenset()
+    #: ``PARTITIONED BY`` columns, in order (a filesystem table's directories ``col=value/...``).
+    partition_by: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -133,7 +141,13 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
             raise PlanError(f"Flink SQL: table {name} has no column {c!r}; it has {', '.join(names)}")
     if watermark and dict(columns).get(watermark[0], "timestamp") != "timestamp":
         raise PlanError(f"Flink SQL: the watermark's column {watermark[0]} of table {name} must be a TIMESTAMP")
-    options = _options(create, at)
+    options, partition_by = _options(create, at)
+    physical = [c for c, _ in columns]
+    for c in partition_by:
+        if c not in physical:
+            raise PlanError(f"Flink SQL: PARTITIONED BY names no physical column {c!r} of table {name}; it has {', '.join(physical)}")
+    if len(set(partition_by)) != len(partition_by) or (partition_by and len(partition_by) == len(physical)):
+        raise PlanError(f"Flink SQL: PARTITIONED BY of table {name} names a column twice, or every column (its files would hold none)")
     if "connector" not in options and "connector.type" in options:
         options = _legacy_options(name, options)
     connector = options.pop("connector", None)
@@ -142,7 +156,9 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if connector not in CONNECTORS:
         raise UnsupportedError(f"Flink SQL: the connector {connector!r} of table {name} is not supported by funke; "
                                f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
-    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants))
+    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants), partition_by)
+    if partition_by and connector != "filesystem":
+        raise UnsupportedError(f"Flink SQL: PARTITIONED BY of table {name}: the {connector} connector writes no partitions; the filesystem connector does")
     CONNECTORS[connector].check(definition)
     return definition
 
@@ -208,15 +224,19 @@ def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression
     )
 
 
-def _options(create: exp.Create, at: Callable[[exp.Expression], str]) -> dict[str, str]:
+def _options(create: exp.Create, at: Callable[[exp.Expression], str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The ``WITH`` options and the ``PARTITIONED BY`` columns."""
     props = create.args.get("properties")
     out: dict[str, str] = {}
+    partition_by: tuple[str, ...] = ()
     for p in props.expressions if props is not None else []:
-        if type(p) is not exp.Property or "value" not in p.args:  # (PARTITIONED BY, ... are Property kinds too)
-            what = "PARTITIONED BY (a partitioned table)" if isinstance(p, exp.PartitionedByProperty) else p.sql()
-            raise UnsupportedError(f"Flink SQL: {what} in CREATE TABLE (at {at(create)}) is not supported by funke")
+        if isinstance(p, exp.PartitionedByProperty) and isinstance(p.this, exp.Schema):
+            partition_by = tuple(c.name for c in p.this.expressions)
+            continue
+        if type(p) is not exp.Property or "value" not in p.args:  # (other clauses are Property kinds too)
+            raise UnsupportedError(f"Flink SQL: {p.sql()} in CREATE TABLE (at {at(create)}) is not supported by funke")
         out[p.this.name if isinstance(p.this, exp.Literal) else p.name] = p.args["value"].name
-    return out
+    return out, partition_by
 
 
 # -- connectors --------------------------------------------------------------------------------
@@ -351,6 +371,8 @@ def _nexmark(t: TableDef) -> Any:
 def _files_source(t: TableDef) -> Any:
     from funke.connectors.sources import files
 
+    if t.partition_by:
+        raise UnsupportedError(f"Flink SQL: reading the partitioned filesystem table {t.name} is not supported by funke yet; it writes them")
     monitor = t.options.get("source.monitor-interval")
     interval = interval_text_ms(monitor, f"table {t.name}") if monitor else None
     return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
@@ -361,6 +383,8 @@ def _files_lookup(t: TableDef) -> Any:
     Spark (Flink's filesystem lookup loads the whole file too, and reloads it after a TTL)."""
     from funke.connectors.tables import spark_table
 
+    if t.partition_by:
+        raise UnsupportedError(f"Flink SQL: a lookup join of the partitioned filesystem table {t.name} is not supported by funke yet")
     path, fmt, schema = _required(t, "path"), _required(t, "format"), _ddl(t)
     if fmt not in ("csv", "json", "parquet"):
         raise UnsupportedError(f"Flink SQL: table {t.name}: the format {fmt!r} in a lookup join is not supported by funke (csv, json, parquet)")
@@ -396,10 +420,58 @@ def interval_text_ms(text: str, where: str) -> int:
     return int(value) * _DURATION_UNITS[unit]
 
 
+#: A filesystem table's partition options (Flink's names), with the Flink default where funke reads one.
+PARTITION_OPTIONS = frozenset({
+    "partition.default-name", "sink.partition-commit.trigger", "sink.partition-commit.delay", "sink.partition-commit.policy.kind",
+    "sink.partition-commit.success-file.name", "partition.time-extractor.kind", "partition.time-extractor.timestamp-pattern",
+    "partition.time-extractor.timestamp-formatter", "sink.partition-commit.watermark-time-zone",
+})  # fmt: skip
+#: Rolling options a Spark file sink meets: each micro-batch writes and finishes files of its own, so no part
+#: file stays open longer than a micro-batch (Flink rolls a part file after these intervals at most).
+ROLLING_OPTIONS = frozenset({"sink.rolling-policy.rollover-interval", "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval"})
+#: Flink's ``partition.default-name``: the directory of a NULL partition value.
+DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
+
+
 def _files_sink(t: TableDef) -> Any:
     from funke.connectors.sinks import files
 
-    return files(_required(t, "path"), format=_required(t, "format"))
+    return files(_required(t, "path"), format=_required(t, "format"), partition_by=t.partition_by, commit=_partition_commit(t))
+
+
+def _partition_commit(t: TableDef) -> Any:
+    """The partition commit a filesystem table's options ask for (``sink.partition-commit.*``), or None."""
+    from funke.connectors.partitions import PartitionCommit
+
+    o = t.options
+    commit_options = sorted(k for k in o if k.startswith(("sink.partition-commit.", "partition.time-extractor.")))
+    if not t.partition_by and (commit_options or "partition.default-name" in o):
+        raise PlanError(f"Flink SQL: table {t.name}: {(commit_options or ['partition.default-name'])[0]!r} is for a table with PARTITIONED BY")
+    policy = o.get("sink.partition-commit.policy.kind")
+    if policy is None:
+        if commit_options:
+            raise PlanError(
+                f"Flink SQL: table {t.name}: {commit_options[0]!r} without 'sink.partition-commit.policy.kind' commits nothing; "
+                "name the policy: 'success-file'"
+            )
+        return None
+    if policy != "success-file":
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: the partition commit policy {policy!r} is not supported by funke; it writes 'success-file' "
+            "(no metastore: a Spark file sink's partitions are directories)"
+        )
+    if o.get("partition.time-extractor.kind", "default") != "default":
+        raise UnsupportedError(f"Flink SQL: table {t.name}: partition.time-extractor.kind {o['partition.time-extractor.kind']!r}: funke reads 'default'")
+    if o.get("sink.partition-commit.watermark-time-zone", "UTC") != "UTC":
+        raise UnsupportedError(f"Flink SQL: table {t.name}: sink.partition-commit.watermark-time-zone: funke reads partition times in 'UTC'")
+    delay = o.get("sink.partition-commit.delay")
+    return PartitionCommit(
+        o.get("sink.partition-commit.trigger", "process-time"),
+        interval_text_ms(delay, f"table {t.name}") if delay else 0,
+        o.get("partition.time-extractor.timestamp-pattern"),
+        o.get("partition.time-extractor.timestamp-formatter"),
+        o.get("sink.partition-commit.success-file.name", "_SUCCESS"),
+    )
 
 
 def _print_sink(t: TableDef) -> Any:
@@ -493,8 +565,8 @@ def _redis_source(t: TableDef) -> Any:
 CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
-    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}), source=_files_source, sink=_files_sink,
-                            lookup=_files_lookup),
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
+                            source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),

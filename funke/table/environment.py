@@ -21,7 +21,7 @@ from funke.plan import nodes as n
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.ddl import CONNECTORS, TableDef, interval_text_ms, table_def
+from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, table_def
 from funke.table.dialect import parse, parse_script, position
 from funke.table.lowering import is_updating
 from funke.table.planner import Planner
@@ -245,7 +245,7 @@ class StreamTableEnvironment(FunctionCalls):
                 else:
                     lookups[name] = lambda t=t, make=connector.lookup: make(t)
         self._functions.job_parameters = self._config.job_parameters
-        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions, lookups=lookups)
+        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions, lookups=lookups, batch=self._batch_mode())
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
         at = lambda node: position(node, sql)  # noqa: E731
@@ -352,10 +352,13 @@ class StreamTableEnvironment(FunctionCalls):
             if missing:
                 raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its primary key column {missing[0]!r}")
             stream = by_key(stream, [by_target[c] for c in t.primary_key], self._config.state_ttl_ms)
-        exprs = [
-            f"CAST(`{by_target[c]}` AS {ty}) AS `{c}`" if c in by_target else f"CAST(NULL AS {ty}) AS `{c}`"
-            for c, ty in t.columns
-        ]
+        default = t.options.get("partition.default-name", DEFAULT_PARTITION).replace("'", "''")
+        exprs = []
+        for c, ty in t.columns:
+            value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
+            if c in t.partition_by:  # (a NULL partition value's directory is Flink's partition.default-name)
+                value = f"COALESCE(CAST({value} AS STRING), '{default}')"
+            exprs.append(f"{value} AS `{c}`")
         if updating:  # (the kinds first, named as to_changelog_stream names them)
             exprs.insert(0, f"`{ROW_KIND}` AS {ROW_KIND_NAME}")
         out = stream.select(*exprs)
@@ -370,6 +373,11 @@ class StreamTableEnvironment(FunctionCalls):
             return self.env.execute(name=name, bounded=bounded)
         finally:
             self.env._sinks = saved
+
+    def _batch_mode(self) -> bool:
+        """Whether queries are planned for batch mode (the environment's ``runtime_mode``): Flink plans a
+        query for its environment's mode, and a sort of the whole result runs in batch mode only."""
+        return self.env.runtime_mode == "batch"
 
     def _bounded(self, sinks: list[n.Sink]) -> bool | None:
         """Whether the job of ``sinks`` runs as a batch job (None: as the environment's runtime mode says)."""

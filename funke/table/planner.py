@@ -76,6 +76,7 @@ from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjunct
 from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, subscript
 from funke.table.over_lowering import OverLowering
 from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
+from funke.table.sort import SortLowering
 from funke.table.sql_types import exact_type, type_of
 from funke.table.subqueries import SET_OPERATION_CLAUSES, SubqueryLowering
 from funke.table.udf_lowering import PythonFunctionLowering
@@ -114,7 +115,7 @@ class Tvf:
 
 
 @dataclass
-class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering, SubqueryLowering):
+class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering, SubqueryLowering, SortLowering):
     """Lowers one query; ``views`` maps each view name to a function returning its DataStream. Its joins
     are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``), its aggregations by
     those of ``AggregateLowering`` (``funke.table.aggregate_lowering``); joins of more than two relations
@@ -132,6 +133,9 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
     #: Tables read as streams that a lookup join (``JOIN t FOR SYSTEM_TIME AS OF ...``) reads as a static
     #: table instead (a ``filesystem`` table): name to a function returning that ``StaticTable``.
     lookups: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+    #: Whether the environment runs in batch mode (Flink's ``RuntimeExecutionMode.BATCH``): a sort of the
+    #: whole result then runs (``funke.table.sort``).
+    batch: bool = False
     _hidden: int = field(default=0)
     _checked: bool = field(default=False)
 
@@ -419,48 +423,6 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for c in calls:
             c.replace(exp.column(column, quoted=True))
         return marked
-
-    # -- ORDER BY / LIMIT -------------------------------------------------------------------------
-    def _sort_limit(self, query: exp.Select) -> Any:
-        """``SELECT ... [ORDER BY cols] LIMIT n``: Flink's Top-N over the whole result, as its planner makes
-        one of a sort with a limit. Without ORDER BY, the first n rows in arrival order (insert-only: once
-        n rows are in, the rest stay out); with it, an updating result (a row pushed out of the first n
-        is deleted, as ``ROW_NUMBER() OVER (ORDER BY cols) <= n`` would). A sort without a limit is not a
-        Top-N: Flink runs it on bounded input (or on a time attribute in a stream); funke refuses it."""
-        order_by, limit, offset = (query.args.get(a) for a in ("order", "limit", "offset"))
-        if offset is not None or (limit is not None and limit.args.get("offset") is not None):
-            raise self.refuse(offset if offset is not None else limit, "OFFSET", "LIMIT n without OFFSET runs, as a Top-N")
-        if limit is None:
-            raise self.refuse(order_by, "ORDER BY without LIMIT (a sort of the whole result)", "ORDER BY ... LIMIT n runs, as a Top-N")
-        count = limit.expression
-        if not (isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0):
-            raise self.refuse(limit, f"LIMIT {count.sql()}", "LIMIT takes a positive whole number")
-        inner = query.copy()
-        inner.set("order", None)
-        inner.set("limit", None)
-        stream = self.lower(inner)
-        schema = stream.schema.without((ROW_KIND,))
-        order = []
-        for o in order_by.expressions if order_by is not None else []:
-            if not isinstance(o.this, exp.Column):
-                raise self.refuse(o, f"ORDER BY {o.this.sql()} (an expression)", "order by a column of the result: name the expression in the SELECT")
-            schema.field(o.this.name, node=f"ORDER BY at {self.at(o)}")
-            order.append(Order(o.this.name, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
-        key, rownum = self._hide(), self._hide()
-        keyed = stream.with_column(key, Sql("0", declared="int"))
-        ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
-        n = int(count.this)
-        fn: Any
-        if is_updating(stream):
-            self._known_types(stream, "ORDER BY ... LIMIT over an updating result")
-            fn = RetractableTopN(order, n, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
-        else:
-            fn = TopN(order, n, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
-        ranked = keyed.key_by([key], nulls=True).process(fn, output_schema=ddl)
-        columns = [f"`{c}`" for c in schema.names]
-        if not changelog_mode(ranked.node).updating:  # (LIMIT alone: the first n rows, each an insert)
-            return ranked.select(*columns)
-        return ranked.select(*kind_first(ranked, columns))
 
     # -- window Top-N and deduplication ---------------------------------------------------------
     def _top_n(self, outer: exp.Select, inner: exp.Select) -> Any:

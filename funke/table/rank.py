@@ -42,8 +42,9 @@ class Order:
     nulls_first: bool = True
 
 
-def ranked(rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int) -> list[dict[str, Any]]:
-    """The first ``limit`` of ``rows`` (in arrival order) by ``order``.
+def ranked(rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int, *, stable: bool = False) -> list[dict[str, Any]]:
+    """The first ``limit`` of ``rows`` (in arrival order) by ``order``; ties as the module's docstring says,
+    or, ``stable``, always in arrival order (a sort's).
 
     >>> rows = [{"p": 2, "n": "a"}, {"p": None, "n": "b"}, {"p": 5, "n": "c"}, {"p": 2, "n": "d"}]
     >>> [r["n"] for r in ranked(rows, [Order("p", descending=True, nulls_first=False)], 3)]
@@ -52,7 +53,7 @@ def ranked(rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int) -
     ['b', 'a', 'd', 'c']
     """
     out = list(rows)
-    if order and order[0].descending:
+    if order and order[0].descending and not stable:
         out.reverse()
     for o in reversed(order):  # stable sorts, the last key first: a lexicographic order
         nulls = [r for r in out if r.get(o.column) is None]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -68,6 +70,57 @@ def test_mixing_datastream_and_table_converts_both_ways(examples, capsys):
     got = run_program(examples / "mixing_use_of_datastream_and_table.py", capsys)
     assert sum(got.values()) == 10  # (datagen's 10 random rows: id + length of data, each printed once)
     assert all(re.fullmatch(r"\+I\[-?\d+\]", line) for line in got), got
+
+
+def test_async_scalar_functions_give_each_row_its_own_value(examples, capsys):
+    """async/async_scalar_function.py: an AsyncScalarFunction class and an ``async def`` udf over 10 random rows,
+    each query drawn as PyFlink draws it. (Real PyFlink 2.3 printed values of other rows beside some user ids
+    here, e.g. ``5 | db_value_for_a``; funke gives each row its function's value.)"""
+    got = run_program(examples / "async" / "async_scalar_function.py", capsys)
+    rows = [line for line in got.elements() if line.startswith("| +I |")]
+    assert len(rows) == 20, got
+    cells = [[c.strip() for c in line.strip("|").split("|")[1:]] for line in rows]
+    lookups = [c for c in cells if c[1].startswith("db_value_for_")]
+    assert len(lookups) == 10 and all(c[1] == f"db_value_for_{c[0]}" for c in lookups), lookups
+    calls = [c for c in cells if c not in lookups]
+    assert all(re.fullmatch(rf"Product {re.escape(c[0])}: \$(\d+)", c[1]) and 10 <= int(c[1].split("$")[1]) <= 1000 for c in calls), calls
+    assert got["| op |                        user_id |                      user_info |"] == 1  # (PyFlink's header, widths by type)
+    assert got["10 rows in set"] == 2 and got["Created source table with datagen connector"] == 1
+
+
+def test_streaming_word_count_streams_each_word_s_count_until_stopped(examples):
+    """streaming_word_count.py reads an endless datagen table (5 random word ids a second), as PyFlink's does:
+    run as ``python -m funke.pyflink``, its first 12 changes are read (a condition, not a time), then it is
+    stopped. Each word's changes follow one another: ``+I[w, 1]``, then ``-U[w, n]`` and ``+U[w, n + 1]``."""
+    path = examples / "streaming_word_count.py"
+    install()
+    words = module_data(path)["words"]
+    proc = subprocess.Popen([sys.executable, "-m", "funke.pyflink", str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    changes: list[str] = []
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "Printing result to stdout. Use --output to specify output path."
+        while len(changes) < 12:
+            line = proc.stdout.readline()
+            assert line, f"the job ended after {changes}"
+            changes.append(line.strip())
+    finally:
+        proc.kill()
+        proc.wait(60)
+    counts: dict[str, int] = {}
+    pending: str | None = None  # (a -U awaiting its +U)
+    for line in changes:
+        kind, word, n = re.fullmatch(r"([+-][IUD])\[(\w+), (\d+)\]", line).groups()  # type: ignore[union-attr]
+        assert word in words, line
+        if kind == "+I":
+            assert pending is None and word not in counts and n == "1", changes
+        elif kind == "-U":
+            assert pending is None and counts[word] == int(n), changes
+            pending = word
+        else:
+            assert kind == "+U" and pending == word and int(n) == counts[word] + 1, changes
+            pending = None
+        counts[word] = int(n)
 
 
 # The windowing examples' rows (ms, name, price), as their programs declare them.

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
+from funke.connectors.sinks import CollectSink
 from funke.runtime.job import JobHandle, QueryState
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "ysb_progress_20k.json").read_text())
@@ -26,7 +27,7 @@ def replayed(upto_batch: int, *, without_operator_metrics: bool = False) -> JobH
     """A stopped job whose one query has heard the recorded progress of batches 0..upto_batch
     (``without_operator_metrics``: as if the native operators' observe points were not there)."""
     metrics = [SimpleNamespace(**{"counts": {}, **m}) for m in QUERY["metrics"] if not (without_operator_metrics and m["operator"])]
-    sink = SimpleNamespace(uid="campaign-counts", where=lambda: "sink 'campaign-counts'", inputs=())
+    sink = SimpleNamespace(uid="campaign-counts", where=lambda: "sink 'campaign-counts'", inputs=(), spec=CollectSink())
     compiled = SimpleNamespace(clocks=[], beats=[], metrics=metrics, stateful=QUERY["stateful"])
     st = QueryState(plan=SimpleNamespace(compiled=compiled, sinks=[sink], lazy=False))
     for p in QUERY["progress"][: upto_batch + 1]:

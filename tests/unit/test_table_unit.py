@@ -108,8 +108,7 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("SELECT k FROM ev ORDER BY k", "ORDER BY without LIMIT (a sort of the whole result) (at line 1, column 27)"),
-        ("SELECT k FROM ev LIMIT 2 OFFSET 1", "OFFSET"),
+        ("SELECT k FROM ev LIMIT 2 OFFSET 1", "OFFSET in streaming mode"),
         ("SELECT k FROM ev LIMIT 0", "LIMIT 0"),
         ("SELECT k, v FROM ev ORDER BY v + 1 LIMIT 2", "ORDER BY v + 1 (an expression)"),
         (f"SELECT COUNT(*) FROM {TUMBLE} WHERE ts > CURRENT_WATERMARK(ts) GROUP BY window_start, window_end",
@@ -616,3 +615,35 @@ def test_an_over_aggregation_plans_one_keyed_function_per_select_and_refuses_wha
         with pytest.raises((PlanError, UnsupportedError)) as e:
             t_env.sql_query(sql)
         assert message in str(e.value), (sql, str(e.value))
+
+
+def test_sorts_plan_by_mode_a_temporal_sort_in_a_stream_any_sort_in_batch_mode():
+    """Flink plans a query for its environment's mode: in a stream a sort without a limit leads with a time
+    attribute (over insert-only rows); in batch mode any ORDER BY of columns runs, OFFSET too."""
+    from funke.table.sort import Sort
+
+    def sorts(t):
+        return [node.function for node in n.walk([t._stream.node]) if isinstance(getattr(node, "function", None), Sort)]
+
+    streaming = fk.StreamEnvironment(app="sql-unit")
+    batch = fk.StreamEnvironment(app="sql-unit", runtime_mode="batch")
+    for env in (streaming, batch):
+        t_env = StreamTableEnvironment.create(env)
+        wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+        t_env.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int", watermarks=wm))
+        [temporal] = sorts(t_env.sql_query("SELECT k, ts FROM ev ORDER BY ts, k DESC"))
+        assert (temporal.time, temporal.limit) == (("ts", None) if env is streaming else (None, None))
+        if env is streaming:
+            with pytest.raises(PlanError, match=r"lead with one \(the result has none\)"):  # (MAX(ts) is no time attribute)
+                t_env.sql_query("SELECT k, MAX(ts) AS ts FROM ev GROUP BY k ORDER BY ts")
+            for sql in ("SELECT k, ts FROM ev ORDER BY ts DESC", "SELECT k, ts FROM ev ORDER BY k, ts"):
+                with pytest.raises(PlanError, match=r"ORDER BY .* at line 1, column 31 without LIMIT in streaming mode: as in Flink, a stream is "
+                                   r"sorted only on a time attribute, ascending, first; lead with ts, add LIMIT n \(a Top-N\), or run in batch mode"):
+                    t_env.sql_query(sql)
+            continue
+        [paged] = sorts(t_env.sql_query("SELECT k, v FROM ev ORDER BY v DESC LIMIT 2 OFFSET 3"))
+        assert (paged.time, paged.limit, paged.offset, [o.column for o in paged.order]) == (None, 2, 3, ["v"])
+        assert not t_env.sql_query("SELECT k, COUNT(*) AS n FROM ev GROUP BY k ORDER BY n").updating
+        assert sorts(t_env.sql_query("SELECT k FROM ev LIMIT 2")) == []  # (LIMIT alone: the first rows, a Top-N)
+        with pytest.raises(UnsupportedError, match=r"ORDER BY v \+ 1 \(an expression\)"):
+            t_env.sql_query("SELECT k, v FROM ev ORDER BY v + 1")

@@ -29,7 +29,7 @@ from typing import Any
 
 from funke.pyflink.common.time import Instant
 from funke.pyflink.common.types import Row
-from funke.table.print_sink import java_float
+from funke.semantics.java_text import java_float
 
 __all__ = [
     "BasicArrayTypeInfo",

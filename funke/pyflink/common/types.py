@@ -37,8 +37,14 @@ class RowKind(enum.Enum):
     def __str__(self) -> str:
         return _SHORT[self]
 
+    @staticmethod
+    def of_short(short: str | None) -> RowKind:
+        """The kind a changelog's row kind column names (``+I``, ``-U``, ``+U``, ``-D``); none: an insert."""
+        return _BY_SHORT.get(short, RowKind.INSERT)  # type: ignore[arg-type]
+
 
 _SHORT = {RowKind.INSERT: "+I", RowKind.UPDATE_BEFORE: "-U", RowKind.UPDATE_AFTER: "+U", RowKind.DELETE: "-D"}
+_BY_SHORT = {short: kind for kind, short in _SHORT.items()}
 _SLOTS = frozenset({"_fields", "_values", "_row_kind", "_from_dict"})
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from funke.pyflink.common.time import Instant
 from funke.pyflink.common.typeinfo import PickledBytesTypeInfo, RowTypeInfo, TypeInformation
-from funke.pyflink.common.types import Row
+from funke.pyflink.common.types import Row, RowKind
 from funke.semantics.rich import RuntimeContext, call_open, current_task
 
 VALUE, KEY, TS, LINE = "value", "pf_key", "pf_ts", "line"
@@ -99,13 +99,18 @@ class TextReader(Reader):
 
 @dataclass(frozen=True)
 class RowReader(Reader):
-    """A row of typed columns as a PyFlink ``Row`` of a ROW type (JSON/CSV row schemas)."""
+    """A row of typed columns as a PyFlink ``Row`` of a ROW type (JSON/CSV row schemas); with ``kinds``, the
+    column holding each row's kind in a changelog (``to_changelog_stream``)."""
 
     type_info: RowTypeInfo = field(default_factory=lambda: RowTypeInfo([]))
+    kinds: str | None = None
 
     def __call__(self, row: dict[str, Any]) -> Any:
         names = self.type_info.get_field_names()
-        return self.type_info.from_python(Row(*(row.get(n) for n in names)))
+        out = self.type_info.from_python(Row(*(row.get(n) for n in names)))
+        if self.kinds is not None:
+            out.set_row_kind(RowKind.of_short(row.get(self.kinds)))
+        return out
 
 
 # -- chains ----------------------------------------------------------------------------------------
@@ -154,6 +159,17 @@ class Chain:
         owner = getattr(tail.selector, "__self__", None)  # (a KeySelector's bound get_key: the selector opens)
         if owner is not None and callable(getattr(owner, "open", None)):
             self.functions.append(owner)
+        self._converters: dict[int, Callable[[Any], Any]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_converters": {}}  # (generated functions do not pickle: built where they run)
+
+    def _converter(self, t: TypeInformation) -> Callable[[Any], Any]:
+        """``t.from_python`` as its quick converter, built once per chain where it runs."""
+        convert = self._converters.get(id(t))
+        if convert is None:
+            convert = self._converters[id(t)] = t.converter()
+        return convert
 
     # (the chain's own lifecycle: every function with open/close in it)
     def open(self, runtime_context: RuntimeContext) -> None:
@@ -170,7 +186,7 @@ class Chain:
     def values(self, row: dict[str, Any]) -> list[Any]:
         value = self.reader(row)
         if self.convert is not None:
-            value = self.convert.from_python(value)
+            value = self._converter(self.convert)(value)
         values = [value]
         for step in self.steps:
             if step.kind == "map":
@@ -195,7 +211,7 @@ class Chain:
         another keeps its timestamp (Flink's), the assigner sets it from ``extract_timestamp``."""
         value = self.reader(row)
         if self.convert is not None:
-            value = self.convert.from_python(value)
+            value = self._converter(self.convert)(value)
         ts = millis(row.get(TS)) if self.keep_ts else None
         pairs = [(value, ts)]
         for step in self.steps:
@@ -231,10 +247,11 @@ class Chain:
         if tail.kind == "key":
             assert tail.selector is not None
             out = []
+            key = self._converter(tail.key_type) if tail.key_type is not None else None
             for v in values:
                 k = tail.selector(v)
-                if tail.key_type is not None:
-                    k = tail.key_type.from_python(k)
+                if key is not None:
+                    k = key(k)
                 out.append({KEY: key_bytes(k), VALUE: dumps(v), TS: ts} if self.keep_ts else {KEY: key_bytes(k), VALUE: dumps(v)})
             return out
         if tail.kind == "print":
@@ -247,7 +264,8 @@ class Chain:
             return [dict(zip(names, map(_column_value, t.from_python(v)))) for v in values]  # type: ignore[union-attr]
         # collect: the value as Java hands it back (converted to its declared type)
         t = tail.out_type
-        return [{VALUE: dumps(t.from_python(v) if needs_conversion(t) else v)} for v in values]  # type: ignore[union-attr]
+        convert = self._converter(t) if needs_conversion(t) else None  # type: ignore[arg-type]
+        return [{VALUE: dumps(convert(v) if convert is not None else v)} for v in values]
 
 
     def _stamped(self, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -257,8 +275,8 @@ class Chain:
             return [{VALUE: dumps(v), TS: t} for v, t in pairs]
         if tail.kind == "key":
             assert tail.selector is not None
-            kt = tail.key_type
-            return [{KEY: key_bytes(kt.from_python(k) if kt is not None else k), VALUE: dumps(v), TS: t} for v, t in pairs for k in (tail.selector(v),)]
+            key = self._converter(tail.key_type) if tail.key_type is not None else None
+            return [{KEY: key_bytes(key(k) if key is not None else k), VALUE: dumps(v), TS: t} for v, t in pairs for k in (tail.selector(v),)]
         plain = Chain(Reader(), None, (), tail, keep_ts=False)  # (print, collect, columns: the values alone)
         return [r for v, _ in pairs for r in plain({VALUE: dumps(v)})]
 

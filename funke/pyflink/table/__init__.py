@@ -17,6 +17,7 @@ from funke.errors import UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.table.descriptors import FormatDescriptor, Schema, TableDescriptor
 from funke.pyflink.table.table_environment import (
+    ChangelogMode,
     EnvironmentSettings,
     StatementSet,
     StreamTableEnvironment,
@@ -38,7 +39,7 @@ class ExplainDetail:
 #: PyFlink's pyflink.table names funke does not translate (importable; refused when used).
 NAMES = frozenset(
     ["GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableSchema", "TableSink",
-     "TableSource", "ResultKind", "SqlDialect", "Expression", "ChangelogMode", "Module", "ModuleEntry", "Catalog",
+     "TableSource", "ResultKind", "SqlDialect", "Expression", "Module", "ModuleEntry", "Catalog",
      "HiveCatalog", "JdbcCatalog", "CatalogDatabase", "CatalogBaseTable", "CatalogFunction", "CatalogPartition",
      "CatalogPartitionSpec", "PlanReference", "CompiledPlan"]
 )  # fmt: skip
@@ -70,7 +71,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AggregateFunction", "DataType", "DataTypes", "EnvironmentSettings", "ExplainDetail", "FormatDescriptor",
+    "AggregateFunction", "ChangelogMode", "DataType", "DataTypes", "EnvironmentSettings", "ExplainDetail", "FormatDescriptor",
     "FunctionContext", "Row", "RowKind", "ScalarFunction", "Schema", "StatementSet", "StreamTableEnvironment", "Table",
     "TableAggregateFunction", "TableConfig", "TableDescriptor", "TableEnvironment", "TableFunction", "TableResult",
 ]  # fmt: skip

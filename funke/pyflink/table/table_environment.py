@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
+from funke.semantics.java_text import java_float
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType, flink_name
-from funke.table.print_sink import java_float
 
 
 def _row(names: Sequence[str], values: Sequence[Any]) -> Row:
@@ -154,28 +155,51 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
 
     def to_data_stream(self, table: Any) -> Any:  # type: ignore[override]
         """An insert-only table as a PyFlink DataStream of named ``Row``s (its columns' types)."""
-        from funke.pyflink.common.typeinfo import Types
-        from funke.pyflink.datastream._wire import RowReader
-        from funke.pyflink.datastream.data_stream import DataStream
-
-        env = getattr(self, "_pyflink_env", None)
-        if env is None:
-            raise PlanError("to_data_stream() is StreamTableEnvironment's: create it with StreamTableEnvironment.create(env)")
+        self._streams("to_data_stream")
         stream = super().to_data_stream(table)  # (refused for an updating table, saying why)
-        fields = table.get_schema().fields
-        row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
-        return DataStream(env, stream.select(*(f"`{f.name}`" for f in fields)), type_info=row_type, reader=RowReader(row_type), known=True)
+        return self._rows(table, stream, kinds=None)
 
     def to_append_stream(self, table: Any, type_info: Any = None) -> Any:
         return self.to_data_stream(table)
 
-    def to_changelog_stream(self, table: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        raise UnsupportedError(
-            "StreamTableEnvironment.to_changelog_stream to a PyFlink DataStream is not translated by funke yet: "
-            "write the updating table with execute_insert (print, jdbc) or read it with execute().collect() (Rows with kinds)"
-        )
+    def to_changelog_stream(self, table: Any, target_schema: Any = None, changelog_mode: Any = None) -> Any:  # type: ignore[override]
+        """A table's changes as a PyFlink DataStream of named ``Row``s, each with its ``RowKind`` (printed
+        ``+I[...]``, ``-U[...]``, ...); an insert-only table's rows are inserts. Every kind, as PyFlink gives
+        them without a ``target_schema`` (it passes ``changelog_mode`` on only with one; funke warns)."""
+        if target_schema is not None:
+            raise UnsupportedError(
+                "to_changelog_stream(table, target_schema[, changelog_mode]): funke takes the table's own columns; "
+                "select and cast them in the table first"
+            )
+        if changelog_mode is not None:
+            warnings.warn(
+                "to_changelog_stream(table, changelog_mode=...) without a target_schema gives every kind of change: PyFlink "
+                "passes changelog_mode on only with a target_schema, and funke does as PyFlink does", stacklevel=2,
+            )  # fmt: skip
+        self._streams("to_changelog_stream")
+        stream = super().to_changelog_stream(table)
+        return self._rows(table, stream, kinds=ROW_KIND_NAME)
 
-    to_retract_stream = to_changelog_stream
+    def _streams(self, what: str) -> Any:
+        """The PyFlink StreamExecutionEnvironment the table environment was created over (``what`` needs one)."""
+        env = getattr(self, "_pyflink_env", None)
+        if env is None:
+            raise PlanError(f"{what}() is StreamTableEnvironment's: create it with StreamTableEnvironment.create(env)")
+        return env
+
+    def _rows(self, table: Any, stream: Any, *, kinds: str | None) -> Any:
+        from funke.pyflink.common.typeinfo import Types
+        from funke.pyflink.datastream._wire import RowReader
+        from funke.pyflink.datastream.data_stream import DataStream
+
+        env = self._streams("to_data_stream")
+        fields = table.get_schema().fields
+        row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
+        columns = [f"`{f.name}`" for f in fields] + ([kinds] if kinds else [])
+        return DataStream(env, stream.select(*columns), type_info=row_type, reader=RowReader(row_type, kinds=kinds), known=True)
+
+    def to_retract_stream(self, table: Any, type_info: Any = None) -> Any:
+        raise UnsupportedError("StreamTableEnvironment.to_retract_stream (removed in PyFlink 2) is not translated by funke: to_changelog_stream gives each row with its RowKind")
 
     def execute_sql(self, stmt: str) -> TableResult:  # type: ignore[override]
         """DDL, ``INSERT INTO`` (a job) or a ``SELECT`` (a job whose rows ``print()`` / ``collect()`` give)."""
@@ -202,6 +226,9 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
 
     def create_statement_set(self) -> StatementSet:  # type: ignore[override]
         return StatementSet(self)
+
+    def _batch_mode(self) -> bool:
+        return not self._streaming
 
     def _bounded(self, sinks: list[Any]) -> bool:
         """Over bounded sources a Spark batch job (the streaming run's results, as PyFlink's DataStream jobs run
@@ -305,6 +332,10 @@ class Table(fk_table.Table):
     def fetch(self, fetch: int) -> Table:
         return self.limit(fetch)
 
+    def offset(self, offset: int) -> Table:
+        """``OFFSET m`` of the rows in arrival order (batch mode, as Flink takes it)."""
+        return self._t_env.sql_query(f"SELECT * FROM {self} OFFSET {int(offset)}")
+
     def over_window(self, *over_windows: Any) -> _OverWindowedTable:
         """``over_window(Over...alias('w')).select(col('v').max.over(col('w')), ...)``: SQL's OVER aggregation."""
         from funke.pyflink.table.window import OverWindow
@@ -315,7 +346,8 @@ class Table(fk_table.Table):
         return _OverWindowedTable(self, {w.name: w for w in over_windows})
 
     def order_by(self, *fields: Any) -> _OrderedTable:
-        """``order_by(col('v').desc).fetch(n)`` (or ``.limit(n)``): ``ORDER BY ... LIMIT n``, a Top-N."""
+        """``order_by(col('v').desc)``: ``ORDER BY``; ``.fetch(n)`` (or ``.limit(n)``) ``ORDER BY ... LIMIT n``, a
+        Top-N in a stream; ``.offset(m)`` (batch mode) ``OFFSET m``."""
         return _OrderedTable(self, ", ".join(self._t_env._items([f]) for f in fields))
 
     def execute_insert(self, table_path_or_descriptor: Any, overwrite: bool = False) -> TableResult:
@@ -379,26 +411,53 @@ class _OverWindowedTable:
 
 
 class _OrderedTable:
-    """``table.order_by(...)``: runs with ``fetch(n)`` / ``limit(n)`` (a Top-N); a sort of the whole result
-    is refused, as ``ORDER BY`` without ``LIMIT`` in SQL."""
+    """``table.order_by(...)``: with ``fetch(n)`` / ``limit(n)`` ``ORDER BY ... LIMIT n`` (a Top-N in a
+    stream), with ``offset(m)`` ``OFFSET m``; used as a table, ``ORDER BY`` alone (a sort on a time attribute
+    in a stream, any sort in batch mode: funke.table.sort)."""
 
-    def __init__(self, table: Table, order: str) -> None:
-        self._table, self._order = table, order
+    def __init__(self, table: Table, order: str, skip: int = 0) -> None:
+        self._table, self._order, self._skip = table, order, skip
+
+    def offset(self, offset: int) -> _OrderedTable:
+        return _OrderedTable(self._table, self._order, int(offset))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
-        sql = f"SELECT * FROM {self._table} ORDER BY {self._order} LIMIT {int(fetch)}" + (f" OFFSET {int(offset)}" if offset else "")
-        return self._table._t_env.sql_query(sql)
+        return self._query(f" LIMIT {int(fetch)}", int(offset) or self._skip)
 
     def fetch(self, fetch: int) -> Table:
         return self.limit(fetch)
 
-    def __getattr__(self, name: str) -> Any:
+    def _query(self, limit: str, skip: int) -> Table:
+        sql = f"SELECT * FROM {self._table} ORDER BY {self._order}{limit}" + (f" OFFSET {skip}" if skip else "")
+        return self._table._t_env.sql_query(sql)
+
+    def __getattr__(self, name: str) -> Any:  # (select, execute, ... of the sorted table)
         if name.startswith("_"):
             raise AttributeError(name)
-        raise UnsupportedError(
-            f"order_by(...).{name}: a sort of the whole result (ORDER BY without LIMIT) is not supported by funke; "
-            "order_by(...).fetch(n) runs, as a Top-N"
-        )
+        return getattr(self._query("", self._skip), name)
+
+
+class ChangelogMode:
+    """PyFlink's ``ChangelogMode`` (``all()``, ``upsert()``, ``insert_only()``): what PyFlink's
+    ``to_changelog_stream`` takes with a ``target_schema`` (which funke refuses), and without one ignores."""
+
+    def __init__(self, mode: str) -> None:
+        self._mode = mode
+
+    @staticmethod
+    def all() -> ChangelogMode:
+        return ChangelogMode("all")
+
+    @staticmethod
+    def upsert() -> ChangelogMode:
+        return ChangelogMode("upsert")
+
+    @staticmethod
+    def insert_only() -> ChangelogMode:
+        return ChangelogMode("insert-only")
+
+    def __repr__(self) -> str:
+        return f"ChangelogMode.{self._mode.replace('-', '_')}()"
 
 
 class TableResult:
@@ -421,7 +480,7 @@ class TableResult:
         names = list(self._table.columns)
         for values in self._inner.collect():
             row = _row(names, [values.get(n) for n in names])
-            row.set_row_kind(_KINDS.get(values.get(ROW_KIND_NAME), RowKind.INSERT))  # (to_changelog_stream's column)
+            row.set_row_kind(RowKind.of_short(values.get(ROW_KIND_NAME)))  # (to_changelog_stream's column)
             yield row
 
     def print(self) -> None:
@@ -467,7 +526,6 @@ class StatementSet(fk_table.StatementSet):
 
 TableEnvironment._table = Table
 
-_KINDS = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
 _NULL = "<NULL>"
 _MAX_WIDTH = 30
 #: Column widths PyFlink's print gives a type in streaming mode (a negative sign included); others 30.
