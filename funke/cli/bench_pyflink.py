@@ -18,7 +18,8 @@ SECTION = "PyFlink programs on funke (`funke bench pyflink`)"
 INTRO = (
     "Issue 41: the same PyFlink DataStream job (a KeyedProcessFunction and a 10 s tumbling window, funke/bench/pyflink.py) "
     "on real PyFlink (apache-flink 2.3.0, process mode) and on funke (python -m funke.pyflink), and in funke's own API; "
-    "each side's execute() time; every output checked against the window results computed in plain Python. "
+    "each side a script in a fresh process, timed over its execute() (funke's Spark session starts inside it), funke's "
+    "two sides the median of --repeat runs taken in turns; every output checked against the window results computed in plain Python. "
     "Targets: funke >= 20x PyFlink; the compatibility layer within 10 % of funke's own API."
 )
 
@@ -31,6 +32,7 @@ def register(bench: typer.Typer) -> None:
         pyflink_python: Annotated[str | None, typer.Option(help="Python of a side environment with apache-flink (default: $FUNKE_PYFLINK_PYTHON, /work/venv-pyflink)")] = None,
         examples: Annotated[bool, typer.Option("--examples", help="instead: PyFlink 2.3's own DataStream examples and funke's constructs program on both, outputs compared")] = False,
         own_api: Annotated[bool, typer.Option(help="also run the job in funke's own API (the compatibility layer's cost)")] = True,
+        repeat: Annotated[int, typer.Option(help="runs of each funke side, taking turns (their median is kept)")] = 3,
         write: Annotated[bool, typer.Option(help="append the figures to --doc")] = False,
         doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
     ) -> None:
@@ -50,17 +52,12 @@ def register(bench: typer.Typer) -> None:
                 if any(r.diff for r in runs):
                     raise typer.Exit(1)
                 return
-            spark = None
-            if own_api:
-                from funke.bench.ysb import session
-
-                spark = session()
-            line = pb.job_summary(pb.run_job_bench(events, keys, python, spark, on_step=lambda s: err.print(f"[dim]{s}[/dim]")))
+            line = pb.job_summary(pb.run_job_bench(events, keys, python, own_api=own_api, repeat=repeat, on_step=lambda s: err.print(f"[dim]{s}[/dim]")))
         console.print(line)
         if write:
             from funke.bench import report
 
-            canonical = ["funke", "bench", "pyflink", "--events", str(events), "--keys", str(keys)]
+            canonical = ["funke", "bench", "pyflink", "--events", str(events), "--keys", str(keys), "--repeat", str(repeat)]
             command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
             report.add_to_section(doc, SECTION, [f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`: {line}"], intro=INTRO)
             console.print(f"appended to {doc}")

@@ -206,9 +206,29 @@ CONSTRUCTS = {
     # async I/O: each value times 100, none for 3; ordered (capacity 2) and unordered, the same multiset
     "async": [f"{mode}: ('{k}', {v * 100})" for mode in ("ordered", "unordered") for k, v in (("a", 1), ("b", 2), ("c", 4), ("a", 5), ("b", 6))],
     "collect": ["collect: [1, 2, 3, 4, 5, 6]"],
+    # the sum per key as a changelog stream (each RowKind; PyFlink ignores a changelog mode without a target
+    # schema), printed and mapped; then a batch sort of the whole table, and one skipping 1 and keeping 3
+    "table": [
+        *(f"{tag}: {change}" for tag in ("changelog", "upsert") for change in (
+            "('+I', 'a', 1)", "('+I', 'b', 2)", "('-U', 'a', 1)", "('+U', 'a', 4)", "('+I', 'c', 4)", "('-U', 'a', 4)", "('+U', 'a', 9)",
+            "('-U', 'b', 2)", "('+U', 'b', 8)")),
+        "+I[a,1]", "+I[b,2]", "-U[a,1]", "+U[a,4]", "+I[c,4]", "-U[a,4]", "+U[a,9]", "-U[b,2]", "+U[b,8]",
+        "sorted: [('a', 5), ('a', 3), ('a', 1), ('b', 6), ('b', 2), ('c', 4)]",
+        "paged: [('a', 5), ('c', 4), ('a', 3)]",
+    ],
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("job", sorted(CONSTRUCTS))
 def test_each_construct_prints_what_pyflink_prints(capsys, job):
     assert run_program(PROGRAMS / "constructs.py", capsys, job) == Counter(CONSTRUCTS[job])
+
+
+def test_funke_bench_pyflink_job_gives_the_expected_windows_in_both_apis():
+    """``funke bench pyflink``'s job, small: as a PyFlink script on funke and as funke's own API, each in a process
+    of its own, both outputs equal to the windows computed in Python (``run_job_bench`` raises when one differs)."""
+    from funke.bench.pyflink import job_summary, run_job_bench
+
+    result = run_job_bench(2_000, 7, None, repeat=1)
+    assert result.own_s is not None and result.funke_s > 0
+    assert "compatibility layer cost" in job_summary(result) and "14 window results checked" in job_summary(result)
