@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -52,12 +54,18 @@ def register(bench: typer.Typer) -> None:
                 if any(r.diff for r in runs):
                     raise typer.Exit(1)
                 return
+            load = os.getloadavg()[0]
             line = pb.job_summary(pb.run_job_bench(events, keys, python, own_api=own_api, repeat=repeat, on_step=lambda s: err.print(f"[dim]{s}[/dim]")))
         console.print(line)
         if write:
             from funke.bench import report
+            from funke.bench.ysb import session
+
+            # (the versions and the session's settings, read after the runs: no Spark of this process beside them)
+            setup = dataclasses.replace(report.setup(session()), load=load)
 
             canonical = ["funke", "bench", "pyflink", "--events", str(events), "--keys", str(keys), "--repeat", str(repeat)]
             command = shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
-            report.add_to_section(doc, SECTION, [f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`: {line}"], intro=INTRO)
+            entry = f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{command}`: {line}. {setup.versions}; {setup.machine}"
+            report.add_to_section(doc, SECTION, [entry], intro=INTRO)
             console.print(f"appended to {doc}")

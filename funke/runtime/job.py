@@ -121,6 +121,8 @@ class QueryState:
     restarts: int = 0
     #: The last micro-batches as records (``funke.runtime.progress``): rates, checkpoint history, lag.
     history: deque[BatchRecord] = field(default_factory=lambda: deque(maxlen=HISTORY_BATCHES))
+    #: What failed the query in funke's own bookkeeping (a partition commit): the job fails with it.
+    failure: BaseException | None = None
 
     def __post_init__(self) -> None:
         self.clocks = [Clock(c.path, c.inputs, c.uid, timers=DueTimers(c.buckets, c.observe)) for c in self.plan.compiled.clocks]
@@ -202,7 +204,10 @@ class QueryState:
         self.record_batch(self.durations.get("triggerExecution", 0), rows)
         self.checkpoint_seconds.observe((self.durations.get("walCommit", 0) + self.durations.get("commitOffsets", 0)) / 1000)
         ended = self.ended_in(self.last_batch_id)
-        _commit_partitions(self, final=ended)  # (before the query shows as finished: wait() returns then)
+        try:  # (before the query shows as finished: wait() returns then)
+            _commit_partitions(self, final=ended)
+        except (OSError, ValueError) as e:  # (a partition that cannot be committed fails the job, as in Flink)
+            self.failure, ended = e, False
         if ended:
             self.finished = True
 
@@ -314,6 +319,8 @@ class JobHandle:
         """Fold one query progress in; remember in the checkpoint when the query has ended."""
         was, ends = st.finished, dict(st.end_batch)
         st.update(progress)
+        if st.failure is not None and self._error is None:
+            self._error = st.failure
         if self.checkpoints is not None:
             for metric, batch in st.end_batch.items():
                 if metric not in ends:
@@ -659,8 +666,11 @@ def _commit_partitions(st: QueryState, *, final: bool) -> None:
         spec = s.spec
         if isinstance(spec, FileSink) and spec.commit is not None:
             wm = watermark_ms(st.watermark)
-            commit(spec.path, spec.partition_by, spec.commit, watermark_ms=None if wm is None else int(wm),
-                   now_ms=int(time.time() * 1000), final=final)  # fmt: skip
+            try:
+                commit(spec.path, spec.partition_by, spec.commit, watermark_ms=None if wm is None else int(wm),
+                       now_ms=int(time.time() * 1000), final=final)  # fmt: skip
+            except ValueError as e:
+                raise ValueError(f"{s.where()}: a partition cannot be committed: {e}") from e
 
 
 def _prepare_file_sink(spec: FileSink, fresh: bool) -> None:

@@ -153,6 +153,8 @@ class SortLowering:
             return keyed.process(Sort(order, limit=count, offset=skip), output_schema=schema, name="Sort").select(*columns)
         if skip:
             raise self.refuse(offset, "OFFSET in streaming mode", "LIMIT n without OFFSET runs (a Top-N), and batch mode takes OFFSET")
+        if count is None and not order:  # (OFFSET 0 alone: every row as it is)
+            return stream
         if count is None:
             return self._temporal_sort(stream, keyed, order, order_by, columns)
         rownum = self._hide()

@@ -157,3 +157,21 @@ def test_a_query_s_progress_commits_the_partitions_its_watermark_passed(tmp_path
     assert not (tmp_path / "dt=2024-01-01" / "hm=00%3A01" / "_SUCCESS").exists() and not st.finished
     st.update(StreamingQueryProgress.fromJson(QUERY["progress"][-1]))  # (the end of the input)
     assert st.finished and (tmp_path / "dt=2024-01-01" / "hm=00%3A01" / "_SUCCESS").exists()
+
+
+def test_a_partition_whose_time_does_not_read_fails_the_query_naming_it(tmp_path):
+    from types import SimpleNamespace
+
+    from pyspark.sql.streaming.listener import StreamingQueryProgress
+
+    from funke.runtime.job import QueryState
+    from tests.unit.recorded import QUERY
+
+    tree(tmp_path, {"dt=2024-01-01/hm=later": 0})
+    spec = fk.sinks.files(str(tmp_path), format="csv", partition_by=["dt", "hm"], commit=PartitionCommit("partition-time", 0, "$dt $hm:00"))
+    sink = SimpleNamespace(uid="campaign-counts", where=lambda: "sink 'q10'", inputs=(), spec=spec)
+    metrics = [SimpleNamespace(**{"counts": {}, **m}) for m in QUERY["metrics"]]
+    st = QueryState(plan=SimpleNamespace(compiled=SimpleNamespace(clocks=[], beats=[], metrics=metrics, stateful=True), sinks=[sink], lazy=False))
+    st.update(StreamingQueryProgress.fromJson(QUERY["progress"][3]))  # (a watermark: the partition's time is read)
+    assert isinstance(st.failure, ValueError)
+    assert "sink 'q10': a partition cannot be committed: partition time '2024-01-01 later:00'" in str(st.failure)

@@ -632,6 +632,7 @@ def test_sorts_plan_by_mode_a_temporal_sort_in_a_stream_any_sort_in_batch_mode()
         wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
         t_env.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int", watermarks=wm))
         [temporal] = sorts(t_env.sql_query("SELECT k, ts FROM ev ORDER BY ts, k DESC"))
+        assert list(t_env.sql_query("SELECT k FROM ev OFFSET 0").columns) == ["k"]
         assert (temporal.time, temporal.limit) == (("ts", None) if env is streaming else (None, None))
         if env is streaming:
             with pytest.raises(PlanError, match=r"lead with one \(the result has none\)"):  # (MAX(ts) is no time attribute)
@@ -645,5 +646,6 @@ def test_sorts_plan_by_mode_a_temporal_sort_in_a_stream_any_sort_in_batch_mode()
         assert (paged.time, paged.limit, paged.offset, [o.column for o in paged.order]) == (None, 2, 3, ["v"])
         assert not t_env.sql_query("SELECT k, COUNT(*) AS n FROM ev GROUP BY k ORDER BY n").updating
         assert sorts(t_env.sql_query("SELECT k FROM ev LIMIT 2")) == []  # (LIMIT alone: the first rows, a Top-N)
+        assert sorts(t_env.sql_query("SELECT k FROM ev OFFSET 0")) == []  # (nothing skipped: the rows as they are)
         with pytest.raises(UnsupportedError, match=r"ORDER BY v \+ 1 \(an expression\)"):
             t_env.sql_query("SELECT k, v FROM ev ORDER BY v + 1")
