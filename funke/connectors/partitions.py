@@ -110,7 +110,8 @@ def commit(root: str | Path, columns: tuple[str, ...], policy: PartitionCommit, 
         files = data_files(directory)
         if marker.exists() or not files:
             continue
-        created = int(min(f.stat().st_mtime for f in files) * 1000)
+        # (the first file's time: only the clock's trigger reads it)
+        created = int(min(f.stat().st_mtime for f in files) * 1000) if policy.trigger == "process-time" else 0
         if final or policy.due(values, created_ms=created, watermark_ms=watermark_ms, now_ms=now_ms):
             marker.touch()
             done.append(directory)

@@ -662,10 +662,10 @@ def _batchable(spec: Any) -> bool:
 def _commit_partitions(st: QueryState, *, final: bool) -> None:
     """Flink's partition commit for the query's partitioned file sinks after a micro-batch (``final``:
     every partition, the query has ended): ``funke.connectors.partitions``."""
+    wm = watermark_ms(st.watermark)
     for s in st.plan.sinks:
         spec = s.spec
         if isinstance(spec, FileSink) and spec.commit is not None:
-            wm = watermark_ms(st.watermark)
             try:
                 commit(spec.path, spec.partition_by, spec.commit, watermark_ms=None if wm is None else int(wm),
                        now_ms=int(time.time() * 1000), final=final)  # fmt: skip

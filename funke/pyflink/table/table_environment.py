@@ -155,9 +155,9 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
 
     def to_data_stream(self, table: Any) -> Any:  # type: ignore[override]
         """An insert-only table as a PyFlink DataStream of named ``Row``s (its columns' types)."""
-        self._streams("to_data_stream")
+        env = self._streams("to_data_stream")
         stream = super().to_data_stream(table)  # (refused for an updating table, saying why)
-        return self._rows(table, stream, kinds=None)
+        return self._rows(env, table, stream, kinds=None)
 
     def to_append_stream(self, table: Any, type_info: Any = None) -> Any:
         return self.to_data_stream(table)
@@ -176,9 +176,9 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
                 "to_changelog_stream(table, changelog_mode=...) without a target_schema gives every kind of change: PyFlink "
                 "passes changelog_mode on only with a target_schema, and funke does as PyFlink does", stacklevel=2,
             )  # fmt: skip
-        self._streams("to_changelog_stream")
+        env = self._streams("to_changelog_stream")
         stream = super().to_changelog_stream(table)
-        return self._rows(table, stream, kinds=ROW_KIND_NAME)
+        return self._rows(env, table, stream, kinds=ROW_KIND_NAME)
 
     def _streams(self, what: str) -> Any:
         """The PyFlink StreamExecutionEnvironment the table environment was created over (``what`` needs one)."""
@@ -187,12 +187,12 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
             raise PlanError(f"{what}() is StreamTableEnvironment's: create it with StreamTableEnvironment.create(env)")
         return env
 
-    def _rows(self, table: Any, stream: Any, *, kinds: str | None) -> Any:
+    def _rows(self, env: Any, table: Any, stream: Any, *, kinds: str | None) -> Any:
+        """``stream`` (``table``'s columns, with ``kinds`` its row kind column) as a DataStream of ``env`` of named Rows."""
         from funke.pyflink.common.typeinfo import Types
         from funke.pyflink.datastream._wire import RowReader
         from funke.pyflink.datastream.data_stream import DataStream
 
-        env = self._streams("to_data_stream")
         fields = table.get_schema().fields
         row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
         columns = [f"`{f.name}`" for f in fields] + ([kinds] if kinds else [])
