@@ -47,19 +47,35 @@ PYFLINK_LOG_LINES = ("Using Any for unsupported type", "No module named google.c
 _PREFIX = re.compile(r"^\d+> ")
 
 
-def examples_dir(cache: str | Path | None = None, kind: str = "datastream") -> Path:
-    """PyFlink 2.3's examples of ``kind`` (``datastream`` or ``table``) as published in the ``apache-flink``
-    wheel (``pip download``ed into ``cache``, default ``~/.cache/funke/pyflink``, once)."""
-    root = Path(cache or os.environ.get("FUNKE_PYFLINK_CACHE") or Path.home() / ".cache" / "funke" / "pyflink")
-    target = root / "examples" / kind
-    if (target / "word_count.py").exists():
-        return target
+def _cache(cache: str | Path | None) -> Path:
+    return Path(cache or os.environ.get("FUNKE_PYFLINK_CACHE") or Path.home() / ".cache" / "funke" / "pyflink")
+
+
+def _wheel(root: Path) -> Path:
+    """The ``apache-flink`` wheel in ``root`` (``pip download``ed there once)."""
     root.mkdir(parents=True, exist_ok=True)
     wheels = sorted(root.glob("apache_flink-2.3.0-*.whl"))
     if not wheels:
         subprocess.run([sys.executable, "-m", "pip", "download", WHEEL, "--no-deps", "--only-binary", ":all:", "-d", str(root), "-q"], check=True)
         wheels = sorted(root.glob("apache_flink-2.3.0-*.whl"))
-    with zipfile.ZipFile(wheels[0]) as wheel:
+    return wheels[0]
+
+
+def pyflink_source(path: str, cache: str | Path | None = None) -> str:
+    """The text of one file of PyFlink 2.3 as published in its wheel (``pyflink/table/expressions.py``): read at
+    run time to compare funke's translation with it, never copied into funke."""
+    with zipfile.ZipFile(_wheel(_cache(cache))) as wheel:
+        return wheel.read(path).decode()
+
+
+def examples_dir(cache: str | Path | None = None, kind: str = "datastream") -> Path:
+    """PyFlink 2.3's examples of ``kind`` (``datastream`` or ``table``) as published in the ``apache-flink``
+    wheel (``pip download``ed into ``cache``, default ``~/.cache/funke/pyflink``, once)."""
+    root = _cache(cache)
+    target = root / "examples" / kind
+    if (target / "word_count.py").exists():
+        return target
+    with zipfile.ZipFile(_wheel(root)) as wheel:
         for name in wheel.namelist():
             if name.startswith(("pyflink/examples/datastream/", "pyflink/examples/table/")) and name.endswith(".py"):
                 out = root / "examples" / name.removeprefix("pyflink/examples/")

@@ -1068,7 +1068,7 @@ _UNRESOLVED = re.compile(r"name `?([^`\s]+)`? cannot be resolved")
 
 
 def _plan_error(node: n.Node, e: AnalysisException, inputs: list[Compiled]) -> PlanError:
-    msg = str(e).split("\n")[0]
+    msg = next((line for line in str(e).splitlines() if line.strip()), str(e))
     available: list[str] = [c for i in inputs for c in i.frame.columns if c != EOS]
     m = _UNRESOLVED.search(msg)
     if m:

@@ -306,6 +306,8 @@ class AggregateLowering:
             self._no_window_columns(condition, "FILTER (WHERE ...)")
             filter_column = self._hide()
             stream = stream.with_column(filter_column, Sql(self.spark_sql(condition, stream.schema), declared="boolean"))
+        if function is not None and hasattr(function, "for_arguments"):
+            function = function.for_arguments([stream.schema.field(a, node=node.sql()).dtype for a in args])
         return AggregateCall(alias, name, tuple(args), distinct, filter_column, function), stream
 
     def _result_type(self, call: AggregateCall, schema: Schema) -> str | None:

@@ -10,6 +10,7 @@ from sqlglot import exp
 from funke.errors import SchemaError, did_you_mean
 from funke.plan.types import Schema
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME
+from funke.table.meaning import keyword_column
 
 #: The columns a window table-valued function adds to its input's.
 WINDOW_COLUMNS = (WINDOW_START, WINDOW_END, WINDOW_TIME)
@@ -30,7 +31,7 @@ def check_window_query(query: exp.Select, schema: Schema, at: Callable[[exp.Expr
 def _check(part: exp.Expression, clause: str, known: tuple[str, ...], extra: tuple[str, ...], at: Callable[[exp.Expression], str]) -> None:
     for column in part.find_all(exp.Column):
         name = column.table or column.name  # ``r.f``: field f of the ROW column r
-        if not name or name in known or name in extra:
+        if not name or name in known or name in extra or (keyword_column(column) and not column.table):
             continue
         where = {"expressions": "SELECT", "group": "GROUP BY"}.get(clause, clause.upper())
         raise SchemaError(f"Flink SQL: {where} at {at(column)}: unknown column '{name}'{did_you_mean(name, list(known))}")

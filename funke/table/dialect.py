@@ -94,6 +94,19 @@ class Flink(Dialect):
                 return self.expression(Descriptor(expressions=columns))
             return self._parse_assignment()
 
+        def _parse_json_array(self, name: str) -> exp.Expression:
+            """``JSON_ARRAY(v, ... [NULL | ABSENT] ON NULL)`` (and ``JSON_ARRAYAGG``), which sqlglot does not read:
+            a call of ``name`` with the ON NULL choice in its ``on_null`` meta."""
+            def on_null() -> str | None:
+                return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
+
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+            choice = on_null()  # (JSON_ARRAY(NULL ON NULL): no values)
+            values = [] if choice else self._parse_csv(self._parse_assignment)
+            node = self.expression(exp.Anonymous(this=name, expressions=values))
+            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end, on_null=choice or on_null())
+            return node
+
         def _parse_window_tvf(self, name: str) -> exp.Expression:
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
             node = self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))
@@ -160,6 +173,7 @@ class Flink(Dialect):
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},
+            **{name: (lambda n: lambda self: self._parse_json_array(n))(name) for name in ("JSON_ARRAY", "JSON_ARRAYAGG")},
         }
 
 

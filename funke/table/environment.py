@@ -452,15 +452,17 @@ class TableConfig:
     real-time trigger for a plan of Kafka, expressions, unions and lookup joins), also
     ``SET 'execution.latency-mode' = 'realtime'`` in ``execute_sql`` and scripts;
     ``pipeline.global-job-parameters`` (``'key:value,key:value'``), what a Python function's
-    ``FunctionContext.get_job_parameter`` reads. Any other option is refused: nothing is accepted and
-    ignored.
+    ``FunctionContext.get_job_parameter`` reads; ``table.local-time-zone`` as ``UTC`` (funke's session time
+    zone; any other zone is refused). Any other option is refused: nothing is accepted and ignored.
 
     >>> config = TableConfig().set("table.exec.state.ttl", "90 s")
     >>> config.get("table.exec.state.ttl"), config.state_ttl_ms
     ('90 s', 90000)
     """
 
-    OPTIONS = ("table.exec.state.ttl", "execution.latency-mode", "pipeline.global-job-parameters")
+    OPTIONS = ("table.exec.state.ttl", "execution.latency-mode", "pipeline.global-job-parameters", "table.local-time-zone")
+    #: The spellings of UTC ``table.local-time-zone`` takes (funke computes in UTC).
+    UTC = ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "UTC+00:00", "GMT+00:00")
 
     def __init__(self, env: Any = None) -> None:
         self._options: dict[str, str] = {}
@@ -475,6 +477,12 @@ class TableConfig:
             self._env.set_latency_mode(str(value))  # (refused there when it is not a mode)
         elif key == "pipeline.global-job-parameters":
             _key_values(str(value), key)
+        elif key == "table.local-time-zone":
+            if str(value) not in self.UTC:
+                raise UnsupportedError(
+                    f"Flink SQL: table.local-time-zone {value!r}: funke's session time zone is UTC (TIMESTAMP_LTZ values are "
+                    "shown and cast in UTC); other zones are not supported yet"
+                )
         else:
             interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
         self._options[key] = str(value)

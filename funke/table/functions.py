@@ -102,7 +102,7 @@ _SYNTAX: dict[type[exp.Expression], str] = {
     exp.Overlay: "OVERLAY", exp.Trim: "TRIM", exp.StrPosition: "POSITION", exp.Extract: "EXTRACT",
     exp.Floor: "FLOOR", exp.Ceil: "CEIL", exp.CurrentTimestamp: "CURRENT_TIMESTAMP", exp.CurrentDate: "CURRENT_DATE",
     exp.CurrentTime: "CURRENT_TIME", exp.Array: "ARRAY", exp.JSONObject: "JSON_OBJECT", exp.Initcap: "INITCAP",
-    exp.Chr: "CHR", exp.Decode: "DECODE",
+    exp.Chr: "CHR", exp.Decode: "DECODE", exp.JSONObjectAgg: "JSON_OBJECTAGG",
 }  # fmt: skip
 
 
@@ -114,6 +114,8 @@ def call_name(node: exp.Expression, sql: str) -> str | None:
     has none and is named by its kind. Operators (``AND``, ``EXISTS``, ``LIKE``) are no calls."""
     if isinstance(node, exp.Anonymous):
         return node.name.upper()
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):  # (``s IS JSON [OBJECT]``: a predicate)
+        return "IS JSON"
     if not isinstance(node, exp.Func) or isinstance(node, exp.Window):
         return None
     start, end = node.meta.get("start"), node.meta.get("end")
@@ -496,6 +498,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("CASE", "operators", FLINK, "a simple CASE with several values in one WHEN (`CASE v WHEN 1, 2 THEN ...`) does not parse: write `CASE WHEN v IN (1, 2) THEN ...`"),
     Builtin(("[NOT] LIKE",), "operators", DIFFERS, "Spark reads `\\` as an escape character where Flink has none, and its `_` matches a line break"),
     Builtin(("[NOT] SIMILAR TO",), "operators", REWRITTEN, "no Spark syntax: a regex match of the whole string (`%` any text, `_` any character)"),
+    Builtin(("(start, end) OVERLAPS (start, end)",), "operators", REWRITTEN, "no Spark syntax: each period's bounds in either order, an end may be an INTERVAL (its length); ends included, NULL where a bound is"),
     Builtin(("+, -, *",), "operators", DIFFERS, "an integer overflow fails the job (Spark's ANSI mode; Flink wraps around), and so does a DECIMAL one (Flink: NULL); an integer operand of a DECIMAL operation is cast to Flink's DECIMAL for its type (INT `DECIMAL(10, 0)`), which gives Flink's result scale"),
     Builtin(("/",), "operators", DIFFERS, "of two integers an integer, truncated (Spark: a DOUBLE); an integer operand of a DECIMAL is Flink's DECIMAL for its type (`CAST(1 AS DECIMAL(10, 2)) / 3` is 0.3333333333333); a DOUBLE divided by 0 and the smallest integer divided by -1 fail the job (Flink: Infinity, the same integer); where funke cannot tell whether both operands are integers it refuses: CAST one"),
     Builtin(("array[i]",), "operators", REWRITTEN, "Flink counts from 1 (Spark from 0): past the end NULL, below 1 the job fails; refused where funke cannot tell an array from a map"),
@@ -647,6 +650,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("JSON_OBJECT JSON_ARRAY JSON", "json", REFUSED, "Spark has no JSON constructors with Flink's sorted keys and ON NULL behaviour"),
     _b("JSON_STRING", "json", REFUSED, "Spark's `to_json` does not serialise every type as Flink does (DECIMAL scale, timestamps)"),
     _b("JSON_EXISTS", "json", REFUSED, "no Spark function; funke does not rewrite it yet"),
+    Builtin(("IS JSON",), "json", REFUSED, "Spark's JSON parser is not Flink's (it refuses duplicate keys Flink accepts); funke does not rewrite it yet"),
     _b("JSON_QUOTE JSON_UNQUOTE", "json", REFUSED, "no Spark function with Flink's escaping; funke does not rewrite it yet"),
     _b("JSON_VALUE", "json", DIFFERS, "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)`, NULL unless the value is a scalar; differs where numbers print (Flink `'2.0'`, `'1.50'`; funke `'2'`, `'1.5'`) and for a duplicate key (Flink the last value, funke NULL); the path must be a literal without `lax`/`strict`; `RETURNING`, `ON EMPTY`, `ON ERROR` are not parsed", _json_value, (2,)),
     # -- grouping -----------------------------------------------------------------------------------------
@@ -661,7 +665,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("TUMBLE_PROCTIME HOP_PROCTIME SESSION_PROCTIME", "group window", REFUSED, "a processing-time attribute of a group window's result"),
     # -- aggregate ----------------------------------------------------------------------------------------
     _b("COUNT", "aggregate", PLANNER, "`COUNT(*)`, `COUNT(x)` (non-NULL values), `COUNT(DISTINCT x, ...)`, `FILTER (WHERE ...)`"),
-    _b("SUM", "aggregate", PLANNER, "of an integer type, that type (Spark: BIGINT)"),
+    _b("SUM", "aggregate", DIFFERS, "of an integer type, that type (Spark: BIGINT). Of a FLOAT, Flink adds 4-byte floats in arrival order (a window's slices one after another), funke adds 8-byte ones and rounds to FLOAT once: the last digit can differ (PyFlink's sliding_window example: 86.399994, funke 86.4)"),
     _b("AVG", "aggregate", PLANNER, "of an integer type, that type, truncated (Spark: DOUBLE)"),
     _b("MIN", "aggregate", PLANNER, "retracts over an updating input (Flink's `MinWithRetractAggFunction`)"),
     _b("MAX", "aggregate", PLANNER, "retracts over an updating input"),

@@ -39,6 +39,41 @@ def arithmetic(n: exp.Binary, schema: Schema | None, meaning: Meaning, refuse: R
     return out
 
 
+#: ``(a, b) OVERLAPS (c, d)`` of two periods (each bound pair in either order): each starts no later than the
+#: other ends, ends included; NULL where a bound is NULL (Flink's, checked on Flink 2.3).
+_OVERLAPS = (
+    "CASE WHEN {0} IS NULL OR {1} IS NULL OR {2} IS NULL OR {3} IS NULL THEN NULL "
+    "ELSE GREATEST({0}, {1}) >= LEAST({2}, {3}) AND GREATEST({2}, {3}) >= LEAST({0}, {1}) END"
+)
+
+
+def overlaps(n: exp.Overlaps, meaning: Meaning, refuse: Refuse) -> exp.Expression:
+    """``(start, end) OVERLAPS (start, end)``; an end may be a length (an INTERVAL literal), ``start + length``."""
+    bounds: list[exp.Expression] = []
+    for period in (n.this, n.expression):
+        if not (isinstance(period, exp.Tuple) and len(period.expressions) == 2):
+            raise refuse(n, f"{n.sql()} (OVERLAPS takes two periods, each (start, end) or (start, INTERVAL ...))")
+        start, end = (x.transform(meaning) for x in period.expressions)
+        if isinstance(period.expressions[1], exp.Interval):
+            end = exp.Add(this=start.copy(), expression=end)
+        bounds += [start, end]
+    return fill(_OVERLAPS, bounds)
+
+
+def keyword_column(c: exp.Column) -> bool:
+    """Whether ``c`` is a keyword sqlglot parses as a column: ``MAP`` of ``MAP[k, v]`` or the unit of
+    ``TIMESTAMPDIFF(DAY, ...)`` / ``TIMESTAMPADD(DAY, ...)`` (no column of the query's)."""
+    parent = c.parent
+    if isinstance(parent, exp.Bracket) and parent.this is c:
+        return c.name.upper() == "MAP"
+    return (
+        isinstance(parent, exp.Anonymous)
+        and parent.name.upper() in ("TIMESTAMPDIFF", "TIMESTAMPADD")
+        and bool(parent.expressions)
+        and parent.expressions[0] is c
+    )
+
+
 def subscript(n: exp.Bracket, schema: Schema | None, meaning: Meaning, refuse: Refuse) -> exp.Expression:
     """``MAP[k, v, ...]`` (Spark's ``map(k, v, ...)``), ``array[i]`` (1-based in Flink, 0-based in Spark; an
     index below 1 fails the job, one past the end is NULL, as in Flink) or ``map[key]`` (Spark's as it is)."""

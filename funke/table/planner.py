@@ -73,7 +73,7 @@ from funke.table.functions import lowered as builtin_call
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
-from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, subscript
+from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, keyword_column, overlaps, subscript
 from funke.table.over_lowering import OverLowering
 from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sort import SortLowering
@@ -622,6 +622,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 return fill(SIMILAR_TO, [n.this.transform(flink_meaning), n.expression.transform(flink_meaning)])
             if isinstance(n, exp.Bracket):
                 return subscript(n, schema, flink_meaning, self.refuse)
+            if isinstance(n, exp.Overlaps):
+                return overlaps(n, flink_meaning, self.refuse)
             if isinstance(n, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
                 return arithmetic(n, schema, flink_meaning, self.refuse)
             if isinstance(n, (exp.Cast, exp.TryCast)):
@@ -649,6 +651,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         names = {x.lower() for x in schema.names}
         for c in e.find_all(exp.Column):
             if c.table or isinstance(c.this, exp.Star) or c.name.lower() in names or c.find_ancestor(exp.Lambda) is not None:
+                continue
+            if keyword_column(c) and not schema.get(c.name):
                 continue
             if is_localtimestamp(c, schema):
                 continue

@@ -30,6 +30,7 @@ from __future__ import annotations
 import abc
 import functools
 import inspect
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -161,6 +162,11 @@ class TableAggregateFunction(_ImperativeAggregate):
     def emit_value(self, accumulator: Any) -> Iterable[Any]: ...
 
 
+#: The Arrow type (pyarrow's factory) of a pandas aggregate's argument by its SQL type (Spark's name), as PyFlink
+#: converts it.
+_ARROW_SERIES = {"float": "float32", "double": "float64", "tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64"}
+
+
 class _PandasAggregate(AggregateFunction):
     """A pandas aggregate function (``udaf(f, func_type="pandas")``): ``f`` of one Series per argument,
     returning one value. The accumulator keeps every row's arguments; ``get_value`` calls ``f`` on them."""
@@ -182,12 +188,17 @@ class _PandasAggregate(AggregateFunction):
         for other in accumulators:
             accumulator.extend(other)
 
-    def get_value(self, accumulator: list[tuple[Any, ...]]) -> Any:
-        import pandas as pd
+    def get_value(self, accumulator: list[tuple[Any, ...]], types: Sequence[str | None] = ()) -> Any:
+        """``f`` of one Series per argument; an argument of a known SQL type (Spark's name in ``types``) is
+        the Series PyFlink hands over for it (Arrow's conversion: a FLOAT is float32, an INT int32, an
+        integer column with NULLs float64)."""
+        import pyarrow as pa
 
         width = len(accumulator[0]) if accumulator else _arity(self.function) or 1
         columns = list(zip(*accumulator, strict=True)) if accumulator else [()] * width
-        return self.function(*(pd.Series(list(c)) for c in columns))
+        kinds = [*types, *[None] * (width - len(types))]
+        arrow = [getattr(pa, _ARROW_SERIES[k])() if k in _ARROW_SERIES else None for k in kinds]
+        return self.function(*(pa.array(list(c), type=t).to_pandas() for c, t in zip(columns, arrow, strict=True)))
 
 
 class UserDefinedFunctionWrapper:
@@ -431,13 +442,19 @@ def sql_of(e: Any, name_of: Callable[[UserDefinedFunctionWrapper], str]) -> str:
 
 
 def sql_literal(v: Any) -> str:
-    """A Python value as a Flink SQL literal (a string quoted, its quotes doubled)."""
+    """A Python value as a Flink SQL literal (a string quoted, its quotes doubled; a float a DOUBLE, as the
+    Table API types ``lit(1.5)``, not SQL's DECIMAL ``1.5``)."""
     if v is None:
         return "NULL"
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
-    if isinstance(v, (int, float)):
+    if isinstance(v, int):
         return repr(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return f"CAST('{'NaN' if math.isnan(v) else 'Infinity' if v > 0 else '-Infinity'}' AS DOUBLE)"
+        text = repr(v)
+        return text if "e" in text else f"{text}E0"
     if isinstance(v, str):
         return "'" + v.replace("'", "''") + "'"
     raise PlanError(f"cannot write {type(v).__name__} {v!r} as a SQL literal")

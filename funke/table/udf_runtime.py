@@ -33,7 +33,7 @@ from funke.plan.types import Schema, compatible, python_type_name, struct_fields
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, with_ttl
-from funke.table.udf import FunctionContext, UserDefinedFunctionWrapper, _ImperativeAggregate
+from funke.table.udf import FunctionContext, UserDefinedFunctionWrapper, _ImperativeAggregate, _PandasAggregate
 
 
 class _Opened:
@@ -78,6 +78,7 @@ class PythonAggregate:
         #: Whether the function takes rows back (it defines ``retract``): an updating input needs it.
         self.retracts = callable(own) and own is not getattr(_ImperativeAggregate, "retract", None)
         self._user = _Opened(wrapper, context)
+        self.argument_types: tuple[str | None, ...] = ()
 
     def __repr__(self) -> str:  # (part of the operator's uid: stable)
         return f"PythonAggregate({self.name!r}, {self.result_type!r})"
@@ -94,8 +95,15 @@ class PythonAggregate:
     def merge(self, accumulator: Any, others: Any) -> None:
         self._call("merge", accumulator, list(others))
 
+    def for_arguments(self, types: Sequence[str | None]) -> PythonAggregate:
+        """This call with its arguments' SQL types (Spark's names) known: a pandas aggregate function's Series
+        are typed as PyFlink types them (a FLOAT column is a float32 Series)."""
+        self.argument_types = tuple(types)
+        return self
+
     def get_value(self, accumulator: Any) -> Any:
-        result = self._call("get_value", accumulator)
+        pandas = isinstance(self._user.wrapper.function, _PandasAggregate)
+        result = self._call("get_value", accumulator, *((self.argument_types,) if pandas else ()))
         result = result.item() if hasattr(result, "item") and not isinstance(result, (list, dict, str)) else result  # (numpy)
         fields = struct_fields(self.result_type)
         if fields and not isinstance(result, dict) and result is not None and (isinstance(result, tuple) or hasattr(result, "as_dict")):

@@ -244,3 +244,15 @@ def test_the_tables_of_basic_operations_are_pyflink_s_drawn_tables(tmp_path, cap
     replaced = printed(table.add_or_replace_columns(concat(col("id").cast(DataTypes.STRING()), "_", col("name")).alias("id")))
     assert [c.strip() for c in replaced[1].split("|")[1:-1]] == ["op", "id", "name", "tel", "country"]
     assert f"| +I | {'1_Flink':>30} | {'Flink':>30} |" in "\n".join(replaced)
+
+
+def test_basic_operations_fails_where_pyflink_fails(examples, capsys):
+    """basic_operations.py imports the json module, then ``from pyflink.table.expressions import *``, which
+    binds PyFlink's expression function ``json`` over it: its table function parse_data's ``json.loads`` fails,
+    on PyFlink 2.3 as on funke, after the same tables (the drawn tables are checked above)."""
+    from funke.errors import JobFailedError
+
+    with pytest.raises(JobFailedError, match=r"parse_data raised AttributeError: 'function' object has no attribute 'loads'"):
+        run_program(examples / "basic_operations.py", capsys)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed.count("4 rows in set") == 3 and not any("259" in line for line in printed)  # (the aggregations after it never ran)

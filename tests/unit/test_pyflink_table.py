@@ -28,11 +28,11 @@ NAME_OF = str
         (col("d").json_value("$.n", DataTypes.INT()), "CAST(JSON_VALUE(`d`, '$.n') AS INT)"),
         (concat(col("id").cast(DataTypes.STRING()), "_", col("name")), "CONCAT(CAST(`id` AS STRING), '_', `name`)"),
         (call("UPPER", col("s")), "UPPER(`s`)"),
-        (if_then_else(col("a").is_null(), lit(0), col("a")), "(CASE WHEN (`a` IS NULL) THEN 0 ELSE `a` END)"),
+        (if_then_else(col("a").is_null, lit(0), col("a")), "(CASE WHEN (`a` IS NULL) THEN 0 ELSE `a` END)"),
         (lit(1).count, "COUNT(1)"),
         (col("w").start, "w.start"),
         (col("d") == lit('{"a": 1}'), """(`d` = '{"a": 1}')"""),
-        (col("{odd}").is_null(), "(`{odd}` IS NULL)"),
+        (col("{odd}").is_null, "(`{odd}` IS NULL)"),
     ],
 )
 def test_an_expression_is_the_flink_sql_it_stands_for(expression, sql):

@@ -16,6 +16,7 @@ from typing import Any
 from funke.errors import UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.table.descriptors import FormatDescriptor, Schema, TableDescriptor
+from funke.pyflink.table.expressions import Expression
 from funke.pyflink.table.table_environment import (
     ChangelogMode,
     EnvironmentSettings,
@@ -39,7 +40,7 @@ class ExplainDetail:
 #: PyFlink's pyflink.table names funke does not translate (importable; refused when used).
 NAMES = frozenset(
     ["GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableSchema", "TableSink",
-     "TableSource", "ResultKind", "SqlDialect", "Expression", "Module", "ModuleEntry", "Catalog",
+     "TableSource", "ResultKind", "SqlDialect", "Module", "ModuleEntry", "Catalog",
      "HiveCatalog", "JdbcCatalog", "CatalogDatabase", "CatalogBaseTable", "CatalogFunction", "CatalogPartition",
      "CatalogPartitionSpec", "PlanReference", "CompiledPlan"]
 )  # fmt: skip
@@ -71,7 +72,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AggregateFunction", "ChangelogMode", "DataType", "DataTypes", "EnvironmentSettings", "ExplainDetail", "FormatDescriptor",
+    "AggregateFunction", "ChangelogMode", "DataType", "DataTypes", "EnvironmentSettings", "ExplainDetail", "Expression", "FormatDescriptor",
     "FunctionContext", "Row", "RowKind", "ScalarFunction", "Schema", "StatementSet", "StreamTableEnvironment", "Table",
     "TableAggregateFunction", "TableConfig", "TableDescriptor", "TableEnvironment", "TableFunction", "TableResult",
 ]  # fmt: skip
