@@ -16,7 +16,8 @@ the joins. A left row with a NULL key matches nothing: ``IN`` and ``EXISTS`` dro
 keeps it. ``NOT IN`` keeps SQL's three-valued meaning (``_not_in``: unknown, so left out, where the
 subquery holds a NULL or the value is NULL, but true over an empty subquery). Scalar subqueries
 (``x > (SELECT AVG(y) FROM r)``) are the query's rows LEFT-joined with the subquery's one row
-(``lower_scalar_subqueries``).
+(``lower_scalar_subqueries``); a correlated one with its rows aggregated per correlated key
+(``_correlated_scalar``).
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ class SubqueryLowering:
         """``query`` with each scalar subquery of its WHERE (and, without an aggregation, its SELECT list) read
         from a column: its FROM's rows LEFT-joined with the subquery's one row, as Flink's planner joins a
         scalar subquery's single value (an updating result when the subquery's value changes: each row is
-        retracted and joined again). None when it has none. Uncorrelated subqueries of one aggregation
-        without ``GROUP BY`` run (one row, or none yet: NULL); others are refused, named."""
+        retracted and joined again). None when it has none. Subqueries of one aggregation without ``GROUP BY``
+        run (one row, or none yet: NULL), correlated ones too (``_correlated_scalar``); others are refused, named."""
         aggregating = bool(query.args.get("group") or query.args.get("having") or self._aggregates(query))
         places = [query.args.get("where"), *([] if aggregating else query.expressions)]
         scalars = [q for e in places if e is not None for q in _scalars(e)]
@@ -117,8 +118,6 @@ class SubqueryLowering:
         joined = rows.with_column(key, Sql("0", declared="int"))
         for sub in scalars:
             inner = sub.this
-            if any(c.table == name for c in inner.find_all(exp.Column)) and not _names_relation(inner, name):
-                raise self.refuse(sub, "a correlated scalar subquery", "join the relation it reads, or aggregate it per key in a subquery of FROM and join that")
             one_row = isinstance(inner, exp.Select) and not inner.args.get("group") and self._aggregates(inner) and not any(
                 inner.args.get(a) for a in ("joins", "distinct", "order", "limit", "offset", "laterals")
             )  # fmt: skip
@@ -127,6 +126,9 @@ class SubqueryLowering:
                     sub, "a scalar subquery other than one aggregation without GROUP BY",
                     "funke runs those, which give one row; Flink fails such a query when its subquery gives two",
                 )
+            if any(c.table == name for c in inner.find_all(exp.Column)) and not _names_relation(inner, name):
+                joined = self._correlated_scalar(sub, joined, rows, name)
+                continue
             value = self.lower(inner)
             columns = [c for c in value.columns if c != ROW_KIND]
             if len(columns) != 1:
@@ -145,6 +147,52 @@ class SubqueryLowering:
         outer = query.copy()
         outer.set("from_", exp.From(this=exp.Table(this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(name)))))
         return outer
+
+    def _correlated_scalar(self: Planner, sub: exp.Subquery, joined: Any, rows: Any, name: str) -> Any:
+        """``joined`` with the value of a correlated scalar subquery (``(SELECT MAX(y) FROM r WHERE r.k = t.k)``)
+        in a column that replaces ``sub``, as Flink decorrelates it: the subquery's rows aggregated per its
+        correlated columns, LEFT-joined on the equalities (an updating result, a key's value changing as its
+        rows come). Where no row meets a row's keys the value is the aggregation's over no rows: a COUNT 0,
+        any other aggregate NULL (``COUNT(*) + 1`` is 1)."""
+        inner = sub.this
+        correlated = self._correlation(inner, rows, name)
+        assert correlated is not None  # (the caller saw a column of the outer query in it)
+        equalities, own_rows = correlated
+        if len(inner.expressions) != 1:
+            raise PlanError(f"Flink SQL: the scalar subquery at {self.at(sub)} gives {len(inner.expressions)} columns; it must give one")
+        value_sql = inner.expressions[0].unalias()
+        for node in value_sql.walk():
+            if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)) and (fn := self._function(node.name)) is not None and fn.kind == "aggregate":
+                raise self.refuse(node, f"the Python aggregate function {node.name.lower()} in a correlated scalar subquery", "aggregate per key in a subquery of FROM and join that")
+        keys, value, matched = [self._hide() for _ in equalities], self._hide(), self._hide()
+        per_key = own_rows.select(
+            *(exp.alias_(i.copy(), k, quoted=True) for (_, i), k in zip(equalities, keys, strict=True)),
+            exp.alias_(value_sql.copy(), value, quoted=True), exp.alias_(exp.Count(this=exp.Star()), matched, quoted=True),
+        ).group_by(*(i.copy() for _, i in equalities))  # fmt: skip
+        right_rows = self.lower(per_key)
+        left, right = self._hide(), self._hide()
+        self.views = {**self.views, left: lambda s=joined: s, right: lambda s=right_rows: s}
+
+        def on_left(e: exp.Expression) -> exp.Expression:
+            e = e.copy()
+            for c in e.find_all(exp.Column):
+                c.set("table", exp.to_identifier(left))
+            return e
+
+        on = exp.and_(*(exp.EQ(this=on_left(o), expression=exp.column(k, table=right, quoted=True)) for (o, _), k in zip(equalities, keys, strict=True)))
+        # (over no rows: each COUNT 0 and any other aggregate NULL, as the aggregation gives it)
+        empty = value_sql.copy().transform(
+            lambda n: exp.Literal.number(0) if isinstance(n, exp.Count) else exp.Null() if isinstance(n, exp.AggFunc) else n
+        )
+        got = exp.column(value, table=right, quoted=True)
+        column = self._hide()
+        if not isinstance(empty, exp.Null):
+            got = exp.Case(ifs=[exp.If(this=exp.Is(this=exp.column(matched, table=right, quoted=True), expression=exp.Null()), true=empty)], default=got)
+        result = self.lower(exp.select(exp.column(exp.Star(), table=left), exp.alias_(got, column, quoted=True)).from_(
+            exp.Table(this=exp.to_identifier(left))
+        ).join(exp.Table(this=exp.to_identifier(right)), on=on, join_type="LEFT"))  # fmt: skip
+        sub.replace(exp.column(column, quoted=True))
+        return result
 
     def _semi_join(self: Planner, left: Any, term: exp.Expression, name: str) -> Any:
         """``left``'s rows for which ``term`` (an IN subquery, EXISTS or NOT EXISTS; ``name``: the query's

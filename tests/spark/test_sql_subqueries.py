@@ -1,4 +1,4 @@
-"""Flink SQL's IN, NOT IN, EXISTS and scalar subqueries, INTERSECT [ALL], EXCEPT [ALL] and UNION on Spark, streaming and bounded: each
+"""Flink SQL's IN, NOT IN, EXISTS and scalar subqueries (correlated ones too), INTERSECT [ALL], EXCEPT [ALL] and UNION on Spark, streaming and bounded: each
 query's changelog materialized (``+I``/``+U`` add a row, ``-U``/``-D`` take one held) equals the answer
 computed here from the same rows. The rows arrive two per micro-batch, so a row of one side meets the
 other side before and after its partners come, and a NOT EXISTS row is deleted when its first partner does."""
@@ -43,6 +43,8 @@ def _expected() -> dict[str, Counter]:
         "not_in_nulls": Counter((k, x) for k, x in A if _not_in(k, bk)),
         "scalar_where": Counter((k, x) for k, x in A if x > min(y for kb, y in B if kb is not None)),
         "scalar_select": Counter((k, x, len(B)) for k, x in A),
+        "correlated_max": Counter((k, x) for k, x in A if (m := max((y for kb, y in B if k is not None and kb == k), default=None)) is not None and x >= m),
+        "correlated_count": Counter((k, x, 1 + sum(1 for kb, y in B if k is not None and kb == k and y > 1)) for k, x in A),
     }
 
 
@@ -74,11 +76,14 @@ QUERIES = {
     # (scalar subqueries: the value changes as b's rows come, and each row of a is retracted and joined again)
     "scalar_where": ("SELECT k, x FROM a WHERE x > (SELECT MIN(y) FROM b WHERE k IS NOT NULL)", ("k", "x")),
     "scalar_select": ("SELECT k, x, (SELECT COUNT(*) FROM b) AS n FROM a", ("k", "x", "n")),
+    # (correlated: b's rows aggregated per k and LEFT-joined on it; over no rows COUNT is 0, so the count + 1 is 1)
+    "correlated_max": ("SELECT k, x FROM a WHERE x >= (SELECT MAX(y) FROM b WHERE b.k = a.k)", ("k", "x")),
+    "correlated_count": ("SELECT k, x, (SELECT COUNT(*) + 1 FROM b WHERE b.k = a.k AND b.y > 1) AS n FROM a", ("k", "x", "n")),
 }
 
 
 #: Streaming runs the queries whose plans differ in kind (the rest share their operators with one of them).
-STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrelated", "except_all", "scalar_where", "not_in_nulls")
+STREAMED = ("not_exists", "pair_in", "having", "intersect", "except", "uncorrelated", "except_all", "scalar_where", "not_in_nulls", "correlated_count")
 
 
 @pytest.mark.parametrize("bounded", [False, True])

@@ -176,7 +176,8 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
             "SELECT * FROM a WHERE EXISTS (SELECT a.x FROM b WHERE b.k = a.k)",
             "the outer query's column in a subquery's SELECT list",
         ),
-        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k)", "a correlated scalar subquery"),
+        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k AND b.y < a.x)", r"the correlated condition b.y < a.x"),
+        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k GROUP BY k)", "a scalar subquery other than one aggregation"),
         ("SELECT * FROM a WHERE x > (SELECT y FROM b)", "a scalar subquery other than one aggregation without GROUP BY"),
         ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b GROUP BY k)", "a scalar subquery other than one aggregation"),
         ("SELECT k, COUNT(*) - (SELECT COUNT(*) FROM b) AS d FROM a GROUP BY k", "a scalar subquery in the SELECT list or HAVING of an aggregation"),
@@ -214,3 +215,15 @@ def test_a_wrong_shape_or_an_unknown_column_is_an_error_not_a_refusal(t_env):
         t_env.sql_query("SELECT k, x FROM a INTERSECT SELECT k FROM b")
     with pytest.raises(fk.errors.PlanError, match="yy"):
         t_env.sql_query("SELECT * FROM a WHERE x IN (SELECT yy FROM b)")
+
+
+def test_a_correlated_scalar_subquery_is_a_left_join_with_its_rows_aggregated_per_correlated_key(t_env):
+    """As Flink decorrelates it: the subquery's rows grouped by the correlated columns, LEFT-joined on the
+    equalities; COUNT over no rows is 0, so ``COUNT(*) + 1`` of a row no partner meets is 1 (a CASE on the
+    group's own row count), MAX over none NULL (no CASE)."""
+    t = t_env.sql_query("SELECT k, x, (SELECT COUNT(*) + 1 FROM b WHERE b.k = a.k AND b.y > 0) AS n FROM a WHERE x >= (SELECT MAX(y) FROM b WHERE b.k = a.k)")
+    assert t.columns == ("k", "x", "n") and t.updating
+    nodes = list(n.walk([t._stream.node]))
+    functions = [type(getattr(x, "function", None)).__name__ for x in nodes]
+    assert functions.count("GroupAggregate") == 2 and functions.count("RegularJoin") == 2
+    assert sum("IS NULL THEN 0 + 1 ELSE" in repr(e) for x in nodes if isinstance(x, n.Select) for e in x.exprs) == 1
