@@ -25,6 +25,7 @@ from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_te
 from funke.table.dialect import parse, parse_script, position
 from funke.table.lowering import is_updating
 from funke.table.planner import Planner
+from funke.table.sort import Sort
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import by_key, upserts
 from funke.table.windows import GroupWindow, window_columns
@@ -195,7 +196,7 @@ class StreamTableEnvironment(FunctionCalls):
 
     def sql_query(self, sql: str) -> Table:
         """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
-        return self._table(self, self._planner(sql).lower(parse(sql, self._functions.names())))
+        return self._table(self, self._planned(sql, parse(sql, self._functions.names())))
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
@@ -277,7 +278,7 @@ class StreamTableEnvironment(FunctionCalls):
             if statement.args.get("exists"):
                 return
             raise PlanError(f"Flink SQL: a table or view named {name!r} exists already (CREATE VIEW IF NOT EXISTS keeps it)")
-        query = self._table(self, self._planner(sql).lower(statement.expression))
+        query = self._table(self, self._planned(sql, statement.expression))
         if isinstance(target, exp.Schema):
             names = [c.name for c in target.expressions]
             if len(names) != len(query.columns):
@@ -324,7 +325,7 @@ class StreamTableEnvironment(FunctionCalls):
             raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be read, not written (INSERT INTO)")
         if statement.args.get("overwrite"):
             raise UnsupportedError(f"Flink SQL: INSERT OVERWRITE (at {position(statement, sql)}) is not supported by funke")
-        stream = self._planner(sql).lower(statement.expression)
+        stream = self._planned(sql, statement.expression)
         updating = is_updating(stream)
         if updating:
             make = CONNECTORS[t.connector].changelog
@@ -373,6 +374,26 @@ class StreamTableEnvironment(FunctionCalls):
             return self.env.execute(name=name, bounded=bounded)
         finally:
             self.env._sinks = saved
+
+    def _planned(self, sql: str, tree: exp.Expression) -> Any:
+        """A query's stream as Flink plans it for the mode. In batch mode an updating result is its final rows,
+        each an insert, at the end of the input, as Flink's batch operators give them: the changes are applied
+        per upsert key (the whole result one group where none is known) and what is left is inserted in the
+        order it came (``funke.table.sort.Sort`` with no order)."""
+        planner = self._planner(sql)
+        stream = planner.lower(tree)
+        if not (self._batch_mode() and is_updating(stream)):
+            return stream
+        planner._known_types(stream, "a batch-mode query with an updating result")
+        schema = stream.schema.without((ROW_KIND,))
+        key = changelog_mode(stream.node).upsert_key
+        if key:
+            keyed = stream.key_by(list(key), nulls=True)
+        else:
+            hidden = planner._hide()
+            keyed = stream.with_column(hidden, Sql("0", declared="int")).key_by([hidden], nulls=True)
+        final = keyed.process(Sort([]), output_schema=schema, name="FinalRows")
+        return final.select(*(f"`{c}`" for c in schema.names))
 
     def _batch_mode(self) -> bool:
         """Whether queries are planned for batch mode (the environment's ``runtime_mode``): Flink plans a

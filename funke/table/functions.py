@@ -672,8 +672,9 @@ _TABLE: tuple[Builtin, ...] = (
     _b("STDDEV_POP STDDEV_SAMP VAR_POP VAR_SAMP VARIANCE COLLECT LISTAGG FIRST_VALUE LAST_VALUE ARRAY_AGG JSON_OBJECTAGG JSON_ARRAYAGG PERCENTILE", "aggregate", REFUSED, _FUNKE_AGGREGATES),
     # -- window (OVER) functions --------------------------------------------------------------------------
     _b("UNNEST", "table function", PLANNER, "`CROSS JOIN UNNEST(array)`: a lateral join with Spark's `explode`"),
-    _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),
-    _b("RANK DENSE_RANK CUME_DIST PERCENT_RANK NTILE LEAD LAG", "window function", REFUSED, "funke's OVER aggregations run COUNT, SUM, MIN, MAX, AVG, and ROW_NUMBER in a Top-N"),
+    _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`, a rank range `rn > m AND rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),
+    _b("RANK DENSE_RANK", "window function", PLANNER, "in a Top-N in batch mode (regular or window, `WHERE rk <= n` or a rank range); refused in a stream, as Flink refuses them"),
+    _b("CUME_DIST PERCENT_RANK NTILE LEAD LAG", "window function", REFUSED, "funke's OVER aggregations run COUNT, SUM, MIN, MAX, AVG, and ROW_NUMBER (RANK, DENSE_RANK in batch mode) in a Top-N"),
 )
 # fmt: on
 

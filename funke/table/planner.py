@@ -13,8 +13,9 @@ What runs (the first part of Flink SQL's streaming dialect):
   key when the watermark passes the window's end; late rows are dropped, as Flink SQL does.
 
 * a window Top-N (window deduplication with N = 1): ``ROW_NUMBER() OVER (PARTITION BY window_start,
-  window_end[, keys] ORDER BY ...) AS rownum`` in a subquery, ``WHERE rownum <= N`` outside it, over
-  a window TVF or a relation carrying its windows (``funke.table.rank``).
+  window_end[, keys] ORDER BY ...) AS rownum`` in a subquery, ``WHERE rownum <= N`` (or a rank range,
+  ``rownum > M AND rownum <= N``) outside it, over a window TVF or a relation carrying its windows
+  (``funke.table.rank``); in batch mode by ``RANK()`` or ``DENSE_RANK()`` too.
 
 * a join of two relations, lowered by ``funke.table.join_lowering`` (the methods of ``Planner`` it
   inherits): an inner interval join of two views (key equalities and both time attributes bounded
@@ -75,8 +76,8 @@ from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, keyword_column, overlaps, subscript
 from funke.table.over_lowering import OverLowering
-from funke.table.rank import Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
-from funke.table.sort import SortLowering
+from funke.table.rank import DENSE_RANK, RANK, ROW_NUMBER, Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
+from funke.table.sort import RankAtEnd, SortLowering
 from funke.table.sql_types import exact_type, type_of
 from funke.table.subqueries import SET_OPERATION_CLAUSES, SubqueryLowering
 from funke.table.udf_lowering import PythonFunctionLowering
@@ -430,7 +431,9 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         ORDER BY ...) AS rownum FROM r) WHERE rownum <= N [AND ...]``: Flink's window Top-N (window
         deduplication when N is 1). ``r`` is a window TVF (its rows ranked per window by the window
         operator, late rows dropped) or a relation carrying window_start and window_end, such as a window
-        aggregation (its rows ranked when the watermark passes the window's end)."""
+        aggregation (its rows ranked when the watermark passes the window's end). Without window bounds in
+        its PARTITION BY, the regular Top-N or a deduplication. The outer WHERE's conditions on rownum give
+        the ranks kept (``_rank_range``); RANK() and DENSE_RANK() run in batch mode, as in Flink."""
         if inner.args.get("joins"):  # (a Top-N over joined rows: it ranks the rows of the join as a view)
             inner = self._over_join(inner)
         self._no_refused_parts(inner)
@@ -441,27 +444,33 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         over = ranks[0].unalias()
         if len(ranks) > 1:
             raise self.refuse(ranks[1], "a second OVER window in one query")
-        if not isinstance(over.this, exp.RowNumber):
-            raise self.refuse(over, f"{over.this.sql()} OVER (...)", "window Top-N takes ROW_NUMBER()")
+        function = _TOP_N_FUNCTIONS.get(type(over.this))
+        if function is None:
+            raise self.refuse(over, f"{over.this.sql()} OVER (...)", "a Top-N takes ROW_NUMBER(), and in batch mode RANK() or DENSE_RANK()")
         if over.args.get("spec"):
             raise self.refuse(over, "a window frame (ROWS/RANGE) in a Top-N")
         rownum = ranks[0].alias if isinstance(ranks[0], exp.Alias) else None
         if rownum is None:
-            raise self.refuse(over, "ROW_NUMBER() without a name", "name it: ROW_NUMBER() OVER (...) AS rownum")
+            raise self.refuse(over, f"{function}() without a name", f"name it: {function}() OVER (...) AS rownum")
         partition = [c.name if isinstance(c, exp.Column) and not c.table else None for c in over.args.get("partition_by") or []]
         if None in partition:
             raise self.refuse(over, "PARTITION BY an expression", "partition by columns")
         windowed = WINDOW_START in partition and WINDOW_END in partition
         keys = [c for c in partition if c not in (WINDOW_START, WINDOW_END)] if windowed else partition
+        if function != ROW_NUMBER and not self.batch:
+            raise PlanError(
+                f"Flink SQL: {function}() at {self.at(over)} in a {'window ' if windowed else ''}Top-N in streaming mode: as in Flink, "
+                "a stream's Top-N ranks by ROW_NUMBER() only; number the rows with ROW_NUMBER(), or run in batch mode"
+            )
         ordered = over.args.get("order")
         if ordered is None:
-            raise self.refuse(over, "ROW_NUMBER() without ORDER BY")
+            raise self.refuse(over, f"{function}() without ORDER BY")
         order = []
         for o in ordered.expressions:
             if not isinstance(o.this, exp.Column) or o.this.table:
                 raise self.refuse(o, f"ORDER BY {o.this.sql()} in a Top-N (only columns)")
             order.append(Order(o.this.name, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
-        limit, rest = self._rownum_limit(outer, rownum)
+        start, limit, rest = self._rank_range(outer, rownum)
 
         source = inner.args["from_"].this
         stream, tvf = self._source(source)
@@ -485,9 +494,14 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             shown = any(isinstance(e, exp.Star) or any(c.name == rownum for c in e.find_all(exp.Column)) for e in outer.expressions)
             fn: Any
             attribute = order[0].column if limit == 1 and len(order) == 1 and order[0].column in (time, stream.node.proc_time) else None
-            if is_updating(stream):  # (Flink's retractable Top-N: every row kept, a retracted one taken out)
+            if function != ROW_NUMBER:  # (batch mode: above)
+                if is_updating(stream):
+                    self._known_types(stream, "a Top-N over an updating result")
+                ddl = Schema((*schema.fields, Field(rownum, "bigint")))
+                fn, attribute = RankAtEnd(order, function, start, limit, rownum), None
+            elif is_updating(stream):  # (Flink's retractable Top-N: every row kept, a retracted one taken out)
                 self._known_types(stream, "a Top-N over an updating result")
-                fn = RetractableTopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
+                fn = RetractableTopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition, start=start)
             elif attribute is not None and attribute != time and not order[0].descending and not self.state_ttl_ms:
                 # Flink's keep-first deduplication on processing time: each key's first row, on Spark's dropDuplicates
                 # insert-only; its keys stay for the job's life (with a state TTL: below)
@@ -495,7 +509,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             elif attribute is not None:
                 fn = Deduplicate(attribute, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms, partition=partition)
             else:
-                fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition)
+                fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition, start=start)
             if fn is None:
                 first = stream.key_by(keys, nulls=True).deduplicate(name="ROW_NUMBER() deduplication")
                 ranked = first.with_column(rownum, Sql("CAST(1 AS BIGINT)", declared="bigint"))
@@ -512,7 +526,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             if not keys:
                 keys = [self._hide()]
                 stream = stream.with_column(keys[0], Sql("0", declared="int"))
-            ranked = stream.key_by(keys, nulls=True).window(tvf.assigner).process(WindowTopN(order, limit, rownum), output_schema=ddl)
+            fn = WindowTopN(order, limit, rownum, start=start, function=function)
+            ranked = stream.key_by(keys, nulls=True).window(tvf.assigner).process(fn, output_schema=ddl)
         else:
             if stream.node.watermark is None:  # (its windows would never close in a stream)
                 raise PlanError(
@@ -524,7 +539,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             schema = self._fields(stream.schema, order, [WINDOW_START, WINDOW_END, *keys])
             star = list(schema.names)
             ddl = Schema((*schema.fields, Field(rownum, "bigint")))
-            fn = WindowResultTopN(order, limit, rownum)
+            fn = WindowResultTopN(order, limit, rownum, start=start, function=function)
             ranked = stream.key_by([WINDOW_START, WINDOW_END, *keys], nulls=True).process(fn, output_schema=ddl)
         items: list[exp.Expression] = []
         for e in inner.expressions:
@@ -544,31 +559,46 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             schema.field(name, node="the Top-N's OVER (...)")
         return schema
 
-    def _rownum_limit(self, outer: exp.Select, rownum: str) -> tuple[int, exp.Expression | None]:
-        """N of ``WHERE rownum <= N`` (``< N``, ``= 1``) and the rest of the outer WHERE (ANDed)."""
+    def _rank_range(self, outer: exp.Select, rownum: str) -> tuple[int, int, exp.Expression | None]:
+        """The ranks a Top-N keeps, ``start`` to ``end``, from the conditions on ``rownum`` ANDed in the outer
+        WHERE (``rownum <= N``, ``< N``, ``= N``, ``> M``, ``>= M``, ``BETWEEN M AND N``, either way round; several
+        narrow the range, as in Flink), and the rest of the outer WHERE (ANDed)."""
         where = outer.args.get("where")
         terms = conjuncts(where.this) if where is not None else []
-        limits, rest = [], []
+        starts, ends, rest = [1], [], []
+        hint = f"filter it: WHERE {rownum} <= N, or {rownum} > M AND {rownum} <= N"
+        flipped = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE, exp.EQ: exp.EQ}
         for t in terms:
-            if any(c.name == rownum for c in t.find_all(exp.Column)):
-                limits.append(t)
-            else:
+            if not any(c.name == rownum for c in t.find_all(exp.Column)):
                 rest.append(t)
-        hint = f"filter it: WHERE {rownum} <= N"
-        if len(limits) != 1:
-            raise self.refuse(limits[1] if limits else outer, f"a Top-N {'with more than one condition on' if limits else 'without a condition on'} {rownum}", hint)
-        t = limits[0]
-        n = t.expression.to_py() if isinstance(t.expression, exp.Literal) and not t.expression.is_string else None
-        ok = isinstance(t.this, exp.Column) and isinstance(n, int) and n >= 1
-        if ok and isinstance(t, exp.LTE):
-            limit = n
-        elif ok and isinstance(t, exp.LT) and n >= 2:
-            limit = n - 1
-        elif ok and isinstance(t, exp.EQ) and n == 1:
-            limit = 1
-        else:
-            raise self.refuse(t, f"the condition {t.sql()} on {rownum}", hint)
-        return limit, (exp.and_(*rest) if rest else None)
+                continue
+            bounds = [t.args.get("low"), t.args.get("high")] if isinstance(t, exp.Between) else [t.expression]
+            numbers = [b.to_py() if isinstance(b, exp.Literal) and not b.is_string else None for b in bounds]
+            subject, kind = t.this, type(t)
+            if type(t) in flipped and isinstance(t.expression, exp.Column) and isinstance(t.this, exp.Literal):  # (N >= rownum)
+                subject, kind, numbers = t.expression, flipped[type(t)], [t.this.to_py() if not t.this.is_string else None]
+            if not (isinstance(subject, exp.Column) and subject.name == rownum and kind in (*flipped, exp.Between)) or not all(
+                type(x) is int for x in numbers  # (not a bool)
+            ):
+                raise self.refuse(t, f"the condition {t.sql()} on {rownum}", hint)
+            if kind in (exp.GT, exp.GTE, exp.EQ, exp.Between):
+                starts.append(numbers[0] + (kind is exp.GT))
+            if kind in (exp.LT, exp.LTE, exp.EQ, exp.Between):
+                ends.append(numbers[-1] - (kind is exp.LT))
+        if len(starts) > 1 and not ends:
+            raise PlanError(
+                f"Flink SQL: the Top-N at {self.at(where)} has no upper bound on {rownum}: as in Flink, a Top-N keeps the rows "
+                f"ranked up to N; {hint}"
+            )
+        if not ends:
+            raise self.refuse(outer, f"a Top-N without a condition on {rownum}", hint)
+        start, end = max(starts), min(ends)
+        if start > end:
+            raise PlanError(
+                f"Flink SQL: the conditions on {rownum} at {self.at(where)} keep no rank ({rownum} from {start} to {end}): "
+                f"a Top-N keeps the rows ranked M to N, with 1 <= M <= N"
+            )
+        return start, end, (exp.and_(*rest) if rest else None)
 
     def _hide(self) -> str:
         self._hidden += 1
@@ -662,6 +692,10 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
 def is_proctime(e: exp.Expression) -> bool:
     """Whether ``e`` is a bare ``PROCTIME()`` call."""
     return isinstance(e, exp.Anonymous) and e.name.upper() == "PROCTIME" and not e.expressions
+
+
+#: The functions a Top-N ranks by (``funke.table.rank``): ROW_NUMBER(), and in batch mode RANK() and DENSE_RANK().
+_TOP_N_FUNCTIONS = {exp.RowNumber: ROW_NUMBER, exp.Rank: RANK, exp.DenseRank: DENSE_RANK}
 
 
 def _ranks(query: exp.Select) -> bool:

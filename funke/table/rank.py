@@ -2,6 +2,10 @@
 DataStream functions: one result per window, its first ``limit`` rows in order, when the window
 closes. Window deduplication is the same with ``limit`` 1.
 
+A Top-N keeps the rows ranked ``start`` to ``limit`` (Flink's rank range: ``rn > 2 AND rn <= 5`` is 3
+to 5). A row's rank is its ``ROW_NUMBER()``; in batch mode (the window Top-N here, the regular one in
+``funke.table.sort``) also its ``RANK()`` or ``DENSE_RANK()`` (``in_range``).
+
 Order: by each ``Order`` in turn; nulls are the smallest values unless an order says otherwise
 (Flink's default null collation, which sqlglot's ``nulls_first`` already spells out). Rows that tie
 on every order column keep their arrival order, reversed when the first order is descending:
@@ -42,9 +46,11 @@ class Order:
     nulls_first: bool = True
 
 
-def ranked(rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int, *, stable: bool = False) -> list[dict[str, Any]]:
-    """The first ``limit`` of ``rows`` (in arrival order) by ``order``; ties as the module's docstring says,
-    or, ``stable``, always in arrival order (a sort's).
+def ranked(
+    rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int | None, *, stable: bool = False
+) -> list[dict[str, Any]]:
+    """The first ``limit`` (None: all) of ``rows`` (in arrival order) by ``order``; ties as the module's docstring
+    says, or, ``stable``, always in arrival order (a sort's).
 
     >>> rows = [{"p": 2, "n": "a"}, {"p": None, "n": "b"}, {"p": 5, "n": "c"}, {"p": 2, "n": "d"}]
     >>> [r["n"] for r in ranked(rows, [Order("p", descending=True, nulls_first=False)], 3)]
@@ -62,20 +68,59 @@ def ranked(rows: Iterable[dict[str, Any]], order: Sequence[Order], limit: int, *
     return out[:limit]
 
 
-def _numbered(rows: list[dict[str, Any]], rownum: str | None, extra: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for i, row in enumerate(rows, 1):
-        yield {**row, **extra, **({rownum: i} if rownum else {})}
+#: The ranking functions of a Top-N: ``ROW_NUMBER()`` numbers rows 1, 2, 3, ...; ``RANK()`` gives rows
+#: equal in every ORDER BY column one rank and skips as many after them (1, 1, 3); ``DENSE_RANK()``
+#: skips none (1, 1, 2).
+ROW_NUMBER, RANK, DENSE_RANK = "ROW_NUMBER", "RANK", "DENSE_RANK"
+
+
+def in_range(
+    rows: Iterable[dict[str, Any]], order: Sequence[Order], start: int, end: int, *, function: str = ROW_NUMBER, stable: bool = False
+) -> list[tuple[int, dict[str, Any]]]:  # fmt: skip
+    """The rows (in arrival order) ranked ``start`` to ``end`` by ``order`` and ``function``, in order,
+    each with its rank; ties as ``ranked`` orders them.
+
+    >>> rows = [{"v": 5}, {"v": 7}, {"v": 5}, {"v": 3}]
+    >>> desc = [Order("v", descending=True)]
+    >>> [(r, row["v"]) for r, row in in_range(rows, desc, 2, 3)]
+    [(2, 5), (3, 5)]
+    >>> [(r, row["v"]) for r, row in in_range(rows, desc, 2, 3, function=RANK)]
+    [(2, 5), (2, 5)]
+    >>> [(r, row["v"]) for r, row in in_range(rows, desc, 2, 3, function=DENSE_RANK)]
+    [(2, 5), (2, 5), (3, 3)]
+    """
+    out, rank, previous = [], 0, None
+    for i, row in enumerate(ranked(rows, order, end if function == ROW_NUMBER else None, stable=stable), 1):
+        if function == ROW_NUMBER:
+            rank = i
+        elif previous is None or compare(order, previous, row) != 0:
+            rank = i if function == RANK else rank + 1
+        if rank > end:
+            break
+        if rank >= start:
+            out.append((rank, row))
+        previous = row
+    return out
+
+
+def _range_repr(start: int, function: str) -> str:
+    """The rank range's start and the function in a Top-N's repr (its plan's uid): nothing for the first
+    rows by ``ROW_NUMBER()``, so the uids of such Top-Ns, and their savepoints, stay what they were."""
+    return (f", start={start}" if start > 1 else "") + (f", function={function!r}" if function != ROW_NUMBER else "")
 
 
 class WindowTopN(ProcessWindowFunction):
-    """Top-N of a window TVF's rows: each window's elements ranked when it fires, with the TVF's
-    ``window_start``, ``window_end`` and ``window_time`` columns (and the row number, if named)."""
+    """Top-N of a window TVF's rows: each window's elements ranked when it fires, those ranked ``start``
+    to ``limit`` kept, with the TVF's ``window_start``, ``window_end`` and ``window_time`` columns (and
+    the rank, if named). ``function``: ``ROW_NUMBER``, or in batch mode ``RANK`` or ``DENSE_RANK``."""
 
-    def __init__(self, order: Sequence[Order], limit: int, rownum: str | None) -> None:
-        self.order, self.limit, self.rownum = tuple(order), limit, rownum
+    def __init__(
+        self, order: Sequence[Order], limit: int, rownum: str | None, *, start: int = 1, function: str = ROW_NUMBER
+    ) -> None:
+        self.order, self.limit, self.rownum, self.start, self.function = tuple(order), limit, rownum, start, function
 
     def __repr__(self) -> str:  # (the plan's uid: two Top-Ns of one view are two operators)
-        return f"WindowTopN({self.order!r}, {self.limit}, rownum={self.rownum!r})"
+        return f"WindowTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}{_range_repr(self.start, self.function)})"
 
     def process(self, key: Any, ctx: Any, elements: list[Any]) -> Iterator[dict[str, Any]]:
         w = ctx.window()
@@ -84,20 +129,32 @@ class WindowTopN(ProcessWindowFunction):
             "window_end": millis_to_datetime(w.end),
             "window_time": millis_to_datetime(w.end - 1),
         }
-        yield from _numbered(ranked(elements, self.order, self.limit), self.rownum, bounds)
+        yield from _kept(self, elements, bounds)
+
+
+def _kept(top: Any, rows: list[dict[str, Any]], extra: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A window Top-N's result: ``rows`` ranked ``top.start`` to ``top.limit``, with ``extra`` and the rank."""
+    # (RANK and DENSE_RANK keep every tie: they come out in arrival order, as in Flink's batch mode)
+    for rank, row in in_range(rows, top.order, top.start, top.limit, function=top.function, stable=top.function != ROW_NUMBER):
+        yield {**row, **extra, **({top.rownum: rank} if top.rownum else {})}
 
 
 class WindowResultTopN(KeyedProcessFunction):
     """Top-N of rows that carry their window (a window aggregation's results), keyed by the
     window and the other partition columns: kept until the watermark passes the window's last
-    millisecond, then ranked and emitted at once."""
+    millisecond, then ranked and those ranked ``start`` to ``limit`` emitted at once."""
 
-    def __init__(self, order: Sequence[Order], limit: int, rownum: str | None, window_end: str = "window_end") -> None:
+    def __init__(
+        self, order: Sequence[Order], limit: int, rownum: str | None, window_end: str = "window_end", *, start: int = 1,
+        function: str = ROW_NUMBER,
+    ) -> None:  # fmt: skip
         self.order, self.limit, self.rownum, self.window_end = tuple(order), limit, rownum, window_end
+        self.start, self.function = start, function
         self.rows = ListStateDescriptor("rows")
 
     def __repr__(self) -> str:  # (the plan's uid)
-        return f"WindowResultTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, window_end={self.window_end!r})"
+        spelled = f"{self.order!r}, {self.limit}, rownum={self.rownum!r}, window_end={self.window_end!r}"
+        return f"WindowResultTopN({spelled}{_range_repr(self.start, self.function)})"
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> None:
         end: datetime | None = value[self.window_end]  # (a timestamp column reaches the function as a datetime)
@@ -110,7 +167,7 @@ class WindowResultTopN(KeyedProcessFunction):
         state = ctx.get_list_state(self.rows)
         rows = list(state.get())
         state.clear()
-        yield from _numbered(ranked(rows, self.order, self.limit), self.rownum, {})
+        yield from _kept(self, rows, {})
 
 
 class Deduplicate(KeyedProcessFunction):
@@ -188,6 +245,11 @@ class TopN(KeyedProcessFunction):
     rank moves is updated at that rank (``-U`` the row that was there, ``+U`` the one that is now),
     and the row landing at a rank not held before is inserted (``+I``).
 
+    A rank range that starts after 1 (``start``, Flink's ``rn > M AND rn <= N``) keeps the rows ranked
+    ``start`` to N: its changes are those of the numbered Top-N at these ranks, shown or not, as Flink's
+    are (a row that moves into the range from above updates the rank it lands on, as does the row
+    it pushes on; the row pushed past N leaves with that update).
+
     >>> top = TopN([Order("v", descending=True)], 2, rownum=None)
     >>> buffer, out = [], []
     >>> for v in (3, 5, 4, 1):
@@ -195,26 +257,37 @@ class TopN(KeyedProcessFunction):
     ...     out += [(c[ROW_KIND], c["v"]) for c in changes]
     >>> out
     [('+I', 3), ('+I', 5), ('-D', 3), ('+I', 4)]
+    >>> second = TopN([Order("v", descending=True)], 2, "rn", start=2)
+    >>> buffer, out = [], []
+    >>> for v in (3, 5, 4, 1):
+    ...     buffer, changes = second.step(buffer, {"v": v})
+    ...     out += [(c[ROW_KIND], c["v"], c["rn"]) for c in changes]
+    >>> out
+    [('+I', 3, 2), ('-U', 3, 2), ('+U', 4, 2)]
     """
 
     def __init__(
         self, order: Sequence[Order], limit: int, rownum: str | None, *, numbered: bool | None = None, ttl_ms: int | None = None,
-        partition: Sequence[str] | None = None,
+        partition: Sequence[str] | None = None, start: int = 1,
     ) -> None:  # fmt: skip
         """``numbered``: whether the result shows the row number (default: when ``rownum`` names it);
-        unnumbered rows carry ``rownum`` as NULL. ``partition``: the PARTITION BY columns (None: not known)."""
-        self.order, self.limit, self.rownum, self.ttl_ms = tuple(order), limit, rownum, ttl_ms
-        self.numbered = bool(rownum) if numbered is None else numbered
+        unnumbered rows carry ``rownum`` as NULL. ``partition``: the PARTITION BY columns (None: not known).
+        ``start``: the first rank kept (then the rows are numbered in ``rownum``, which must name a column)."""
+        if start > 1 and not rownum:
+            raise ValueError("a Top-N's rank range numbers its rows: name the rownum column")
+        self.order, self.limit, self.rownum, self.ttl_ms, self.start = tuple(order), limit, rownum, ttl_ms, start
+        self.numbered = (bool(rownum) if numbered is None else numbered) or start > 1
         self.partition = None if partition is None else tuple(partition)
         self.buffer = with_ttl(ValueStateDescriptor("buffer"), ttl_ms)
 
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
-        if not self.order and not self.numbered:  # (LIMIT n: the first n rows in arrival order, none pushed out)
+        if not self.order:  # (LIMIT n [OFFSET m]: rows in arrival order, each ranked last, none pushed out)
             return top_n_mode(self, frozenset({INSERT}))
         return top_n_mode(self, frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER}) if self.numbered else frozenset({INSERT, DELETE}))
 
     def __repr__(self) -> str:  # (the plan's uid)
-        return f"TopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms})"
+        ranks = f", start={self.start}" if self.start > 1 else ""
+        return f"TopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms}{ranks})"  # fmt: skip
 
     def step(self, buffer: list[list[Any]], value: dict[str, Any]) -> tuple[list[list[Any]], list[dict[str, Any]]]:
         """The buffer after ``value`` (a sorted list of ``[row of the sort key, [rows]]``) and the changes."""
@@ -265,6 +338,8 @@ class TopN(KeyedProcessFunction):
             i += 1
         if rank <= self.limit:
             out.append(row(INSERT, current, rank))
+        if self.start > 1:  # (the ranks before the range move too, unseen)
+            out = [r for r in out if r[str(self.rownum)] >= self.start]
         return buffer[:i], out
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
@@ -292,7 +367,8 @@ class RetractableTopN(KeyedProcessFunction):
     N before and after each change compared. Without the row number in the result: the rows that left
     the first N are deleted (``-D``), then those that entered inserted (``+I``). With it (``rownum``):
     each rank whose row changed is updated (``-U`` the row that was there, ``+U`` the one that is now), a
-    rank filled inserted (``+I``), a rank emptied deleted (``-D``).
+    rank filled inserted (``+I``), a rank emptied deleted (``-D``). A rank range that starts after 1
+    (``start``) compares the ranks ``start`` to N, numbered whether shown or not, as ``TopN`` does.
 
     >>> top = RetractableTopN([Order("v", descending=True)], 1, "rn", numbered=True)
     >>> rows, out = [], []
@@ -305,15 +381,18 @@ class RetractableTopN(KeyedProcessFunction):
 
     def __init__(
         self, order: Sequence[Order], limit: int, rownum: str | None, *, numbered: bool | None = None, ttl_ms: int | None = None,
-        partition: Sequence[str] | None = None,
+        partition: Sequence[str] | None = None, start: int = 1,
     ) -> None:  # fmt: skip
-        self.order, self.limit, self.rownum, self.ttl_ms = tuple(order), limit, rownum, ttl_ms
-        self.numbered = bool(rownum) if numbered is None else numbered
+        if start > 1 and not rownum:
+            raise ValueError("a Top-N's rank range numbers its rows: name the rownum column")
+        self.order, self.limit, self.rownum, self.ttl_ms, self.start = tuple(order), limit, rownum, ttl_ms, start
+        self.numbered = (bool(rownum) if numbered is None else numbered) or start > 1
         self.partition = None if partition is None else tuple(partition)
         self.rows = with_ttl(ValueStateDescriptor("rows"), ttl_ms)
 
     def __repr__(self) -> str:  # (the plan's uid)
-        return f"RetractableTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms})"
+        ranks = f", start={self.start}" if self.start > 1 else ""
+        return f"RetractableTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}, numbered={self.numbered}, ttl_ms={self.ttl_ms}{ranks})"
 
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
         kinds = {INSERT, DELETE} | ({UPDATE_BEFORE, UPDATE_AFTER} if self.numbered else set())
@@ -338,7 +417,7 @@ class RetractableTopN(KeyedProcessFunction):
     def _changes(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if self.numbered:
             out = []
-            for rank in range(1, self.limit + 1):
+            for rank in range(self.start, self.limit + 1):
                 was = before[rank - 1] if rank <= len(before) else None
                 now = after[rank - 1] if rank <= len(after) else None
                 numbered = {str(self.rownum): rank}

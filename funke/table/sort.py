@@ -10,8 +10,11 @@ stream, and the two sorts Flink runs without one.
   row is kept until the end of the input (the watermark reaches +infinity), then the result leaves in
   order, each row an insert. An updating input is applied first (a ``-U``/``-D`` row takes an equal row
   away), so the sort sees the input's final rows, as a Flink batch job's sort does.
-* **A sort with a limit in a stream** (``ORDER BY ... LIMIT n``, ``LIMIT n``): Flink's Top-N over the whole
-  result (``funke.table.rank``), an updating result when ordered.
+* **A sort with a limit in a stream** (``ORDER BY ... LIMIT n [OFFSET m]``, ``LIMIT n [OFFSET m]``): Flink's
+  Top-N over the whole result (``funke.table.rank``) with the rank range m + 1 to m + n, an updating result
+  when ordered.
+* **A Top-N by RANK() or DENSE_RANK(), in batch mode** (``RankAtEnd``): each key's rows kept until the end of
+  the input, as the batch sort keeps them, then ranked.
 
 Each runs as a keyed process function of one key: Flink runs a sort with parallelism 1 too.
 
@@ -35,7 +38,7 @@ from funke.semantics.state import ListStateDescriptor, MapStateDescriptor, Value
 from funke.semantics.time import MAX_WATERMARK, timestamp_to_millis
 from funke.table.changelog import ROW_KIND, changelog_mode, is_retraction
 from funke.table.lowering import is_updating, kind_first
-from funke.table.rank import Order, RetractableTopN, TopN, ranked
+from funke.table.rank import Order, RetractableTopN, TopN, in_range, ranked
 
 
 class Sort(KeyedProcessFunction):
@@ -119,6 +122,28 @@ class Sort(KeyedProcessFunction):
         yield from ranked(rows, self.order[1:], len(rows), stable=True)
 
 
+class RankAtEnd(Sort):
+    """A Top-N by ``RANK()`` or ``DENSE_RANK()`` (``function``) in batch mode, as Flink's batch rank runs it:
+    a key's rows kept until the end of the input (an updating input's retractions applied), then those
+    ranked ``start`` to ``end`` inserted in order (ties in arrival order), with their rank in ``rownum``.
+
+    >>> top = RankAtEnd([Order("v", descending=True)], "RANK", 1, 2, "rk")
+    >>> [(r["v"], r["rk"]) for r in top.sorted([{"v": 1}, {"v": 3}, {"v": 3}, {"v": 2}])]
+    [(3, 1), (3, 1)]
+    """
+
+    def __init__(self, order: Sequence[Order], function: str, start: int, end: int, rownum: str) -> None:
+        super().__init__(order)
+        self.function, self.start, self.end, self.rownum = function, start, end, rownum
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"RankAtEnd({list(self.order)!r}, {self.function!r}, {self.start}, {self.end}, rownum={self.rownum!r})"
+
+    def sorted(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = in_range(rows, self.order, self.start, self.end, function=self.function, stable=True)
+        return [{**row, self.rownum: rank} for rank, row in kept]
+
+
 class SortLowering:
     """``Planner``'s ORDER BY / LIMIT / OFFSET (``class Planner(SortLowering)``): ``lower`` calls
     ``_sort_limit`` for a SELECT with any of them. ``batch`` is the planner's: whether the environment
@@ -126,8 +151,8 @@ class SortLowering:
 
     def _sort_limit(self: Any, query: exp.Select) -> Any:
         """The SELECT without its ORDER BY / LIMIT / OFFSET, then the sort or Top-N the module's docstring
-        names. In a stream, a sort without a limit must lead with a time attribute, ascending; OFFSET takes
-        batch mode."""
+        names. In a stream, a sort without a limit must lead with a time attribute, ascending, and OFFSET
+        takes a LIMIT."""
         order_by, limit, offset = (query.args.get(a) for a in ("order", "limit", "offset"))
         if offset is None and limit is not None:
             offset = limit.args.get("offset")
@@ -151,8 +176,11 @@ class SortLowering:
             if is_updating(stream):
                 self._known_types(stream, "ORDER BY over an updating result")
             return keyed.process(Sort(order, limit=count, offset=skip), output_schema=schema, name="Sort").select(*columns)
-        if skip:
-            raise self.refuse(offset, "OFFSET in streaming mode", "LIMIT n without OFFSET runs (a Top-N), and batch mode takes OFFSET")
+        if skip and count is None:
+            raise PlanError(
+                f"Flink SQL: OFFSET {skip} without LIMIT at {self.at(offset)} in streaming mode: as in Flink, a stream skips rows "
+                "only in a Top-N; add LIMIT n, or run in batch mode"
+            )
         if count is None and not order:  # (OFFSET 0 alone: every row as it is)
             return stream
         if count is None:
@@ -160,11 +188,12 @@ class SortLowering:
         rownum = self._hide()
         ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
         fn: Any
+        ranks = {"start": skip + 1} if skip else {}  # (LIMIT n OFFSET m: the ranks m + 1 to m + n, as Flink plans it)
         if is_updating(stream):
             self._known_types(stream, "ORDER BY ... LIMIT over an updating result")
-            fn = RetractableTopN(order, count, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
+            fn = RetractableTopN(order, skip + count, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=(), **ranks)
         else:
-            fn = TopN(order, count, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=())
+            fn = TopN(order, skip + count, rownum, numbered=False, ttl_ms=self.state_ttl_ms, partition=(), **ranks)
         top = keyed.process(fn, output_schema=ddl)
         if not changelog_mode(top.node).updating:  # (LIMIT alone: the first n rows, each an insert)
             return top.select(*columns)

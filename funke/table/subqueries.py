@@ -188,6 +188,9 @@ class SubqueryLowering:
         column = self._hide()
         if not isinstance(empty, exp.Null):
             got = exp.Case(ifs=[exp.If(this=exp.Is(this=exp.column(matched, table=right, quoted=True), expression=exp.Null()), true=empty)], default=got)
+            dtype = right_rows.schema.field(value, node=f"the scalar subquery at {self.at(sub)}").dtype
+            if dtype is not None:  # (the value's type, which the CASE keeps)
+                got = exp.Cast(this=got, to=exp.DataType.build(dtype, dialect="spark"))
         result = self.lower(exp.select(exp.column(exp.Star(), table=left), exp.alias_(got, column, quoted=True)).from_(
             exp.Table(this=exp.to_identifier(left))
         ).join(exp.Table(this=exp.to_identifier(right)), on=on, join_type="LEFT"))  # fmt: skip

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import funke as fk
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
+from funke.plan.changelog import changelog_mode
 from funke.plan.connect import CoProcess
 from funke.semantics.clock import ManualClock
 from funke.semantics.co_process import KeyedCoProcessOperator
@@ -108,7 +109,6 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("SELECT k FROM ev LIMIT 2 OFFSET 1", "OFFSET in streaming mode"),
         ("SELECT k FROM ev LIMIT 0", "LIMIT 0"),
         ("SELECT k, v FROM ev ORDER BY v + 1 LIMIT 2", "ORDER BY v + 1 (an expression)"),
         (f"SELECT COUNT(*) FROM {TUMBLE} WHERE ts > CURRENT_WATERMARK(ts) GROUP BY window_start, window_end",
@@ -120,13 +120,13 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         ("SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r FROM ev", "an OVER window here (at line 1, column 11)"),
         (f"{TOP_N.format(over='PARTITION BY window_start, k ORDER BY v', src=TUMBLE)} WHERE r = 1",
          "a Top-N over a window TVF not partitioned by window_start and window_end"),
-        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r > 2",
-         "the condition r > 2 on r (at line 1, column"),
-        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r <= 2 AND r <= 3",
-         "a Top-N with more than one condition on r"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r <= 2 OR r = 5",
+         "the condition r <= 2 OR r = 5 on r (at line 1, column"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)} WHERE r <= k",
+         "the condition r <= k on r (at line 1, column"),
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE)}", "a Top-N without a condition on r"),
-        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE).replace('ROW_NUMBER', 'RANK')} WHERE r <= 2",
-         "RANK() OVER (...) (at line 1, column 26) is not supported by funke yet; window Top-N takes ROW_NUMBER()"),
+        (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=TUMBLE).replace('ROW_NUMBER()', 'NTILE(2)')} WHERE r <= 2",
+         "NTILE(2) OVER (...) (at line 1, column 26) is not supported by funke yet; a Top-N takes ROW_NUMBER(), and in batch mode RANK() or"),
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v + 1', src=TUMBLE)} WHERE r <= 2",
          "ORDER BY v + 1 in a Top-N (only columns)"),
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=SESSION)} WHERE r <= 2",
@@ -584,6 +584,100 @@ def test_order_by_limit_plans_a_top_n_of_the_result_and_limit_alone_stays_insert
     assert over_changes.updating and isinstance(top_n(over_changes), RetractableTopN)
     with pytest.raises(PlanError, match=r"ORDER BY at line 1, column 30: unknown column 'vv' \(did you mean 'v'\?\)"):
         t_env.sql_query("SELECT k, v FROM ev ORDER BY vv LIMIT 1")
+
+
+def ranking(t):
+    """The function of ``t``'s Top-N (a keyed process function, or a window's)."""
+    from funke.table.rank import RetractableTopN, TopN, WindowResultTopN, WindowTopN
+    from funke.table.sort import RankAtEnd
+
+    kinds = (TopN, RetractableTopN, WindowResultTopN, WindowTopN, RankAtEnd)
+    functions = [getattr(x, "function", None) for x in n.walk([t._stream.node])]
+    return next(f for f in (*functions, *(getattr(f, "process_fn", None) for f in functions)) if isinstance(f, kinds))
+
+
+def test_a_top_n_keeps_the_rank_range_its_conditions_give_and_a_streaming_offset_is_one(t_env):
+    from funke.table.rank import RetractableTopN, TopN, WindowResultTopN, WindowTopN
+
+    regular = "SELECT {} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM {}) WHERE {}"
+    ranges = {
+        "rn > 2 AND rn <= 5": (3, 5), "rn BETWEEN 3 AND 5": (3, 5), "rn >= 3 AND rn < 6": (3, 5), "6 > rn AND 2 < rn": (3, 5),
+        "rn <= 5 AND rn > 2 AND rn < 4": (3, 3), "rn = 2": (2, 2), "rn > 0 AND rn <= 2": (1, 2),
+    }  # fmt: skip
+    for condition, (start, end) in ranges.items():
+        fn = ranking(t_env.sql_query(regular.format("*", "ev", condition)))
+        assert isinstance(fn, TopN) and (fn.start, fn.limit) == (start, end), condition
+    hidden = t_env.sql_query(regular.format("k, v", "ev", "rn > 2 AND rn <= 5 AND v > 0"))
+    fn = ranking(hidden)
+    assert fn.numbered and hidden.columns == ("k", "v")  # (a range numbers its changes, rn shown or not, as Flink's do)
+    assert changelog_mode(hidden._stream.node).describe() == "[+I, -U, +U] no upsert key"
+    assert str(hidden._stream.node.input.predicate) == "expr('v > 0')"  # (the rest of the WHERE: after the ranking)
+    fn = ranking(t_env.sql_query(regular.format("*", GROUPED.replace("COUNT(*) AS n", "SUM(v) AS v"), "rn BETWEEN 2 AND 3")))
+    assert isinstance(fn, RetractableTopN) and (fn.start, fn.limit, fn.numbered) == (2, 3, True)
+    window = f"SELECT * FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY v', src='{}')}) WHERE r > 1 AND r <= 3"
+    fn = ranking(t_env.sql_query(window.format(TUMBLE)))
+    assert isinstance(fn, WindowTopN) and (fn.start, fn.limit, fn.function) == (2, 3, "ROW_NUMBER")
+    counts = f"(SELECT window_start, window_end, COUNT(*) AS v FROM {TUMBLE} GROUP BY window_start, window_end)"
+    fn = ranking(t_env.sql_query(window.format(counts)))
+    assert isinstance(fn, WindowResultTopN) and (fn.start, fn.limit) == (2, 3)
+    paged = t_env.sql_query("SELECT k, v FROM ev ORDER BY v DESC LIMIT 3 OFFSET 2")
+    fn = ranking(paged)
+    assert isinstance(fn, TopN) and (fn.start, fn.limit) == (3, 5) and paged.updating and paged.columns == ("k", "v")
+    skipped = t_env.sql_query("SELECT k FROM ev LIMIT 3 OFFSET 2")
+    assert (ranking(skipped).start, ranking(skipped).limit) == (3, 5) and not skipped.updating  # (arrival order: insert-only)
+    counts = t_env.sql_query("SELECT k, COUNT(*) AS n FROM ev GROUP BY k ORDER BY n DESC LIMIT 1 OFFSET 1")
+    assert isinstance(ranking(counts), RetractableTopN) and (ranking(counts).start, ranking(counts).limit) == (2, 2)
+
+
+def test_rank_and_dense_rank_are_refused_in_a_stream_as_flink_refuses_them_and_run_in_batch_mode(t_env):
+    from funke.table.rank import WindowResultTopN, WindowTopN
+    from funke.table.sort import RankAtEnd
+
+    regular = "SELECT * FROM (SELECT *, {}() OVER (PARTITION BY k ORDER BY v DESC) AS rk FROM ev) WHERE rk <= 2"
+    window = f"SELECT * FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY v', src='{}')}) WHERE r <= 2"
+    result = f"(SELECT window_start, window_end, k, COUNT(*) AS v FROM {TUMBLE} GROUP BY window_start, window_end, k)"
+    refused = {
+        regular.format("RANK"): "Flink SQL: RANK() at line 1, column 26 in a Top-N in streaming mode: as in Flink, a stream's Top-N "
+        "ranks by ROW_NUMBER() only; number the rows with ROW_NUMBER(), or run in batch mode",
+        regular.format("DENSE_RANK"): "DENSE_RANK() at line 1, column 26 in a Top-N in streaming mode",
+        window.format(TUMBLE).replace("ROW_NUMBER", "DENSE_RANK"): "DENSE_RANK() at line 1, column 26 in a window Top-N in streaming mode",
+        window.format(result).replace("ROW_NUMBER", "RANK"): "RANK() at line 1, column 26 in a window Top-N in streaming mode",
+    }  # fmt: skip
+    for sql, message in refused.items():
+        with pytest.raises(PlanError) as e:
+            t_env.sql_query(sql)
+        assert message in str(e.value) and not isinstance(e.value, UnsupportedError), (sql, str(e.value))
+
+    env = fk.StreamEnvironment(app="sql-unit", runtime_mode="batch")
+    batch = StreamTableEnvironment.create(env)
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    batch.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int, p double", watermarks=wm))
+    ranked = batch.sql_query(regular.format("RANK").replace("rk <= 2", "rk BETWEEN 2 AND 3"))
+    fn = ranking(ranked)
+    assert isinstance(fn, RankAtEnd) and (fn.function, fn.start, fn.end) == ("RANK", 2, 3)
+    assert not ranked.updating and ranked.columns == ("k", "ts", "v", "p", "rk")  # (each key's rows ranked at the end of input)
+    dense = ranking(batch.sql_query(f"SELECT k FROM (SELECT *, DENSE_RANK() OVER (ORDER BY n DESC) AS rk FROM {GROUPED}) WHERE rk = 1"))  # fmt: skip
+    assert isinstance(dense, RankAtEnd) and dense.function == "DENSE_RANK"
+    fn = ranking(batch.sql_query(window.format(TUMBLE).replace("ROW_NUMBER", "DENSE_RANK")))
+    assert isinstance(fn, WindowTopN) and fn.function == "DENSE_RANK"
+    fn = ranking(batch.sql_query(window.format(result).replace("ROW_NUMBER", "RANK")))
+    assert isinstance(fn, WindowResultTopN) and fn.function == "RANK"
+
+
+def test_a_rank_range_flink_refuses_or_that_keeps_nothing_is_refused_naming_it(t_env):
+    regular = "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM ev) WHERE {}"
+    refused = {
+        regular.format("rn > 2"): "Flink SQL: the Top-N at line 1, column 98 has no upper bound on rn: as in Flink, a Top-N keeps the "
+        "rows ranked up to N; filter it: WHERE rn <= N, or rn > M AND rn <= N",
+        regular.format("rn > 6 AND rn <= 5"): "the conditions on rn at line 1, column 98 keep no rank (rn from 7 to 5)",
+        regular.format("rn < 1"): "keep no rank (rn from 1 to 0)",
+        "SELECT k, v FROM ev ORDER BY v OFFSET 2": "Flink SQL: OFFSET 2 without LIMIT at line 1, column 39 in streaming mode: as in Flink, "
+        "a stream skips rows only in a Top-N; add LIMIT n, or run in batch mode",
+    }  # fmt: skip
+    for sql, message in refused.items():
+        with pytest.raises(PlanError) as e:
+            t_env.sql_query(sql)
+        assert message in str(e.value), (sql, str(e.value))
 
 
 def test_an_over_aggregation_plans_one_keyed_function_per_select_and_refuses_what_flink_refuses(t_env):
