@@ -526,7 +526,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             if not keys:
                 keys = [self._hide()]
                 stream = stream.with_column(keys[0], Sql("0", declared="int"))
-            fn = WindowTopN(order, limit, rownum, start=start, function=function)
+            fn = WindowTopN(order, limit, rownum, start=start, function=function, keep_last=_keeps_last(order, limit, start, stream.node.event_time, stream.node.proc_time))
             ranked = stream.key_by(keys, nulls=True).window(tvf.assigner).process(fn, output_schema=ddl)
         else:
             if stream.node.watermark is None:  # (its windows would never close in a stream)
@@ -539,7 +539,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             schema = self._fields(stream.schema, order, [WINDOW_START, WINDOW_END, *keys])
             star = list(schema.names)
             ddl = Schema((*schema.fields, Field(rownum, "bigint")))
-            fn = WindowResultTopN(order, limit, rownum, start=start, function=function)
+            fn = WindowResultTopN(order, limit, rownum, start=start, function=function, keep_last=_keeps_last(order, limit, start, WINDOW_TIME, stream.node.event_time))
             ranked = stream.key_by([WINDOW_START, WINDOW_END, *keys], nulls=True).process(fn, output_schema=ddl)
         items: list[exp.Expression] = []
         for e in inner.expressions:
@@ -696,6 +696,12 @@ def is_proctime(e: exp.Expression) -> bool:
 
 #: The functions a Top-N ranks by (``funke.table.rank``): ROW_NUMBER(), and in batch mode RANK() and DENSE_RANK().
 _TOP_N_FUNCTIONS = {exp.RowNumber: ROW_NUMBER, exp.Rank: RANK, exp.DenseRank: DENSE_RANK}
+
+
+def _keeps_last(order: list[Order], limit: int, start: int, *attributes: str | None) -> bool:
+    """Whether a window Top-N is Flink's window deduplication keeping the last row: ``rn = 1`` by a time attribute,
+    descending (ties: the last arrival); any other keeps ties in arrival order."""
+    return limit == 1 and start == 1 and len(order) == 1 and order[0].descending and order[0].column in {a for a in attributes if a}
 
 
 def _ranks(query: exp.Select) -> bool:

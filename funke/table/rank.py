@@ -8,9 +8,10 @@ to 5). A row's rank is its ``ROW_NUMBER()``; in batch mode (the window Top-N her
 
 Order: by each ``Order`` in turn; nulls are the smallest values unless an order says otherwise
 (Flink's default null collation, which sqlglot's ``nulls_first`` already spells out). Rows that tie
-on every order column keep their arrival order, reversed when the first order is descending:
-so ``ORDER BY ts DESC`` keeps the last arrival among equal timestamps and ``ORDER BY ts`` the first,
-as Flink's window deduplication does.
+on every order column keep their arrival order (``ORDER BY v DESC``: the first of two equal values
+ranks first, as in Flink's window Top-N), except in a window deduplication that keeps the last row
+(``keep_last``: ``ORDER BY ts DESC`` on the time attribute, ``rn = 1``), which keeps the last arrival
+among equal timestamps, as Flink's does.
 """
 
 from __future__ import annotations
@@ -115,9 +116,11 @@ class WindowTopN(ProcessWindowFunction):
     the rank, if named). ``function``: ``ROW_NUMBER``, or in batch mode ``RANK`` or ``DENSE_RANK``."""
 
     def __init__(
-        self, order: Sequence[Order], limit: int, rownum: str | None, *, start: int = 1, function: str = ROW_NUMBER
-    ) -> None:
+        self, order: Sequence[Order], limit: int, rownum: str | None, *, start: int = 1, function: str = ROW_NUMBER,
+        keep_last: bool = False,
+    ) -> None:  # fmt: skip
         self.order, self.limit, self.rownum, self.start, self.function = tuple(order), limit, rownum, start, function
+        self.keep_last = keep_last
 
     def __repr__(self) -> str:  # (the plan's uid: two Top-Ns of one view are two operators)
         return f"WindowTopN({self.order!r}, {self.limit}, rownum={self.rownum!r}{_range_repr(self.start, self.function)})"
@@ -134,8 +137,9 @@ class WindowTopN(ProcessWindowFunction):
 
 def _kept(top: Any, rows: list[dict[str, Any]], extra: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """A window Top-N's result: ``rows`` ranked ``top.start`` to ``top.limit``, with ``extra`` and the rank."""
-    # (RANK and DENSE_RANK keep every tie: they come out in arrival order, as in Flink's batch mode)
-    for rank, row in in_range(rows, top.order, top.start, top.limit, function=top.function, stable=top.function != ROW_NUMBER):
+    # (ties in arrival order, but a keep-last deduplication's; RANK and DENSE_RANK keep every tie, in arrival order)
+    last = getattr(top, "keep_last", False) and top.function == ROW_NUMBER  # (an operator of an older savepoint: False)
+    for rank, row in in_range(rows, top.order, top.start, top.limit, function=top.function, stable=not last):
         yield {**row, **extra, **({top.rownum: rank} if top.rownum else {})}
 
 
@@ -146,10 +150,10 @@ class WindowResultTopN(KeyedProcessFunction):
 
     def __init__(
         self, order: Sequence[Order], limit: int, rownum: str | None, window_end: str = "window_end", *, start: int = 1,
-        function: str = ROW_NUMBER,
+        function: str = ROW_NUMBER, keep_last: bool = False,
     ) -> None:  # fmt: skip
         self.order, self.limit, self.rownum, self.window_end = tuple(order), limit, rownum, window_end
-        self.start, self.function = start, function
+        self.start, self.function, self.keep_last = start, function, keep_last
         self.rows = ListStateDescriptor("rows")
 
     def __repr__(self) -> str:  # (the plan's uid)

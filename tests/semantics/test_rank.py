@@ -202,3 +202,15 @@ def test_a_window_result_top_n_keeps_its_range_by_rank_when_the_window_closes():
         op.process_element("w", {"window_end": 10, "v": v, "id": i}, 5)
     # 9 ranks 1, the two 4s share rank 2, so the next rank is 4: out of range
     assert [(r.value["id"], r.value["rn"]) for r in op.advance_watermark(20)] == [(0, 2), (2, 2)]
+
+
+def test_window_top_n_ties_keep_arrival_order_but_a_keep_last_deduplication_keeps_the_last():
+    """Flink 2.3 (checked): a window Top-N ``ORDER BY v DESC`` ranks the first of equal values first; a window
+    deduplication ``ORDER BY ts DESC`` with ``rn = 1`` keeps the last row of equal timestamps."""
+    from funke.table.rank import _kept
+
+    rows = [{"id": 1, "v": 5}, {"id": 2, "v": 5}, {"id": 3, "v": 7}, {"id": 4, "v": 5}]
+    top = WindowResultTopN(DESC, 2, "rn")
+    assert [(r["id"], r["rn"]) for r in _kept(top, rows, {})] == [(3, 1), (1, 2)]
+    dedup = WindowResultTopN([Order("v", descending=True)], 1, "rn", keep_last=True)
+    assert [r["id"] for r in _kept(dedup, [r for r in rows if r["v"] == 5], {})] == [4]
