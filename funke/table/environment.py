@@ -246,7 +246,14 @@ class StreamTableEnvironment(FunctionCalls):
                 else:
                     lookups[name] = lambda t=t, make=connector.lookup: make(t)
         self._functions.job_parameters = self._config.job_parameters
-        return Planner(views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions, lookups=lookups, batch=self._batch_mode())
+        return Planner(
+            views, sql, state_ttl_ms=self._config.state_ttl_ms, functions=self._functions, lookups=lookups, batch=self._batch_mode(),
+            rows=self._numbered_rows,
+        )  # fmt: skip
+
+    def _numbered_rows(self, count: int) -> Any:
+        """A bounded stream of ``count`` rows numbered 0, 1, ... (``_fk_row``): what VALUES rows are computed over."""
+        return self.env.from_collection([{"_fk_row": i} for i in range(count)], "_fk_row int")
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
         at = lambda node: position(node, sql)  # noqa: E731

@@ -137,6 +137,9 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
     #: Whether the environment runs in batch mode (Flink's ``RuntimeExecutionMode.BATCH``): a sort of the
     #: whole result then runs (``funke.table.sort``).
     batch: bool = False
+    #: A bounded stream of n rows (one column, ``_fk_row``: 0, 1, ...), what ``VALUES`` rows are computed over;
+    #: None: VALUES and a SELECT without FROM are refused (a planner of no environment).
+    rows: Callable[[int], Any] | None = None
     _hidden: int = field(default=0)
     _checked: bool = field(default=False)
 
@@ -193,8 +196,11 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for node in query.find_all(exp.Window):
             if self._ranking(node):
                 raise self.refuse(node, "an OVER window here", "a window Top-N runs: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rownum FROM ...) WHERE rownum <= N")
-        if source is None:
-            raise self.refuse(query, "a SELECT without FROM")
+        if source is None:  # (one row, as Flink's SELECT without FROM gives)
+            if self.rows is None:
+                raise self.refuse(query, "a SELECT without FROM")
+            one = exp.Values(expressions=[exp.Tuple(expressions=[exp.Literal.number(0)])], alias=exp.TableAlias(this=exp.to_identifier(self._hide())))
+            return self.lower(query.copy().from_(one))
         for key, arg in query.args.items():  # (a subquery in FROM is lowered on its own; nowhere else)
             for node in (x for a in (arg if isinstance(arg, list) else [arg]) if isinstance(a, exp.Expression) for x in a.walk()):
                 if key not in ("from_", "with_") and isinstance(node, (exp.Subquery, exp.Select)):
@@ -311,7 +317,35 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                     f"a static or jdbc table is read by a lookup join: FROM s JOIN {node.name} FOR SYSTEM_TIME AS OF s.ts AS t ON s.k = t.k",
                 )
             return view, None
+        if isinstance(node, exp.Values) and self.rows is not None:
+            return self._values(node), None
         raise self.refuse(node, f"{node.sql(dialect='spark')} in FROM")
+
+    def _values(self, node: exp.Values) -> Any:
+        """``(VALUES (a, b), (c, d)) [AS t(x, y)]``: a bounded stream of its rows, each column the value of its row's
+        expression (a CASE on the row's number, so Spark gives the column one type, the common type of its values,
+        as Flink does); unnamed columns are ``EXPR$0``, ``EXPR$1``, ..."""
+        rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in node.expressions]
+        width = len(rows[0])
+        for t, r in zip(node.expressions, rows, strict=True):
+            if len(r) != width:
+                raise PlanError(f"Flink SQL: the row {t.sql()} of VALUES at {self.at(t)} has {len(r)} value(s), the first row {width}")
+        alias = node.args.get("alias")
+        names = [c.name for c in alias.columns] if alias is not None and alias.columns else [f"EXPR${i}" for i in range(width)]
+        if len(names) != width:
+            raise PlanError(f"Flink SQL: VALUES at {self.at(node)} names {len(names)} columns for rows of {width}")
+        assert self.rows is not None
+        stream = self.rows(len(rows))
+        number = exp.column("_fk_row")
+        columns = []
+        for j, name in enumerate(names):
+            value = rows[-1][j].copy()
+            if len(rows) > 1:
+                ifs = [exp.If(this=exp.EQ(this=number.copy(), expression=exp.Literal.number(i)), true=r[j].copy()) for i, r in enumerate(rows[:-1])]
+                value = exp.Case(ifs=ifs, default=value)
+            typed = self.typed_sql(value, stream.schema)
+            columns.append(Sql(f"{typed.text} AS `{name}`", declared=typed.declared))
+        return stream.select(*columns)
 
     def _view(self, table: exp.Table) -> Any:
         name = table.name

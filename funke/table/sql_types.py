@@ -81,7 +81,7 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
     if isinstance(e, exp.Case) and e.args.get("default") is not None:
         kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
         return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(e, (exp.Predicate, exp.Connector, exp.Not)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, ...)
+    if isinstance(e, (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, TRUE, ...)
         return "boolean"
     if isinstance(e, exp.Literal) and e.is_string:
         return "string"

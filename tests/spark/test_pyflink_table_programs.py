@@ -256,3 +256,25 @@ def test_basic_operations_fails_where_pyflink_fails(examples, capsys):
         run_program(examples / "basic_operations.py", capsys)
     printed = capsys.readouterr().out.splitlines()
     assert printed.count("4 rows in set") == 3 and not any("259" in line for line in printed)  # (the aggregations after it never ran)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["streaming", "batch"])
+def test_values_and_a_select_without_from_print_as_pyflink_prints_them(capsys, batch):
+    """``SELECT`` without ``FROM`` is one row, ``(VALUES ...) AS t(a, b)`` its rows, each column of its values'
+    common type (an INT and a DECIMAL(2, 1): DECIMAL(11, 1)); both modes print columns as wide as their types
+    (INT 11, STRING 30, at least ``<NULL>``'s 6), the op column in streaming mode only, as PyFlink 2.3 does."""
+    from decimal import Decimal
+
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode() if batch else EnvironmentSettings.in_streaming_mode())
+    capsys.readouterr()
+    t_env.execute_sql("SELECT 1 AS a, UPPER('x') AS b, TRUE AS c").print()
+    lines = capsys.readouterr().out.splitlines()
+    op = [] if batch else ["op"]
+    widths = ([] if batch else [2]) + [11, 30, 6]
+    border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    row = lambda *cells: "| " + " | ".join(str(c).rjust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+    assert lines == [border, row(*op, "a", "b", "c"), border, row(*([] if batch else ["+I"]), 1, "X", "TRUE"), border, "1 row in set"]
+    got = t_env.sql_query("SELECT n, s FROM (VALUES (1, 'a'), (2.5, CAST(NULL AS STRING))) AS t(n, s) WHERE n > 0").execute().collect()
+    assert sorted((tuple(r) for r in got), key=repr) == [(Decimal("1.0"), "a"), (Decimal("2.5"), None)]

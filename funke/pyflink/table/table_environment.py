@@ -484,8 +484,8 @@ class TableResult:
             yield row
 
     def print(self) -> None:
-        """The rows as PyFlink prints them: a table with each row's kind (streaming mode), or sized to the
-        rows (batch mode); ``N rows in set``, or ``Empty set``."""
+        """The rows as PyFlink 2.3 prints them: a table whose columns are as wide as their types print (a
+        longer value cut with ``...``), with each row's kind in streaming mode; ``N rows in set``, or ``Empty set``."""
         if self._table is None:
             print("OK")
             return
@@ -497,10 +497,7 @@ class TableResult:
         streaming = self._t_env._streaming
         names = (["op"] if streaming else []) + [f.name for f in fields]
         cells = [([str(r.get_row_kind())] if streaming else []) + [_tableau(v, f.dtype) for v, f in zip(r, fields, strict=True)] for r in rows]
-        if streaming:
-            widths = [2] + [max(len(f.name), len(_NULL), _type_width(f.dtype)) for f in fields]
-        else:
-            widths = [min(max(len(c) for c in column), _MAX_WIDTH) for column in zip(names, *cells, strict=True)]
+        widths = ([2] if streaming else []) + [max(len(f.name), len(_NULL), _type_width(f.dtype)) for f in fields]
         border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         print(border)
         print(_line(names, widths))
