@@ -25,7 +25,6 @@ from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_te
 from funke.table.dialect import parse, parse_script, position
 from funke.table.lowering import is_updating
 from funke.table.planner import Planner
-from funke.table.sort import Sort
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import by_key, upserts
 from funke.table.windows import GroupWindow, window_columns
@@ -383,24 +382,11 @@ class StreamTableEnvironment(FunctionCalls):
             self.env._sinks = saved
 
     def _planned(self, sql: str, tree: exp.Expression) -> Any:
-        """A query's stream as Flink plans it for the mode. In batch mode an updating result is its final rows,
-        each an insert, at the end of the input, as Flink's batch operators give them: the changes are applied
-        per upsert key (the whole result one group where none is known) and what is left is inserted in the
-        order it came (``funke.table.sort.Sort`` with no order)."""
+        """A query's stream as Flink plans it for the mode: in batch mode, an updating result's final rows
+        (``funke.table.sort.SortLowering.final_rows``)."""
         planner = self._planner(sql)
         stream = planner.lower(tree)
-        if not (self._batch_mode() and is_updating(stream)):
-            return stream
-        planner._known_types(stream, "a batch-mode query with an updating result")
-        schema = stream.schema.without((ROW_KIND,))
-        key = changelog_mode(stream.node).upsert_key
-        if key:
-            keyed = stream.key_by(list(key), nulls=True)
-        else:
-            hidden = planner._hide()
-            keyed = stream.with_column(hidden, Sql("0", declared="int")).key_by([hidden], nulls=True)
-        final = keyed.process(Sort([]), output_schema=schema, name="FinalRows")
-        return final.select(*(f"`{c}`" for c in schema.names))
+        return planner.final_rows(stream) if self._batch_mode() and is_updating(stream) else stream
 
     def _batch_mode(self) -> bool:
         """Whether queries are planned for batch mode (the environment's ``runtime_mode``): Flink plans a

@@ -199,6 +199,20 @@ class SortLowering:
             return top.select(*columns)
         return top.select(*kind_first(top, columns))
 
+    def final_rows(self: Any, stream: Any) -> Any:
+        """An updating result's final rows, each an insert, at the end of the input, as Flink's batch operators
+        give a batch-mode query's: its changes applied per upsert key (the whole result one group where none is
+        known), what is left inserted in the order it came (a ``Sort`` of no order)."""
+        self._known_types(stream, "a batch-mode query with an updating result")
+        schema = stream.schema.without((ROW_KIND,))
+        key = changelog_mode(stream.node).upsert_key
+        if key:
+            keyed = stream.key_by(list(key), nulls=True)
+        else:
+            hidden = self._hide()
+            keyed = stream.with_column(hidden, Sql("0", declared="int")).key_by([hidden], nulls=True)
+        return keyed.process(Sort([]), output_schema=schema, name="FinalRows").select(*(f"`{c}`" for c in schema.names))
+
     def _temporal_sort(self: Any, stream: Any, keyed: Any, order: list[Order], order_by: exp.Order, columns: list[str]) -> Any:
         """``ORDER BY ts[, more]`` in a stream: ``ts`` a time attribute of the result, ascending."""
         attributes = [t for t in (stream.node.event_time, stream.node.proc_time) if t is not None]
