@@ -78,7 +78,9 @@ class PythonAggregate:
         #: Whether the function takes rows back (it defines ``retract``): an updating input needs it.
         self.retracts = callable(own) and own is not getattr(_ImperativeAggregate, "retract", None)
         self._user = _Opened(wrapper, context)
+        #: Its arguments' SQL types, for a pandas aggregate function's Series (``for_arguments``).
         self.argument_types: tuple[str | None, ...] = ()
+        self._pandas = isinstance(wrapper.function, _PandasAggregate)
 
     def __repr__(self) -> str:  # (part of the operator's uid: stable)
         return f"PythonAggregate({self.name!r}, {self.result_type!r})"
@@ -102,8 +104,7 @@ class PythonAggregate:
         return self
 
     def get_value(self, accumulator: Any) -> Any:
-        pandas = isinstance(self._user.wrapper.function, _PandasAggregate)
-        result = self._call("get_value", accumulator, *((self.argument_types,) if pandas else ()))
+        result = self._call("get_value", accumulator, *((self.argument_types,) if self._pandas else ()))
         result = result.item() if hasattr(result, "item") and not isinstance(result, (list, dict, str)) else result  # (numpy)
         fields = struct_fields(self.result_type)
         if fields and not isinstance(result, dict) and result is not None and (isinstance(result, tuple) or hasattr(result, "as_dict")):

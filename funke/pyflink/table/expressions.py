@@ -169,7 +169,7 @@ class Expression:
 
     # -- predicates --------------------------------------------------------------------------------
     def in_(self, *values: Any) -> Expression:
-        return Expression("({0} IN (" + ", ".join(f"{{{i + 1}}}" for i in range(len(values))) + "))", self._bare(), *values)
+        return Expression(f"({{0}} IN ({_slots(len(values), start=1)}))", self._bare(), *values)
 
     def between(self, lower: Any, upper: Any) -> Expression:
         return Expression("({0} BETWEEN {1} AND {2})", self._bare(), lower, upper)
@@ -210,7 +210,7 @@ class Expression:
 
     # -- numbers and time ------------------------------------------------------------------------
     def log(self, base: Any = None) -> Expression:
-        return _function("LOG", self._bare()) if base is None else _function("LOG", base, self._bare())
+        return log(self._bare(), base)  # (the module's log: LOG(base, v))
 
     def floor(self, time_interval_unit: Any = None) -> Expression:
         return self._rounded("FLOOR", time_interval_unit)
@@ -237,12 +237,10 @@ class Expression:
 
     # -- aggregates with arguments -------------------------------------------------------------
     def list_agg(self, separator: Any = None) -> Expression:
-        return Expression("LISTAGG(" + ", ".join(f"{{{i}}}" for i in range(1 + (separator is not None))) + ")",
-                          self._bare(), *_given(separator), aggregate="LISTAGG")  # fmt: skip
+        return _function("LISTAGG", self._bare(), *_given(separator), aggregate="LISTAGG")
 
     def percentile(self, percentage: Any, frequency: Any = None) -> Expression:
-        args = (self._bare(), percentage, *_given(frequency))
-        return Expression("PERCENTILE(" + ", ".join(f"{{{i}}}" for i in range(len(args))) + ")", *args, aggregate="PERCENTILE")
+        return _function("PERCENTILE", self._bare(), percentage, *_given(frequency), aggregate="PERCENTILE")
 
     # -- JSON ------------------------------------------------------------------------------------
     def is_json(self, json_type: Any = None) -> Expression:
@@ -387,7 +385,7 @@ def call(f: Any, *args: Any) -> Any:
     """A function by name (a built-in or a registered one: ``call('UPPER', col('a'))``) or a Python function
     object (``call(my_udf, col('a'))``)."""
     if isinstance(f, str):
-        return Expression(f"{f}(" + ", ".join(f"{{{i}}}" for i in range(len(args))) + ")", *args)
+        return _function(f, *args)
     return f(*args)
 
 
@@ -397,18 +395,17 @@ def call_sql(sql: str) -> Expression:
 
 
 def concat(first: Any, *others: Any) -> Expression:
-    values = (first, *others)
-    return Expression("CONCAT(" + ", ".join(f"{{{i}}}" for i in range(len(values))) + ")", *values)
+    return _function("CONCAT", first, *others)
 
 
 def and_(first: Any, *others: Any) -> Expression:
     values = (first, *others)
-    return Expression("(" + " AND ".join(f"{{{i}}}" for i in range(len(values))) + ")", *values)
+    return Expression(f"({_slots(len(values), sep=' AND ')})", *values)
 
 
 def or_(first: Any, *others: Any) -> Expression:
     values = (first, *others)
-    return Expression("(" + " OR ".join(f"{{{i}}}" for i in range(len(values))) + ")", *values)
+    return Expression(f"({_slots(len(values), sep=' OR ')})", *values)
 
 
 def not_(expression: Any) -> Expression:
@@ -423,9 +420,14 @@ def coalesce(*args: Any) -> Expression:
     return _function("COALESCE", *args)
 
 
-def _function(name: str, *args: Any) -> Expression:
-    """``NAME(arg, ...)``: a call of Flink SQL's built-in function ``name``."""
-    return Expression(f"{name}(" + ", ".join(f"{{{i}}}" for i in range(len(args))) + ")", *args)
+def _function(name: str, *args: Any, aggregate: str | None = None) -> Expression:
+    """``NAME(arg, ...)``: a call of the function ``name`` (``aggregate``: an aggregate function's name)."""
+    return Expression(f"{name}({_slots(len(args))})", *args, aggregate=aggregate)
+
+
+def _slots(count: int, *, start: int = 0, sep: str = ", ") -> str:
+    """The template placeholders of ``count`` operands from ``start``: ``{0}, {1}, ...``."""
+    return sep.join(f"{{{i}}}" for i in range(start, start + count))
 
 
 def _leaf(name: str) -> Callable[[], Expression]:
@@ -499,7 +501,7 @@ def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
 
 def array(head: Any, *tail: Any) -> Expression:
     values = (head, *tail)
-    return Expression("ARRAY[" + ", ".join(f"{{{i}}}" for i in range(len(values))) + "]", *values)
+    return Expression(f"ARRAY[{_slots(len(values))}]", *values)
 
 
 def row(head: Any, *tail: Any) -> Expression:
@@ -510,7 +512,7 @@ def map_(key: Any, value: Any, *tail: Any) -> Expression:
     values = (key, value, *tail)
     if len(values) % 2:
         raise PlanError(f"map_ takes keys and values in pairs: got {len(values)} arguments")
-    return Expression("MAP[" + ", ".join(f"{{{i}}}" for i in range(len(values))) + "]", *values)
+    return Expression(f"MAP[{_slots(len(values))}]", *values)
 
 
 def map_from_arrays(key: Any, value: Any) -> Expression:
@@ -576,7 +578,7 @@ def json_object_agg(on_null: Any, key_expr: Any, value_expr: Any) -> Expression:
 
 
 def json_array(on_null: Any = None, *args: Any) -> Expression:
-    items = ", ".join(f"{{{i}}}" for i in range(len(args)))
+    items = _slots(len(args))
     return Expression(f"JSON_ARRAY({items}{' ' if items else ''}{_on_null(on_null, 'ABSENT')} ON NULL)", *args)
 
 
