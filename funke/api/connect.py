@@ -96,7 +96,7 @@ class ConnectedStreams:
         inputs, event- and processing-time timers and ``on_timer``. Unkeyed: a ``CoProcessFunction``.
         Side outputs: ``ctx.output(tag, row)``, then ``stream.get_side_output(tag)``.
         """
-        from funke.api.streams import DataStream
+        from funke.api.streams import DataStream  # (circular at module level: it imports this module)
 
         wanted = KeyedCoProcessFunction if self._keyed else CoProcessFunction
         if not isinstance(function, wanted):
@@ -164,7 +164,7 @@ class BroadcastConnectedStream:
         that knows its output (``fk.ml.serve``) gives ``output_schema`` itself:
         ``function.output_schema(stream's schema, broadcast stream's schema, descriptors)``.
         """
-        from funke.api.streams import DataStream
+        from funke.api.streams import DataStream  # (circular at module level: it imports this module)
 
         keyed = self._first.node.keys is not None
         wanted = KeyedBroadcastProcessFunction if keyed else BroadcastProcessFunction

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from funke.api.streams import DataStream
 from funke.config import FunkeSettings, settings
 from funke.connectors.base import SinkSpec, SourceSpec
+from funke.connectors.sinks import files
 from funke.connectors.sources import collection
 from funke.errors import PlanError
 from funke.plan import nodes as n
@@ -99,8 +100,6 @@ class StreamEnvironment:
         """
         if self.dead_letters is not None:
             return self.dead_letters
-        from funke.connectors.sinks import files
-
         return files(str(Path(self.settings.home) / "jobs" / job / "dead-letters"), overwrite=True)
 
     def set_latency_mode(self, mode: str) -> StreamEnvironment:
@@ -186,7 +185,7 @@ class StreamEnvironment:
         Queries are matched by sink uid, stateful operators by uid and state layout; state the
         job no longer has is refused unless ``allow_non_restored_state`` (see ``funke.savepoints``).
         """
-        from funke.runtime.job import start_job
+        from funke.runtime.start import start_job  # (pyspark's lazy import: declaring a job loads no Spark)
 
         if not self._sinks:
             raise PlanError("the job has no sink: call sink_to(...) or print() on a stream")

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 
 def _same_env(a: DataStream, b: Any, what: str) -> None:
-    from funke.api.streams import DataStream
+    from funke.api.streams import DataStream  # (circular at module level: it imports this module)
 
     if not isinstance(b, DataStream):
         raise PlanError(f"{what} takes another stream, got {type(b).__name__}")
@@ -49,7 +49,7 @@ class IntervalJoin:
     """``keyed.interval_join(other_keyed)``: say the interval with ``between(lower, upper)``."""
 
     def __init__(self, left: KeyedStream, right: KeyedStream) -> None:
-        from funke.api.streams import KeyedStream
+        from funke.api.streams import KeyedStream  # (circular at module level: it imports this module)
 
         _same_env(left, right, "interval_join()")
         if not isinstance(right, KeyedStream):
@@ -120,7 +120,7 @@ class IntervalJoined:
         Flink's pairs exactly, on funke's two-input operator; after ``on_path("native")`` on Spark's
         own stream-stream join (``explain()`` says what that means).
         """
-        from funke.api.streams import DataStream
+        from funke.api.streams import DataStream  # (circular at module level: it imports this module)
 
         if not columns and not renamed:
             raise PlanError("select() on an interval join needs at least one column, e.g. select('left.id', 'right.price')")
@@ -134,7 +134,7 @@ class IntervalJoined:
         self, function: ProcessJoinFunction, *, output_schema: str | Schema, name: str | None = None, uid: str | None = None
     ) -> DataStream:
         """``function.process_element(left, right, ctx)`` yields rows of ``output_schema`` per joined pair."""
-        from funke.api.streams import DataStream
+        from funke.api.streams import DataStream  # (circular at module level: it imports this module)
 
         if not isinstance(function, ProcessJoinFunction):
             raise PlanError(f"process() takes a ProcessJoinFunction subclass, got {function!r}")
@@ -189,7 +189,7 @@ class JoinedStreams:
         uid: str | None = None,
     ) -> DataStream:
         """Per key and window: ``function.join(left, right)`` per pair, or ``co_group(lefts, rights)``."""
-        from funke.api.streams import DataStream
+        from funke.api.streams import DataStream  # (circular at module level: it imports this module)
 
         if self._assigner is None:
             raise PlanError(f"{self._what}: call .where(...).equal_to(...).window(assigner) before apply(...)")

@@ -16,14 +16,15 @@ from funke.plan.capabilities import LATENCY_FIRST, NATIVE, place
 from funke.plan.expr import Alias, Col, Expr, to_expr
 from funke.plan.probe import probe
 from funke.plan.types import Field, Schema
+from funke.plan.unkeyed import Process
 from funke.semantics.evictors import Evictor
 from funke.semantics.functions import AggregateFunction, KeyedProcessFunction, OutputTag, ProcessWindowFunction, ReduceFunction
 from funke.semantics.process import ProcessFunction
 from funke.semantics.rich import FilterFunction, FlatMapFunction, Function, KeySelector, Lifecycled, MapFunction
-from funke.semantics.window_functions import as_process_window_function
 from funke.semantics.time import Duration, to_millis
 from funke.semantics.triggers import Trigger
 from funke.semantics.watermarks import WatermarkStrategy
+from funke.semantics.window_functions import as_process_window_function
 from funke.semantics.window_operator import WindowAggregate as WindowAggregateFn
 from funke.semantics.window_operator import WindowProcess as WindowProcessFn
 from funke.semantics.window_operator import WindowReduce, WindowSpec
@@ -181,7 +182,7 @@ class DataStream:
         ``key_by(key_a, key_b)``); ``stream.connect(rules.broadcast(descriptor))`` gives the
         broadcast state pattern (``process(KeyedBroadcastProcessFunction | BroadcastProcessFunction)``).
         """
-        from funke.api.connect import BroadcastConnectedStream, BroadcastStream, ConnectedStreams
+        from funke.api.connect import BroadcastConnectedStream, BroadcastStream, ConnectedStreams  # (circular at module level)
 
         if isinstance(other, BroadcastStream):
             return BroadcastConnectedStream(self, other)
@@ -194,7 +195,7 @@ class DataStream:
     def broadcast(self, *descriptors: Any) -> BroadcastStream:
         """This stream as broadcast state (Flink's broadcast state pattern): every row reaches every
         instance of the operator it is connected to, which keeps it in the ``MapStateDescriptor`` s given."""
-        from funke.api.connect import BroadcastStream
+        from funke.api.connect import BroadcastStream  # (circular at module level: it imports this module)
 
         return BroadcastStream(self, tuple(descriptors))
 
@@ -255,13 +256,13 @@ class DataStream:
         >>> s.window_all(TumblingEventTimeWindows.of(fk.seconds(10))).sum("v").schema.names
         ('window_start', 'window_end', 'v')
         """
-        from funke.api.all_windows import AllWindowedStream
+        from funke.api.all_windows import AllWindowedStream  # (circular at module level: it imports this module)
 
         return AllWindowedStream.over(self, assigner)
 
     def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream:
         """Flink's ``countWindowAll``: every ``size`` elements of the whole stream (or the last ``size`` every ``slide``)."""
-        from funke.api.all_windows import AllWindowedStream
+        from funke.api.all_windows import AllWindowedStream  # (circular at module level: it imports this module)
 
         return AllWindowedStream.counting(self, size, slide)
 
@@ -272,8 +273,6 @@ class DataStream:
 
         It runs as a funke operator; each Spark partition's elements reach it in their order.
         """
-        from funke.plan.unkeyed import Process
-
         if not isinstance(function, ProcessFunction):
             hint = " (a KeyedProcessFunction needs key_by(...) first)" if isinstance(function, KeyedProcessFunction) else ""
             raise PlanError(f"process() on a stream that is not keyed takes a ProcessFunction subclass, got {function!r}{hint}")

@@ -26,6 +26,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from funke.cep.sql import sql_text
 from funke.semantics.cep import (
     AfterMatchSkipStrategy,
     AndCondition,
@@ -290,9 +291,9 @@ class Pattern:
     @property
     def window(self) -> int | None:
         """The smallest ``within`` of the whole pattern in ms, or None."""
-        from funke.semantics.cep import _window_of
+        from funke.semantics.cep import window_of
 
-        return _window_of(self) or None
+        return window_of(self) or None
 
     def names(self) -> list[str]:
         """The stage names in order (group stages spelled out)."""
@@ -399,8 +400,6 @@ def _quantifier_calls(q: Quantifier) -> str:
 
 
 def _condition(condition: Any, what: str) -> Condition:
-    from funke.cep.sql import sql_text
-
     return sql_text(condition) or as_condition(condition, what=what)
 
 

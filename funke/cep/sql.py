@@ -4,7 +4,7 @@ A condition given as a string is a SQL expression over the event's columns (Flin
 as ``MATCH_RECOGNIZE``'s ``DEFINE`` reads it, with SQL's NULLs: the condition holds only when the
 expression is TRUE). It is a simple condition: it reads the event alone, so it names columns
 without a pattern variable. The automaton evaluates it in Python (compiled once per stream, by
-``funke.table.match_expr``); ``CEP.pattern`` checks its columns against the stream's schema
+``funke.dialect.evaluate``); ``CEP.pattern`` checks its columns against the stream's schema
 while planning.
 
 What SQL conditions buy: when every condition of a pattern is SQL and no stage needs strict
@@ -39,7 +39,12 @@ import dataclasses
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from sqlglot import exp
+
+from funke.dialect.evaluate import ExprCompiler
+from funke.dialect.syntax import parse
 from funke.errors import PlanError
+from funke.plan.types import INTEGRAL, normalize_type
 from funke.semantics.cep import AndCondition, Condition, Consuming, NotCondition, OrCondition, SimpleCondition
 
 __all__ = ["SqlCondition", "bind", "drops_nothing_a_match_needs", "prefilter"]
@@ -77,7 +82,7 @@ class SqlCondition(SimpleCondition):
     def describe(self) -> str:
         return self.sql
 
-    def __getstate__(self) -> dict[str, Any]:  # compiled again where it runs (closures of match_expr)
+    def __getstate__(self) -> dict[str, Any]:  # compiled again where it runs (closures of funke.dialect.evaluate)
         return {"sql": self.sql, "schema": self.schema, "_fn": None}
 
 
@@ -95,11 +100,6 @@ class _Event:
 
 def _compile(sql: str, schema: Any, *, fast: bool = True) -> Any:
     """``sql`` as a predicate ``f(event) -> bool`` (TRUE only), its columns checked against ``schema``."""
-    from sqlglot import exp
-
-    from funke.table.dialect import parse
-    from funke.table.match_expr import ExprCompiler
-
     try:
         tree = parse(f"SELECT {sql}").expressions
     except PlanError as e:
@@ -131,7 +131,7 @@ def _compile(sql: str, schema: Any, *, fast: bool = True) -> Any:
 class _Fast:
     """The common conditions (comparisons of numbers or strings, AND/OR/NOT, BETWEEN, IN, IS NULL,
     + - *) as one Python expression with SQL's NULLs, compiled once: several times faster per event
-    than ``match_expr``'s closures. Anything else: None (the closures run it)."""
+    than ``funke.dialect.evaluate``'s closures. Anything else: None (the closures run it)."""
 
     _CMP: ClassVar[dict[str, str]] = {"EQ": "==", "NEQ": "!=", "LT": "<", "LTE": "<=", "GT": ">", "GTE": ">="}
     _ARITH: ClassVar[dict[str, str]] = {"Add": "+", "Sub": "-", "Mul": "*"}
@@ -155,10 +155,6 @@ class _Fast:
 
     def expr(self, e: Any) -> tuple[str, str]:
         """Python source of ``e`` (its value, None for NULL) and its kind: num, str or bool."""
-        from sqlglot import exp
-
-        from funke.plan.types import INTEGRAL, normalize_type
-
         name = type(e).__name__
         if isinstance(e, exp.Paren):
             return self.expr(e.this)
@@ -235,7 +231,7 @@ class _Fast:
 
 
 class _NotFast(Exception):
-    """An expression :class:`_Fast` leaves to ``match_expr``."""
+    """An expression :class:`_Fast` leaves to ``funke.dialect.evaluate``."""
 
 
 def sql_text(condition: Any) -> SqlCondition | None:

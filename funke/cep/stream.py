@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from funke.api.streams import DataStream, KeyedStream
+from funke.cep.sql import bind, prefilter
 from funke.errors import PlanError
 from funke.plan.types import Schema
 from funke.semantics.cep_operator import (
@@ -36,8 +37,8 @@ from funke.semantics.cep_operator import (
     PatternProcessFunction,
     PatternSelect,
     TimedOutPartialMatchHandler,
-    _name_of,
     as_comparator,
+    user_function_name,
 )
 from funke.semantics.functions import OutputTag
 
@@ -83,8 +84,6 @@ class CEP:
                 comparator = as_comparator(comparator)
             except TypeError as e:
                 raise PlanError(f"CEP.pattern(stream, pattern, comparator): {e}") from None
-        from funke.cep.sql import bind
-
         pattern = pattern.validate()
         if input.schema is not None:  # SQL conditions: compiled for the stream's columns, checked here
             pattern = bind(pattern, input.schema)
@@ -110,7 +109,7 @@ class PatternStream:
         self._comparator = comparator
 
     def __repr__(self) -> str:
-        order = "" if self._comparator is None else f", ties ordered by {_name_of(self._comparator)}"
+        order = "" if self._comparator is None else f", ties ordered by {user_function_name(self._comparator)}"
         return f"PatternStream({self._pattern!r}, {'processing' if self._processing_time else 'event'} time{order})"
 
     def _with(self, **changes: Any) -> PatternStream:
@@ -166,8 +165,6 @@ class PatternStream:
                 "assign_timestamps_and_watermarks(...) before key_by(); or match in processing time "
                 "(CEP.pattern(...).in_processing_time())"
             )
-        from funke.cep.sql import prefilter
-
         pattern = self._pattern
         operator = CepOperator(
             pattern, function, processing_time=self._processing_time, late_tag=self._late_tag, comparator=self._comparator

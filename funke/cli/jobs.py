@@ -34,7 +34,7 @@ def list_jobs(as_json: Annotated[bool, typer.Option("--json", help="print the jo
     """The jobs run under this funke home (FUNKE_HOME), with their status."""
     import json
 
-    from funke.runtime.registry import registry
+    from funke.savepoints.registry import registry
 
     reg = registry()
     jobs = reg.jobs()
@@ -113,7 +113,7 @@ def savepoint(
 def _savepoint(job: str, directory: str | None, timeout: float) -> str:
     from funke.config import settings
     from funke.runtime.control import ask
-    from funke.runtime.registry import Registry
+    from funke.savepoints.registry import Registry
 
     home = settings().home
     record = Registry(home).job(job)
@@ -132,7 +132,7 @@ def _savepoint(job: str, directory: str | None, timeout: float) -> str:
 
 def savepoints(job: Annotated[str, typer.Argument(help="the job's name")]) -> None:
     """The savepoints taken of a job, oldest first: one per line, its path first."""
-    from funke.runtime.registry import registry
+    from funke.savepoints.registry import registry
 
     for s in registry().savepoints(job):
         there = "" if Path(s.path).is_dir() else "  (gone)"
@@ -148,7 +148,7 @@ def stop(
     """Stop a running job, optionally with a savepoint of where it stopped; say what was done."""
     from funke.config import settings
     from funke.runtime.control import ask
-    from funke.runtime.registry import Registry
+    from funke.savepoints.registry import Registry
 
     home = settings().home
     try:
@@ -212,8 +212,8 @@ def ask_http(job: str, path: str, params: dict[str, str], *, timeout: float, met
     import urllib.request
 
     from funke.config import settings
-    from funke.runtime.registry import Registry
     from funke.runtime.server import read_token
+    from funke.savepoints.registry import Registry
 
     home = settings().home
     registry = Registry(home)

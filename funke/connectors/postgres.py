@@ -466,10 +466,7 @@ def postgres_table(table: str, schema: str | Schema, *, dsn: str = "", name: str
     declared = Schema.of(schema)
     assert declared is not None
 
-    def load(spark: Any) -> Any:
-        from funke.spark.datasources import register
-
-        register(spark)
+    def load(spark: Any) -> Any:  # funke_postgres: funke.spark.datasources, registered by the compiler
         return (
             spark.read.format("funke_postgres")
             .option("dsn", dsn)

@@ -58,7 +58,7 @@ def pagerank(
         raise GraphError(f"tolerance must be a number > 0, got {tolerance!r}")
     if weight is not None:
         graph.weight_type(weight)
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     ids = graph.ids().localCheckpoint(eager=True)
     n = ids.count()
@@ -106,7 +106,7 @@ def connected_components(graph: Graph, max_iterations: int | None = None, checkp
     in the component (ids compare as their Spark type: numbers by value, strings by code point).
     """
     _positive_int("max_iterations", max_iterations, none_ok=True)
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     edges = _undirected(graph).localCheckpoint(eager=True)
     labels = graph.ids().withColumn("component", F.col("id"))
@@ -140,7 +140,7 @@ def shortest_paths(
         raise GraphError("shortest_paths() needs a source vertex id, got None")
     if weight is not None:
         graph.weight_type(weight)
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     if weight is None:
         edges = graph.valid_edges().withColumn("w", F.lit(1.0))
@@ -185,7 +185,7 @@ def label_propagation(graph: Graph, max_iterations: int = 20, checkpoint_every: 
     rule can swing between two states for ever: on a star, for one).
     """
     _positive_int("max_iterations", max_iterations)
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # (pyspark's lazy import)
     from pyspark.sql import functions as F
 
     edges = _undirected(graph).localCheckpoint(eager=True)
@@ -210,7 +210,7 @@ def label_propagation(graph: Graph, max_iterations: int = 20, checkpoint_every: 
 
 def _simple_edges(graph: Graph) -> DataFrame:
     """Each undirected edge once as (a, b) with a < b; no self-loops."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     e = graph.valid_edges().where("src <> dst")
     return e.select(F.least("src", "dst").alias("a"), F.greatest("src", "dst").alias("b")).distinct()
@@ -218,7 +218,7 @@ def _simple_edges(graph: Graph) -> DataFrame:
 
 def triangles(graph: Graph) -> DataFrame:
     """Every triangle once, as ``a < b < c`` (Gelly's ``TriangleEnumerator``); edges undirected."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     e = _simple_edges(graph).localCheckpoint(eager=True)
     x, y, z = e.alias("x"), e.alias("y"), e.alias("z")
@@ -233,7 +233,7 @@ def triangle_count(graph: Graph) -> DataFrame:
 
     Edges undirected, self-loops and repeated edges ignored. The graph's total is the column's sum / 3.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     corners = triangles(graph).select(F.explode(F.array("a", "b", "c")).alias("id")).groupBy("id").agg(F.count(F.lit(1)).alias("t"))
     return graph.ids().join(corners, "id", "left").select("id", F.coalesce("t", F.lit(0)).cast("long").alias("triangles"))

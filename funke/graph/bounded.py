@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from funke.api.environment import StreamEnvironment
 from funke.api.streams import DataStream
 from funke.connectors.base import BatchSink
 from funke.graph.graph import DataFrame, GraphError
@@ -35,8 +36,6 @@ class _Rows(BatchSink):
 def frame_of(stream: DataStream, what: str) -> DataFrame:
     """``stream``'s rows as a DataFrame, run as the batch job ``<app>.graph-<what>``; ``what``
     names the stream in errors ("vertices", "edges")."""
-    from funke.api.environment import StreamEnvironment
-
     endless = sorted({s.spec.describe() for s in n.walk([stream.node]) if isinstance(s, n.Source) and not s.spec.bounded})
     if endless:
         raise GraphError(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from funke.api.environment import StreamEnvironment
 from funke.api.streams import DataStream
 from funke.errors import FunkeError, SchemaError, did_you_mean
 
@@ -52,8 +53,6 @@ def _stream_of_rows(data: Any, what: str) -> Any:
             rows.append(dict(zip(names, row)))
         else:
             raise SchemaError(f"the graph's {what} must be {_TAKES[what]}; item {i} is {row!r}")
-    from funke.api.environment import StreamEnvironment
-
     return StreamEnvironment(app="graph").from_collection(rows)
 
 
@@ -74,7 +73,7 @@ def _require(frame: DataFrame, what: str, columns: tuple[str, ...]) -> dict[str,
 def _frame(data: Any, what: str) -> DataFrame:
     """A DataFrame as it is; a funke DataStream as the DataFrame of its rows (it must be bounded)."""
     if isinstance(data, DataStream):
-        from funke.graph.bounded import frame_of
+        from funke.graph.bounded import frame_of  # (circular at module level: it imports this module)
 
         return frame_of(data, what)
     return data
@@ -143,31 +142,33 @@ class Graph:
     # The algorithms (funke.graph.algorithms); each method passes its arguments on.
 
     def pagerank(self, **options: Any) -> DataFrame:
-        from funke.graph.algorithms import pagerank
+        from funke.graph.algorithms import pagerank  # (circular at module level: it imports this module)
 
         return pagerank(self, **options)
 
     def connected_components(self, **options: Any) -> DataFrame:
-        from funke.graph.algorithms import connected_components
+        from funke.graph.algorithms import (
+            connected_components,  # (circular at module level: it imports this module)
+        )
 
         return connected_components(self, **options)
 
     def shortest_paths(self, source: Any, **options: Any) -> DataFrame:
-        from funke.graph.algorithms import shortest_paths
+        from funke.graph.algorithms import shortest_paths  # (circular at module level: it imports this module)
 
         return shortest_paths(self, source, **options)
 
     def label_propagation(self, **options: Any) -> DataFrame:
-        from funke.graph.algorithms import label_propagation
+        from funke.graph.algorithms import label_propagation  # (circular at module level: it imports this module)
 
         return label_propagation(self, **options)
 
     def triangle_count(self) -> DataFrame:
-        from funke.graph.algorithms import triangle_count
+        from funke.graph.algorithms import triangle_count  # (circular at module level: it imports this module)
 
         return triangle_count(self)
 
     def triangles(self) -> DataFrame:
-        from funke.graph.algorithms import triangles
+        from funke.graph.algorithms import triangles  # (circular at module level: it imports this module)
 
         return triangles(self)

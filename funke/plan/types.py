@@ -121,7 +121,7 @@ class Schema:
         return Schema((*self.fields, field))
 
 
-def _split_top_level(s: str) -> list[str]:
+def split_top_level(s: str) -> list[str]:
     parts, depth, cur = [], 0, []
     for ch in s:
         if ch in "<(":
@@ -148,7 +148,7 @@ def struct_fields(dtype: str | None) -> dict[str, str]:
     """
     if dtype is None or not dtype.startswith("struct<") or not dtype.endswith(">"):
         return {}
-    return dict(f.split(":", 1) for f in _split_top_level(dtype[len("struct<") : -1]) if ":" in f)
+    return dict(f.split(":", 1) for f in split_top_level(dtype[len("struct<") : -1]) if ":" in f)
 
 
 _FIELD = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*:?\s+(.+?)\s*(not\s+null)?\s*$", re.IGNORECASE)
@@ -161,7 +161,7 @@ def parse_ddl(ddl: str) -> Schema:
     ('key', 'value')
     """
     fields = []
-    for part in _split_top_level(ddl):
+    for part in split_top_level(ddl):
         m = _FIELD.match(part)
         if not m:
             raise SchemaError(f"cannot read schema field {part.strip()!r} in {ddl!r}: write 'name type', e.g. 'value bigint'")

@@ -18,7 +18,11 @@ import time
 from importlib import resources
 from typing import Any
 
+from funke.connectors.kafka import KafkaSource, records_behind
+from funke.connectors.redis_streams import RedisStreamSource, entries_behind
+from funke.plan import nodes as n
 from funke.runtime import progress as pg
+from funke.savepoints.registry import Registry
 
 _MEDIA = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".LICENSE": "text/plain"}
 #: Ended jobs the job table still shows (Flink keeps a finished job for an hour by default).
@@ -59,7 +63,7 @@ def status(handle: Any) -> str:
         return "running"
     if any(e["action"] == "the job failed" for e in getattr(handle, "exceptions", [])):
         return "failed"
-    return "finished" if handle._all_finished() else "stopped"
+    return "finished" if handle.all_finished() else "stopped"
 
 
 def summary(handle: Any) -> dict[str, Any]:
@@ -70,8 +74,6 @@ def job_list(handle: Any, now: float | None = None) -> dict[str, Any]:
     """The jobs of this funke home worth a look, as Flink's job overview: this one, every other
     that runs (with its dashboard and Spark UI), and those that ended within ``RECENT_S``,
     marked ended; ``older`` counts the rest (``funke list`` shows every one)."""
-    from funke.runtime.registry import Registry
-
     now = now or time.time()
     own = {"name": handle.name, "status": status(handle), "running": handle.ended is None, "this": True,
            "http": handle.http_address, "spark_ui": spark_ui(handle.spark) if handle.ended is None else None}  # fmt: skip
@@ -99,8 +101,6 @@ def job_list(handle: Any, now: float | None = None) -> dict[str, Any]:
 
 def details(handle: Any) -> dict[str, Any]:
     """What the dashboard shows of the job (``GET /jobs/<name>``; the README lists the fields)."""
-    from funke.runtime.registry import Registry
-
     now = time.time()
     live = None if handle.ended is not None else now
     taken = Registry(handle.home).savepoints(handle.name) if handle.home else []
@@ -204,17 +204,12 @@ def sources(handle: Any, now: float | None) -> list[dict[str, Any]]:
 
 
 def _plan_sources(st: Any) -> list[Any]:
-    from funke.plan import nodes as n
-
     return [x for x in n.walk(tuple(st.plan.sinks)) if isinstance(x, n.Source)]
 
 
 def _behind(source: Any, reported: list[pg.SourceRecord]) -> tuple[float | None, str | None]:
     """What Spark's last progress says of the source (its Kafka source: offsets behind the latest in
     the partition furthest behind), or the server's count of what came after the batch's end."""
-    from funke.connectors.kafka import KafkaSource, records_behind
-    from funke.connectors.redis_streams import RedisStreamSource, entries_behind
-
     for r in reported:
         if r.behind is not None:
             return r.behind, "offsets (partition furthest behind)"

@@ -26,7 +26,7 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
-from funke.runtime.progress import event_time_lags
+from funke.runtime.progress import event_time_lags, operator_flows
 
 #: A query's first micro-batches (JIT, state store and broadcast warm-up), left out of steady-state figures.
 WARMUP_BATCHES = 2
@@ -114,8 +114,6 @@ class JobCollector:
         ``operator_metrics`` on, every native operator's ``out`` too; what follows from the
         counts exactly is added (``funke.runtime.progress.operator_flows``).
         """
-        from funke.runtime.progress import operator_flows
-
         graph = getattr(self.handle, "plan_graph", [])
         c = CounterMetricFamily(
             "funke_operator_rows", "Rows into (in) and out of (out) an operator, by operator uid", labels=["job", "query", "operator", "direction"]

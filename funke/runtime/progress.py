@@ -216,7 +216,7 @@ def operator_flows(
     >>> sorted(operator_flows({"funke_wm_wm": 90, "funke_out_q": 30}, graph, "q").items())
     [(('f', 'in'), 90), (('f', 'out'), 30), (('q', 'in'), 30), (('q', 'out'), 30), (('src', 'out'), 90), (('wm', 'in'), 90), (('wm', 'out'), 90)]
     """
-    from funke.spark.compiler import _safe as safe
+    from funke.spark.compiled import safe_name as safe  # (pyspark's lazy import: the module imports pyspark)
 
     wanted = None if query is None else {query} if isinstance(query, str) else set(query)
     nodes = [g for g in graph if wanted is None or wanted.intersection(g.get("queries", wanted))]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from funke.errors import FunkeError, PlanError
+from funke.savepoints import is_general, load_state, operators_of
 
 
 class StateView:
@@ -32,8 +33,6 @@ class StateView:
         self.uid = uid
 
     def _locate(self) -> tuple[str, dict[str, Any], list[str]]:
-        from funke.savepoints import operators_of
-
         h = self.handle
         if h.checkpoints is None:
             raise PlanError(f"job '{h.name}': queryable state is read from a streaming run's checkpoint (a bounded run has none)")
@@ -42,7 +41,7 @@ class StateView:
         for query, layout in h.layouts.items():
             keys = {e["uid"]: [k for k, _ in e["keys"]] for e in layout}
             try:
-                ops = operators_of(query, layout, lambda sub, q=query: ck._list(f"{q}/{sub}"), lambda sub, q=query: ck._read(f"{q}/{sub}"))
+                ops = operators_of(query, layout, lambda sub, q=query: ck.listing(f"{q}/{sub}"), lambda sub, q=query: ck.read_text(f"{q}/{sub}"))
             except FunkeError:
                 raise
             except Exception as e:  # noqa: BLE001 (a filesystem Hadoop cannot reach: say which and why)
@@ -64,11 +63,9 @@ class StateView:
 
     def rows(self, key: Any = None) -> list[dict[str, Any]]:
         """Every state row (of ``key`` only, when given) as of the last committed micro-batch."""
-        from funke.savepoints import is_general, load_state
-
         query, op, key_columns = self._locate()
         ck = self.handle.checkpoints
-        checkpoint = ck.location(query) if ck.uri else str(Path(ck._local()) / query)
+        checkpoint = ck.location(query) if ck.uri else str(Path(ck.local_root()) / query)
         batch = ck.last_committed(query)
         if batch < 0:
             raise PlanError(f"job '{self.handle.name}': operator {self.uid!r} has committed no micro-batch yet: its state is not readable yet")
@@ -84,8 +81,6 @@ class StateView:
 
     def keys(self) -> list[Any]:
         """The keys that have state, in first-seen order."""
-        from funke.savepoints import is_general
-
         _, op, key_columns = self._locate()
         seen: dict[str, Any] = {}
         for r in self.rows():

@@ -6,7 +6,7 @@ input marked idle (``with_idleness(d)``: no row for ``d`` of processing time), w
 holding it back until it sends rows again. funke computes that here, after each micro-batch,
 from what the query's watermark observes report (each input's maximum event time and rows),
 and writes it where the operator's ``funke_clock`` control source reads it for the next
-micro-batch (``funke.spark.general.ClockSpec``).
+micro-batch (``funke.spark.general.program.ClockSpec``).
 
 The file also counts the micro-batches folded in (``folds``, under this run's ``run`` id): the
 source waits for the previous micro-batch's fold before it hands a watermark to the next one, so
@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from funke.semantics.time import MIN_WATERMARK
-from funke.spark.general import UNLISTED
+from funke.spark.general.program import UNLISTED
 
 
 def _millis(value: Any) -> int | None:
@@ -44,7 +44,7 @@ class Clock:
 
     An input holds the watermark at -infinity until its first row (Flink's rule too), unless it
     is idle by then. A source with per-split watermarks comes as one input per split
-    (``funke.spark.general.split_input``: ``observe#split``, read from the observe's fields
+    (``funke.spark.general.program.split_input``: ``observe#split``, read from the observe's fields
     ``max_event_time_<split>`` and ``rows_<split>``): the minimum over them all is the minimum
     over the sources' minima, and a source is idle when each of its splits is (Flink's rule).
 

@@ -28,11 +28,16 @@ longer has is refused unless ``allow_non_restored_state``; a query new in the jo
 empty, reading its sources from the beginning (its query has no positions yet); a
 stateful operator whose uid, kind or state fields changed is refused before any record is
 processed, naming the operator and the field. Stateless changes (a filter, a map, a
-changed step after a window) restore.
+changed step after a window) restore (``funke.savepoints.restore``).
+
+The package sits below the runtime: a job takes and restores savepoints through it, and it
+holds what both read, the job's checkpoint directory (``checkpoints``) and the registry of
+jobs and savepoints under the funke home (``registry``).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import shutil
@@ -44,8 +49,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funke.errors import FunkeError, PlanError
-from funke.runtime.checkpoints import BUCKETS, Checkpoints
+from funke.errors import PlanError
+from funke.savepoints.checkpoints import BUCKETS, Checkpoints
+from funke.savepoints.errors import CheckpointChangedError, SavepointError
+from funke.savepoints.general import FORMAT as GENERAL
+from funke.savepoints.general import SNAPSHOT_VARIABLE, decode_buckets, table_names, write_tables
+from funke.savepoints.registry import registry
 
 FORMAT = 1
 #: What a query's ``layout`` lists: 2 adds the two-input operators (connect, broadcast state, joins)
@@ -54,14 +63,6 @@ LAYOUT_VERSION = 2
 MANIFEST = "manifest.json"
 _VERSIONED = re.compile(r"^\.?(\d+)\.(changelog|zip|delta|snapshot)(\.crc)?$")
 _BATCH = re.compile(r"^\.?(\d+)(\.crc)?$")
-
-
-class SavepointError(FunkeError, RuntimeError):
-    """A savepoint cannot be taken, read or restored; the message says why and what to do."""
-
-
-class CheckpointChangedError(SavepointError):
-    """A checkpoint file vanished while it was copied: Spark's cleanup removed it as the job went on committing."""
 
 
 #: How many times ``take`` cuts a running job's checkpoint before it gives up (each try at
@@ -95,7 +96,7 @@ class Savepoint:
 
     def table(self, name: str) -> Any:
         """One operator's state as a pandas DataFrame (read with pyarrow: no Spark needed)."""
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
         path = self.path / "state" / name
         if not path.is_dir():
@@ -122,8 +123,6 @@ def dispose(path: str | Path) -> None:
     """Delete a savepoint (and forget it in the registry)."""
     sp = read(path)
     shutil.rmtree(sp.path)
-    from funke.runtime.registry import registry
-
     registry().forget_savepoint(str(sp.path))
 
 
@@ -153,7 +152,7 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
         edited = funke.savepoints.transform(sp.path, "/tmp/savepoints/ysb-reset-c7", {"campaign-window": reset})
         env.execute(name="ysb", from_savepoint=str(edited.path))
     """
-    from funke.savepoints.edit import transform as run
+    from funke.savepoints.edit import transform as run  # (edit.py builds on this module: a module-level import would be circular)
 
     return run(source, target, edits, spark=spark)
 
@@ -198,7 +197,7 @@ def _take_once(
     checkpoints = Checkpoints(checkpoint_root)
     if checkpoints.uri:
         raise PlanError(f"savepoints read the checkpoint through the local filesystem; {checkpoint_root} is not local")
-    root = Path(checkpoints._local())
+    root = Path(checkpoints.local_root())
     if not root.is_dir():
         raise SavepointError(f"job {job!r} has no checkpoint at {root}: it has not run as a streaming job yet")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
@@ -213,11 +212,8 @@ def _take_once(
             for uid, q in queries.items():
                 for op in q["operators"]:
                     if is_general(op):
-                        from funke.savepoints.general import FORMAT as GENERAL
-                        from funke.savepoints.general import table_names
-
                         op["format"], op["tables"] = GENERAL, table_names(op["table"])
-                    op["rows"] = _export(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
+                    op["rows"] = export_state(spark, out / "checkpoint" / uid, q["batch"], op, out / "state" / op["table"])
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
@@ -247,7 +243,7 @@ def _cut(root: Path, checkpoints: Checkpoints, out: Path, layouts: dict[str, lis
         _copy_cut(query, dest, batch)
         for m in markers:
             shutil.copy2(root / m, out / "checkpoint" / m)
-        _relocate_schema_paths(dest, query)
+        relocate_schema_paths(dest, query)
         offsets = (dest / "offsets" / str(batch)).read_text().splitlines()
         meta = json.loads(offsets[1]) if len(offsets) > 1 else {}
         queries[query.name] = {
@@ -288,7 +284,7 @@ def _copy_cut(src: Path, dest: Path, batch: int) -> None:
                     raise CheckpointChangedError(f"{path} vanished while it was copied (Spark cleaned it up)") from None
 
 
-def _relocate_schema_paths(dest: Path, src: Path) -> None:
+def relocate_schema_paths(dest: Path, src: Path) -> None:
     """Operator metadata v2 names its state schema files by absolute path: point them at the copy."""
     for meta in dest.glob("state/*/_metadata/v2/*"):
         if meta.name.startswith("."):
@@ -347,7 +343,7 @@ def is_general(op: dict[str, Any]) -> bool:
     return str(op.get("spark_operator", "")).startswith("transformWithState") and variables == ["operator"]
 
 
-def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: Path) -> int:
+def export_state(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: Path) -> int:
     """One operator's state at ``batch`` as Parquet: key and value fields as columns; the number of rows.
 
     A general-path operator's per-bucket snapshots are decoded into the tables of
@@ -357,12 +353,10 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
     """
     state = load_state(spark, checkpoint, batch, op)
     if is_general(op):
-        from funke.savepoints.general import table_names, write_tables
-
         write_tables(state, table_names(op["table"]), out.parent)
         return len(state.state)
     state.write.mode("overwrite").parquet(str(out))
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     return sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
 
@@ -370,7 +364,7 @@ def _export(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any], out: P
 def load_state(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any]) -> Any:
     """One operator's state at ``batch`` (read in place: Spark never rewrites a state version):
     a Spark DataFrame of key and value columns, or a general-path operator's decoded tables."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     def load(**options: Any) -> Any:
         reader = spark.read.format("statestore").option("path", str(checkpoint)).option("batchId", batch)
@@ -382,8 +376,6 @@ def load_state(spark: Any, checkpoint: Path, batch: int, op: dict[str, Any]) -> 
 
     variables = [v for v in op.get("state_variables", []) if not v.startswith("$")]
     if is_general(op):
-        from funke.savepoints.general import SNAPSHOT_VARIABLE, decode_buckets
-
         return decode_buckets(load(stateVarName=SNAPSHOT_VARIABLE).toPandas(), table=op["table"])
     if variables:
         frames = [load(stateVarName=v).withColumn("state_variable", F.lit(v)) for v in variables]
@@ -404,7 +396,7 @@ class StateColumn:
     dtype: Any  # its pyspark DataType
 
     def getter(self) -> Any:
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # (pyspark's lazy import)
 
         column = F.col(self.part)
         for field in self.path:
@@ -436,11 +428,12 @@ def _flat(dtype: Any, path: tuple[str, ...] = (), depth: int = 0) -> list[tuple[
 
 
 def _versions(spark: Any) -> dict[str, str]:
-    import funke
-
-    out = {"funke": getattr(funke, "__version__", "?")}
+    try:  # (the installed distribution's version: the package root sits above this layer)
+        out = {"funke": importlib.metadata.version("funke")}
+    except importlib.metadata.PackageNotFoundError:
+        out = {"funke": "?"}
     try:
-        import pyspark
+        import pyspark  # (optional: a savepoint is read and edited without Spark)
 
         out["pyspark"] = pyspark.__version__
     except ImportError:

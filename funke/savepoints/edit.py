@@ -28,6 +28,7 @@ depends on the job's bucket count, which the savepoint does not record.
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 import time
 from collections import Counter
@@ -42,14 +43,15 @@ from funke.savepoints import (
     Savepoint,
     SavepointError,
     StateColumn,
-    _export,
-    _relocate_schema_paths,
+    export_state,
     is_general,
     read,
+    relocate_schema_paths,
     state_columns,
 )
 from funke.savepoints.general import FORMAT as GENERAL_FORMAT
 from funke.savepoints.general import SNAPSHOT_VARIABLE, GeneralTables, edited_snapshots, encode_tables, table_names
+from funke.savepoints.registry import registry
 
 AGGREGATION = "stateStoreSave"  # Spark's StateStoreSaveExec: the state of a streaming aggregation
 FAMILY = "default"  # an aggregation keeps one column family
@@ -85,12 +87,12 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
     try:
         shutil.copytree(sp.path, dest, dirs_exist_ok=True)
         for uid in manifest["queries"]:
-            _relocate_schema_paths(dest / "checkpoint" / uid, sp.path / "checkpoint" / uid)
+            relocate_schema_paths(dest / "checkpoint" / uid, sp.path / "checkpoint" / uid)
         for uid in sorted({p.query for p in planned}):
             _append_batch(spark, dest / "checkpoint" / uid, manifest["queries"][uid], [p for p in planned if p.query == uid])
             batch = manifest["queries"][uid]["batch"]
             for op in manifest["queries"][uid]["operators"]:
-                op["rows"] = _export(spark, dest / "checkpoint" / uid, batch, op, dest / "state" / op["table"])
+                op["rows"] = export_state(spark, dest / "checkpoint" / uid, batch, op, dest / "state" / op["table"])
         for p in planned:
             if isinstance(p, GeneralEdit):
                 _check_general_reads_back(Savepoint(dest, manifest), p)
@@ -105,15 +107,13 @@ def transform(source: str | Path, target: str | Path, edits: Mapping[str, Any], 
         shutil.rmtree(dest, ignore_errors=True)  # no half-written savepoint is left to restore from
         raise
     edited = Savepoint(dest, manifest)
-    from funke.runtime.registry import registry
-
     registry().add_savepoint(str(dest), edited.job, batches=edited.batches, size_bytes=manifest["size_bytes"], took_ms=manifest["took_ms"])
     return edited
 
 
 def _classic_session(spark: Any) -> Any:
     if spark is None:
-        from pyspark.sql import SparkSession
+        from pyspark.sql import SparkSession  # (pyspark's lazy import)
 
         spark = SparkSession.getActiveSession()
     if spark is None or getattr(spark, "_jvm", None) is None:
@@ -218,13 +218,13 @@ def _plan_general(sp: Savepoint, uid: str, op: dict[str, Any], by_table: dict[st
 
 
 def _known(v: Any) -> bool:
-    import pandas as pd
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     return v is not None and not pd.isna(v)
 
 
 def _edited(table: str, before: Any, edit: Any) -> Any:
-    import pandas as pd
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     result = edit
     if not isinstance(edit, pd.DataFrame) and not hasattr(edit, "toPandas") and callable(edit):
@@ -276,7 +276,7 @@ def check_table(table: str, frame: Any, columns: list[StateColumn]) -> None:
 
 def _type_problem(values: Any, dtype: Any) -> str | None:
     """Why pandas ``values`` cannot go into a state column of Spark type ``dtype`` (None: they can)."""
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # (pyspark's lazy import)
 
     kind, want = values.dtype.kind, dtype.simpleString()
     wrong = f"holds {values.dtype} values, but the state keeps {want} there"
@@ -303,8 +303,8 @@ def _type_problem(values: Any, dtype: Any) -> str | None:
 
 def normalized(frame: Any, columns: list[StateColumn]) -> Any:
     """``frame`` with timestamps as naive UTC nanoseconds, so that tables compare whatever their source."""
-    import pandas as pd
-    from pyspark.sql import types as T
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
+    from pyspark.sql import types as T  # (pyspark's lazy import)
 
     out = frame.copy()
     for c in columns:
@@ -437,8 +437,8 @@ def _state_rows(spark: Any, edit: TableEdit, frame: Any, schema: Any, partitions
     """``frame``'s rows as Spark's own UnsafeRows, built by Spark from the state's schema: (key, partition, value or None)."""
     if frame.empty:
         return []
-    import pandas as pd
-    from pyspark.sql import functions as F
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
     from pyspark.sql import types as T
 
     used = [c for c in edit.columns if c.name in frame.columns]
@@ -470,7 +470,7 @@ def _state_rows(spark: Any, edit: TableEdit, frame: Any, schema: Any, partitions
 
 
 def _nested(dtype: Any, path: tuple[str, ...], leaves: dict[tuple[str, ...], Any]) -> list[Any]:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
 
     out = []
     for f in dtype.fields:
@@ -485,10 +485,9 @@ def _write_general_version(spark: Any, checkpoint: Path, batch: int, op: dict[st
     The store keeps one RocksDB column family per state variable; only funke's snapshot
     variable is touched, the others (Spark's timer families, unused by funke) carry over.
     """
-    import pickle
 
-    import pandas as pd
-    from pyspark.sql import functions as F
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
     from pyspark.sql import types as T
 
     jvm = spark._jvm

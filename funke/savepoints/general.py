@@ -37,12 +37,16 @@ import decimal
 import json
 import math
 import pickle
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from funke.savepoints import SavepointError
+from funke.savepoints.errors import SavepointError
+from funke.semantics.clock import ManualClock
 from funke.semantics.evictors import TimestampedValue
+from funke.semantics.state import KeyedStateBackend
+from funke.semantics.timers import InternalTimerService
 
 FORMAT = "funke-general-v1"
 #: The state variable a general operator keeps per bucket, and the store's column names
@@ -297,7 +301,7 @@ def join_state_name(scope: str, name: str) -> str:
 
 def encode_tables(tables: GeneralTables, *, table: str = "?") -> dict[int, dict[str, Any]]:
     """The inverse of :func:`decode_buckets`: bucket -> the operator snapshot its rows give."""
-    import pandas as pd
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     snapshots: dict[int, dict[str, Any]] = {}
     for b in tables.buckets.to_dict("records"):
@@ -338,7 +342,7 @@ def encode_tables(tables: GeneralTables, *, table: str = "?") -> dict[int, dict[
 
 
 def _given(v: Any) -> bool:
-    import pandas as pd
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     return v is not None and not pd.isna(v)
 
@@ -351,7 +355,7 @@ def _bucket(snapshots: dict[int, dict[str, Any]], row: dict[str, Any], table: st
 
 
 def _frame(rows: Iterable[dict[str, Any]], columns: tuple[str, ...]) -> Any:
-    import pandas as pd
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     frame = pd.DataFrame(list(rows), columns=list(columns))
     for c in ("bucket", "timestamp", "partition_id", "watermark", "late_records_dropped"):
@@ -362,9 +366,8 @@ def _frame(rows: Iterable[dict[str, Any]], columns: tuple[str, ...]) -> Any:
 
 def write_tables(tables: GeneralTables, names: dict[str, str], root: Any) -> None:
     """Write the tables as Parquet under ``root`` (the savepoint's ``state/``), one directory each."""
-    import shutil
 
-    import pyarrow as pa
+    import pyarrow as pa  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
     import pyarrow.parquet as pq
 
     types = {
@@ -432,7 +435,7 @@ def edited_snapshots(before: GeneralTables, after: GeneralTables, names: dict[st
 
 
 def _check_frame(table: str, role: str, frame: Any) -> None:
-    import pandas as pd
+    import pandas as pd  # (pandas and pyarrow load where state tables are read, as Spark's Arrow stack does)
 
     if not isinstance(frame, pd.DataFrame):
         raise SavepointError(f"the edit of table {table!r} gave {type(frame).__name__}: give a pandas DataFrame")
@@ -478,10 +481,6 @@ def _key_buckets(tables: GeneralTables, names: dict[str, str]) -> dict[str, int]
 
 def _check_snapshot(snap: dict[str, Any], bucket: int, names: dict[str, str]) -> None:
     """Load the snapshot's rows the way the operator does; its errors become the table's."""
-    from funke.semantics.clock import ManualClock
-    from funke.semantics.state import KeyedStateBackend
-    from funke.semantics.timers import InternalTimerService
-
     try:
         for row in snap.get("state", ()):
             if row["kind"] in ("list", "map") and type(row["value"]) is not (list if row["kind"] == "list" else dict):

@@ -26,8 +26,8 @@ from typing import Any
 from funke.semantics.clock import Clock
 from funke.semantics.co_process import UnkeyedContext, UnkeyedOperator
 from funke.semantics.functions import KeyedStateStore, OutputRecord, emitted
+from funke.semantics.keyed_process import KeyedElementContext, KeyedProcessOperator, KeyedTimerContext
 from funke.semantics.rich import Function
-from funke.semantics.keyed_process import KeyedProcessOperator, _OnTimerContext, _ProcessContext
 from funke.semantics.state import MapStateDescriptor, StateDescriptor
 from funke.semantics.timers import Timer
 
@@ -204,11 +204,11 @@ class _ReadOnlyBroadcast:
         return self._op._clock.now_ms()
 
 
-class _ElementContext(_ReadOnlyBroadcast, _ProcessContext):
+class _ElementContext(_ReadOnlyBroadcast, KeyedElementContext):
     pass
 
 
-class _TimerContext(_ReadOnlyBroadcast, _OnTimerContext):
+class _TimerContext(_ReadOnlyBroadcast, KeyedTimerContext):
     pass
 
 
@@ -247,10 +247,10 @@ class KeyedBroadcastProcessOperator(_BroadcastInputs, KeyedProcessOperator):
         """Feed one broadcast row; returns what it emitted (this instance's outputs, as in Flink)."""
         return self._emitting(partial(self._process_broadcast, value, timestamp))
 
-    def _element_context(self, key: Any, timestamp: int | None) -> _ProcessContext:
+    def _element_context(self, key: Any, timestamp: int | None) -> KeyedElementContext:
         return _ElementContext(self, key, timestamp, timestamp)
 
-    def _timer_context(self, timer: Timer) -> _OnTimerContext:
+    def _timer_context(self, timer: Timer) -> KeyedTimerContext:
         return _TimerContext(self, timer)
 
     def _process_broadcast(self, value: Any, timestamp: int | None) -> None:

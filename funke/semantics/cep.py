@@ -265,7 +265,7 @@ class State:
 FINAL_STATE_NAME = "$endState$"
 
 
-def _window_of(pattern: PatternLike) -> int:
+def window_of(pattern: PatternLike) -> int:
     """The smallest ``within`` over every stage, groups included (0: no time limit)."""
     windows = []
     stack = [pattern]
@@ -305,7 +305,7 @@ class _Compiler:
         self.group: PatternLike | None = None  # the group pattern being compiled, if any
         self.first_of_loop: dict[int, bool] = {}
         self.original_states: dict[str, State] = {}  # greedy+until: sink id -> its copy
-        self.window_ms = _window_of(pattern)
+        self.window_ms = window_of(pattern)
         self._ids: dict[str, int] = {}
 
     # -- states and edges
@@ -605,7 +605,7 @@ def validate(pattern: PatternLike) -> None:
         if name in seen:
             raise MalformedPatternError(f"duplicate pattern name {name!r}: every pattern in a sequence needs its own name")
         seen.add(name)
-    if pattern.quantifier.consuming is Consuming.NOT_FOLLOW and _window_of(pattern) == 0:
+    if pattern.quantifier.consuming is Consuming.NOT_FOLLOW and window_of(pattern) == 0:
         raise MalformedPatternError(
             "a pattern cannot end with not_followed_by() without a time limit: add .within(...) "
             "(the absence of an event can only be decided once time passes)"

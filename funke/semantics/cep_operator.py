@@ -130,7 +130,7 @@ class TimedOutPartialMatchHandler:
         raise NotImplementedError(f"{type(self).__name__}.process_timed_out_match(match, ctx) is not implemented")
 
 
-def _name_of(fn: Any) -> str:
+def user_function_name(fn: Any) -> str:
     """A stable name for a user function (a plan uid is made of it): never an object's address."""
     qualname = getattr(fn, "__qualname__", None)
     if qualname is not None:  # a function, a method, a class
@@ -152,7 +152,7 @@ class PatternSelect(PatternProcessFunction, TimedOutPartialMatchHandler):
         self.fn = _callable(fn, self._METHODS[0])
         self.timeout_tag = timeout_tag
         self.timeout_fn = None if timeout_fn is None else _callable(timeout_fn, self._METHODS[1])
-        self._names = (_name_of(fn), None if timeout_fn is None else _name_of(timeout_fn))
+        self._names = (user_function_name(fn), None if timeout_fn is None else user_function_name(timeout_fn))
 
     def __repr__(self) -> str:
         call = "flat_select" if self.flat else "select"
@@ -256,7 +256,7 @@ def _sorted_by(comparator: Callable[[Any, Any], Any] | None, elements: list[Any]
         result = comparator(a, b)
         if isinstance(result, bool) or not isinstance(result, (int, float)):
             raise TypeError(
-                f"the CEP comparator {_name_of(comparator)} returned {result!r} for ({a!r}, {b!r}); "
+                f"the CEP comparator {user_function_name(comparator)} returned {result!r} for ({a!r}, {b!r}); "
                 "it must return a number: negative (a first), 0 (arrival order) or positive (b first)"
             )
         return result
@@ -312,8 +312,8 @@ class CepOperator(KeyedProcessFunction):
         """The pattern, the function, the notion of time and the late-data output, on one line."""
         time = "processing time" if self.processing_time else "event time"
         late = f", late data -> {self.late_tag.name!r}" if self.late_tag is not None and not self.processing_time else ""
-        order = f", ties ordered by {_name_of(self.comparator)}" if self.comparator is not None else ""
-        return f"{self.pattern!r} -> {_name_of(self.function)} [{time}{late}{order}]"
+        order = f", ties ordered by {user_function_name(self.comparator)}" if self.comparator is not None else ""
+        return f"{self.pattern!r} -> {user_function_name(self.function)} [{time}{late}{order}]"
 
     @property
     def nfa(self) -> NFA:

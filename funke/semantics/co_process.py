@@ -22,11 +22,11 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from funke.semantics.clock import Clock, ManualClock, move_clock_to
-from funke.semantics.functions import Emitter, KeyedStateStore, OutputRecord, OutputTag, emitted
+from funke.semantics.clock import Clock
+from funke.semantics.functions import KeyedStateStore, OutputRecord, OutputTag, emitted
 from funke.semantics.keyed_process import KeyedProcessOperator
+from funke.semantics.operator import TimedOperator
 from funke.semantics.rich import Function, RuntimeContext, call_open
-from funke.semantics.time import MIN_WATERMARK
 
 __all__ = [
     "CoFlatMapFunction",
@@ -172,22 +172,14 @@ class UnkeyedContext:
         self._op._out.append(OutputRecord(value, self._timestamp, tag))
 
 
-class UnkeyedOperator(Emitter):
+class UnkeyedOperator(TimedOperator):
     """What an unkeyed two-input operator keeps: the function, its watermark and clock (no keyed
-    state, no timers). ``key`` arguments are accepted and ignored, so every two-input operator is
-    driven alike."""
+    state, and no timers: its functions cannot register any). ``key`` arguments are accepted and
+    ignored, so every two-input operator is driven alike."""
 
     def __init__(self, function: Any, *, clock: Clock | None = None) -> None:
+        super().__init__(clock)
         self.function = function
-        self._clock: Clock = clock if clock is not None else ManualClock()
-        self._watermark = MIN_WATERMARK
-        self._out: list[OutputRecord] = []
-        self._busy = False
-        self._opened = False
-
-    @property
-    def current_watermark(self) -> int:
-        return self._watermark
 
     def open(self) -> None:
         if not self._opened:
@@ -198,19 +190,11 @@ class UnkeyedOperator(Emitter):
         if self._opened and callable(getattr(self.function, "close", None)):
             self.function.close()
 
-    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
-        self._watermark = max(self._watermark, watermark)
-        return []
-
-    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
-        move_clock_to(self._clock, time)
-        return []
-
     def snapshot(self) -> dict[str, Any]:
-        return {"watermark": self._watermark}
+        return {"watermark": self._timers.current_watermark}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        self._watermark = snapshot["watermark"]
+        self._timers.restore_watermark(snapshot["watermark"])
 
     def _emit(self, rows: Any, method: str, timestamp: int | None) -> None:
         self._out.extend(emitted(rows, f"{type(self.function).__name__}.{method}", timestamp, timestamp))

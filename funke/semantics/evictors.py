@@ -69,8 +69,28 @@ def _check_flag(value: bool) -> None:
         raise TypeError(f"do_evict_after must be True or False, got {value!r}")
 
 
+class _BeforeOrAfterEvictor(Evictor):
+    """Removes what ``_evict`` says before the window function, or after it with ``do_evict_after``
+    (the built-ins' one switch, as Flink's)."""
+
+    do_evict_after: bool
+
+    def _evict(self, elements: list[TimestampedValue]) -> list[TimestampedValue]:
+        raise NotImplementedError
+
+    def evict_before(
+        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
+    ) -> list[TimestampedValue]:
+        return elements if self.do_evict_after else self._evict(elements)
+
+    def evict_after(
+        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
+    ) -> list[TimestampedValue]:
+        return self._evict(elements) if self.do_evict_after else elements
+
+
 @dataclass(frozen=True)
-class CountEvictor(Evictor):
+class CountEvictor(_BeforeOrAfterEvictor):
     """Keeps the last ``max_count`` elements (the newest by arrival)."""
 
     max_count: int
@@ -90,22 +110,12 @@ class CountEvictor(Evictor):
             return elements
         return elements[len(elements) - self.max_count :]
 
-    def evict_before(
-        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
-    ) -> list[TimestampedValue]:
-        return elements if self.do_evict_after else self._evict(elements)
-
-    def evict_after(
-        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
-    ) -> list[TimestampedValue]:
-        return self._evict(elements) if self.do_evict_after else elements
-
     def describe(self) -> str:
         return f"CountEvictor({self.max_count}{', after' if self.do_evict_after else ''})"
 
 
 @dataclass(frozen=True)
-class TimeEvictor(Evictor):
+class TimeEvictor(_BeforeOrAfterEvictor):
     """Keeps elements newer than ``max timestamp in the window - window_size``.
 
     Elements without timestamps are never evicted (Flink checks the first element).
@@ -130,22 +140,12 @@ class TimeEvictor(Evictor):
         cutoff = newest - self.window_size_ms
         return [e for e in elements if e.timestamp is None or e.timestamp > cutoff]
 
-    def evict_before(
-        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
-    ) -> list[TimestampedValue]:
-        return elements if self.do_evict_after else self._evict(elements)
-
-    def evict_after(
-        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
-    ) -> list[TimestampedValue]:
-        return self._evict(elements) if self.do_evict_after else elements
-
     def describe(self) -> str:
         return f"TimeEvictor({self.window_size_ms}ms{', after' if self.do_evict_after else ''})"
 
 
 @dataclass(frozen=True)
-class DeltaEvictor(Evictor):
+class DeltaEvictor(_BeforeOrAfterEvictor):
     """Drops elements whose ``delta_fn(element, last element) >= threshold``."""
 
     threshold: float
@@ -166,16 +166,6 @@ class DeltaEvictor(Evictor):
             return elements
         last = elements[-1].value
         return [e for e in elements if self.delta_fn(e.value, last) < self.threshold]
-
-    def evict_before(
-        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
-    ) -> list[TimestampedValue]:
-        return elements if self.do_evict_after else self._evict(elements)
-
-    def evict_after(
-        self, elements: list[TimestampedValue], size: int, window: Any, ctx: EvictorContext
-    ) -> list[TimestampedValue]:
-        return self._evict(elements) if self.do_evict_after else elements
 
     def describe(self) -> str:
         return f"DeltaEvictor({self.threshold}{', after' if self.do_evict_after else ''})"

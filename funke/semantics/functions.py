@@ -13,9 +13,10 @@ outputs interleaved exactly as the function produced them.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from funke.semantics.rich import Function
 from funke.semantics.state import StateDescriptor
@@ -144,7 +145,28 @@ class CountAggregate(AggregateFunction):
 
 
 @dataclass(frozen=True)
-class SumAggregate(AggregateFunction):
+class _NullSkippingAggregate(AggregateFunction):
+    """``field`` of every element (the element itself when ``field`` is None) folded with ``_combine``,
+    nulls skipped; ``None`` (NULL) until a value that is not null comes. Sum, min and max are one each."""
+
+    field: str | int | None = None
+    _combine: ClassVar[Callable[[Any, Any], Any]]
+
+    def create_accumulator(self) -> Any:
+        return None
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        return self.merge(accumulator, _field_getter(self.field)(value))
+
+    def get_result(self, accumulator: Any) -> Any:
+        return accumulator
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return b if a is None else a if b is None else self._combine(a, b)
+
+
+@dataclass(frozen=True)
+class SumAggregate(_NullSkippingAggregate):
     """Sum of ``field`` (the element itself when ``field`` is None), skipping nulls; ``None`` (NULL) until
     a value that is not null comes, as SQL's ``SUM`` and Spark's native window sum give.
 
@@ -155,57 +177,21 @@ class SumAggregate(AggregateFunction):
     2
     """
 
-    field: str | int | None = None
-
-    def create_accumulator(self) -> Any:
-        return None
-
-    def add(self, value: Any, accumulator: Any) -> Any:
-        return self.merge(accumulator, _field_getter(self.field)(value))
-
-    def get_result(self, accumulator: Any) -> Any:
-        return accumulator
-
-    def merge(self, a: Any, b: Any) -> Any:
-        return b if a is None else a if b is None else a + b
+    _combine = staticmethod(operator.add)
 
 
 @dataclass(frozen=True)
-class MinAggregate(AggregateFunction):
+class MinAggregate(_NullSkippingAggregate):
     """Smallest ``field`` value; ``None`` for no elements."""
 
-    field: str | int | None = None
-
-    def create_accumulator(self) -> Any:
-        return None
-
-    def add(self, value: Any, accumulator: Any) -> Any:
-        return self.merge(accumulator, _field_getter(self.field)(value))
-
-    def get_result(self, accumulator: Any) -> Any:
-        return accumulator
-
-    def merge(self, a: Any, b: Any) -> Any:
-        return b if a is None else a if b is None else min(a, b)
+    _combine = staticmethod(min)
 
 
 @dataclass(frozen=True)
-class MaxAggregate(AggregateFunction):
+class MaxAggregate(_NullSkippingAggregate):
     """Largest ``field`` value; ``None`` for no elements."""
 
-    field: str | int | None = None
-
-    def create_accumulator(self) -> Any:
-        return None
-
-    def add(self, value: Any, accumulator: Any) -> Any:
-        return self.merge(accumulator, _field_getter(self.field)(value))
-
-    def get_result(self, accumulator: Any) -> Any:
-        return accumulator
-
-    def merge(self, a: Any, b: Any) -> Any:
-        return b if a is None else a if b is None else max(a, b)
+    _combine = staticmethod(max)
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from funke.semantics.clock import ManualClock
-from funke.semantics.functions import Emitter, OutputRecord, OutputTag, ProcessWindowFunction, collect_rows, emitted
+from funke.semantics.functions import OutputRecord, OutputTag, ProcessWindowFunction, collect_rows, emitted
+from funke.semantics.operator import TimedOperator
 from funke.semantics.rich import Function, RuntimeContext, call_open
 from funke.semantics.time import MIN_WATERMARK
-from funke.semantics.timers import InternalTimerService, Timer
+from funke.semantics.timers import Timer
 from funke.semantics.window_operator import WindowOperator, WindowProcess, WindowSpec
 
 __all__ = [
@@ -127,7 +127,7 @@ class _JoinContext:
         self._op._out.append(OutputRecord(value, self.get_timestamp(), tag))
 
 
-class IntervalJoinOperator(Emitter):
+class IntervalJoinOperator(TimedOperator):
     """Runs a :class:`ProcessJoinFunction` over two keyed inputs, their watermark, and cleanup timers."""
 
     def __init__(
@@ -146,16 +146,13 @@ class IntervalJoinOperator(Emitter):
                 raise TypeError(f"interval bounds are int milliseconds, got {name}={bound!r}")
         if lower > upper:
             raise ValueError(f"the interval join needs lower <= upper, got lower={lower} ms, upper={upper} ms")
+        super().__init__()
         self.function = function
         self.lower = lower if lower_inclusive else lower + 1
         self.upper = upper if upper_inclusive else upper - 1
-        self._timers = InternalTimerService(ManualClock())
         #: key -> side -> timestamp -> elements in arrival order (Flink's MapState<Long, List<T>>)
         self._buffers: dict[Any, dict[str, dict[int, list[Any]]]] = {}
         self._late_dropped = 0
-        self._out: list[OutputRecord] = []
-        self._busy = False
-        self._opened = False
 
     @property
     def num_late_records_dropped(self) -> int:
@@ -182,7 +179,7 @@ class IntervalJoinOperator(Emitter):
         """
         if watermark <= self._timers.current_watermark:
             return []
-        return self._emitting(partial(self._timers.advance_watermark, watermark, self._on_timer))
+        return super().advance_watermark(watermark)
 
     def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
         """Processing time moves nothing here: the interval join has only event-time timers."""
@@ -300,8 +297,8 @@ class CoGroupWindowFunction(ProcessWindowFunction):
                 yield self.function.join(left, right)
 
 
-class WindowJoinOperator:
-    """Flink's window join / co-group over two keyed inputs: one window operator over tagged elements.
+class WindowJoinOperator(WindowOperator):
+    """Flink's window join / co-group over two keyed inputs: the window operator over tagged elements.
 
     Results are :class:`~funke.semantics.window_operator.WindowResult` s (key, window, row),
     timestamped ``window.max_timestamp`` like every window result.
@@ -312,37 +309,13 @@ class WindowJoinOperator:
             raise ValueError(
                 "a window join takes an assigner (and optionally a trigger or allowed lateness), no evictor or late-data tag"
             )
-        self._window = WindowOperator(spec, WindowProcess(CoGroupWindowFunction(function)))
-
-    @property
-    def current_watermark(self) -> int:
-        return self._window.current_watermark
-
-    @property
-    def num_late_records_dropped(self) -> int:
-        return self._window.num_late_records_dropped
+        super().__init__(spec, WindowProcess(CoGroupWindowFunction(function)))
 
     def process_element1(self, key: Any, value: Any, timestamp: int) -> list[OutputRecord]:
-        return self._window.process_element(key, Tagged(_LEFT, value), timestamp)
+        return super().process_element(key, Tagged(_LEFT, value), timestamp)
 
     def process_element2(self, key: Any, value: Any, timestamp: int) -> list[OutputRecord]:
-        return self._window.process_element(key, Tagged(_RIGHT, value), timestamp)
+        return super().process_element(key, Tagged(_RIGHT, value), timestamp)
 
-    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
-        return self._window.advance_watermark(watermark)
-
-    def next_processing_time(self) -> int | None:
-        return self._window.next_processing_time()
-
-    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
-        """Fires processing-time windows (and processing-time triggers) due at ``time``."""
-        return self._window.advance_processing_time(time)
-
-    def snapshot(self) -> dict[str, Any]:
-        return self._window.snapshot()
-
-    def restore(self, snapshot: dict[str, Any]) -> None:
-        self._window.restore(snapshot)
-
-    def close(self) -> None:
-        self._window.close()
+    def process_element(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
+        raise TypeError("a WindowJoinOperator has two inputs: call process_element1 or process_element2")

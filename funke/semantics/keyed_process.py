@@ -18,14 +18,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from funke.semantics.clock import Clock, ManualClock, move_clock_to
-from funke.semantics.functions import Emitter, KeyedProcessFunction, OutputRecord, OutputTag, emitted
+from funke.semantics.clock import Clock
+from funke.semantics.functions import KeyedProcessFunction, OutputRecord, OutputTag, emitted
+from funke.semantics.operator import TimedOperator
 from funke.semantics.rich import RuntimeContext, call_open
 from funke.semantics.state import VOID_NAMESPACE, KeyedStateBackend, StateStore
 from funke.semantics.timers import InternalTimerService, KeyedTimerService, TimeDomain, Timer
 
 
-class _ProcessContext(StateStore):
+class KeyedElementContext(StateStore):
     """``ctx`` of ``process_element``: state, timers, key, timestamp, side outputs."""
 
     def __init__(self, op: KeyedProcessOperator, key: Any, timestamp: int | None, side_timestamp: int | None) -> None:
@@ -47,7 +48,7 @@ class _ProcessContext(StateStore):
         self._op._out.append(OutputRecord(value, self._side_timestamp, tag))
 
 
-class _OnTimerContext(_ProcessContext):
+class KeyedTimerContext(KeyedElementContext):
     def __init__(self, op: KeyedProcessOperator, timer: Timer) -> None:
         super().__init__(op, timer.key, timer.timestamp, timer.timestamp)
         self._timer = timer
@@ -59,7 +60,7 @@ class _OnTimerContext(_ProcessContext):
         return self._timer.domain
 
 
-class KeyedProcessOperator(Emitter):
+class KeyedProcessOperator(TimedOperator):
     """Drives a KeyedProcessFunction with elements, watermarks and clock ticks."""
 
     #: The function class the operator runs (a subclass runs another kind of function the same way).
@@ -68,16 +69,12 @@ class KeyedProcessOperator(Emitter):
     def __init__(self, function: Any, *, clock: Clock | None = None) -> None:
         if not isinstance(function, self.function_type):
             raise TypeError(f"{type(self).__name__} runs a {self.function_type.__name__} subclass, got {function!r}")
+        super().__init__(clock)
         self.function = function
-        self._clock: Clock = clock if clock is not None else ManualClock()
         self._backend = KeyedStateBackend(self._clock)
-        self._timers = InternalTimerService(self._clock)
         # (the key through the backend, not through ``self``: an operator without reference cycles is freed
         # as soon as its last reference goes, not by a pass of Python's cycle collector over all its state)
         self._timer_service = KeyedTimerService(self._timers, partial(getattr, self._backend, "current_key"))
-        self._out: list[OutputRecord] = []
-        self._busy = False
-        self._opened = False
 
     @property
     def state_backend(self) -> KeyedStateBackend:
@@ -107,38 +104,20 @@ class KeyedProcessOperator(Emitter):
         """Feed one element of ``key``; returns the records it emitted, in order."""
         return self._emitting(partial(self._process_element, key, value, timestamp))
 
-    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
-        """Move event time to ``watermark`` and fire due event-time timers in timestamp order."""
-        return self._emitting(partial(self._timers.advance_watermark, watermark, self._on_timer))
-
-    def next_processing_time(self) -> int | None:
-        """When the earliest pending processing-time timer is due (``None``: none is)."""
-        return self._timers.next_processing_time()
-
-    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
-        """Move the clock to ``time`` (if given) and fire due processing-time timers in order."""
-        move_clock_to(self._clock, time)
-        return self._emitting(partial(self._timers.fire_processing_timers, self._on_timer))
-
     def snapshot(self) -> dict[str, Any]:
-        return {
-            "state": self._backend.export_rows(),
-            "timers": self._timers.export_rows(),
-            "watermark": self._timers.current_watermark,
-        }
+        return {"state": self._backend.export_rows(), **self._time_snapshot()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         self._backend.import_rows(snapshot["state"])
-        self._timers.import_rows(snapshot["timers"])
-        self._timers.restore_watermark(snapshot["watermark"])
+        self._restore_time(snapshot)
 
     # -- internals ---------------------------------------------------------------------
 
-    def _element_context(self, key: Any, timestamp: int | None) -> _ProcessContext:
-        return _ProcessContext(self, key, timestamp, timestamp)
+    def _element_context(self, key: Any, timestamp: int | None) -> KeyedElementContext:
+        return KeyedElementContext(self, key, timestamp, timestamp)
 
-    def _timer_context(self, timer: Timer) -> _OnTimerContext:
-        return _OnTimerContext(self, timer)
+    def _timer_context(self, timer: Timer) -> KeyedTimerContext:
+        return KeyedTimerContext(self, timer)
 
     def _process_element(self, key: Any, value: Any, timestamp: int | None, method: str = "process_element") -> None:
         self.open()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from funke.semantics.state import ReducingStateDescriptor, StateDescriptor
 from funke.semantics.time import Duration, to_millis
@@ -133,15 +133,52 @@ def _positive_interval(interval: Duration, what: str) -> int:
     return ms
 
 
-@dataclass(frozen=True)
-class EventTimeTrigger(Trigger):
-    """Fires once the watermark passes the window's end; fires again for each allowed-late element."""
+class _ClockTrigger(Trigger):
+    """A trigger on one clock: event time (the watermark) or, with ``_event_time = False``, the
+    operator's processing time. Its timers and its "now" are that clock's; it never reads the
+    elements, and it merges. The event-time and processing-time twins below are one of these each."""
 
     reads_elements: ClassVar[bool] = False
+    _event_time: ClassVar[bool] = True
+
+    def can_merge(self) -> bool:
+        return True
+
+    def _now(self, ctx: TriggerContext) -> int:
+        return ctx.get_current_watermark() if self._event_time else ctx.get_current_processing_time()
+
+    def _register_timer(self, ctx: TriggerContext, time: int) -> None:
+        if self._event_time:
+            ctx.register_event_time_timer(time)
+        else:
+            ctx.register_processing_time_timer(time)
+
+    def _delete_timer(self, ctx: TriggerContext, time: int) -> None:
+        if self._event_time:
+            ctx.delete_event_time_timer(time)
+        else:
+            ctx.delete_processing_time_timer(time)
+
+
+class _WindowEndTrigger(_ClockTrigger):
+    """Fires when its clock reaches the window's end (``max_timestamp``)."""
 
     @classmethod
-    def create(cls) -> EventTimeTrigger:
+    def create(cls) -> Self:
         return cls()
+
+    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
+        # Only re-arm if the merged window is not complete yet; otherwise on_element fires it.
+        if window.max_timestamp > self._now(ctx):
+            self._register_timer(ctx, window.max_timestamp)
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        self._delete_timer(ctx, window.max_timestamp)
+
+
+@dataclass(frozen=True)
+class EventTimeTrigger(_WindowEndTrigger):
+    """Fires once the watermark passes the window's end; fires again for each allowed-late element."""
 
     def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
         if window.max_timestamp <= ctx.get_current_watermark():
@@ -152,27 +189,12 @@ class EventTimeTrigger(Trigger):
     def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE if time == window.max_timestamp else TriggerResult.CONTINUE
 
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        # Only re-arm if the merged window is not complete yet; otherwise on_element fires it.
-        if window.max_timestamp > ctx.get_current_watermark():
-            ctx.register_event_time_timer(window.max_timestamp)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        ctx.delete_event_time_timer(window.max_timestamp)
-
 
 @dataclass(frozen=True)
-class ProcessingTimeTrigger(Trigger):
+class ProcessingTimeTrigger(_WindowEndTrigger):
     """Fires when the operator's clock reaches the window's end."""
 
-    reads_elements: ClassVar[bool] = False
-
-    @classmethod
-    def create(cls) -> ProcessingTimeTrigger:
-        return cls()
+    _event_time: ClassVar[bool] = False
 
     def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
         ctx.register_processing_time_timer(window.max_timestamp)
@@ -180,16 +202,6 @@ class ProcessingTimeTrigger(Trigger):
 
     def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        if window.max_timestamp > ctx.get_current_processing_time():
-            ctx.register_processing_time_timer(window.max_timestamp)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        ctx.delete_processing_time_timer(window.max_timestamp)
 
 
 @dataclass(frozen=True)
@@ -251,19 +263,47 @@ class CountTrigger(Trigger):
 
 
 @dataclass(frozen=True)
-class ContinuousEventTimeTrigger(Trigger):
-    """Fires every ``interval`` of event time (aligned to multiples of it) and at the window's end."""
-
-    reads_elements: ClassVar[bool] = False
+class _ContinuousTrigger(_ClockTrigger):
+    """Fires every ``interval`` of its clock (aligned to multiples of it) and at the window's end;
+    the next firing time is the trigger's state (``fire-time``)."""
 
     interval_ms: int
+    _name: ClassVar[str]
 
     def __post_init__(self) -> None:
-        _positive_interval(self.interval_ms, "ContinuousEventTimeTrigger interval")
+        _positive_interval(self.interval_ms, f"{self._name} interval")
 
     @classmethod
-    def of(cls, interval: Duration) -> ContinuousEventTimeTrigger:
-        return cls(_positive_interval(interval, "ContinuousEventTimeTrigger interval"))
+    def of(cls, interval: Duration) -> Self:
+        return cls(_positive_interval(interval, f"{cls._name} interval"))
+
+    def _register_next(self, time: int, window: Window, ctx: TriggerContext) -> None:
+        next_fire = min(time + self.interval_ms, window.max_timestamp)
+        ctx.get_partitioned_state(_FIRE_TIME).add(next_fire)
+        self._register_timer(ctx, next_fire)
+
+    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
+        ctx.merge_partitioned_state(_FIRE_TIME)
+        next_fire = ctx.get_partitioned_state(_FIRE_TIME).get()
+        if next_fire is not None:
+            self._register_timer(ctx, next_fire)
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
+        pending = fire_time.get()
+        if pending is not None:
+            self._delete_timer(ctx, pending)
+            fire_time.clear()
+
+    def describe(self) -> str:
+        return f"{self._name}({self.interval_ms}ms)"
+
+
+@dataclass(frozen=True)
+class ContinuousEventTimeTrigger(_ContinuousTrigger):
+    """Fires every ``interval`` of event time (aligned to multiples of it) and at the window's end."""
+
+    _name: ClassVar[str] = "ContinuousEventTimeTrigger"
 
     def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
         if window.max_timestamp <= ctx.get_current_watermark():
@@ -286,33 +326,9 @@ class ContinuousEventTimeTrigger(Trigger):
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 
-    def _register_next(self, time: int, window: Window, ctx: TriggerContext) -> None:
-        next_fire = min(time + self.interval_ms, window.max_timestamp)
-        ctx.get_partitioned_state(_FIRE_TIME).add(next_fire)
-        ctx.register_event_time_timer(next_fire)
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        ctx.merge_partitioned_state(_FIRE_TIME)
-        next_fire = ctx.get_partitioned_state(_FIRE_TIME).get()
-        if next_fire is not None:
-            ctx.register_event_time_timer(next_fire)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
-        pending = fire_time.get()
-        if pending is not None:
-            ctx.delete_event_time_timer(pending)
-            fire_time.clear()
-
-    def describe(self) -> str:
-        return f"ContinuousEventTimeTrigger({self.interval_ms}ms)"
-
 
 @dataclass(frozen=True)
-class ContinuousProcessingTimeTrigger(Trigger):
+class ContinuousProcessingTimeTrigger(_ContinuousTrigger):
     """Fires every ``interval`` of processing time (aligned) and when the clock reaches the window's end.
 
     The first firing is at the next multiple of ``interval`` after the first element.
@@ -321,16 +337,8 @@ class ContinuousProcessingTimeTrigger(Trigger):
     the processing-time past.
     """
 
-    reads_elements: ClassVar[bool] = False
-
-    interval_ms: int
-
-    def __post_init__(self) -> None:
-        _positive_interval(self.interval_ms, "ContinuousProcessingTimeTrigger interval")
-
-    @classmethod
-    def of(cls, interval: Duration) -> ContinuousProcessingTimeTrigger:
-        return cls(_positive_interval(interval, "ContinuousProcessingTimeTrigger interval"))
+    _name: ClassVar[str] = "ContinuousProcessingTimeTrigger"
+    _event_time: ClassVar[bool] = False
 
     def on_element(self, element: Any, timestamp: int | None, window: Window, ctx: TriggerContext) -> TriggerResult:
         fire_time = ctx.get_partitioned_state(_FIRE_TIME)
@@ -347,30 +355,6 @@ class ContinuousProcessingTimeTrigger(Trigger):
                 self._register_next(time, window, ctx)
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
-
-    def _register_next(self, time: int, window: Window, ctx: TriggerContext) -> None:
-        next_fire = min(time + self.interval_ms, window.max_timestamp)
-        ctx.get_partitioned_state(_FIRE_TIME).add(next_fire)
-        ctx.register_processing_time_timer(next_fire)
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        ctx.merge_partitioned_state(_FIRE_TIME)
-        next_fire = ctx.get_partitioned_state(_FIRE_TIME).get()
-        if next_fire is not None:
-            ctx.register_processing_time_timer(next_fire)
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        fire_time = ctx.get_partitioned_state(_FIRE_TIME)
-        pending = fire_time.get()
-        if pending is not None:
-            ctx.delete_processing_time_timer(pending)
-            fire_time.clear()
-
-    def describe(self) -> str:
-        return f"ContinuousProcessingTimeTrigger({self.interval_ms}ms)"
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from funke.semantics.clock import Clock, ManualClock, move_clock_to
+from funke.semantics.clock import Clock
 from funke.semantics.evictors import CountEvictor, Evictor, TimestampedValue, run_evictor
 from funke.semantics.functions import (
     AggregateFunction,
     AvgAggregate,
     CountAggregate,
-    Emitter,
     MaxAggregate,
     MinAggregate,
     OutputRecord,
@@ -43,6 +42,7 @@ from funke.semantics.functions import (
     side_output_of,
 )
 from funke.semantics.merging import MergingWindowSet
+from funke.semantics.operator import TimedOperator
 from funke.semantics.rich import RuntimeContext, call_open
 from funke.semantics.state import (
     VOID_NAMESPACE,
@@ -55,7 +55,7 @@ from funke.semantics.state import (
     ValueStateDescriptor,
 )
 from funke.semantics.time import MAX_WATERMARK, Duration, to_millis
-from funke.semantics.timers import InternalTimerService, TimeDomain, Timer
+from funke.semantics.timers import TimeDomain, Timer
 from funke.semantics.triggers import CountTrigger, PurgingTrigger, Trigger, TriggerResult
 from funke.semantics.windows import GlobalWindow, GlobalWindows, TimeWindow, WindowAssigner
 
@@ -300,25 +300,21 @@ _CONTENTS = "contents"
 _MERGING_SET = ValueStateDescriptor("merging-window-set")
 
 
-class WindowOperator(Emitter):
+class WindowOperator(TimedOperator):
     """Runs one keyed window definition over a stream of elements, watermarks and clock ticks."""
 
     def __init__(self, spec: WindowSpec, function: Any, *, clock: Clock | None = None) -> None:
         if not isinstance(spec, WindowSpec):
             raise TypeError(f"WindowOperator takes a WindowSpec first (WindowSpec.of(assigner, ...)), got {spec!r}")
+        super().__init__(clock)
         self.spec = spec
         self.function: WindowFunction = as_window_function(function)
         self._assigner = spec.assigner
         self._trigger = spec.effective_trigger
-        self._clock: Clock = clock if clock is not None else ManualClock()
         self._backend = KeyedStateBackend(self._clock)
-        self._timers = InternalTimerService(self._clock)
         self._keeps_elements = spec.evictor is not None or isinstance(self.function, WindowProcess)
         self._contents = self._backend.get_state(self._contents_descriptor(), scope="window:")
         self._late_dropped = 0
-        self._out: list[OutputRecord] = []
-        self._busy = False
-        self._opened = False
 
     def _contents_descriptor(self) -> StateDescriptor:
         fn = self.function
@@ -342,19 +338,6 @@ class WindowOperator(Emitter):
     def process_element(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         """Feed one element of ``key``; returns what it caused to be emitted."""
         return self._emitting(partial(self._process_element, key, value, timestamp))
-
-    def advance_watermark(self, watermark: int) -> list[OutputRecord]:
-        """Move event time to ``watermark``, firing due event-time timers in order."""
-        return self._emitting(partial(self._timers.advance_watermark, watermark, self._on_timer))
-
-    def next_processing_time(self) -> int | None:
-        """When the earliest pending processing-time timer is due (``None``: none is)."""
-        return self._timers.next_processing_time()
-
-    def advance_processing_time(self, time: int | None = None) -> list[OutputRecord]:
-        """Move the clock to ``time`` (if given) and fire due processing-time timers in order."""
-        move_clock_to(self._clock, time)
-        return self._emitting(partial(self._timers.fire_processing_timers, self._on_timer))
 
     def _process_element(self, key: Any, value: Any, timestamp: int | None) -> None:
         if not self._opened:
@@ -406,18 +389,12 @@ class WindowOperator(Emitter):
 
     def snapshot(self) -> dict[str, Any]:
         """All of the operator's state as plain rows (window contents, trigger state, timers)."""
-        return {
-            "state": self._backend.export_rows(),
-            "timers": self._timers.export_rows(),
-            "watermark": self._timers.current_watermark,
-            "late_records_dropped": self._late_dropped,
-        }
+        return {"state": self._backend.export_rows(), **self._time_snapshot(), "late_records_dropped": self._late_dropped}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Load a :meth:`snapshot` into this (fresh) operator."""
         self._backend.import_rows(snapshot["state"])
-        self._timers.import_rows(snapshot["timers"])
-        self._timers.restore_watermark(snapshot["watermark"])
+        self._restore_time(snapshot)
         self._late_dropped = snapshot.get("late_records_dropped", 0)
 
     # -- element path --------------------------------------------------------------

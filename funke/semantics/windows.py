@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from funke.semantics.time import MAX_WATERMARK, Duration, to_millis
 from funke.semantics.triggers import EndOfStreamTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
@@ -108,14 +108,23 @@ def _positive(ms: int, what: str) -> int:
     return ms
 
 
+class _ClockWindows(WindowAssigner):
+    """Time windows on one clock: the watermark (``is_event_time``) or the operator's processing
+    time, which ``assign_windows`` then takes. Each twin (``TumblingEventTimeWindows`` and
+    ``TumblingProcessingTimeWindows``, ...) is one of these with its clock and ``kind``; by
+    default a window fires when its clock reaches the window's end."""
+
+    def default_trigger(self) -> Trigger:
+        return EventTimeTrigger() if self.is_event_time else ProcessingTimeTrigger()
+
+
 @dataclass(frozen=True)
-class TumblingEventTimeWindows(WindowAssigner):
+class _TumblingWindows(_ClockWindows):
     size_ms: int
     offset_ms: int = 0
-    kind: ClassVar[str] = "tumbling"
 
     @classmethod
-    def of(cls, size: Duration, offset: Duration = 0) -> TumblingEventTimeWindows:
+    def of(cls, size: Duration, offset: Duration = 0) -> Self:
         size_ms = _positive_ms(size, "window size")
         return cls(size_ms, _offset(offset, size_ms, "size"))
 
@@ -127,19 +136,28 @@ class TumblingEventTimeWindows(WindowAssigner):
         off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
         return f"{type(self).__name__}(size={self.size_ms}ms{off})"
 
-    def default_trigger(self) -> Trigger:
-        return EventTimeTrigger()
+
+@dataclass(frozen=True)
+class TumblingEventTimeWindows(_TumblingWindows):
+    kind: ClassVar[str] = "tumbling"
 
 
 @dataclass(frozen=True)
-class SlidingEventTimeWindows(WindowAssigner):
+class TumblingProcessingTimeWindows(_TumblingWindows):
+    """Tumbling windows over the operator's clock; ``assign_windows`` takes the processing time."""
+
+    kind: ClassVar[str] = "tumbling_processing_time"
+    is_event_time: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class _SlidingWindows(_ClockWindows):
     size_ms: int
     slide_ms: int
     offset_ms: int = 0
-    kind: ClassVar[str] = "sliding"
 
     @classmethod
-    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingEventTimeWindows:
+    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> Self:
         size_ms = _positive_ms(size, "window size")
         slide_ms = _positive_ms(slide, "window slide")
         return cls(size_ms, slide_ms, _offset(offset, slide_ms, "slide"))
@@ -157,12 +175,22 @@ class SlidingEventTimeWindows(WindowAssigner):
         off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
         return f"{type(self).__name__}(size={self.size_ms}ms, slide={self.slide_ms}ms{off})"
 
-    def default_trigger(self) -> Trigger:
-        return EventTimeTrigger()
+
+@dataclass(frozen=True)
+class SlidingEventTimeWindows(_SlidingWindows):
+    kind: ClassVar[str] = "sliding"
 
 
 @dataclass(frozen=True)
-class CumulativeEventTimeWindows(WindowAssigner):
+class SlidingProcessingTimeWindows(_SlidingWindows):
+    """Sliding windows over the operator's clock; ``assign_windows`` takes the processing time."""
+
+    kind: ClassVar[str] = "sliding_processing_time"
+    is_event_time: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class CumulativeEventTimeWindows(_ClockWindows):
     """Flink SQL's ``CUMULATE``: every ``size`` period (aligned like a tumbling window) has windows
     that all start at its start and end one ``step`` apart, the last at its end.
 
@@ -197,9 +225,6 @@ class CumulativeEventTimeWindows(WindowAssigner):
         off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
         return f"{type(self).__name__}(size={self.size_ms}ms, step={self.step_ms}ms{off})"
 
-    def default_trigger(self) -> Trigger:
-        return EventTimeTrigger()
-
 
 @dataclass(frozen=True)
 class CumulativeProcessingTimeWindows(CumulativeEventTimeWindows):
@@ -209,25 +234,19 @@ class CumulativeProcessingTimeWindows(CumulativeEventTimeWindows):
     kind: ClassVar[str] = "cumulative_processing_time"
     is_event_time: ClassVar[bool] = False
 
-    def default_trigger(self) -> Trigger:
-        return ProcessingTimeTrigger()
-
 
 @dataclass(frozen=True)
-class EventTimeSessionWindows(WindowAssigner):
-    """Sessions: each element opens ``[ts, ts + gap)``; intersecting windows merge."""
-
+class _SessionWindows(_ClockWindows):
     gap_ms: int | None = None
     gap_fn: Callable[[Any], Duration] | None = field(default=None, compare=False)
-    kind: ClassVar[str] = "session"
     is_merging: ClassVar[bool] = True
 
     @classmethod
-    def with_gap(cls, gap: Duration) -> EventTimeSessionWindows:
+    def with_gap(cls, gap: Duration) -> Self:
         return cls(gap_ms=_positive_ms(gap, "session gap"))
 
     @classmethod
-    def with_dynamic_gap(cls, gap_fn: Callable[[Any], Duration]) -> EventTimeSessionWindows:
+    def with_dynamic_gap(cls, gap_fn: Callable[[Any], Duration]) -> Self:
         if not callable(gap_fn):
             raise TypeError("with_dynamic_gap() takes a function element -> gap (timedelta or ms)")
         return cls(gap_fn=gap_fn)
@@ -250,11 +269,23 @@ class EventTimeSessionWindows(WindowAssigner):
             return f"{type(self).__name__}(dynamic gap)"
         return f"{type(self).__name__}(gap={self.gap_ms}ms)"
 
-    def default_trigger(self) -> Trigger:
-        return EventTimeTrigger()
-
     def merge_windows(self, windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
         return merge_time_windows(windows)
+
+
+@dataclass(frozen=True)
+class EventTimeSessionWindows(_SessionWindows):
+    """Sessions: each element opens ``[ts, ts + gap)``; intersecting windows merge."""
+
+    kind: ClassVar[str] = "session"
+
+
+@dataclass(frozen=True)
+class ProcessingTimeSessionWindows(_SessionWindows):
+    """Sessions over the operator's clock: each element opens ``[now, now + gap)``."""
+
+    kind: ClassVar[str] = "session_processing_time"
+    is_event_time: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
@@ -288,7 +319,6 @@ class _EndOfStreamGlobalWindows(GlobalWindows):
         return "GlobalWindows(end-of-stream trigger)"
 
 
-
 def merge_time_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
     """Flink's ``TimeWindow.mergeWindows``: sort by start, sweep, group what intersects.
 
@@ -307,95 +337,3 @@ def merge_time_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list
         else:
             groups.append((window, [window]))
     return [(cover, members) for cover, members in groups if len(members) > 1]
-
-
-@dataclass(frozen=True)
-class TumblingProcessingTimeWindows(WindowAssigner):
-    """Tumbling windows over the operator's clock; ``assign_windows`` takes the processing time."""
-
-    size_ms: int
-    offset_ms: int = 0
-    kind: ClassVar[str] = "tumbling_processing_time"
-    is_event_time: ClassVar[bool] = False
-
-    @classmethod
-    def of(cls, size: Duration, offset: Duration = 0) -> TumblingProcessingTimeWindows:
-        aligned = TumblingEventTimeWindows.of(size, offset)
-        return cls(aligned.size_ms, aligned.offset_ms)
-
-    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
-        start = window_start(timestamp, self.offset_ms, self.size_ms)
-        return [TimeWindow(start, start + self.size_ms)]
-
-    def describe(self) -> str:
-        off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
-        return f"{type(self).__name__}(size={self.size_ms}ms{off})"
-
-    def default_trigger(self) -> Trigger:
-        return ProcessingTimeTrigger()
-
-
-@dataclass(frozen=True)
-class SlidingProcessingTimeWindows(WindowAssigner):
-    """Sliding windows over the operator's clock; ``assign_windows`` takes the processing time."""
-
-    size_ms: int
-    slide_ms: int
-    offset_ms: int = 0
-    kind: ClassVar[str] = "sliding_processing_time"
-    is_event_time: ClassVar[bool] = False
-
-    @classmethod
-    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingProcessingTimeWindows:
-        aligned = SlidingEventTimeWindows.of(size, slide, offset)
-        return cls(aligned.size_ms, aligned.slide_ms, aligned.offset_ms)
-
-    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
-        return SlidingEventTimeWindows(self.size_ms, self.slide_ms, self.offset_ms).assign_windows(timestamp)
-
-    def describe(self) -> str:
-        off = f", offset={self.offset_ms}ms" if self.offset_ms else ""
-        return f"{type(self).__name__}(size={self.size_ms}ms, slide={self.slide_ms}ms{off})"
-
-    def default_trigger(self) -> Trigger:
-        return ProcessingTimeTrigger()
-
-
-@dataclass(frozen=True)
-class ProcessingTimeSessionWindows(WindowAssigner):
-    """Sessions over the operator's clock: each element opens ``[now, now + gap)``."""
-
-    gap_ms: int | None = None
-    gap_fn: Callable[[Any], Duration] | None = field(default=None, compare=False)
-    kind: ClassVar[str] = "session_processing_time"
-    is_event_time: ClassVar[bool] = False
-    is_merging: ClassVar[bool] = True
-
-    @classmethod
-    def with_gap(cls, gap: Duration) -> ProcessingTimeSessionWindows:
-        return cls(gap_ms=EventTimeSessionWindows.with_gap(gap).gap_ms)
-
-    @classmethod
-    def with_dynamic_gap(cls, gap_fn: Callable[[Any], Duration]) -> ProcessingTimeSessionWindows:
-        return cls(gap_fn=EventTimeSessionWindows.with_dynamic_gap(gap_fn).gap_fn)
-
-    @property
-    def is_dynamic(self) -> bool:
-        return self.gap_fn is not None
-
-    def gap_for(self, element: Any) -> int:
-        return EventTimeSessionWindows(self.gap_ms, self.gap_fn).gap_for(element)
-
-    def assign_windows(self, timestamp: int, element: Any = None) -> list[TimeWindow]:
-        return [TimeWindow(timestamp, timestamp + self.gap_for(element))]
-
-    def describe(self) -> str:
-        if self.is_dynamic:
-            return f"{type(self).__name__}(dynamic gap)"
-        return f"{type(self).__name__}(gap={self.gap_ms}ms)"
-
-    def default_trigger(self) -> Trigger:
-        return ProcessingTimeTrigger()
-
-    def merge_windows(self, windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
-        return merge_time_windows(windows)

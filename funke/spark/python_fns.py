@@ -21,7 +21,7 @@ from funke.plan.types import Schema, compatible, python_type_name
 from funke.semantics.rich import Lifecycled, TaskInfo, set_current_task
 from funke.spark.user_errors import GENERATED, user_calls
 
-_ARROW = {
+ARROW_TYPES = {
     "string": pa.string(),
     "bigint": pa.int64(),
     "int": pa.int32(),
@@ -40,7 +40,7 @@ _ARROW = {
 def arrow_schema(schema: Schema, where: str) -> pa.Schema:
     fields = []
     for f in schema:
-        t = _ARROW.get(f.dtype or "")
+        t = ARROW_TYPES.get(f.dtype or "")
         if t is None:
             raise SchemaError(f"{where}: column '{f.name}' of type {f.dtype} is not supported for Python functions yet")
         fields.append(pa.field(f.name, t))
@@ -51,7 +51,7 @@ def arrow_schema(schema: Schema, where: str) -> pa.Schema:
 _NUMPY_LISTS = frozenset(map(str, (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64())))
 
 
-def _to_list(t: pa.DataType) -> Callable[[pa.Array], list[Any]]:
+def column_to_list(t: pa.DataType) -> Callable[[pa.Array], list[Any]]:
     """A column of type ``t`` as a list of Python values, timestamps as naive UTC datetimes."""
     if pa.types.is_timestamp(t) and t.tz is not None:
         naive = pa.timestamp(t.unit)
@@ -63,7 +63,7 @@ def _to_list(t: pa.DataType) -> Callable[[pa.Array], list[Any]]:
 
 def column_lists(batch: pa.RecordBatch) -> list[list[Any]]:
     """A batch's columns as lists of Python values (timestamps as naive UTC datetimes)."""
-    return [_to_list(f.type)(c) for f, c in zip(batch.schema, batch.columns)]
+    return [column_to_list(f.type)(c) for f, c in zip(batch.schema, batch.columns)]
 
 
 def row_function(
@@ -86,7 +86,7 @@ def row_function(
             for batch in batches:
                 if apply is None:
                     apply = _row_caller(tuple(batch.schema.names), mode)
-                    to_lists = [_to_list(f.type) for f in batch.schema]
+                    to_lists = [column_to_list(f.type) for f in batch.schema]
                 with user_calls(operator):
                     results = apply(fn, [to_list(c) for to_list, c in zip(to_lists, batch.columns)])
                 yield batch.filter(pa.array(results, pa.bool_())) if mode == "filter" else to_batch(results)

@@ -29,8 +29,8 @@ from pyspark.sql import functions as F
 
 from funke.errors import UserFunctionError
 from funke.plan.functions import LateralTable, PythonScalar, python_calls
-from funke.plan.types import _split_top_level, struct_fields
-from funke.spark.python_fns import _ARROW, _to_list
+from funke.plan.types import split_top_level, struct_fields
+from funke.spark.python_fns import ARROW_TYPES, column_to_list
 
 
 def register_python_functions(spark: SparkSession, node: Any) -> None:
@@ -126,7 +126,7 @@ def _values(array: pa.Array) -> list[Any]:
     """An argument column as Python values: timestamps naive UTC, a MAP a dict per row."""
     if pa.types.is_map(array.type):
         return [dict(v) if v is not None else None for v in array.to_pylist()]
-    return _to_list(array.type)(array)
+    return column_to_list(array.type)(array)
 
 
 def _to_arrow(spec: PythonScalar, target: pa.DataType, results: list[Any], columns: list[list[Any]], where: str) -> pa.Array:
@@ -206,16 +206,16 @@ def arrow_type(t: str) -> pa.DataType:
     if t.startswith("array<"):
         return pa.list_(arrow_type(t[6:-1]))
     if t.startswith("map<"):
-        k, v = _split_top_level(t[4:-1])
+        k, v = split_top_level(t[4:-1])
         return pa.map_(arrow_type(k.strip()), arrow_type(v.strip()))
     if t.startswith("struct<"):
         return pa.struct([(name, arrow_type(sub)) for name, sub in struct_fields(t).items()])
     if t.startswith("decimal("):
         precision, scale = (int(x) for x in t[8:-1].split(","))
         return pa.decimal128(precision, scale)
-    if t not in _ARROW:
+    if t not in ARROW_TYPES:
         raise UserFunctionError(f"a Python function's result type {t} has no Arrow type in funke")
-    return _ARROW[t]
+    return ARROW_TYPES[t]
 
 
 def _task() -> tuple[int | None, int | None]:

@@ -22,9 +22,9 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from funke.dialect.syntax import Flink
 from funke.errors import PlanError, UnsupportedError
-from funke.plan.types import _split_top_level, struct_fields
-from funke.table.dialect import Flink
+from funke.plan.types import split_top_level, struct_fields
 
 _T = exp.DataType.Type
 #: Flink's atomic types (as sqlglot reads them), as funke's (Spark's) types.
@@ -264,6 +264,6 @@ def flink_name(spark: str) -> str:
     if spark.startswith("struct<"):
         return f"ROW<{', '.join(f'{n} {flink_name(t)}' for n, t in struct_fields(spark).items())}>"
     if spark.startswith("map<"):
-        k, v = _split_top_level(spark[4:-1])
+        k, v = split_top_level(spark[4:-1])
         return f"MAP<{flink_name(k)}, {flink_name(v)}>"
     return {"binary": "BYTES", "timestamp": "TIMESTAMP(6)"}.get(spark, spark.upper())

@@ -47,9 +47,9 @@ from urllib.parse import quote, urlsplit
 
 from sqlglot import exp
 
+from funke.dialect.syntax import interval_ms, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
-from funke.table.dialect import interval_ms, parse
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",

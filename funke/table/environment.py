@@ -16,13 +16,13 @@ from sqlglot import exp
 
 from funke.api.streams import DataStream
 from funke.connectors.tables import StaticTable
+from funke.dialect.syntax import parse, parse_script, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes as n
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
 from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, table_def
-from funke.table.dialect import parse, parse_script, position
 from funke.table.lowering import is_updating
 from funke.table.planner import Planner
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions

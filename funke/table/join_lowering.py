@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
+from funke.dialect.syntax import interval_ms
 from funke.errors import PlanError
 from funke.plan.types import Field, Schema
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, changelog_mode, state_mode
-from funke.table.dialect import interval_ms
 from funke.table.joins import RegularJoin
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, keys_known, kind_first
 from funke.table.rank import OuterPairRows, PairRows

@@ -17,7 +17,7 @@ then ``greedy()`` unless the quantifier is reluctant (a trailing ``?``), optiona
 ``WITHIN INTERVAL ...`` is ``within``, ``AFTER MATCH SKIP ...`` the skip strategy.
 
 DEFINE and MEASURES are SQL expressions evaluated in Python with SQL's NULL semantics
-(``funke.table.match_expr``): DEFINE conditions are iterative conditions reading the partial match
+(``funke.dialect.evaluate``): DEFINE conditions are iterative conditions reading the partial match
 with ``ctx.get_events_for_pattern``; MEASURES are computed from the whole match.
 
 >>> from funke.table.match_recognize import parse_pattern
@@ -35,14 +35,14 @@ from typing import Any
 from sqlglot import exp
 
 from funke.cep.pattern import Pattern
+from funke.dialect.evaluate import Compiled, ExprCompiler, MatchScope, RowsScope
+from funke.dialect.syntax import interval_ms
 from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.semantics.cep import AfterMatchSkipStrategy, IterativeCondition, MalformedPatternError
 from funke.semantics.cep_operator import PatternProcessFunction
-from funke.table.dialect import interval_ms
 from funke.table.lowering import is_updating
-from funke.table.match_expr import Compiled, ExprCompiler, MatchScope, RowsScope
 
 
 @dataclass(frozen=True)

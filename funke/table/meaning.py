@@ -1,5 +1,5 @@
 """Flink's meaning of SQL's operators and call syntax on Spark (``Planner.spark_sql``'s rewrites besides the
-built-in functions of ``funke.table.functions``): integer division, an integer operand of a DECIMAL operation,
+built-in functions of ``funke.dialect.functions``): integer division, an integer operand of a DECIMAL operation,
 an integer MOD's type, 1-based array subscripts and the MAP constructor, CASTs to strings, ``SIMILAR TO``."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from funke.dialect.functions import fill
 from funke.plan.types import INTEGRAL, Schema
-from funke.table.functions import fill
 from funke.table.sql_types import type_of, wider
 
 #: ``Planner.spark_sql``'s rewrite of a subexpression, and its ``refuse``.

@@ -1,4 +1,4 @@
-"""A Flink SQL query (parsed by ``funke.table.dialect``) lowered onto DataStream operations.
+"""A Flink SQL query (parsed by ``funke.dialect.syntax``) lowered onto DataStream operations.
 
 What runs (the first part of Flink SQL's streaming dialect):
 
@@ -51,6 +51,9 @@ from typing import Any
 from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
+from funke.dialect.functions import NOW, check_calls, extract, fill, round_to, rounded
+from funke.dialect.functions import lowered as builtin_call
+from funke.dialect.syntax import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Expr, ProcTime, Sql
 from funke.plan.types import Field, Schema
@@ -68,9 +71,6 @@ from funke.semantics.windows import (
 from funke.table.aggregate_lowering import AggregateLowering
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode
 from funke.table.columns import check_window_query
-from funke.table.dialect import Descriptor, TableArg, WindowTvf, interval_ms, position
-from funke.table.functions import NOW, check_calls, extract, fill, round_to, rounded
-from funke.table.functions import lowered as builtin_call
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
@@ -145,7 +145,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
 
     def check_calls(self, e: exp.Expression) -> None:
         """Refuse, while planning, a call in ``e`` of no Flink built-in and no Python function of the
-        environment, or of a built-in funke refuses (``funke.table.functions.check_calls``)."""
+        environment, or of a built-in funke refuses (``funke.dialect.functions.check_calls``)."""
         check_calls(e, self.sql, self.functions.names() if self.functions is not None else (), self.at)
 
     def at(self, node: exp.Expression) -> str:
@@ -667,7 +667,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         return Sql(self.spark_sql(e, schema), declared=self.python_type(e.unalias()) or exact_type(e.unalias(), schema))
 
     def spark_sql(self, e: exp.Expression, schema: Schema | None) -> str:
-        """``e`` as a Spark SQL expression with Flink's meaning: built-in functions as ``funke.table.functions``
+        """``e`` as a Spark SQL expression with Flink's meaning: built-in functions as ``funke.dialect.functions``
         gives them, integer ``/`` dividing integers."""
 
         def flink_meaning(n: exp.Expression) -> exp.Expression:

@@ -120,7 +120,7 @@ class TableFunction(UserDefinedFunction):
     def eval(self, *args: Any) -> Iterable[Any] | None: ...
 
 
-class _ImperativeAggregate(UserDefinedFunction):
+class ImperativeAggregate(UserDefinedFunction):
     """The accumulator protocol of Flink's aggregate and table aggregate functions: ``accumulate`` (and
     ``retract``, ``merge``) change the accumulator in place."""
 
@@ -148,14 +148,14 @@ class _ImperativeAggregate(UserDefinedFunction):
         raise PlanError(f"{type(self).__name__}: give accumulator_type=... or define get_accumulator_type()")
 
 
-class AggregateFunction(_ImperativeAggregate):
+class AggregateFunction(ImperativeAggregate):
     """Flink's ``AggregateFunction``: ``get_value(accumulator)`` is the group's (or window's) result."""
 
     @abc.abstractmethod
     def get_value(self, accumulator: Any) -> Any: ...
 
 
-class TableAggregateFunction(_ImperativeAggregate):
+class TableAggregateFunction(ImperativeAggregate):
     """Flink's ``TableAggregateFunction``: ``emit_value(accumulator)`` yields the group's result rows."""
 
     @abc.abstractmethod
@@ -167,7 +167,7 @@ class TableAggregateFunction(_ImperativeAggregate):
 _ARROW_SERIES = {"float": "float32", "double": "float64", "tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64"}
 
 
-class _PandasAggregate(AggregateFunction):
+class PandasAggregate(AggregateFunction):
     """A pandas aggregate function (``udaf(f, func_type="pandas")``): ``f`` of one Series per argument,
     returning one value. The accumulator keeps every row's arguments; ``get_value`` calls ``f`` on them."""
 
@@ -289,7 +289,7 @@ class UserDefinedScalarFunctionWrapper(UserDefinedFunctionWrapper):
         self, func: Any, input_types: Any, result_type: Any, func_type: str, deterministic: bool | None, name: str | None
     ) -> None:
         super().__init__(func, input_types, func_type, deterministic, name)
-        if isinstance(self._func, (TableFunction, _ImperativeAggregate)):
+        if isinstance(self._func, (TableFunction, ImperativeAggregate)):
             raise PlanError(
                 f"udf() takes a function or a ScalarFunction; {type(self._func).__name__} is a {_kind_of(self._func)}: use {_maker_of(self._func)}()"
             )
@@ -310,7 +310,7 @@ class UserDefinedTableFunctionWrapper(UserDefinedFunctionWrapper):
 
     def __init__(self, func: Any, input_types: Any, result_types: Any, deterministic: bool | None, name: str | None) -> None:
         super().__init__(func, input_types, "general", deterministic, name)
-        if isinstance(self._func, (*_SCALAR_FUNCTIONS, _ImperativeAggregate)):
+        if isinstance(self._func, (*_SCALAR_FUNCTIONS, ImperativeAggregate)):
             raise PlanError(
                 f"udtf() takes a function or a TableFunction; {type(self._func).__name__} is a {_kind_of(self._func)}: use {_maker_of(self._func)}()"
             )
@@ -337,7 +337,7 @@ class UserDefinedAggregateFunctionWrapper(UserDefinedFunctionWrapper):
     ) -> None:  # fmt: skip
         base = TableAggregateFunction if table_aggregate else AggregateFunction
         if func_type == "pandas" and not table_aggregate and not isinstance(func, (AggregateFunction, type)):
-            func = _named(_PandasAggregate(func), func)
+            func = _named(PandasAggregate(func), func)
         super().__init__(func, input_types, func_type, deterministic, name)
         if not isinstance(self._func, base):
             hint = (
@@ -362,12 +362,12 @@ class UserDefinedAggregateFunctionWrapper(UserDefinedFunctionWrapper):
             self.result_spark_types = tuple(fields.values()) or (self.result_spark_type,)
 
     def _entry(self) -> Any:
-        if isinstance(self._func, _PandasAggregate):
+        if isinstance(self._func, PandasAggregate):
             return self._func.function
         return self._func.accumulate
 
     def _skipped(self) -> int:
-        return 0 if isinstance(self._func, _PandasAggregate) else 1  # (accumulate's accumulator)
+        return 0 if isinstance(self._func, PandasAggregate) else 1  # (accumulate's accumulator)
 
     @property
     def result_type(self) -> Any:

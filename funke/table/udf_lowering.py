@@ -102,7 +102,7 @@ class PythonFunctionLowering:
         if not isinstance(call, exp.Anonymous):
             return None
         fn = self._function(call.name)
-        if fn is None:  # (a built-in: unknown names are refused before, funke.table.functions.check_calls)
+        if fn is None:  # (a built-in: unknown names are refused before, funke.dialect.functions.check_calls)
             return None
         if fn.kind != "scalar":
             where = {"table": "in LATERAL TABLE(...) (or join_lateral)", "aggregate": "as an aggregate (GROUP BY or a window aggregation)",
@@ -311,9 +311,9 @@ class PythonFunctionLowering:
 
 
 def _map_types(t: str) -> tuple[str, str]:
-    from funke.plan.types import _split_top_level
+    from funke.plan.types import split_top_level
 
-    k, v = _split_top_level(t[4:-1])
+    k, v = split_top_level(t[4:-1])
     return k.strip(), v.strip()
 
 

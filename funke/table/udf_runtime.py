@@ -33,7 +33,7 @@ from funke.plan.types import Schema, compatible, python_type_name, struct_fields
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, with_ttl
-from funke.table.udf import FunctionContext, UserDefinedFunctionWrapper, _ImperativeAggregate, _PandasAggregate
+from funke.table.udf import FunctionContext, ImperativeAggregate, PandasAggregate, UserDefinedFunctionWrapper
 
 
 class _Opened:
@@ -76,11 +76,11 @@ class PythonAggregate:
         self.result_type = wrapper.result_spark_type
         own = getattr(type(wrapper.function), "retract", None)
         #: Whether the function takes rows back (it defines ``retract``): an updating input needs it.
-        self.retracts = callable(own) and own is not getattr(_ImperativeAggregate, "retract", None)
+        self.retracts = callable(own) and own is not getattr(ImperativeAggregate, "retract", None)
         self._user = _Opened(wrapper, context)
         #: Its arguments' SQL types, for a pandas aggregate function's Series (``for_arguments``).
         self.argument_types: tuple[str | None, ...] = ()
-        self._pandas = isinstance(wrapper.function, _PandasAggregate)
+        self._pandas = isinstance(wrapper.function, PandasAggregate)
 
     def __repr__(self) -> str:  # (part of the operator's uid: stable)
         return f"PythonAggregate({self.name!r}, {self.result_type!r})"

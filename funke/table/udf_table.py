@@ -301,10 +301,10 @@ def _context(t_env: Any) -> Any:
 
 def _arguments(call_sql: str) -> list[str]:
     """The argument texts of ``name(a, b + 1, g(c))``."""
-    from funke.plan.types import _split_top_level
+    from funke.plan.types import split_top_level
 
     inner = call_sql[call_sql.index("(") + 1 : call_sql.rindex(")")]
-    return [a.strip() for a in _split_top_level(inner)]
+    return [a.strip() for a in split_top_level(inner)]
 
 
 def _names(call: FunctionCall, default: tuple[str, ...], operation: str) -> tuple[str, ...]:

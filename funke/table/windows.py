@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from funke.dialect.syntax import Descriptor, TableArg, WindowTvf
 from funke.errors import PlanError
 from funke.semantics.time import Duration, seconds, to_millis
-from funke.table.dialect import Descriptor, TableArg, WindowTvf
 
 __all__ = ["Session", "Slide", "Tumble", "seconds"]
 

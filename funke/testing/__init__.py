@@ -191,10 +191,32 @@ def run(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300, bounded:
             raise PlanError(f"run() takes DataStreams and OutputTags, got {o!r}")
     job = env.execute(bounded=bounded).wait(timeout)
     if not job.done:
+        spark_says = _queries(job)
         job.stop()
-        raise TimeoutError(f"the job did not finish within {timeout} s; metrics: {job.metrics()}")
+        raise TimeoutError(f"the job did not finish within {timeout} s; metrics: {job.metrics()}; queries: {spark_says}")
     rows = {k: [{**r, "_step": b} for b, rs in sorted(s.batches, key=lambda x: x[0]) for r in rs] for k, s in sinks.items()}
     return Result(rows, job.metrics())
+
+
+def _queries(job: Any) -> list[dict[str, Any]]:
+    """What Spark says of each query of a job that did not end, beside what funke heard of it: a
+    batch Spark ran that funke's listener never heard of, or a query waiting for data it never got."""
+    out = []
+    for st in job.states:
+        q = st.query
+        if q is None:
+            out.append({"sink": st.sink.uid, "started": False})
+            continue
+        last = q.lastProgress
+        out.append({
+            "sink": st.sink.uid,
+            "active": q.isActive,
+            "status": q.status.get("message"),
+            "spark_last_batch": None if last is None else last.batchId,
+            "heard_last_batch": st.last_batch_id,
+            "ends_heard": dict(st.end_batch),
+        })
+    return out
 
 
 def run_until_idle(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300) -> Result:

@@ -116,7 +116,7 @@ FAST = [
         }
     ),
 )
-def test_the_compiled_conditions_agree_with_match_expr_s_on_nulls_and_values(sql, event):
+def test_the_compiled_conditions_agree_with_the_sql_evaluator_on_nulls_and_values(sql, event):
     schema = Schema.of("id string, v int, w double")
     fast, closures = _compile(sql, schema), _compile(sql, schema, fast=False)
     assert fast.__code__.co_filename == "<sql condition>"  # (the fast path took it)

@@ -9,8 +9,8 @@ import pytest
 
 import examples.ysb as ysb
 import funke as fk
-from funke.runtime.checkpoints import FINISHED, Checkpoints
-from funke.spark.compiler import balanced_bucket_ids
+from funke.savepoints.checkpoints import FINISHED, Checkpoints
+from funke.spark.general.lowering import balanced_bucket_ids
 from funke.windows import TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
@@ -157,7 +157,7 @@ class Count(fk.functions.KeyedProcessFunction):
 def test_a_job_resumed_on_other_cores_keeps_its_key_buckets(spark, tmp_path, monkeypatch):
     """A key's state is in the bucket its hash names among the job's bucket count (four a core when it
     started): a run resumed with other cores keeps that count, so each key's state goes on where it was."""
-    from funke.spark import session
+    from funke.runtime import start
 
     flag = tmp_path / "broken"
     flag.touch()
@@ -177,7 +177,7 @@ def test_a_job_resumed_on_other_cores_keeps_its_key_buckets(spark, tmp_path, mon
         return env
 
     with monkeypatch.context() as m:  # the first run on one core: 4 buckets
-        m.setattr(session, "session_cores", lambda *a, **k: 1)
+        m.setattr(start, "session_cores", lambda *a, **k: 1)
         with pytest.raises(fk.JobFailedError, match="stopped here"):
             job().execute().wait(120)
     first_buckets = Checkpoints(str(tmp_path / "ck")).recorded_buckets()

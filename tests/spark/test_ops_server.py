@@ -24,8 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 import funke as fk
 from funke.config import settings
 from funke.runtime.progress import RATE_BATCHES
-from funke.runtime.registry import Registry
 from funke.savepoints import read
+from funke.savepoints.registry import Registry
 from funke.windows import TumblingEventTimeWindows
 from tests.servers import ensure_redis
 from tests.spark.helpers import RunningTotal
@@ -75,7 +75,7 @@ def _settled(handle, sinks, rows: int, expect: dict[str, int]) -> None:
     batch without data, so the checkpoint and the query's status tell)."""
     deadline = time.monotonic() + 240
     st = next(st for st in handle.states if st.sink.uid == "counts-out")
-    offsets = handle.checkpoints._local() + "/counts-out/offsets"
+    offsets = handle.checkpoints.local_root() + "/counts-out/offsets"
     while True:
         handle._raise_if_failed()
         planned = max((int(p) for p in os.listdir(offsets) if p.isdigit()), default=-1) if os.path.isdir(offsets) else -1

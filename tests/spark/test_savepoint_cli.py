@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from examples import ysb
 from funke.cli.main import app
-from funke.runtime.registry import Registry
 from funke.savepoints import read
+from funke.savepoints.registry import Registry
 
 pytestmark = pytest.mark.spark
 EVENTS, RATE = 400_000, 40_000  # about 10 s of input: time to savepoint and stop it midway

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import funke as fk
-from funke.runtime.checkpoints import BUCKETS
-from funke.runtime.registry import registry
 from funke.savepoints import SavepointError, read
-from funke.spark.compiler import spark_int_hash
+from funke.savepoints.checkpoints import BUCKETS
+from funke.savepoints.registry import registry
+from funke.spark.general.lowering import spark_int_hash
 from funke.windows import TumblingEventTimeWindows
 from tests.spark.helpers import EVERY, RunningTotal, wait_for_batches
 

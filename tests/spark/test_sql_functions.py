@@ -1,4 +1,4 @@
-"""Flink SQL's built-in functions on Spark (``funke.table.functions``): each call funke rewrites gives
+"""Flink SQL's built-in functions on Spark (``funke.dialect.functions``): each call funke rewrites gives
 Flink's result where Spark's function of that name does not, and a function funke passes to Spark as it
 is gives Flink's result. The expected values are Flink 2.3's (PyFlink in batch mode, session time zone
 UTC), as Python shows them; each rewritten function's cases are ones where Spark's function differs."""
@@ -10,8 +10,8 @@ from decimal import Decimal
 
 import pytest
 
-from funke.table.dialect import parse
-from funke.table.functions import check_calls
+from funke.dialect.functions import check_calls
+from funke.dialect.syntax import parse
 from funke.table.planner import Planner
 
 pytestmark = pytest.mark.spark

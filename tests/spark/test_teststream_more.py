@@ -5,6 +5,8 @@ triggers and evictors)."""
 
 from __future__ import annotations
 
+import pytest
+
 import funke as fk
 from funke.evictors import CountEvictor, DeltaEvictor, TimeEvictor
 from funke.functions import AggregateFunction, KeyedProcessFunction, ProcessWindowFunction
@@ -243,3 +245,14 @@ def test_global_window_with_the_end_of_stream_trigger_fires_once_at_the_end(env,
     bounded_env = fk.StreamEnvironment(app="eos-bounded", spark=spark, checkpoint_dir=str(tmp_path / "bounded"))
     again = bounded_env.from_source(scripted()).key_by("key").window(GlobalWindows.create_with_end_of_stream_trigger()).sum("value")
     assert [(r["key"], r["value"]) for r in run(bounded_env, again, bounded=True)[again]] == [("a", 16)]
+
+
+def test_a_job_that_does_not_end_in_time_says_what_spark_and_funke_saw_of_each_query(env):
+    # (a job right after execute() has heard of no batch, so a zero timeout always runs out)
+    out = env.from_source(scripted()).key_by("key").window(GlobalWindows.create_with_end_of_stream_trigger()).sum("value")
+    with pytest.raises(TimeoutError) as e:
+        run(env, out, timeout=0)
+    said = str(e.value)
+    assert "did not finish within 0 s" in said
+    for what in ("'spark_last_batch':", "'heard_last_batch':", "'status':", "'ends_heard':"):
+        assert what in said, said

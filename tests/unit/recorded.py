@@ -15,7 +15,8 @@ from types import SimpleNamespace
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
 from funke.connectors.sinks import CollectSink
-from funke.runtime.job import JobHandle, QueryState
+from funke.runtime.job import JobHandle
+from funke.runtime.query_state import QueryState
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "ysb_progress_20k.json").read_text())
 QUERY = RECORDED["queries"]["campaign-counts"]

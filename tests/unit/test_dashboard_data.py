@@ -11,7 +11,7 @@ import time
 import pytest
 
 from funke.runtime import dashboard
-from funke.runtime.registry import Registry
+from funke.savepoints.registry import Registry
 
 from .recorded import QUERY, rows, wall_time
 from .recorded import replayed as replay

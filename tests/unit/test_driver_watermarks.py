@@ -41,35 +41,36 @@ def test_an_operator_on_funke_s_clock_ignores_spark_s_watermark():
     import pandas as pd
 
     from funke.semantics.joins import IntervalJoinOperator, ProcessJoinFunction
-    from funke.spark import general as g
+    from funke.spark.general.program import CONTROL, SECOND_PREFIX, SIDE, TS, WM, Output, Program, SecondInput
+    from funke.spark.general.run import run_bucket
 
     class Both(ProcessJoinFunction):
         def process_element(self, left, right, ctx):
             yield {"k": left["k"]}
 
     types = {"k": "string"}
-    program = g.Program(
-        "joined", lambda: IntervalJoinOperator(Both(), lower=0, upper=0), ("k",), ("k",), (g.Output(None, (("k", "string"),)),),
-        user_rows=True, types=types, second=g.SecondInput(("k",), ("k",), frozenset(), types), clock=True,
+    program = Program(
+        "joined", lambda: IntervalJoinOperator(Both(), lower=0, upper=0), ("k",), ("k",), (Output(None, (("k", "string"),)),),
+        user_rows=True, types=types, second=SecondInput(("k",), ("k",), frozenset(), types), clock=True,
     )  # fmt: skip
 
     def batch(wm):
         return pd.DataFrame(
             {
-                g.CONTROL: [False, True],
-                g.SIDE: [0, None],
-                g.TS: [1_000, None],
-                g.WM: [None, wm],
+                CONTROL: [False, True],
+                SIDE: [0, None],
+                TS: [1_000, None],
+                WM: [None, wm],
                 "k": ["a", None],
-                g.SECOND_PREFIX + "k": [None, None],
+                SECOND_PREFIX + "k": [None, None],
             }
         )
 
-    _, snap = g.run_bucket(program, None, batch(None), spark_watermark=9_000, processing_time=0)
+    _, snap = run_bucket(program, None, batch(None), spark_watermark=9_000, processing_time=0)
     assert snap["operator"]["watermark"] == MIN_WATERMARK  # Spark says 8999; the clock says nothing yet
-    _, snap = g.run_bucket(program, snap, batch(3_000), spark_watermark=9_000, processing_time=0)
+    _, snap = run_bucket(program, snap, batch(3_000), spark_watermark=9_000, processing_time=0)
     assert snap["operator"]["watermark"] == 3_000
-    _, spark_led = g.run_bucket(
+    _, spark_led = run_bucket(
         dataclasses.replace(program, clock=False), None, batch(None), spark_watermark=9_000, processing_time=0
     )
     assert spark_led["operator"]["watermark"] == 8_999

@@ -8,8 +8,8 @@ not read elements.
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 import pyarrow as pa
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +17,10 @@ from funke.semantics.functions import AcceptsPartials, CountAggregate, MaxAggreg
 from funke.semantics.time import seconds
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
 from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
-from funke.spark import general as g
+from funke.spark.general.buckets import python_rows
+from funke.spark.general.preaggregate import PARTIAL_N, pre_shuffle
+from funke.spark.general.program import BUCKET, CONTROL, DROPPED, OUT_SEQ, TS, Output, PreAggregate, Program
+from funke.spark.general.run import batch_function, run_bucket
 from funke.triggers import ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, EventTimeTrigger, PurgingTrigger
 
 AGGS = (("count", None), ("sum", "v"), ("max", "v"))
@@ -27,24 +30,24 @@ def program(assigner, trigger, lateness, pre, before_shuffle=False):
     named = NamedAggregates((("n", CountAggregate()), ("total", SumAggregate("v")), ("top", MaxAggregate("v"))))
     spec = WindowSpec.of(assigner, trigger=trigger, allowed_lateness=lateness)
     fn = WindowAggregate(AcceptsPartials(named) if pre else named)
-    outputs = (g.Output(None, (("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("n", "bigint"), ("total", "bigint"), ("top", "bigint"))),)
+    outputs = (Output(None, (("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("n", "bigint"), ("total", "bigint"), ("top", "bigint"))),)
     pane = assigner.size_ms if isinstance(assigner, TumblingEventTimeWindows) else 1_000
     gap = assigner.gap_ms if isinstance(assigner, EventTimeSessionWindows) else None
-    return g.Program(
+    return Program(
         "w", lambda: WindowOperator(spec, fn), ("k",), ("k", "v"), outputs, window_result=True,
-        types={"k": "string", "v": "bigint"}, preaggregate=g.PreAggregate(pane, 0, AGGS, gap, before_shuffle) if pre else None,
+        types={"k": "string", "v": "bigint"}, preaggregate=PreAggregate(pane, 0, AGGS, gap, before_shuffle) if pre else None,
     )
 
 
 def elements(rows):
     return pd.DataFrame(
-        {g.CONTROL: [False] * len(rows), g.TS: [t for _, t, _ in rows], "k": [k for k, _, _ in rows], "v": pd.array([v for _, _, v in rows], dtype="Int64")}
+        {CONTROL: [False] * len(rows), TS: [t for _, t, _ in rows], "k": [k for k, _, _ in rows], "v": pd.array([v for _, _, v in rows], dtype="Int64")}
     )
 
 
-#: What a partition's pre-aggregated rows look like on their way to the buckets (``operators.pre_shuffled``).
+#: What a partition's pre-aggregated rows look like on their way to the buckets (``preaggregate.pre_shuffled``).
 PARTIAL_ROWS = pa.schema(
-    [(g.BUCKET, pa.int32()), (g.TS, pa.int64()), ("k", pa.string()), (g.PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64()), ("fk_p_2", pa.int64())]
+    [(BUCKET, pa.int32()), (TS, pa.int64()), ("k", pa.string()), (PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64()), ("fk_p_2", pa.int64())]
 )
 
 
@@ -52,9 +55,9 @@ def shuffled(prog, partitions):
     """``partitions`` (lists of rows), each pre-aggregated as ``mapInArrow`` would, then put together as a bucket receives them."""
     out = []
     for rows in partitions:
-        frame = elements(rows).drop(columns=g.CONTROL).assign(**{g.BUCKET: 0})
+        frame = elements(rows).drop(columns=CONTROL).assign(**{BUCKET: 0})
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
-        out += [b.to_pandas().assign(**{g.CONTROL: False}) for b in g.pre_shuffle(prog, PARTIAL_ROWS)(iter([batch]))]
+        out += [b.to_pandas().assign(**{CONTROL: False}) for b in pre_shuffle(prog, PARTIAL_ROWS)(iter([batch]))]
     return pd.concat(out, ignore_index=True) if out else None
 
 
@@ -65,8 +68,8 @@ def run(prog, batches):
             frame = shuffled(prog, rows) if rows else elements([]).drop(columns="v")
         else:
             frame = elements(rows)
-        res, snap = g.run_bucket(prog, snap, frame, spark_watermark=wm, processing_time=pt)
-        res = res.drop(columns=[g.OUT_SEQ]).astype(object)
+        res, snap = run_bucket(prog, snap, frame, spark_watermark=wm, processing_time=pt)
+        res = res.drop(columns=[OUT_SEQ]).astype(object)
         out += [(i, *r) for r in res.where(res.notna(), None).itertuples(index=False, name=None)]
     return out
 
@@ -107,7 +110,7 @@ def test_preaggregation_equals_one_by_one(batches, kind, trig, lateness):
     plain = run(program(assigner, trigger, lateness, pre=False), schedule)
     pre = run(program(assigner, trigger, lateness, pre=True), schedule)
     assert sorted(pre, key=repr) == sorted(plain, key=repr)
-    assert sum(1 for r in plain if r[1] == g.DROPPED) == sum(1 for r in pre if r[1] == g.DROPPED)
+    assert sum(1 for r in plain if r[1] == DROPPED) == sum(1 for r in pre if r[1] == DROPPED)
 
 
 @settings(max_examples=100, deadline=None)
@@ -143,8 +146,8 @@ def test_a_bounded_bucket_without_output_converts_to_arrow():
     import pyarrow as pa
 
     prog = program(TumblingEventTimeWindows.of(seconds(10)), None, 0, False)
-    no_rows = pd.DataFrame({g.CONTROL: pd.Series([], dtype=bool), g.TS: pd.Series([], dtype="int64"), "k": [], "v": []})
-    out = g.batch_function(prog)(no_rows)
+    no_rows = pd.DataFrame({CONTROL: pd.Series([], dtype=bool), TS: pd.Series([], dtype="int64"), "k": [], "v": []})
+    out = batch_function(prog)(no_rows)
     assert len(out) == 0
     assert isinstance(pa.Array.from_pandas(out["k"], type=pa.string()), pa.Array)
 
@@ -153,7 +156,7 @@ def test_which_windows_pre_aggregate_before_the_shuffle():
     """Only where late elements need not be told apart (allowed lateness 0, no late side output)
     and the partials are numbers; sessions and triggers that read elements never."""
     import funke as fk
-    from funke.spark.operators import _preaggregate
+    from funke.spark.general.program import _preaggregate
     from funke.triggers import CountTrigger
 
     env = fk.StreamEnvironment(app="pre")
@@ -182,20 +185,20 @@ def test_rows_reach_functions_as_plain_python_values():
 
     import numpy as np
 
-    prog = g.Program(
+    prog = Program(
         "p", lambda: None, ("k",), ("k", "n", "x", "s", "t"), (), micros=frozenset({"t"}), user_rows=True,
         types={"k": "string", "n": "bigint", "x": "double", "s": "string", "t": "timestamp"},
     )  # fmt: skip
     frame = pd.DataFrame(
         {"k": ["a", "b"], "n": [7.0, np.nan], "x": [0.5, np.nan], "s": [None, "y"], "t": [1_000_000, None]}
     )
-    rows = g._python_rows(frame, prog, convert=True)
+    rows = python_rows(frame, prog, convert=True)
     assert rows == [
         {"k": "a", "n": 7, "x": 0.5, "s": None, "t": datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)},
         {"k": "b", "n": None, "x": None, "s": "y", "t": None},
     ]
     assert type(rows[0]["n"]) is int and type(rows[0]["x"]) is float
-    assert g._python_rows(frame, prog)[0]["t"] == 1_000_000  # not converted: the operator's own rows
+    assert python_rows(frame, prog)[0]["t"] == 1_000_000  # not converted: the operator's own rows
 
 
 def test_a_bucket_run_outside_a_spark_task_leaves_the_process_heap_alone(monkeypatch):
@@ -203,12 +206,14 @@ def test_a_bucket_run_outside_a_spark_task_leaves_the_process_heap_alone(monkeyp
     running a bucket in its own process must not have its heap frozen."""
     import gc
 
+    from funke.spark.general import run as run_module
+
     monkeypatch.delenv("FUNKE_GC", raising=False)
-    monkeypatch.setattr(g, "_heap_frozen", False)
+    monkeypatch.setattr(run_module, "_heap_frozen", False)
     frozen = gc.get_freeze_count()
     prog = program(TumblingEventTimeWindows.of(seconds(10)), None, 0, False)
-    g.batch_function(prog)(elements([("a", 1_000, 1)]))
-    assert gc.get_freeze_count() == frozen and g._heap_frozen is False
+    batch_function(prog)(elements([("a", 1_000, 1)]))
+    assert gc.get_freeze_count() == frozen and run_module._heap_frozen is False
 
 
 def test_a_snapshot_holding_an_instance_of_a_class_pickle_cannot_name_is_carried_by_value():
@@ -216,7 +221,7 @@ def test_a_snapshot_holding_an_instance_of_a_class_pickle_cannot_name_is_carried
     ``__main__``, which Spark's workers cannot import it from): such a snapshot is cloudpickled."""
     import pickle
 
-    from funke.spark.general import dump_snapshot
+    from funke.spark.general.run import dump_snapshot
 
     class Point:  # (a local class: plain pickle cannot name it either)
         def __init__(self, x):

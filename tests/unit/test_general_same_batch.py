@@ -19,25 +19,27 @@ from funke.semantics.functions import AcceptsPartials, CountAggregate, NamedAggr
 from funke.semantics.time import seconds
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
 from funke.semantics.windows import TumblingEventTimeWindows
-from funke.spark import general as g
+from funke.spark.general.preaggregate import PARTIAL_MAX, PARTIAL_N, pre_shuffle
+from funke.spark.general.program import BUCKET, CONTROL, DROPPED, TAG, TS, Output, PreAggregate, Program
+from funke.spark.general.run import LATEST, run_bucket
 
 BOUND = 2_000
 AGGS = (("count", None), ("sum", "v"))
 
 
-def program(bound: int | None = BOUND, pre: bool = False, before_shuffle: bool = False) -> g.Program:
+def program(bound: int | None = BOUND, pre: bool = False, before_shuffle: bool = False) -> Program:
     named = NamedAggregates((("n", CountAggregate()), ("total", SumAggregate("v"))))
     spec = WindowSpec.of(TumblingEventTimeWindows.of(seconds(10)))
     fn = WindowAggregate(AcceptsPartials(named) if pre else named)
     outputs = (
-        g.Output(
+        Output(
             None,
             (("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("n", "bigint"), ("total", "bigint")),
         ),
     )
-    return g.Program(
+    return Program(
         "w", lambda: WindowOperator(spec, fn), ("k",), ("k", "v"), outputs, window_result=True,
-        types={"k": "string", "v": "bigint"}, preaggregate=g.PreAggregate(10_000, 0, AGGS, None, before_shuffle) if pre else None,
+        types={"k": "string", "v": "bigint"}, preaggregate=PreAggregate(10_000, 0, AGGS, None, before_shuffle) if pre else None,
         same_batch_bound_ms=bound,
     )  # fmt: skip
 
@@ -45,33 +47,33 @@ def program(bound: int | None = BOUND, pre: bool = False, before_shuffle: bool =
 def elements(rows: list[tuple[str, int, int]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            g.CONTROL: [False] * len(rows),
-            g.TS: [t for _, t, _ in rows],
+            CONTROL: [False] * len(rows),
+            TS: [t for _, t, _ in rows],
             "k": [k for k, _, _ in rows],
             "v": pd.array([v for _, _, v in rows], dtype="Int64"),
         }
     )
 
 
-def partials(prog: g.Program, rows: list[tuple[str, int, int]]) -> pd.DataFrame:
-    """``rows`` pre-aggregated before the shuffle (``pre_shuffle``, with ``PARTIAL_MAX`` as ``operators.pre_shuffled`` adds it)."""
+def partials(prog: Program, rows: list[tuple[str, int, int]]) -> pd.DataFrame:
+    """``rows`` pre-aggregated before the shuffle (``pre_shuffle``, with ``PARTIAL_MAX`` as ``preaggregate.pre_shuffled`` adds it)."""
     schema = pa.schema(
         [
-            (g.BUCKET, pa.int32()),
-            (g.TS, pa.int64()),
+            (BUCKET, pa.int32()),
+            (TS, pa.int64()),
             ("k", pa.string()),
-            (g.PARTIAL_N, pa.int64()),
-            (g.PARTIAL_MAX, pa.int64()),
+            (PARTIAL_N, pa.int64()),
+            (PARTIAL_MAX, pa.int64()),
             ("fk_p_1", pa.int64()),
         ]
     )
-    frame = elements(rows).drop(columns=g.CONTROL).assign(**{g.BUCKET: 0})
-    out = g.pre_shuffle(prog, schema)(iter([pa.RecordBatch.from_pandas(frame, preserve_index=False)]))
-    return pd.concat([b.to_pandas() for b in out], ignore_index=True).assign(**{g.CONTROL: False})
+    frame = elements(rows).drop(columns=CONTROL).assign(**{BUCKET: 0})
+    out = pre_shuffle(prog, schema)(iter([pa.RecordBatch.from_pandas(frame, preserve_index=False)]))
+    return pd.concat([b.to_pandas() for b in out], ignore_index=True).assign(**{CONTROL: False})
 
 
 def windows(out: pd.DataFrame) -> list[tuple[str, int, int, int]]:
-    main = out[out[g.TAG] == ""]
+    main = out[out[TAG] == ""]
     return [
         (k, s // 1000, int(n), int(t))
         for k, s, n, t in zip(main["k"], main["window_start"], main["n"], main["total"], strict=True)
@@ -80,67 +82,67 @@ def windows(out: pd.DataFrame) -> list[tuple[str, int, int, int]]:
 
 def test_a_window_the_batch_s_own_elements_pass_leaves_in_that_run():
     rows = [("a", 1_000, 1), ("a", 5_000, 2), ("a", 12_500, 4)]  # 12_500 - 2_000 - 1 >= 10_000 - 1
-    out, snap = g.run_bucket(program(), None, elements(rows), spark_watermark=0, processing_time=0)
+    out, snap = run_bucket(program(), None, elements(rows), spark_watermark=0, processing_time=0)
     assert windows(out) == [("a", 0, 2, 3)]
-    assert snap is not None and snap[g.LATEST] == 12_500
+    assert snap is not None and snap[LATEST] == 12_500
     # Default: the window waits for the next batch, where Spark's watermark (12_500 - 2_000) passes its end.
-    out, snap = g.run_bucket(program(None), None, elements(rows), spark_watermark=0, processing_time=0)
-    assert windows(out) == [] and g.LATEST not in (snap or {})
-    out, _ = g.run_bucket(program(None), snap, elements([]), spark_watermark=10_500, processing_time=1)
+    out, snap = run_bucket(program(None), None, elements(rows), spark_watermark=0, processing_time=0)
+    assert windows(out) == [] and LATEST not in (snap or {})
+    out, _ = run_bucket(program(None), snap, elements([]), spark_watermark=10_500, processing_time=1)
     assert windows(out) == [("a", 0, 2, 3)]
 
 
 def test_the_local_watermark_stops_short_of_a_window_the_elements_do_not_pass():
-    out, _ = g.run_bucket(program(), None, elements([("a", 1_000, 1), ("a", 11_999, 2)]), spark_watermark=0, processing_time=0)
+    out, _ = run_bucket(program(), None, elements([("a", 1_000, 1), ("a", 11_999, 2)]), spark_watermark=0, processing_time=0)
     assert windows(out) == []  # 11_999 - 2_000 - 1 < 9_999
-    out, _ = g.run_bucket(program(), None, elements([("a", 1_000, 1), ("a", 12_000, 2)]), spark_watermark=0, processing_time=0)
+    out, _ = run_bucket(program(), None, elements([("a", 1_000, 1), ("a", 12_000, 2)]), spark_watermark=0, processing_time=0)
     assert windows(out) == [("a", 0, 1, 1)]  # 12_000 - 2_000 - 1 = 9_999: Flink's window end - 1
 
 
 def test_the_largest_event_time_survives_the_snapshot_and_later_batches_build_on_it():
-    _, snap = g.run_bucket(program(), None, elements([("a", 5_000, 1), ("a", 11_000, 1)]), spark_watermark=0, processing_time=0)
+    _, snap = run_bucket(program(), None, elements([("a", 5_000, 1), ("a", 11_000, 1)]), spark_watermark=0, processing_time=0)
     snap = pickle.loads(pickle.dumps(snap))
-    assert snap[g.LATEST] == 11_000
+    assert snap[LATEST] == 11_000
     # An earlier element does not lower it; the window [0, 10 s) fires once 12_000 is seen.
-    out, snap = g.run_bucket(program(), snap, elements([("a", 9_500, 1)]), spark_watermark=9_000, processing_time=1)
-    assert windows(out) == [] and snap[g.LATEST] == 11_000
-    out, snap = g.run_bucket(program(), snap, elements([("b", 12_000, 1)]), spark_watermark=9_000, processing_time=2)
-    assert windows(out) == [("a", 0, 2, 2)] and snap[g.LATEST] == 12_000
-    out, snap = g.run_bucket(program(), snap, elements([]), spark_watermark=10_000, processing_time=3)
-    assert windows(out) == [] and snap[g.LATEST] == 12_000
+    out, snap = run_bucket(program(), snap, elements([("a", 9_500, 1)]), spark_watermark=9_000, processing_time=1)
+    assert windows(out) == [] and snap[LATEST] == 11_000
+    out, snap = run_bucket(program(), snap, elements([("b", 12_000, 1)]), spark_watermark=9_000, processing_time=2)
+    assert windows(out) == [("a", 0, 2, 2)] and snap[LATEST] == 12_000
+    out, snap = run_bucket(program(), snap, elements([]), spark_watermark=10_000, processing_time=3)
+    assert windows(out) == [] and snap[LATEST] == 12_000
 
 
 def test_an_older_snapshot_without_the_largest_event_time_is_read_as_none():
-    _, old = g.run_bucket(program(None), None, elements([("a", 5_000, 1)]), spark_watermark=0, processing_time=0)
-    assert old is not None and g.LATEST not in old
-    out, snap = g.run_bucket(program(), old, elements([]), spark_watermark=0, processing_time=1)
-    assert windows(out) == [] and g.LATEST not in (snap or {})
-    out, snap = g.run_bucket(program(), old, elements([("a", 13_000, 2)]), spark_watermark=0, processing_time=1)
-    assert windows(out) == [("a", 0, 1, 1)] and snap[g.LATEST] == 13_000
+    _, old = run_bucket(program(None), None, elements([("a", 5_000, 1)]), spark_watermark=0, processing_time=0)
+    assert old is not None and LATEST not in old
+    out, snap = run_bucket(program(), old, elements([]), spark_watermark=0, processing_time=1)
+    assert windows(out) == [] and LATEST not in (snap or {})
+    out, snap = run_bucket(program(), old, elements([("a", 13_000, 2)]), spark_watermark=0, processing_time=1)
+    assert windows(out) == [("a", 0, 1, 1)] and snap[LATEST] == 13_000
     # Back in the default mode, a snapshot with it restores (the key is dropped).
-    out, snap = g.run_bucket(program(None), snap, elements([]), spark_watermark=0, processing_time=2)
-    assert windows(out) == [] and g.LATEST not in snap
+    out, snap = run_bucket(program(None), snap, elements([]), spark_watermark=0, processing_time=2)
+    assert windows(out) == [] and LATEST not in snap
 
 
 def test_partial_rows_use_their_largest_event_time_not_their_first():
     rows = [("a", 2_000, 1), ("a", 11_000, 2), ("a", 12_500, 4)]  # pane [10 s, 20 s): first 11_000, largest 12_500
     before = program(pre=True, before_shuffle=True)
     parts = partials(before, rows)
-    assert parts[g.PARTIAL_MAX].tolist() == [2_000, 12_500] and parts[g.TS].tolist() == [2_000, 11_000]
-    out, snap = g.run_bucket(before, None, parts, spark_watermark=0, processing_time=0)
-    assert windows(out) == [("a", 0, 1, 1)] and snap[g.LATEST] == 12_500
+    assert parts[PARTIAL_MAX].tolist() == [2_000, 12_500] and parts[TS].tolist() == [2_000, 11_000]
+    out, snap = run_bucket(before, None, parts, spark_watermark=0, processing_time=0)
+    assert windows(out) == [("a", 0, 1, 1)] and snap[LATEST] == 12_500
     # Pre-aggregated inside the bucket: the elements' own times.
-    out, snap = g.run_bucket(program(pre=True), None, elements(rows), spark_watermark=0, processing_time=0)
-    assert windows(out) == [("a", 0, 1, 1)] and snap[g.LATEST] == 12_500
+    out, snap = run_bucket(program(pre=True), None, elements(rows), spark_watermark=0, processing_time=0)
+    assert windows(out) == [("a", 0, 1, 1)] and snap[LATEST] == 12_500
 
 
 def test_without_same_batch_firing_partial_rows_carry_no_largest_event_time():
-    frame = elements([("a", 1_000, 1)]).drop(columns=g.CONTROL).assign(**{g.BUCKET: 0})
+    frame = elements([("a", 1_000, 1)]).drop(columns=CONTROL).assign(**{BUCKET: 0})
     schema = pa.schema(
-        [(g.BUCKET, pa.int32()), (g.TS, pa.int64()), ("k", pa.string()), (g.PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64())]
+        [(BUCKET, pa.int32()), (TS, pa.int64()), ("k", pa.string()), (PARTIAL_N, pa.int64()), ("fk_p_1", pa.int64())]
     )
     out = list(
-        g.pre_shuffle(program(None, pre=True, before_shuffle=True), schema)(
+        pre_shuffle(program(None, pre=True, before_shuffle=True), schema)(
             iter([pa.RecordBatch.from_pandas(frame, preserve_index=False)])
         )
     )
@@ -170,11 +172,11 @@ def test_same_results_as_the_default_and_never_later_on_data_within_the_bound(ba
         seen = max([seen, *(t for _, t, _ in rows)])
     schedule.append(([], 10**15))
 
-    def fired(prog: g.Program) -> dict[tuple[str, int, int, int], int]:
+    def fired(prog: Program) -> dict[tuple[str, int, int, int], int]:
         snap, when = None, {}
         for i, (rows, wm) in enumerate(schedule):
-            out, snap = g.run_bucket(prog, snap, elements(rows), spark_watermark=wm, processing_time=i)
-            assert not (out[g.TAG] == g.DROPPED).any()
+            out, snap = run_bucket(prog, snap, elements(rows), spark_watermark=wm, processing_time=i)
+            assert not (out[TAG] == DROPPED).any()
             for w in windows(out):
                 assert w not in when
                 when[w] = i

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from funke.cli import jobs
 from funke.cli.main import app
 from funke.runtime.control import serve
-from funke.runtime.registry import Registry
+from funke.savepoints.registry import Registry
 
 ADDRESS = "http://127.0.0.1:38221"
 

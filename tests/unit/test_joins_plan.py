@@ -149,7 +149,7 @@ def test_window_join_and_co_group_build_and_place_on_the_general_path():
 
 
 def test_a_window_cannot_share_the_watermark_of_a_native_interval_join():
-    from funke.spark.compiler import interval_join_watermarks
+    from funke.spark.analysis import interval_join_watermarks
 
     env, a, b = two()
     j = a.key_by("k").interval_join(b.key_by("k")).between(0, 1).on_path("native").select("v")

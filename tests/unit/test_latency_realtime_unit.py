@@ -67,14 +67,13 @@ def test_chaos_realtime_counts_lost_and_duplicated_records():
 def test_a_real_time_run_with_no_record_after_the_warm_up_says_too_small_and_writes_no_docs(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
-    from funke.bench import report
-    from funke.cli import bench_kafka
+    from funke.bench import cli_kafka, report
     from funke.cli.main import app
 
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n")
     empty = lr.Result(lr.FUNKE_RT, "filter/map", 10_000, 0, 0.0, 0, 0, 0, 0, ())
-    monkeypatch.setattr(bench_kafka, "_services", lambda bootstrap: None)
+    monkeypatch.setattr(cli_kafka, "_services", lambda bootstrap: None)
     monkeypatch.setattr(lr, "session", lambda partitions: None)
     monkeypatch.setattr(report, "setup", lambda spark: report.Setup("0.1.0", "4.3.0", "17.0.15", "3.11.7", 2, 23.5, "Xeon", 0.5, "local[*]", "2", "RocksDB"))
     monkeypatch.setattr(lr, "run", lambda spark, **options: [empty])

@@ -263,8 +263,8 @@ def test_a_view_without_event_time_is_refused():
 def test_sql_three_valued_logic_and_flink_arithmetic(expression, expected):
     import sqlglot
 
+    from funke.dialect.evaluate import ExprCompiler, MatchScope
     from funke.plan.types import Schema
-    from funke.table.match_expr import ExprCompiler, MatchScope
 
     fn = ExprCompiler(Schema.of("price double"), ("A",), None, define=False).compile(sqlglot.parse_one(expression))
     assert fn(MatchScope(("A",), {}), None) == expected if expected is not None else fn(MatchScope(("A",), {}), None) is None

@@ -94,14 +94,14 @@ def test_partitioned_by_writes_partition_directories_with_flink_s_commit_and_nul
     t_env.execute_sql(Q10.format(options=DEFAULTS + ", 'sink.partition-commit.trigger' = 'partition-time', "
                                  "'sink.partition-commit.delay' = '1 min', 'sink.partition-commit.policy.kind' = 'success-file', "
                                  "'partition.time-extractor.timestamp-pattern' = '$dt $hm:00'"))  # fmt: skip
-    sink = t_env._insert(fk.table.dialect.parse(
+    sink = t_env._insert(fk.dialect.syntax.parse(
         "INSERT INTO q10 SELECT auction, price, DATE_FORMAT(ts, 'yyyy-MM-dd'), DATE_FORMAT(ts, 'HH:mm') FROM bid"), "")  # fmt: skip
     assert isinstance(sink.spec, FileSink) and sink.spec.partition_by == ("dt", "hm")
     assert sink.spec.commit == PartitionCommit("partition-time", 60_000, "$dt $hm:00")
     exprs = [str(e) for e in sink.input.exprs]
     assert exprs[2] == "expr(\"COALESCE(CAST(CAST(`EXPR$2` AS string) AS STRING), '__DEFAULT_PARTITION__') AS `dt`\")", exprs
     t_env.execute_sql(Q10.replace("q10", "q10b").format(options="'partition.default-name' = 'none'"))
-    plain = t_env._insert(fk.table.dialect.parse("INSERT INTO q10b SELECT auction, price, 'x', NULL FROM bid"), "")
+    plain = t_env._insert(fk.dialect.syntax.parse("INSERT INTO q10b SELECT auction, price, 'x', NULL FROM bid"), "")
     assert plain.spec.commit is None and "'none') AS `hm`" in str(plain.input.exprs[3])
 
 
@@ -124,7 +124,7 @@ def test_partitioned_by_writes_partition_directories_with_flink_s_commit_and_nul
 def test_partition_options_funke_would_not_honour_are_refused_naming_them(t_env, ddl, error, message):
     with pytest.raises(error, match=message):
         t_env.execute_sql(ddl)
-        t_env._insert(fk.table.dialect.parse("INSERT INTO q10 SELECT auction, price, 'a', 'b' FROM bid"), "")
+        t_env._insert(fk.dialect.syntax.parse("INSERT INTO q10 SELECT auction, price, 'a', 'b' FROM bid"), "")
 
 
 def test_reading_a_partitioned_table_is_refused_naming_it(t_env):
@@ -140,7 +140,7 @@ def test_a_query_s_progress_commits_the_partitions_its_watermark_passed(tmp_path
 
     from pyspark.sql.streaming.listener import StreamingQueryProgress
 
-    from funke.runtime.job import QueryState
+    from funke.runtime.query_state import QueryState
     from tests.unit.recorded import QUERY
 
     tree(tmp_path, {"dt=2024-01-01/hm=00%3A00": 0, "dt=2024-01-01/hm=00%3A01": 0})
@@ -164,7 +164,7 @@ def test_a_partition_whose_time_does_not_read_fails_the_query_naming_it(tmp_path
 
     from pyspark.sql.streaming.listener import StreamingQueryProgress
 
-    from funke.runtime.job import QueryState
+    from funke.runtime.query_state import QueryState
     from tests.unit.recorded import QUERY
 
     tree(tmp_path, {"dt=2024-01-01/hm=later": 0})

@@ -38,7 +38,7 @@ def streaming(error: str, monkeypatch) -> tuple[jobs.JobHandle, SimpleNamespace,
         started.append(state.restarts)
         state.query = FailedQuery()
 
-    monkeypatch.setattr(jobs, "_resume_query", resume)
+    monkeypatch.setattr(jobs, "resume_query", resume)
     return jobs.JobHandle("j", "streaming", None, [st]), st, started
 
 

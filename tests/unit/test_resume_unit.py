@@ -7,7 +7,7 @@ import os
 from typer.testing import CliRunner
 
 from funke.cli.main import app
-from funke.runtime.registry import Registry
+from funke.savepoints.registry import Registry
 
 
 def test_resume_refuses_a_running_job_and_one_it_cannot_rebuild(tmp_path, monkeypatch):

@@ -41,7 +41,8 @@ from funke.semantics.time import MIN_WATERMARK, seconds
 from funke.semantics.triggers import CountTrigger
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
 from funke.semantics.windows import EventTimeSessionWindows
-from funke.spark import general as g
+from funke.spark.general.program import BUCKET, CONTROL, SECOND_PREFIX, SIDE, TS, Output, Program, SecondInput
+from funke.spark.general.run import run_bucket
 
 
 class Tally(KeyedProcessFunction):
@@ -62,28 +63,28 @@ class Tally(KeyedProcessFunction):
 def frame(rows, program=None):
     """Elements (timestamp, k, g, v, x) as a bucket's batch; a two-input program's alternate between its inputs."""
     columns = ("k", "g", "v", "x")
-    data = {g.CONTROL: [False] * len(rows), g.TS: [r[0] for r in rows]}
+    data = {CONTROL: [False] * len(rows), TS: [r[0] for r in rows]}
     if program is None or program.second is None:
         data.update({c: [r[i + 1] for r in rows] for i, c in enumerate(columns)})
         return pd.DataFrame(data)
-    data[g.SIDE] = [i % 2 for i in range(len(rows))]
-    for prefix, side in (("", 0), (g.SECOND_PREFIX, 1)):
+    data[SIDE] = [i % 2 for i in range(len(rows))]
+    for prefix, side in (("", 0), (SECOND_PREFIX, 1)):
         data.update({prefix + c: [r[i + 1] if j % 2 == side else None for j, r in enumerate(rows)] for i, c in enumerate(columns)})
     return pd.DataFrame(data)
 
 
 TYPES = {"k": "string", "g": "bigint", "v": "double", "x": "bigint"}
-PROCESS = g.Program("tally", lambda: KeyedProcessOperator(Tally()), ("k", "g"), ("k", "g", "v", "x"), (g.Output(None, (("k", "string"),)),), user_rows=True, types=TYPES)
-SESSIONS = g.Program(
+PROCESS = Program("tally", lambda: KeyedProcessOperator(Tally()), ("k", "g"), ("k", "g", "v", "x"), (Output(None, (("k", "string"),)),), user_rows=True, types=TYPES)
+SESSIONS = Program(
     "sessions",
     lambda: WindowOperator(
         WindowSpec.of(EventTimeSessionWindows.with_gap(seconds(1)), trigger=CountTrigger.of(5)),
         WindowAggregate(NamedAggregates((("n", CountAggregate()), ("total", SumAggregate("v"))))),
     ),
-    ("k",), ("k", "v"), (g.Output(None, (("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("n", "bigint"), ("total", "double"))),),
+    ("k",), ("k", "v"), (Output(None, (("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("n", "bigint"), ("total", "double"))),),
     window_result=True, types=TYPES,
 )  # fmt: skip
-ROLLING = g.Program("rolling", lambda: RollingOperator.builtin("sum", "v"), ("k",), ("k", "v"), (g.Output(None, (("k", "string"), ("v", "double"))),), types=TYPES)
+ROLLING = Program("rolling", lambda: RollingOperator.builtin("sum", "v"), ("k",), ("k", "v"), (Output(None, (("k", "string"), ("v", "double"))),), types=TYPES)
 
 
 
@@ -93,10 +94,10 @@ class Both(ProcessJoinFunction):
 
 
 # a two-input operator: its snapshot holds the inputs' watermarks, and buffers the tables have no place for
-JOINED = g.Program(
+JOINED = Program(
     "joined", lambda: IntervalJoinOperator(Both(), lower=-1_000, upper=2_000), ("k", "g"), ("k", "g", "v", "x"),
-    (g.Output(None, (("k", "string"),)),), user_rows=True, types=TYPES,
-    second=g.SecondInput(("k", "g"), ("k", "g", "v", "x"), frozenset(), TYPES),
+    (Output(None, (("k", "string"),)),), user_rows=True, types=TYPES,
+    second=SecondInput(("k", "g"), ("k", "g", "v", "x"), frozenset(), TYPES),
 )  # fmt: skip
 
 
@@ -115,9 +116,9 @@ def first_low(match):
 
 # a pattern: the automaton's partial matches and the elements waiting for the watermark are keyed state
 PATTERN = Pattern.begin("low").where(low).followed_by("high").where(high).within(5_000)
-CEP = g.Program(
+CEP = Program(
     "cep", lambda: KeyedProcessOperator(CepOperator(PATTERN, PatternSelect(first_low))), ("k", "g"), ("k", "g", "v", "x"),
-    (g.Output(None, (("k", "string"),)),), user_rows=True, types=TYPES,
+    (Output(None, (("k", "string"),)),), user_rows=True, types=TYPES,
 )  # fmt: skip
 
 ELEMENTS = [(1000, "a", 1, 0.5, 3), (1500, "a", 1, 1.5, 3), (3000, "b", 2, 2.0, 4)]
@@ -127,10 +128,10 @@ def stored(program, batches):
     """Per bucket (its index in ``batches``), the state value BucketProcessor writes after the batch: raw rows as exported."""
     rows = []
     for bucket, batch in enumerate(batches):
-        _, snap = g.run_bucket(program, None, frame(batch, program), spark_watermark=1200, processing_time=5000)
+        _, snap = run_bucket(program, None, frame(batch, program), spark_watermark=1200, processing_time=5000)
         if snap is not None:
-            rows.append({"partition_id": bucket % 2, g.BUCKET: bucket, "snapshot": pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)})
-    return pd.DataFrame(rows, columns=["partition_id", g.BUCKET, "snapshot"])
+            rows.append({"partition_id": bucket % 2, BUCKET: bucket, "snapshot": pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)})
+    return pd.DataFrame(rows, columns=["partition_id", BUCKET, "snapshot"])
 
 
 def records(df):
@@ -212,7 +213,7 @@ def test_the_tables_give_back_the_very_snapshots_and_the_operator_goes_on_from_t
     assert sp.operators() == sorted(names.values())
     read_back = GeneralTables(*(sp.table(names[role]) for role in ("state", "timers", "buckets")))
     snapshots = encode_tables(read_back, table=program.uid)
-    original = {b: pickle.loads(s) for b, s in zip(raw[g.BUCKET], raw["snapshot"], strict=True)}
+    original = {b: pickle.loads(s) for b, s in zip(raw[BUCKET], raw["snapshot"], strict=True)}
     assert snapshots == original
     assert same_types(snapshots, original)  # a tuple stays a tuple, an int an int
     later = frame([(1800, "a", 1, 4.0, 3), (9000, "b", 2, 1.0, 5), (2500, "a", 1, 2.0, 3)], program)
@@ -221,8 +222,8 @@ def test_the_tables_give_back_the_very_snapshots_and_the_operator_goes_on_from_t
 
 
 def assert_same_run(program, a, b, batch):
-    out_a, snap_a = g.run_bucket(program, a, batch, spark_watermark=20_000, processing_time=6000)
-    out_b, snap_b = g.run_bucket(program, b, batch, spark_watermark=20_000, processing_time=6000)
+    out_a, snap_a = run_bucket(program, a, batch, spark_watermark=20_000, processing_time=6000)
+    out_b, snap_b = run_bucket(program, b, batch, spark_watermark=20_000, processing_time=6000)
     pd.testing.assert_frame_equal(out_a, out_b)
     assert snap_a == snap_b
 
@@ -274,15 +275,15 @@ def test_tagged_values_say_what_they_are():
 
 
 def test_what_cannot_be_decoded_is_refused_with_the_reason():
-    unknown = decode_buckets(pd.DataFrame({g.BUCKET: [3], "snapshot": [pickle.dumps({"watermark": 0, "cep": [(1, "a")]})]}), table="x")
+    unknown = decode_buckets(pd.DataFrame({BUCKET: [3], "snapshot": [pickle.dumps({"watermark": 0, "cep": [(1, "a")]})]}), table="x")
     assert json.loads(unknown.buckets["other"][0])["cep"] == [{"$tuple": [1, "a"]}]  # kept whole, as JSON
     assert encode_tables(unknown, table="x") == {3: {"watermark": 0, "cep": [(1, "a")]}}
-    broken = pd.DataFrame({g.BUCKET: [1], "snapshot": [pickle.dumps({"state": []})[:-3] + b"xyz"]})
+    broken = pd.DataFrame({BUCKET: [1], "snapshot": [pickle.dumps({"state": []})[:-3] + b"xyz"]})
     with pytest.raises(SavepointError, match=r"state table 'x': the state of bucket 1 cannot be unpickled .*PYTHONPATH"):
         decode_buckets(broken, table="x")
     with pytest.raises(SavepointError, match=r"need a 'snapshot' column"):
-        decode_buckets(pd.DataFrame({g.BUCKET: [1]}), table="x")
-    empty = decode_buckets(pd.DataFrame({g.BUCKET: [], "snapshot": []}), table="x")
+        decode_buckets(pd.DataFrame({BUCKET: [1]}), table="x")
+    empty = decode_buckets(pd.DataFrame({BUCKET: [], "snapshot": []}), table="x")
     assert empty.state.empty and empty.timers.empty and empty.buckets.empty
 
 
@@ -315,7 +316,7 @@ def saved_general(tmp_path, program, batches):
     }  # fmt: skip
     manifest = {"format": 1, "job": "j", "queries": {"q": {"batch": 3, "operators": [op], "layout": []}}}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    return Savepoint(tmp_path, manifest), {b: pickle.loads(s) for b, s in zip(raw[g.BUCKET], raw["snapshot"], strict=True)}
+    return Savepoint(tmp_path, manifest), {b: pickle.loads(s) for b, s in zip(raw[BUCKET], raw["snapshot"], strict=True)}
 
 
 def test_an_edit_becomes_the_changed_buckets_snapshots(tmp_path):
@@ -335,7 +336,7 @@ def test_an_edit_becomes_the_changed_buckets_snapshots(tmp_path):
     b["state"] = [r for r in b["state"] if r["state"] != "user:seen"]
     assert planned.snapshots == {0: a, 1: b}
     # the edited snapshot runs on like any other
-    _, after = g.run_bucket(PROCESS, planned.snapshots[0], frame([(1800, "a", 1, 4.0, 3)]), spark_watermark=1200, processing_time=6000)
+    _, after = run_bucket(PROCESS, planned.snapshots[0], frame([(1800, "a", 1, 4.0, 3)]), spark_watermark=1200, processing_time=6000)
     assert after["state"][0]["value"] == 11
     # unchanged tables: no bucket to rewrite; a bucket's row deleted with all its rows: the bucket goes
     assert _plan_all(None, sp, {"tally": lambda df: df}).pop().snapshots == {}

@@ -11,8 +11,8 @@ import pytest
 
 import funke as fk
 from funke.runtime import control
-from funke.runtime.registry import Registry
-from funke.savepoints import Savepoint, SavepointError, _copy_cut, _relocate_schema_paths, read, take
+from funke.savepoints import Savepoint, SavepointError, _copy_cut, read, relocate_schema_paths, restore, take
+from funke.savepoints.registry import Registry
 
 
 def fake_checkpoint(root: Path, *, planned: int, committed: int) -> Path:
@@ -49,7 +49,7 @@ def test_the_cut_keeps_what_the_last_committed_batch_needs_and_nothing_newer(tmp
     # batch 3 wrote state version 4
     assert sorted(p.name for p in (dest / "state/0/0").glob("*.changelog")) == [f"{v}.changelog" for v in range(1, 5)]
     assert (dest / "state/0/0/SSTs/abc.sst").exists() and (dest / "metadata").exists()
-    _relocate_schema_paths(dest, q)
+    relocate_schema_paths(dest, q)
     meta = (dest / "state/0/_metadata/v2/0").read_text()
     assert f"file:{dest}/state/0/_stateSchema" in meta and str(q) not in meta
     assert not (dest / "state/0/_metadata/v2/.0.crc").exists()  # its checksum no longer fits
@@ -115,11 +115,11 @@ WINDOW = {"uid": "window", "kind": "window", "where": "window 'w'", "keys": [["k
 def test_restore_rules_follow_flink():
     sp = saved({"counts": [WINDOW], "totals": []})
     # the same job: restores, nothing to say
-    assert control.check_restore(sp, {"counts": [WINDOW], "totals": []}, allow_non_restored_state=False) == []
+    assert restore.check_restore(sp, {"counts": [WINDOW], "totals": []}, allow_non_restored_state=False) == []
     # a sink gone: refused unless allowed
     with pytest.raises(SavepointError, match=r"holds state of 'totals'"):
-        control.check_restore(sp, {"counts": [WINDOW]}, allow_non_restored_state=False)
-    notes = control.check_restore(sp, {"counts": [WINDOW], "new": []}, allow_non_restored_state=True)
+        restore.check_restore(sp, {"counts": [WINDOW]}, allow_non_restored_state=False)
+    notes = restore.check_restore(sp, {"counts": [WINDOW], "new": []}, allow_non_restored_state=True)
     assert notes == [
         "state of 'totals' dropped (allow_non_restored_state)",
         "'new' is new: it starts empty and reads its sources from the beginning",
@@ -130,13 +130,13 @@ def test_restore_rules_follow_flink():
         SavepointError,
         match=r"window 'w' \(uid window\) no longer fits: its keys was \[\['key', 'string'\]\], now \[\['key', 'bigint'\]\]",
     ):
-        control.check_restore(sp, {"counts": [changed], "totals": []}, allow_non_restored_state=True)
+        restore.check_restore(sp, {"counts": [changed], "totals": []}, allow_non_restored_state=True)
     # an operator gone from a restored query; one added to it
     with pytest.raises(SavepointError, match=r"uid window\) in the query writing 'counts' is not in this job"):
-        control.check_restore(sp, {"counts": [], "totals": []}, allow_non_restored_state=False)
+        restore.check_restore(sp, {"counts": [], "totals": []}, allow_non_restored_state=False)
     extra = {**WINDOW, "uid": "other", "where": "window 'x'"}
     with pytest.raises(SavepointError, match=r"window 'x' would join the restored query writing 'counts'"):
-        control.check_restore(sp, {"counts": [WINDOW, extra], "totals": []}, allow_non_restored_state=False)
+        restore.check_restore(sp, {"counts": [WINDOW, extra], "totals": []}, allow_non_restored_state=False)
 
 
 def test_a_file_sink_that_holds_later_batches_is_not_silently_skipped(tmp_path):
@@ -148,10 +148,10 @@ def test_a_file_sink_that_holds_later_batches_is_not_silently_skipped(tmp_path):
     (sp_dir / "checkpoint" / "counts").mkdir(parents=True)
     sp = Savepoint(sp_dir, {"queries": {"counts": {"batch": 3, "layout": []}}})
     with pytest.raises(SavepointError, match=r"already holds batch 6 of a later run .* 4\.\.6"):
-        control.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
+        restore.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
     for b in (5, 6):  # stopped after batch 4's write, before its commit: batch 4 is the same batch again
         (out / str(b)).unlink()
-    control.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
+    restore.restore(sp, tmp_path / "ck", {"counts": []}, {"counts": [str(tmp_path / "out")]})
     assert (tmp_path / "ck" / "counts").is_dir()
 
 
@@ -279,7 +279,7 @@ def _two_input_jobs(bounds=(-1, 2)):
 
 def test_two_input_operators_are_in_the_state_layout_with_both_inputs_keys():
     paid, pairs = _two_input_jobs()
-    ((co,), (join,)) = control.state_layout([paid]), control.state_layout([pairs])
+    ((co,), (join,)) = restore.state_layout([paid]), restore.state_layout([pairs])
     assert co == {
         "uid": "paid", "kind": paid.kind, "where": paid.where(), "keys": [["k", "string"]], "second_keys": [["k", "string"]],
         "function": f"{__name__}._Paid",
@@ -295,15 +295,15 @@ def test_two_input_operators_are_in_the_state_layout_with_both_inputs_keys():
 def test_a_changed_two_input_operator_is_refused_and_an_older_savepoint_does_not_list_them():
     _, pairs = _two_input_jobs()
     _, wider = _two_input_jobs(bounds=(-5, 2))
-    layout, changed = control.state_layout([pairs]), control.state_layout([wider])
+    layout, changed = restore.state_layout([pairs]), restore.state_layout([wider])
     sp = Savepoint(Path("/sp"), {"layout_version": 2, "queries": {"out": {"batch": 3, "layout": layout}}})
-    assert control.check_restore(sp, {"out": layout}, allow_non_restored_state=False) == []
+    assert restore.check_restore(sp, {"out": layout}, allow_non_restored_state=False) == []
     with pytest.raises(
         SavepointError, match=r"\(uid pairs\) no longer fits: its bounds was '\[-1000 ms, 2000 ms\]', now '\[-5000 ms, 2000 ms\]'"
     ):
-        control.check_restore(sp, {"out": changed}, allow_non_restored_state=False)
+        restore.check_restore(sp, {"out": changed}, allow_non_restored_state=False)
     # a savepoint of layout 1 named no two-input operator: the join is neither new nor compared, the rest is
     older = saved({"out": [WINDOW]})
-    assert control.check_restore(older, {"out": [WINDOW, *changed]}, allow_non_restored_state=False) == []
+    assert restore.check_restore(older, {"out": [WINDOW, *changed]}, allow_non_restored_state=False) == []
     with pytest.raises(SavepointError, match="no longer fits"):
-        control.check_restore(older, {"out": [{**WINDOW, "keys": []}, *changed]}, allow_non_restored_state=False)
+        restore.check_restore(older, {"out": [{**WINDOW, "keys": []}, *changed]}, allow_non_restored_state=False)

@@ -161,10 +161,10 @@ def _free_port() -> int:
 
 
 def test_benches_start_only_the_servers_they_use_at_the_default_addresses(monkeypatch):
-    from funke.cli.main import _local_services
+    from funke.bench.cli_common import local_services
 
     started: list[list[str]] = []
     monkeypatch.setattr(services, "up", lambda names, say=None: started.append(list(names)))
-    _local_services({"postgres": services.POSTGRES_DSN, "redis": "redis://10.9.9.9:6379/0", "kafka": services.KAFKA_BOOTSTRAP})
-    _local_services({"redis": "redis://10.9.9.9:6379/0"})
+    local_services({"postgres": services.POSTGRES_DSN, "redis": "redis://10.9.9.9:6379/0", "kafka": services.KAFKA_BOOTSTRAP})
+    local_services({"redis": "redis://10.9.9.9:6379/0"})
     assert started == [["postgres", "kafka"]]

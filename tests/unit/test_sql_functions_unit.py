@@ -1,4 +1,4 @@
-"""Flink SQL's built-in functions while planning (``funke.table.functions``): every call is a Flink
+"""Flink SQL's built-in functions while planning (``funke.dialect.functions``): every call is a Flink
 built-in, a Python function of the environment, or refused with a reason; an unknown name gets
 did-you-mean; the table in docs/sql.md is the one funke plans by."""
 
@@ -11,10 +11,10 @@ import pytest
 from sqlglot import exp
 
 import funke as fk
+from funke.dialect.functions import BUILTINS, DIFFERS, FLINK, PLANNER, REFUSED, REWRITTEN, call_name, calls, markdown
+from funke.dialect.syntax import parse
 from funke.errors import PlanError, UnsupportedError
 from funke.table import StreamTableEnvironment, udf
-from funke.table.dialect import parse
-from funke.table.functions import BUILTINS, DIFFERS, FLINK, PLANNER, REFUSED, REWRITTEN, call_name, calls, markdown
 from funke.table.planner import Planner
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "sql.md"
@@ -39,7 +39,7 @@ def _spark(expression: str) -> str:
 def test_the_docs_table_is_the_table_funke_plans_by():
     text = DOCS.read_text()
     found = re.search(r"<!-- functions:begin -->\n(.*?)\n<!-- functions:end -->", text, re.DOTALL)
-    assert found, "docs/sql.md lacks the built-in function table (python -m funke.table.functions prints it)"
+    assert found, "docs/sql.md lacks the built-in function table (python -m funke.dialect.functions prints it)"
     assert found.group(1) == markdown()
 
 

@@ -57,7 +57,7 @@ def test_insert_into_casts_by_position_to_the_table_and_a_statement_set_is_one_j
     )
     t_env.execute_sql("CREATE TABLE shown (a BIGINT) WITH ('connector' = 'print')")
     sink = t_env._insert(
-        fk.table.dialect.parse("INSERT INTO out SELECT auction, SUM(price) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), "
+        fk.dialect.syntax.parse("INSERT INTO out SELECT auction, SUM(price) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), "
                                "INTERVAL '1' SECOND)) GROUP BY window_start, window_end, auction"), "")  # fmt: skip
     assert isinstance(sink.spec, FileSink) and (sink.spec.path, sink.spec.format) == ("/tmp/x", "csv")
     assert sink.uid == "insert-out"
@@ -66,12 +66,12 @@ def test_insert_into_casts_by_position_to_the_table_and_a_statement_set_is_one_j
         "expr('CAST(`EXPR$1` AS int) AS `total`')",
     ]
     # named target columns: the others are NULL
-    named = t_env._insert(fk.table.dialect.parse("INSERT INTO out (total) SELECT price FROM bids"), "")
+    named = t_env._insert(fk.dialect.syntax.parse("INSERT INTO out (total) SELECT price FROM bids"), "")
     assert [str(e) for e in named.input.exprs] == [
         "expr('CAST(NULL AS bigint) AS `auction`')",
         "expr('CAST(`price` AS int) AS `total`')",
     ]
-    shown = t_env._insert(fk.table.dialect.parse("INSERT INTO shown SELECT auction FROM bids"), "")
+    shown = t_env._insert(fk.dialect.syntax.parse("INSERT INTO shown SELECT auction FROM bids"), "")
     assert isinstance(shown.spec, RowsPrint) and shown.spec.columns == (("a", "bigint"),)
 
 
@@ -81,7 +81,7 @@ def test_jdbc_is_the_postgres_sink_upserting_by_the_primary_key(t_env):
         "'url' = 'jdbc:postgresql://db.example:5433/shop?sslmode=disable', 'table-name' = 'prices', 'username' = 'ann', "
         "'password' = 'p@ss')"
     )
-    sink = t_env._insert(fk.table.dialect.parse("INSERT INTO pg SELECT auction, price FROM bids"), "").spec
+    sink = t_env._insert(fk.dialect.syntax.parse("INSERT INTO pg SELECT auction, price FROM bids"), "").spec
     assert isinstance(sink, PostgresSink)
     assert (sink.table, sink.mode, sink.key) == ("prices", "upsert", ("auction",))
     assert sink.dsn == "postgresql://ann:p%40ss@db.example:5433/shop?sslmode=disable"
@@ -181,7 +181,7 @@ def test_print_writes_flink_s_row_text_and_timestamp_ltz_columns_as_instants_in_
         "CREATE TABLE b (x TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');"
     )
     t_env.create_temporary_view("t", t_env.env.from_collection([(None,)], "ts timestamp"))
-    a = t_env._insert(fk.table.dialect.parse("INSERT INTO a SELECT ts, ts FROM t"), "").spec
+    a = t_env._insert(fk.dialect.syntax.parse("INSERT INTO a SELECT ts, ts FROM t"), "").spec
     assert isinstance(a, RowsPrint) and a.columns == (("x", "timestamp_ltz"), ("y", "timestamp")) and a.identifier == "out"
     with pytest.raises(PlanError, match="does not take the option 'sink.parallelism'|sink.parallelism"):
         t_env.execute_sql("CREATE TABLE c (x INT) WITH ('connector' = 'print', 'sink.parallelism' = '2')")

@@ -16,7 +16,7 @@ from funke.table.data_types import DataType
 from funke.table.udf import sql_literal
 
 
-def _type(t: Any) -> str:
+def type_sql(t: Any) -> str:
     if isinstance(t, DataType):
         return t.flink if t.nullable else f"{t.flink} NOT NULL"
     if isinstance(t, str):
@@ -42,7 +42,7 @@ class Schema:
         out = []
         for kind, *rest in self.entries:
             if kind == "column":
-                out.append(f"`{rest[0]}` {_type(rest[1])}")
+                out.append(f"`{rest[0]}` {type_sql(rest[1])}")
             elif kind == "computed":
                 out.append(f"`{rest[0]}` AS {rest[1]}")
             elif kind == "watermark":
@@ -56,7 +56,7 @@ class Schema:
             self._entries: list[tuple[Any, ...]] = []
 
         def column(self, column_name: str, data_type: Any) -> Schema.Builder:
-            _type(data_type)  # (refused now if it is not a type)
+            type_sql(data_type)  # (refused now if it is not a type)
             self._entries.append(("column", column_name, data_type))
             return self
 

@@ -233,7 +233,7 @@ class Expression:
     def get(self, name_or_index: Any) -> Expression:
         if not isinstance(name_or_index, str):
             raise UnsupportedError(f"get({name_or_index!r}): funke reads a ROW's field by its name (get('name'))")
-        return Expression(_escaped("{0}.`" + name_or_index.replace("`", "``") + "`"), self._bare())
+        return Expression(escaped("{0}.`" + name_or_index.replace("`", "``") + "`"), self._bare())
 
     # -- aggregates with arguments -------------------------------------------------------------
     def list_agg(self, separator: Any = None) -> Expression:
@@ -311,14 +311,14 @@ class Column(Expression):
     """``col(name)``; ``col('w').start`` is a group window's property."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(_escaped("`" + name.replace("`", "``") + "`"))
+        super().__init__(escaped("`" + name.replace("`", "``") + "`"))
         self.name = name
 
     def __getattr__(self, name: str) -> Any:
         if name in _WINDOW_PROPERTIES:
             if name == "proctime":
                 raise UnsupportedError(f"{self.name}.proctime: funke's group windows run on event time (w.rowtime)")
-            return Expression(_escaped(f"{self.name}.{name}"))
+            return Expression(escaped(f"{self.name}.{name}"))
         return super().__getattr__(name)
 
 
@@ -326,7 +326,7 @@ class Literal(Expression):
     """``lit(value)``; ``lit(5).seconds`` is an interval (a window's size)."""
 
     def __init__(self, value: Any, data_type: DataType | None = None) -> None:
-        text = _escaped(sql_literal(value))
+        text = escaped(sql_literal(value))
         super().__init__(f"CAST({text} AS {_flink_type(data_type)})" if data_type is not None else text)
         self.value = value
 
@@ -346,7 +346,7 @@ class Interval(Expression):
         self.ms = ms
 
 
-def _escaped(text: str) -> str:
+def escaped(text: str) -> str:
     """``text`` as a template that formats to itself (its braces doubled)."""
     return text.replace("{", "{{").replace("}", "}}")
 
@@ -391,7 +391,7 @@ def call(f: Any, *args: Any) -> Any:
 
 def call_sql(sql: str) -> Expression:
     """PyFlink's ``call_sql``: a SQL expression as it is."""
-    return Expression(_escaped(sql))
+    return Expression(escaped(sql))
 
 
 def concat(first: Any, *others: Any) -> Expression:
@@ -520,7 +520,7 @@ def map_from_arrays(key: Any, value: Any) -> Expression:
 
 
 def descriptor(*column_names: str) -> Expression:
-    return Expression(_escaped("DESCRIPTOR(" + ", ".join("`" + c.replace("`", "``") + "`" for c in column_names) + ")"))
+    return Expression(escaped("DESCRIPTOR(" + ", ".join("`" + c.replace("`", "``") + "`" for c in column_names) + ")"))
 
 
 def rand(seed: Any = None) -> Expression:

@@ -398,13 +398,13 @@ class _OverWindowedTable:
         return self._table.select(*(self._resolved(f) for f in fields))
 
     def _resolved(self, e: Any) -> Any:
-        from funke.pyflink.table.expressions import Expression, OverCall, _escaped
+        from funke.pyflink.table.expressions import Expression, OverCall, escaped
 
         if isinstance(e, OverCall):
             window = self._windows.get(e.window)
             if window is None:
                 raise PlanError(f"over({e.window!r}): no Over window named so; over_window() has {', '.join(map(repr, self._windows))}")
-            return Expression("{0} OVER " + _escaped(window.sql()), e.call, alias=e._alias, aggregate=e.call._aggregate)
+            return Expression("{0} OVER " + escaped(window.sql()), e.call, alias=e._alias, aggregate=e.call._aggregate)
         if isinstance(e, Expression) and e._operands and type(e) is Expression:
             return Expression(e._template, *(self._resolved(o) for o in e._operands), alias=e._alias, aggregate=e._aggregate)
         return e
@@ -610,7 +610,7 @@ def _tuple_row(value: tuple[Any, ...]) -> Row:
 
 def _with_schema(table: Table, schema: Schema) -> Table:
     """``table`` (a stream's fields) as ``schema`` declares it: its columns, computed columns and watermark."""
-    from funke.pyflink.table.descriptors import _type
+    from funke.pyflink.table.descriptors import type_sql
     from funke.table.ddl import watermark_strategy
 
     entries, fields = schema.entries, table.columns
@@ -621,7 +621,7 @@ def _with_schema(table: Table, schema: Schema) -> Table:
         for kind, name, value in (e for e in entries if e[0] in ("column", "computed")):
             if kind == "column" and name not in fields:
                 raise PlanError(f"from_data_stream(): the Schema's column {name!r} is not a field of the stream ({', '.join(fields)})")
-            items.append(f"CAST(`{name}` AS {_type(value)}) AS `{name}`" if kind == "column" else f"{value} AS `{name}`")
+            items.append(f"CAST(`{name}` AS {type_sql(value)}) AS `{name}`" if kind == "column" else f"{value} AS `{name}`")
     else:
         items = [f"`{c}`" for c in fields] + [f"{e[2]} AS `{e[1]}`" for e in entries if e[0] == "computed"]
     out = table.select(*items)

@@ -30,6 +30,7 @@ def produce_command(
 ) -> None:
     """Write the YSB campaigns to Redis and the generator's events to a Redis Stream or a Kafka topic
     (read by examples.ysb:redis_job and examples.ysb:kafka_job)."""
+    # (lazy: examples/ is the checkout's, and the connectors load only for the command that writes)
     from examples.ysb import CAMPAIGNS_KEY, store_campaigns
     from funke.connectors.kafka import require_kafka
     from funke.connectors.redis_streams import require_redis

@@ -132,7 +132,7 @@ def call_name(node: exp.Expression, sql: str) -> str | None:
 
 def calls(tree: exp.Expression, sql: str) -> Iterator[tuple[exp.Expression, str]]:
     """Every function call in ``tree`` with its name; not those of a MATCH_RECOGNIZE clause (funke's
-    pattern compiler reads its own, ``funke.table.match_expr``), nor ``TABLE(...)`` around a table function."""
+    pattern compiler reads its own, ``funke.dialect.evaluate``), nor ``TABLE(...)`` around a table function."""
     for node in tree.walk(prune=lambda n: isinstance(n, exp.MatchRecognize)):
         name = call_name(node, sql)
         if name is not None and name != "TABLE":
@@ -694,7 +694,7 @@ def write_docs(path: str) -> None:
     )
 
 
-if __name__ == "__main__":  # pragma: no cover - python -m funke.table.functions [--write docs/sql.md]
+if __name__ == "__main__":  # pragma: no cover - python -m funke.dialect.functions [--write docs/sql.md]
     import sys
 
     if sys.argv[1:2] == ["--write"]:

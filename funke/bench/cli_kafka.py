@@ -1,22 +1,30 @@
-"""``funke bench ysb --source kafka`` and ``funke bench latency --source kafka``: the Kafka benchmarks' command lines."""
+"""``funke bench latency``, ``funke bench ysb --source kafka`` and ``funke bench chaos --mode realtime``: the Kafka
+benchmarks' command lines."""
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import shlex
-import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from funke.cli.bench_docs import WriteDocs
-
-console = Console()
-err = Console(stderr=True)
+from funke.bench.cli_common import (
+    DOCS,
+    Doc,
+    WriteDocs,
+    bench_session,
+    check_doc,
+    command,
+    console,
+    local_services,
+    now,
+    reported,
+    self_checked,
+    step,
+)
 
 LATENCY_SECTION = "## Kafka → funke → Kafka latency (`funke bench latency --source kafka`)"
 LATENCY_INTRO = """\
@@ -56,30 +64,18 @@ Figures as in the sections above.
 """
 
 
-def _step(step: str) -> None:
-    err.print(f"[dim]{step}[/dim]")
-
-
-def _command(canonical: list[str]) -> str:
-    return shlex.join(["funke", *sys.argv[1:]]) if Path(sys.argv[0]).name == "funke" else shlex.join(canonical)
-
-
 def _services(bootstrap: str) -> None:
     """Start the local broker (``funke services up kafka``) when the bench uses the default address."""
-    from funke import services
-    from funke.cli.main import _local_services
-
-    _local_services({"kafka": bootstrap} if bootstrap == services.KAFKA_BOOTSTRAP else {})
+    local_services({"kafka": bootstrap})
 
 
 def ysb(
     *, events: int, batch_rows: int, partitions: int, bootstrap: str, rounds: int, warmup: bool, write: bool, doc: Path
 ) -> None:
     """``funke bench ysb --source kafka``: both systems over one topic; a row in docs/benchmarks.md."""
+    # (lazy: a benchmark's modules load only when it runs, so the CLI starts fast)
     from funke.bench import report
-    from funke.bench.ysb import session
     from funke.bench.ysb_kafka import run_ysb_kafka
-    from funke.cli.main import _reported
     from funke.spark.kafka_jvm import has_connector
 
     canonical = ["funke", "bench", "ysb", "--source", "kafka", "--events", str(events), "--batch-rows", str(batch_rows)]
@@ -87,18 +83,16 @@ def ysb(
     canonical += ["--rounds", str(rounds)] if rounds != 1 else []
     canonical += [] if warmup else ["--no-warmup"]
     _services(bootstrap)
-    with _reported():
-        spark = session("base")
-        setup = report.setup(spark)
+    with bench_session() as (spark, setup):
         connector = has_connector(spark)
         result = run_ysb_kafka(
             spark, events=events, rows_per_batch=batch_rows, partitions=partitions, bootstrap=bootstrap, rounds=rounds,
-            warmup=warmup, on_step=_step,
+            warmup=warmup, on_step=step,
         )  # fmt: skip
     console.print(report.table(result, setup))
     if write:
         section, intro = (KAFKA_JVM_SECTION, KAFKA_JVM_INTRO) if connector else (report.KAFKA_SECTION, report.KAFKA_INTRO)
-        report.append_row(doc, report.markdown_row(result, setup, _command(canonical)), section, intro)
+        report.append_row(doc, report.markdown_row(result, setup, command(canonical)), section, intro)
         console.print(f"appended a row to {doc}")
 
 
@@ -122,9 +116,9 @@ def realtime_latency(
     *, seconds: float, warmup: float, partitions: int, jobs: tuple[str, ...], rates: str, bootstrap: str, write: bool, doc: Path
 ) -> None:
     """``funke bench latency --source kafka --mode realtime``: the three systems side by side, a table per run."""
+    # (lazy: a benchmark's modules load only when it runs, so the CLI starts fast)
     from funke.bench import latency_realtime as lr
     from funke.bench import report
-    from funke.cli.main import _reported
 
     try:
         asked = tuple(float(r) for r in rates.split(",") if r.strip())
@@ -134,11 +128,11 @@ def realtime_latency(
     if bad:
         raise typer.BadParameter(f"{bad}: choose from {', '.join(lr.JOBS)}", param_hint="--job")
     _services(bootstrap)
-    with _reported():
+    with reported():
         spark = lr.session(partitions)
         setup = report.setup(spark)
         results = lr.run(spark, rates=asked, seconds=seconds, warmup_s=warmup, partitions=partitions, bootstrap=bootstrap,
-                         jobs=jobs or lr.JOBS, on_step=_step)  # fmt: skip
+                         jobs=jobs or lr.JOBS, on_step=step)  # fmt: skip
     t = Table(title=f"Kafka → job → Kafka, {partitions} partitions, {seconds:g} s measured after {warmup:g} s warm-up")
     for name in ("job", "rate asked", "system", "produced/s", "p50 / p99 / max ms", "samples", "checked"):
         t.add_column(name, justify="left" if name in ("job", "system") else "right")
@@ -149,147 +143,137 @@ def realtime_latency(
         t.add_row(f["job"], f"{f['rate']:,.0f}", f["system"], f"{f['produced_rate']:,}", latency, f"{f['samples']:,}", checked)
     t.caption = f"{setup.versions}; {setup.machine}."
     console.print(t)
-    console.print_json(json.dumps(figures))
-    if write:
+
+    def lines() -> list[str]:
         canonical = ["funke", "bench", "latency", "--source", "kafka", "--mode", "realtime", "--rates", rates,
                      "--seconds", f"{seconds:g}", "--warmup", f"{warmup:g}"]  # fmt: skip
-        when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-        lines = [
-            f"- {when} `{_command(canonical)}` ({setup.versions}; {setup.machine}): **{f['job']}** at {f['rate']:,.0f}/s asked "
+        when = now()
+        return [
+            f"- {when} `{command(canonical)}` ({setup.versions}; {setup.machine}): **{f['job']}** at {f['rate']:,.0f}/s asked "
             f"({f['produced_rate']:,}/s produced), {f['system']}: p50 / p99 / max **{latency} ms** "
             f"over {f['samples']:,} records; {f['received']:,} received, {f['missing']} missing, {f['duplicates']} duplicated"
             f"{'' if r.exact else ' — NOT EXACT'}"
             for f, r, latency in zip(figures, results, latencies, strict=True)
         ]
-        report.add_to_section(doc, REALTIME_SECTION.removeprefix("## "), lines, intro=REALTIME_INTRO)
-        console.print(f"appended to {doc}")
-    if not all(r.exact for r in results):
-        raise typer.Exit(1)
+
+    self_checked(figures, lines, exact=all(r.exact for r in results), section=REALTIME_SECTION.removeprefix("## "),
+            write=write, doc=doc, intro=REALTIME_INTRO)  # fmt: skip
 
 
 def _latencies(f: dict) -> str:
     """p50 / p99 / max of a run, or why it has none (no record arrived after the warm-up; the docs take no such line)."""
-    from funke.bench.measure import TOO_SMALL
+    from funke.bench.measure import TOO_SMALL  # (lazy: so the CLI starts fast)
 
     if not f["samples"]:
         return f"{TOO_SMALL} (no record arrived after the warm-up: give more --seconds)"
     return f"{f['p50_ms']} / {f['p99_ms']} / {f['max_ms']}"
 
 
-def chaos_realtime(*, source: str, sink: str, kills: int, events: int, job: str, bootstrap: str, write: bool, doc: Path) -> None:
-    """``funke bench chaos --source kafka --sink kafka --mode realtime``: SIGKILL a real-time job, count lost and duplicated."""
-    import tempfile
-
-    from funke.bench import chaos_realtime, report
-    from funke.cli.main import _check_doc
+def chaos_realtime(
+    *, source: str, sink: str, kills: int, events: int, job: str, bootstrap: str, write: bool, doc: Path
+) -> tuple[dict, bool, Callable[[], str]]:
+    """``funke bench chaos --source kafka --sink kafka --mode realtime``: SIGKILL a real-time job, count lost and
+    duplicated; its figures, whether it was exact, and its docs line (``funke bench chaos`` ends both modes alike)."""
+    from funke.bench import chaos_realtime  # (lazy: so the CLI starts fast)
 
     if (source, sink) != ("kafka", "kafka"):
         raise typer.BadParameter("real-time mode reads and writes Kafka: --source kafka --sink kafka", param_hint="--mode")
     if job not in chaos_realtime.JOBS:
         raise typer.BadParameter(f"{job!r}: choose {' or '.join(chaos_realtime.JOBS)}", param_hint="--job")
-    _check_doc(write, doc)
+    check_doc(write, doc)
     _services(bootstrap)
     with tempfile.TemporaryDirectory(prefix="funke-chaos-rt-") as workdir:
-        result = chaos_realtime.run(bootstrap, kills=kills, events=events, workdir=workdir, job=job, on_step=_step)
+        result = chaos_realtime.run(bootstrap, kills=kills, events=events, workdir=workdir, job=job, on_step=step)
     figures = result.figures()
-    console.print_json(json.dumps(figures))
-    if write:
+
+    def line() -> str:
         canonical = ["funke", "bench", "chaos", "--source", "kafka", "--sink", "kafka", "--mode", "realtime", "--kills",
                      str(kills), "--events", str(events), "--job", job]  # fmt: skip
-        line = (
-            f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} `{_command(canonical)}` (real-time mode, at-least-once Kafka sink): "
+        return (
+            f"- {now()} `{command(canonical)}` (real-time mode, at-least-once Kafka sink): "
             f"{figures['kills']} kills, {figures['runs']} runs, {figures['expected']:,} records expected, {figures['received']:,} "
             f"received, lost {figures['lost']}, duplicated {figures['duplicates']}{'' if result.exact else ' — WRONG'}, "
             f"{figures['wall_s']} s"
         )
-        report.add_to_section(doc, "Chaos (exactly-once under kills)", [line])
-        console.print(f"appended to {doc}")
-    if not result.exact:
-        raise typer.Exit(1)
+
+    return figures, result.exact, line
 
 
-def register(bench: typer.Typer) -> None:
-    @bench.command("latency")
-    def latency(
-        source: Annotated[str, typer.Option(help="where the events come from: kafka (the only one so far)")] = "kafka",
-        rate: Annotated[float, typer.Option(help="records per second the producer writes")] = 100_000,
-        seconds: Annotated[float, typer.Option(help="seconds measured, after the warm-up")] = 30,
-        warmup: Annotated[float, typer.Option(help="seconds produced first and left out of the figures (still checked)")] = 10,
-        partitions: Annotated[int, typer.Option(help="partitions of the input and output topics")] = 2,
-        job: Annotated[
-            list[str] | None, typer.Option(help="filter/map, window (repeatable; default both, one after the other)")
-        ] = None,
-        bootstrap: Annotated[str, typer.Option(help="Kafka bootstrap servers")] = "127.0.0.1:9092",
-        mode: Annotated[
-            str,
-            typer.Option(
-                help="micro-batch: funke's micro-batch jobs (exactly-once sink); realtime: funke's real-time mode beside "
-                "plain PySpark's real-time mode and funke's micro-batch mode, jobs filter/map, rolling count, window"
-            ),
-        ] = "micro-batch",
-        rates: Annotated[str, typer.Option(help="--mode realtime: the rates, records/s, comma-separated")] = "10000,100000,500000",
-        write: WriteDocs = False,
-        doc: Annotated[Path, typer.Option(help="the benchmarks page")] = Path("docs/benchmarks.md"),
-    ) -> None:
-        """End-to-end latency Kafka → funke → Kafka, p50 / p99 / max, every record checked."""
-        from funke.bench import report
-        from funke.bench.latency_kafka import JOBS, run_latency, summary
-        from funke.bench.ysb import session
-        from funke.cli.main import _check_doc, _reported
+def latency(
+    source: Annotated[str, typer.Option(help="where the events come from: kafka (the only one so far)")] = "kafka",
+    rate: Annotated[float, typer.Option(help="records per second the producer writes")] = 100_000,
+    seconds: Annotated[float, typer.Option(help="seconds measured, after the warm-up")] = 30,
+    warmup: Annotated[float, typer.Option(help="seconds produced first and left out of the figures (still checked)")] = 10,
+    partitions: Annotated[int, typer.Option(help="partitions of the input and output topics")] = 2,
+    job: Annotated[
+        list[str] | None, typer.Option(help="filter/map, window (repeatable; default both, one after the other)")
+    ] = None,
+    bootstrap: Annotated[str, typer.Option(help="Kafka bootstrap servers")] = "127.0.0.1:9092",
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="micro-batch: funke's micro-batch jobs (exactly-once sink); realtime: funke's real-time mode beside "
+            "plain PySpark's real-time mode and funke's micro-batch mode, jobs filter/map, rolling count, window"
+        ),
+    ] = "micro-batch",
+    rates: Annotated[str, typer.Option(help="--mode realtime: the rates, records/s, comma-separated")] = "10000,100000,500000",
+    write: WriteDocs = False,
+    doc: Doc = DOCS,
+) -> None:
+    """End-to-end latency Kafka → funke → Kafka, p50 / p99 / max, every record checked."""
+    from funke.bench.latency_kafka import JOBS, run_latency, summary  # (lazy: so the CLI starts fast)
 
-        if source != "kafka":
-            raise typer.BadParameter(
-                "only kafka so far (for the generator: funke bench ysb --latency-seconds)", param_hint="--source"
-            )
-        if mode not in ("micro-batch", "realtime"):
-            raise typer.BadParameter(f"{mode!r}: choose micro-batch or realtime", param_hint="--mode")
-        if mode == "realtime":
-            _check_doc(write, doc)
-            realtime_latency(seconds=seconds, warmup=warmup, partitions=partitions, jobs=tuple(job or ()), rates=rates,
-                             bootstrap=bootstrap, write=write, doc=doc)  # fmt: skip
-            return
-        jobs = tuple(job or JOBS)
-        bad = [j for j in jobs if j not in JOBS]
-        if bad:
-            raise typer.BadParameter(f"{bad}: choose from {', '.join(JOBS)}", param_hint="--job")
-        _check_doc(write, doc)
-        _services(bootstrap)
-        with _reported():
-            spark = session("base")
-            setup = report.setup(spark)
-            results = run_latency(
-                spark, rate=rate, seconds=seconds, warmup_s=warmup, partitions=partitions, bootstrap=bootstrap, jobs=jobs,
-                on_step=_step,
-            )  # fmt: skip
-        figures = [summary(r) for r in results]
-        t = Table(title=f"Kafka → funke → Kafka, exactly-once, {rate:,.0f} records/s asked, {partitions} partitions")
-        for name in ("job", "records/s produced", "latency p50 / p99 / max", "samples", "micro-batch p50", "exact"):
-            t.add_column(name, justify="left" if name == "job" else "right")
+    if source != "kafka":
+        raise typer.BadParameter(
+            "only kafka so far (for the generator: funke bench ysb --latency-seconds)", param_hint="--source"
+        )
+    if mode not in ("micro-batch", "realtime"):
+        raise typer.BadParameter(f"{mode!r}: choose micro-batch or realtime", param_hint="--mode")
+    if mode == "realtime":
+        check_doc(write, doc)
+        realtime_latency(seconds=seconds, warmup=warmup, partitions=partitions, jobs=tuple(job or ()), rates=rates,
+                         bootstrap=bootstrap, write=write, doc=doc)  # fmt: skip
+        return
+    jobs = tuple(job or JOBS)
+    bad = [j for j in jobs if j not in JOBS]
+    if bad:
+        raise typer.BadParameter(f"{bad}: choose from {', '.join(JOBS)}", param_hint="--job")
+    check_doc(write, doc)
+    _services(bootstrap)
+    with bench_session() as (spark, setup):
+        results = run_latency(
+            spark, rate=rate, seconds=seconds, warmup_s=warmup, partitions=partitions, bootstrap=bootstrap, jobs=jobs,
+            on_step=step,
+        )  # fmt: skip
+    figures = [summary(r) for r in results]
+    t = Table(title=f"Kafka → funke → Kafka, exactly-once, {rate:,.0f} records/s asked, {partitions} partitions")
+    for name in ("job", "records/s produced", "latency p50 / p99 / max", "samples", "micro-batch p50", "exact"):
+        t.add_column(name, justify="left" if name == "job" else "right")
+    for f, r in zip(figures, results, strict=True):
+        t.add_row(
+            f["job"], f"{f['produced_rate']:,}", f"{f['p50_ms']} / {f['p99_ms']} / {f['max_ms']} ms", f"{f['samples']:,}",
+            f"{f['batch_ms_p50']} ms", "yes" if r.exact else f"NO: {f['missing']} missing, {f['duplicates']} duplicated",
+        )  # fmt: skip
+    t.caption = f"{setup.versions}; {setup.machine}."
+    console.print(t)
+
+    def lines() -> list[str]:
+        canonical = ["funke", "bench", "latency", "--source", "kafka", "--rate", f"{rate:g}", "--seconds", f"{seconds:g}"]
+        spelled = command(canonical)
+        out = []
+        when = now()
         for f, r in zip(figures, results, strict=True):
-            t.add_row(
-                f["job"], f"{f['produced_rate']:,}", f"{f['p50_ms']} / {f['p99_ms']} / {f['max_ms']} ms", f"{f['samples']:,}",
-                f"{f['batch_ms_p50']} ms", "yes" if r.exact else f"NO: {f['missing']} missing, {f['duplicates']} duplicated",
-            )  # fmt: skip
-        t.caption = f"{setup.versions}; {setup.machine}."
-        console.print(t)
-        console.print_json(json.dumps(figures))
-        if write:
-            canonical = ["funke", "bench", "latency", "--source", "kafka", "--rate", f"{rate:g}", "--seconds", f"{seconds:g}"]
-            command = _command(canonical)
-            lines = []
-            when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-            for f, r in zip(figures, results, strict=True):
-                phases = ", ".join(f"{k} {v:g}" for k, v in f["phases_ms_p50"].items())
-                lines.append(
-                    f"- {when} `{command}` ({setup.versions}; {setup.machine}): **{f['job']}**: {f['produced_rate']:,} records/s "
-                    f"produced, latency p50 / p99 / max **{f['p50_ms']} / {f['p99_ms']} / {f['max_ms']} ms** over {f['samples']:,} "
-                    f"{'window results' if f['job'] == 'window' else 'records'} (after {f['warmup_s']:g} s warm-up); "
-                    f"{f['received']:,} received of {f['expected']:,} expected, {f['missing']} missing, {f['duplicates']} "
-                    f"duplicated{'' if r.exact else ' — NOT EXACT'}; {f['batches']} micro-batches, p50 {f['batch_ms_p50']} ms, "
-                    f"max {f['batch_ms_max']} ms "
-                    f"(phases p50 ms: {phases})"
-                )
-            report.add_to_section(doc, LATENCY_SECTION.removeprefix("## "), lines, intro=LATENCY_INTRO)
-            console.print(f"appended to {doc}")
-        if not all(r.exact for r in results):
-            raise typer.Exit(1)
+            phases = ", ".join(f"{k} {v:g}" for k, v in f["phases_ms_p50"].items())
+            out.append(
+                f"- {when} `{spelled}` ({setup.versions}; {setup.machine}): **{f['job']}**: {f['produced_rate']:,} records/s "
+                f"produced, latency p50 / p99 / max **{f['p50_ms']} / {f['p99_ms']} / {f['max_ms']} ms** over {f['samples']:,} "
+                f"{'window results' if f['job'] == 'window' else 'records'} (after {f['warmup_s']:g} s warm-up); "
+                f"{f['received']:,} received of {f['expected']:,} expected, {f['missing']} missing, {f['duplicates']} "
+                f"duplicated{'' if r.exact else ' — NOT EXACT'}; {f['batches']} micro-batches, p50 {f['batch_ms_p50']} ms, "
+                f"max {f['batch_ms_max']} ms "
+                f"(phases p50 ms: {phases})"
+            )
+        return out
+
+    self_checked(figures, lines, exact=all(r.exact for r in results), section=LATENCY_SECTION.removeprefix("## "),
+            write=write, doc=doc, intro=LATENCY_INTRO)  # fmt: skip

@@ -19,8 +19,8 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
+from funke.dialect.functions import rewritten_names
 from funke.errors import PlanError
-from funke.table.functions import rewritten_names
 
 #: Flink's windowing table-valued functions.
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
@@ -166,7 +166,7 @@ class Flink(Dialect):
             node.meta.update(line=start.line, col=start.col, start=start.start, within=within)
             return node
 
-        #: The functions funke rewrites to give Flink's meaning (``funke.table.functions``) are kept as
+        #: The functions funke rewrites to give Flink's meaning (``funke.dialect.functions``) are kept as
         #: written, their arguments in Flink's order (sqlglot's own parse would misplace some: REGEXP_EXTRACT's
         #: third is the group, not a position), for the planner to rewrite.
         FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}}

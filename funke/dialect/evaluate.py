@@ -38,9 +38,9 @@ from typing import Any
 
 from sqlglot import exp
 
+from funke.dialect.syntax import interval_ms
 from funke.errors import PlanError
 from funke.plan.types import INTEGRAL, Schema, normalize_type
-from funke.table.dialect import interval_ms
 
 #: A compiled expression: ``fn(scope, row)``; ``row`` is the row a navigation picked (None: the scope's).
 Compiled = Callable[[Any, Any], Any]

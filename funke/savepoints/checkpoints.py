@@ -14,6 +14,7 @@ The root may be a local path or any Hadoop filesystem URI (``hdfs://``, ``s3a://
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -44,16 +45,16 @@ class Checkpoints:
     # -- state of the root ---------------------------------------------------------------
     def has_progress(self) -> bool:
         """True when some query already committed or planned a batch here."""
-        return any(name not in (FINISHED, BUCKETS) for name in self._list())
+        return any(name not in (FINISHED, BUCKETS) for name in self.listing())
 
     def recorded_buckets(self) -> tuple[int, ...] | None:
         """The key buckets (their ``fk_b`` values, in bucket order) the job's general operators were
         started with here; None when not recorded (a checkpoint older than the record). A key's state
         is in the bucket its hash named among them, so a resumed job must keep them even where its
         cores changed."""
-        if BUCKETS not in self._list():
+        if BUCKETS not in self.listing():
             return None
-        text = self._read(BUCKETS).strip()
+        text = self.read_text(BUCKETS).strip()
         parts = text.split(",")
         if not all(p.strip().isdigit() for p in parts) or (len(parts) == 1 and int(parts[0]) < 1):
             raise PlanError(
@@ -73,24 +74,22 @@ class Checkpoints:
     def ends(self, uid: str) -> dict[str, int]:
         """What :meth:`note_end` recorded for ``uid``: a restart must not wait for an end row already read."""
         prefix = f"{END}_{uid}__"
-        return {name[len(prefix):]: int(self._read(name)) for name in self._list() if name.startswith(prefix)}
+        return {name[len(prefix):]: int(self.read_text(name)) for name in self.listing() if name.startswith(prefix)}
 
     def last_committed(self, uid: str) -> int:
         """The last micro-batch Spark committed for the query writing sink ``uid`` (-1: none)."""
-        batches = [int(n) for n in self._list(f"{uid}/commits") if n.isdigit()]
+        batches = [int(n) for n in self.listing(f"{uid}/commits") if n.isdigit()]
         return max(batches, default=-1)
 
     def watermark_ms(self, uid: str) -> int | None:
         """The event-time watermark Spark applied in the query's last committed micro-batch (its offset
         log's ``batchWatermarkMs``); None before the first. Unlike progress reports, which Spark
         throttles for batches without data, the offset log has every batch."""
-        import json
-
         batch = self.last_committed(uid)
         if batch < 0:
             return None
         try:
-            lines = self._read(f"{uid}/offsets/{batch}").splitlines()
+            lines = self.read_text(f"{uid}/offsets/{batch}").splitlines()
             return int(json.loads(lines[1]).get("batchWatermarkMs", 0)) if len(lines) > 1 else None
         except (OSError, ValueError):
             return None
@@ -98,13 +97,11 @@ class Checkpoints:
     def last_source_offsets(self, uid: str) -> list[Any]:
         """The sources' offsets of the last micro-batch planned for the query writing sink ``uid``
         (its offset log's last entry), parsed from JSON where they are JSON; [] before the first."""
-        import json
-
-        batches = [int(n) for n in self._list(f"{uid}/offsets") if n.isdigit()]
+        batches = [int(n) for n in self.listing(f"{uid}/offsets") if n.isdigit()]
         if not batches:
             return []
         try:
-            lines = self._read(f"{uid}/offsets/{max(batches)}").splitlines()
+            lines = self.read_text(f"{uid}/offsets/{max(batches)}").splitlines()
         except OSError:
             return []
         out: list[Any] = []
@@ -117,11 +114,11 @@ class Checkpoints:
 
     def has_query(self, uid: str) -> bool:
         """True when the query writing sink ``uid`` has a checkpoint here (it ran before)."""
-        return uid in self._list()
+        return uid in self.listing()
 
     def finished(self) -> bool:
         """True when the job as a whole ran to the end of its input."""
-        return FINISHED in self._list()
+        return FINISHED in self.listing()
 
     def mark_finished(self, uid: str | None = None) -> None:
         """The whole job (or, with ``uid``, the query writing that sink) has processed all of its input."""
@@ -133,7 +130,7 @@ class Checkpoints:
         A job stopped or killed after some of its queries ended resumes only the others: an
         ended query has no more input, so it would never report its end again.
         """
-        return f"{FINISHED}_{uid}" in self._list()
+        return f"{FINISHED}_{uid}" in self.listing()
 
     def wipe(self) -> None:
         """Forget every query's progress: the next start reads its sources from the beginning."""
@@ -143,7 +140,7 @@ class Checkpoints:
             if fs.exists(path):
                 fs.delete(path, True)
             return
-        shutil.rmtree(self._local(), ignore_errors=True)
+        shutil.rmtree(self.local_root(), ignore_errors=True)
 
     # -- filesystems ---------------------------------------------------------------------
     def _write(self, name: str, text: str) -> None:
@@ -152,28 +149,31 @@ class Checkpoints:
             out.write(text.encode())
             out.close()
             return
-        path = Path(self._local())
+        path = Path(self.local_root())
         path.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
 
-    def _read(self, name: str) -> str:
+    def read_text(self, name: str) -> str:
+        """The file ``name`` under the root (``uid/offsets/3``)."""
         if self.uri:
             stream = self._hadoop_fs().open(self._hadoop_path(f"{self.root}/{name}"))
             try:
                 return bytes(stream.readAllBytes()).decode()
             finally:
                 stream.close()
-        return (Path(self._local()) / name).read_text()
+        return (Path(self.local_root()) / name).read_text()
 
-    def _local(self) -> str:
+    def local_root(self) -> str:
+        """The root as a local path (a ``file://`` URI without its scheme)."""
         return self.root[len("file://"):] if self.root.startswith("file://") else self.root
 
-    def _list(self, sub: str = "") -> list[str]:
+    def listing(self, sub: str = "") -> list[str]:
+        """The names in the root's folder ``sub`` (none when it does not exist)."""
         if self.uri:
             fs = self._hadoop_fs()
             path = self._hadoop_path(f"{self.root}/{sub}" if sub else self.root)
             return [s.getPath().getName() for s in fs.listStatus(path)] if fs.exists(path) else []
-        path = Path(self._local()) / sub
+        path = Path(self.local_root()) / sub
         return [p.name for p in path.iterdir()] if path.is_dir() else []
 
     def _hadoop_path(self, text: str) -> Any:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from funke.config import settings as current_settings
 from funke.errors import PlanError
 
 SCHEMA = """
@@ -204,6 +205,4 @@ class Registry:
 
 def registry(settings: Any = None) -> Registry:
     """The registry of the funke home in ``settings`` (FUNKE_HOME)."""
-    from funke.config import settings as current
-
-    return Registry((settings or current()).home)
+    return Registry((settings or current_settings()).home)
