@@ -84,7 +84,7 @@ class Compiler:
         self.streaming = mode == "streaming"
         self.cores = cores
         #: The value of ``fk_b`` for each key bucket (its position): a key's bucket is ``xxhash64(keys) mod``
-        #: their number (``funke.runtime.job._kept_buckets``).
+        #: their number (``funke.runtime.start.kept_buckets``).
         self.bucket_ids: tuple[int, ...] = tuple(buckets) if buckets else tuple(range(default_buckets(cores)))
         self.buckets = len(self.bucket_ids)
         #: Nodes whose tagged output is given (one micro-batch of a shared general operator).

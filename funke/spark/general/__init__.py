@@ -29,7 +29,7 @@ Every element row carries the micro-batch's processing time too (Spark's ``curre
 test script's comes only in its time rows), so a bucket run without a time row knows it; in a bounded
 run it is the job's one instant. At the end of input (a bounded run's end, a finite stream's
 watermark at +infinity) every pending processing-time timer fires, as in Flink's batch mode
-(``_end_of_processing_time``).
+(``run._end_of_processing_time``).
 
 Per batch a bucket applies, in order: processing time (timers due), the batch's elements
 (in arrival order, checked for lateness against the watermark of the previous batch), then
