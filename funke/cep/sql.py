@@ -39,10 +39,6 @@ import dataclasses
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from sqlglot import exp
-
-from funke.dialect.evaluate import ExprCompiler
-from funke.dialect.syntax import parse
 from funke.errors import PlanError
 from funke.plan.types import INTEGRAL, normalize_type
 from funke.semantics.cep import AndCondition, Condition, Consuming, NotCondition, OrCondition, SimpleCondition
@@ -100,6 +96,12 @@ class _Event:
 
 def _compile(sql: str, schema: Any, *, fast: bool = True) -> Any:
     """``sql`` as a predicate ``f(event) -> bool`` (TRUE only), its columns checked against ``schema``."""
+    # (lazy: sqlglot and the dialect load only for a pattern with a SQL condition, not with every import of funke.cep)
+    from sqlglot import exp
+
+    from funke.dialect.evaluate import ExprCompiler
+    from funke.dialect.syntax import parse
+
     try:
         tree = parse(f"SELECT {sql}").expressions
     except PlanError as e:
@@ -155,6 +157,8 @@ class _Fast:
 
     def expr(self, e: Any) -> tuple[str, str]:
         """Python source of ``e`` (its value, None for NULL) and its kind: num, str or bool."""
+        from sqlglot import exp  # (lazy, as in _compile; loaded by then)
+
         name = type(e).__name__
         if isinstance(e, exp.Paren):
             return self.expr(e.this)
