@@ -1,6 +1,7 @@
 """The shape every ``funke bench`` command shares: its ``--write-docs``/``--doc`` options, the bench's SparkSession
-with its setup, how a funke error ends the command, and how figures go into docs/benchmarks.md (only with
-``--write-docs``: a run for a look, or one too small to measure, leaves the checkout's docs alone)."""
+with its setup, how a funke error ends the command (``reported``, from funke/command_errors.py, which the ``funke``
+command shares), and how figures go into docs/benchmarks.md (only with ``--write-docs``: a run for a look, or one too
+small to measure, leaves the checkout's docs alone)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
-from funke.errors import FunkeError
+from funke.command_errors import reported
 
 if TYPE_CHECKING:
     from funke.bench.report import Setup
@@ -37,16 +37,6 @@ WriteDocs = Annotated[
 Doc = Annotated[Path, typer.Option(help="the benchmarks page")]
 
 Result = TypeVar("Result")
-
-
-@contextmanager
-def reported() -> Iterator[None]:
-    """A funke error ends the command with its message and exit code 1 (no traceback)."""
-    try:
-        yield
-    except FunkeError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)  # (escaped: "funke[redis]" is no markup)
-        raise typer.Exit(1) from None
 
 
 def step(text: str) -> None:

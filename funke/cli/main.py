@@ -12,11 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from funke.bench.cli import bench
-from funke.bench.cli_common import reported
 from funke.bench.cli_produce import ysb
 from funke.cli.jobs import register as register_jobs
 from funke.cli.services import app as services_app
 from funke.cli.services import cluster as cluster_app
+from funke.command_errors import reported
 from funke.errors import FunkeError
 from funke.extras import missing_extra
 

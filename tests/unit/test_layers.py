@@ -9,6 +9,8 @@ checks that these checks find it.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -166,6 +168,14 @@ def test_ml_imports_pyspark_only_inside_functions():
         if (a.name if isinstance(node, ast.Import) else node.module or "").startswith("pyspark")
     ]
     assert top == []
+
+
+def test_importing_funke_runtime_job_does_not_import_pyspark():
+    """A job's runtime module loads without Spark's Python side (``funke --help`` and the pure-Python
+    tests import it); pyspark comes with the first compile or session (``# (pyspark's lazy import)``)."""
+    script = "import sys, funke.runtime.job; print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyspark')[:5])"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_savepoint_code_lives_in_one_package():

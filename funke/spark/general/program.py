@@ -8,10 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+from typing import TYPE_CHECKING, Any
 
 from funke.plan import nodes
 from funke.plan.types import NUMERIC, Field, Schema, normalize_type
@@ -22,6 +19,9 @@ from funke.semantics.rolling import RollingOperator
 from funke.semantics.triggers import EventTimeTrigger, PurgingTrigger, Trigger
 from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
 from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 #: Columns the general operator adds around the user's columns.
 BUCKET, SEQ, CONTROL, TS, WM, PT = "fk_b", "fk_seq", "fk_ctl", "fk_ts", "fk_wm", "fk_pt"
@@ -387,6 +387,8 @@ def _funke_schema(cols: tuple[tuple[str, str], ...]) -> Schema:
 
 
 def _view(tagged: DataFrame, output: Output, index: int) -> DataFrame:
+    from pyspark.sql import functions as F  # (pyspark's lazy import)
+
     cols = []
     for name, t in output.columns:
         c = F.col(f"`{column_name(index, name)}`")
