@@ -662,7 +662,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("TUMBLE_START HOP_START SESSION_START", "group window", PLANNER, "the window TVF's `window_start`"),
     _b("TUMBLE_END HOP_END SESSION_END", "group window", PLANNER, "the window TVF's `window_end`"),
     _b("TUMBLE_ROWTIME HOP_ROWTIME SESSION_ROWTIME", "group window", PLANNER, "the window TVF's `window_time`"),
-    _b("TUMBLE_PROCTIME HOP_PROCTIME SESSION_PROCTIME", "group window", REFUSED, "a processing-time attribute of a group window's result"),
+    _b("TUMBLE_PROCTIME HOP_PROCTIME SESSION_PROCTIME", "group window", PLANNER, "a processing-time attribute on each result row (`PROCTIME()` when the window's row is produced), for a later processing-time window, join or OVER; alone as a column"),
     # -- aggregate ----------------------------------------------------------------------------------------
     _b("COUNT", "aggregate", PLANNER, "`COUNT(*)`, `COUNT(x)` (non-NULL values), `COUNT(DISTINCT x, ...)`, `FILTER (WHERE ...)`"),
     _b("SUM", "aggregate", DIFFERS, "of an integer type, that type (Spark: BIGINT). Of a FLOAT, Flink adds 4-byte floats in arrival order (a window's slices one after another), funke adds 8-byte ones and rounds to FLOAT once: the last digit can differ (PyFlink's sliding_window example: 86.399994, funke 86.4)"),

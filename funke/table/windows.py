@@ -25,6 +25,7 @@ from sqlglot import exp
 from funke.dialect.syntax import Descriptor, TableArg, WindowTvf
 from funke.errors import PlanError
 from funke.semantics.time import Duration, seconds, to_millis
+from funke.table.lowering import select_item
 
 __all__ = ["Session", "Slide", "Tumble", "seconds"]
 
@@ -140,10 +141,47 @@ def group_window_query(query: exp.Select, view: str, refuse: Callable[..., Excep
                         raise refuse(n, f"{name}(...) with a {kind} group window", f"write {kind}{suffix}(...)")
                     return exp.column(column)
             if name.endswith("_PROCTIME") and name.removesuffix("_PROCTIME") in _LEGACY_ARGS:
-                raise refuse(n, f"{name}(...) (a processing-time attribute)")
+                if name.removesuffix("_PROCTIME") != kind:
+                    raise refuse(n, f"{name}(...) with a {kind} group window", f"write {kind}_PROCTIME(...)")
+                proctime = exp.Anonymous(this=_PROCTIME)  # (where the call was, for an error about it)
+                proctime.meta.update(next((x.meta for x in n.walk() if "line" in x.meta), {}))
+                return proctime
         return n
 
     q.set("expressions", [e.transform(auxiliary) for e in q.expressions])
     if q.args.get("having") is not None:
         q.set("having", q.args["having"].transform(auxiliary))
-    return q
+        if (inside := _proctime_in(q.args["having"])) is not None:
+            raise refuse(inside, f"{kind}_PROCTIME(...) in HAVING", "filter on the window's other columns")
+    return _with_proctime(q, kind, refuse)
+
+
+#: What ``*_PROCTIME(...)`` is while its query is rewritten (no name a query can call), then ``PROCTIME()``.
+_PROCTIME = "FK_GROUP_WINDOW_PROCTIME"
+
+
+def _proctime_in(e: exp.Expression) -> exp.Expression | None:
+    return next((x for x in e.find_all(exp.Anonymous) if x.name.upper() == _PROCTIME), None)
+
+
+def _with_proctime(q: exp.Select, kind: str, refuse: Callable[..., Exception]) -> exp.Select:
+    """``q`` whose SELECT list has ``TUMBLE_PROCTIME(...)`` (now ``_PROCTIME``) as a column: the window
+    aggregation without it, and over that a SELECT giving each result row a processing-time attribute,
+    in its place among the columns. Flink's ``*_PROCTIME`` is such an attribute (when the row is
+    produced), for a later processing-time window, join or OVER aggregation; inside an expression it is
+    refused (write it alone as a column)."""
+    items = q.expressions
+    alone = {i for i, e in enumerate(items) if isinstance(e.unalias(), exp.Anonymous) and e.unalias().name.upper() == _PROCTIME}
+    for i, e in enumerate(items):
+        if i not in alone and (inside := _proctime_in(e)) is not None:
+            raise refuse(inside, f"{kind}_PROCTIME(...) inside an expression", f"select {kind}_PROCTIME(...) alone as a column")
+    if not alone:
+        return q
+    names = [select_item(e, i, e.unalias()).alias_or_name for i, e in enumerate(items)]
+    inner = q.copy()
+    inner.set("expressions", [select_item(e, i, e.unalias()) for i, e in enumerate(items) if i not in alone])
+    outer = [
+        exp.alias_(exp.Anonymous(this="PROCTIME"), name, quoted=True) if i in alone else exp.column(name, quoted=True)
+        for i, name in enumerate(names)
+    ]  # fmt: skip
+    return exp.select(*outer).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("_fk_group_window"))))

@@ -42,6 +42,11 @@ def test_processing_time_windows_proctime_and_its_deduplications(env, bounded):
     running = t_env.to_data_stream(t_env.sql_query(
         "SELECT k, v, COUNT(*) OVER (PARTITION BY k ORDER BY pt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n FROM r"
     )).collect()  # fmt: skip
+    # TUMBLE_PROCTIME: each window's row gets a processing-time attribute (when the row is produced)
+    stamped_windows = t_env.to_data_stream(t_env.sql_query(
+        f"SELECT k, COUNT(*) AS n, TUMBLE_PROCTIME(pt, INTERVAL '{SIZE_MS}' MILLISECOND) AS p FROM r "
+        f"GROUP BY k, TUMBLE(pt, INTERVAL '{SIZE_MS}' MILLISECOND)"
+    )).collect()  # fmt: skip
     first = t_env.to_changelog_stream(t_env.sql_query(dedup.format(""))).collect()
     last = t_env.to_changelog_stream(t_env.sql_query(dedup.format(" DESC"))).collect()
 
@@ -60,6 +65,9 @@ def test_processing_time_windows_proctime_and_its_deduplications(env, bounded):
         assert totals == per_key
         if bounded:  # processing time stands still in a batch run: every key's rows in one window
             assert len(rows) == len(per_key)
+
+    assert sum(r["n"] for r in stamped_windows.rows) == len(ROWS)
+    assert all(started <= _ms(r["p"]) <= ended for r in stamped_windows.rows), stamped_windows.rows
 
     seen = sorted((r["v"], _ms(r["pt"]), r["pt"].microsecond % 1000) for r in stamped.rows)
     assert [v for v, _, _ in seen] == [v for _, v in ROWS]

@@ -84,9 +84,36 @@ def test_a_legacy_group_window_on_proctime_is_the_processing_time_tvf(t_env):
         "GROUP BY k, TUMBLE(p, INTERVAL '10' SECOND)"
     )
     assert _node(t, n.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(10)) and t.columns == ("k", "n", "s")
-    with pytest.raises(fk.errors.UnsupportedError, match="TUMBLE_PROCTIME"):
-        t_env.sql_query("SELECT TUMBLE_PROCTIME(p, INTERVAL '10' SECOND) AS x FROM (SELECT *, PROCTIME() AS p FROM ev) "
-                        "GROUP BY TUMBLE(p, INTERVAL '10' SECOND)")
+
+
+def test_tumble_proctime_is_a_processing_time_attribute_of_each_window_result_in_its_place(t_env):
+    t = t_env.sql_query(
+        "SELECT k, TUMBLE_PROCTIME(ts, INTERVAL '10' SECOND) AS p, COUNT(*) AS n FROM ev GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND)"
+    )
+    assert t.columns == ("k", "p", "n") and t._stream.node.proc_time == "p"
+    assert {f.name: f.dtype for f in t._stream.schema} == {"k": "string", "p": "timestamp", "n": "bigint"}
+    assert _node(t, n.WindowAggregate).assigner == TumblingEventTimeWindows.of(fk.seconds(10))
+    t_env.create_temporary_view("w", t)
+    cascaded = t_env.sql_query("SELECT k, SUM(n) AS n FROM w GROUP BY k, HOP(p, INTERVAL '1' SECOND, INTERVAL '2' SECOND)")
+    assert _node(cascaded, n.WindowAggregate).assigner == SlidingProcessingTimeWindows.of(fk.seconds(2), fk.seconds(1))
+    unnamed = t_env.sql_query("SELECT SESSION_PROCTIME(ts, INTERVAL '5' SECOND), k FROM ev GROUP BY k, SESSION(ts, INTERVAL '5' SECOND)")
+    assert unnamed.columns == ("EXPR$0", "k") and unnamed._stream.node.proc_time == "EXPR$0"
+
+
+@pytest.mark.parametrize(
+    ("sql", "error"),
+    [
+        ("SELECT k, TUMBLE_PROCTIME(ts, INTERVAL '10' SECOND) + INTERVAL '1' SECOND AS x FROM ev GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND)",
+         r"TUMBLE_PROCTIME\(...\) inside an expression \(at line 1, column 11\).*alone as a column"),
+        ("SELECT k FROM ev GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND) HAVING TUMBLE_PROCTIME(ts, INTERVAL '10' SECOND) > TIMESTAMP '1970-01-01 00:00:00'",
+         r"TUMBLE_PROCTIME\(...\) in HAVING \(at line 1, column 70\)"),
+        ("SELECT HOP_PROCTIME(ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND) AS x FROM ev GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)",
+         r"HOP_PROCTIME\(...\) with a TUMBLE group window.*write TUMBLE_PROCTIME"),
+    ],
+)
+def test_tumble_proctime_inside_an_expression_in_having_or_of_another_window_is_refused_where_it_is(t_env, sql, error):
+    with pytest.raises(fk.errors.UnsupportedError, match=error):
+        t_env.sql_query(sql)
 
 
 def test_row_number_on_proctime_keeps_each_keys_first_row_on_spark_or_its_last_as_updates(t_env):
