@@ -46,7 +46,7 @@ class Compiled:
     stateful: bool = False
     control: DataFrame | None = None
     tagged: DataFrame | None = None
-    general: Any = None  # the funke.spark.general.program.Program behind ``tagged``
+    program: Any = None  # the funke.spark.general.program.Program behind ``tagged``
     #: A source's frame before the observe that counts its rows: a watermark right after the
     #: source counts them in its own observe instead (one observe per row, not two).
     uncounted: DataFrame | None = None

@@ -119,7 +119,7 @@ class Compiler:
             return self.done[key]
         if key in self.seeds:
             frame, program = self.seeds[key]
-            result = Compiled(main_view(frame, program), tagged=frame, general=program)
+            result = Compiled(main_view(frame, program), tagged=frame, program=program)
             self.done[key] = result
             return result
         inputs = [self.compile(i) for i in node.inputs]
@@ -533,8 +533,8 @@ class Compiler:
         return self.merge(df.mapInArrow(run, node.output.ddl()), up)
 
     def visit_SideOutput(self, node: nodes.SideOutput, up: Compiled) -> Compiled:
-        assert up.tagged is not None and up.general is not None, "side outputs come from general operators"
-        out = self.merge(side_view(up.tagged, up.general, node.tag), up)
+        assert up.tagged is not None and up.program is not None, "side outputs come from general operators"
+        out = self.merge(side_view(up.tagged, up.program, node.tag), up)
         out.control = None
         return out
 

@@ -122,5 +122,5 @@ def _stateful_after(sink: nodes.Sink, split: nodes.Node, general: dict[int, node
 def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, cores: int) -> list[tuple[nodes.Sink, DataFrame]]:
     """The sinks' frames for one micro-batch of a split query's tagged output."""
     assert plan.split is not None
-    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.general)})
+    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.program)})
     return [(s, c.compile(s).frame) for s in plan.sinks]

@@ -278,7 +278,7 @@ def _tagged(compiler: Compiler, node: nodes.Node, tagged: DataFrame, program: Pr
     out.metrics[-1].counts_rows, out.metrics[-1].operator = False, safe_name(node.uid)
     out.metrics[-1].counts = {name: f"tag:{safe_name(node.uid)}:{label}" for name, label in sides.items()}
     out.frame = main_view(tagged, program)
-    out.tagged, out.general, out.control = tagged, program, None
+    out.tagged, out.program, out.control = tagged, program, None
     return out
 
 
