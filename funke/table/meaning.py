@@ -121,12 +121,13 @@ def _decimal_view(e: exp.Expression, kind: str | None) -> exp.Expression:
 def cast(n: exp.Cast, source: str | None, meaning: Meaning) -> exp.Expression:
     """``CAST``/``TRY_CAST`` with Flink's meaning where the source type is known: a BOOLEAN as a string is
     ``'TRUE'``/``'FALSE'`` (Spark: lower case), a TIMESTAMP column or function result (funke's are TIMESTAMP(3)) is
-    written with its milliseconds (Spark leaves out a zero fraction: ``2020-01-01 00:00:00`` where Flink writes ``.000``)."""
+    written with its milliseconds (Spark leaves out a zero fraction: ``2020-01-01 00:00:00`` where Flink writes ``.000``,
+    and trailing zeros: ``.12`` where Flink writes ``.120``; ``CURRENT_TIMESTAMP`` too, sqlglot's own node)."""
     value = n.this.transform(meaning)
     to = n.to.sql(dialect="spark").lower()
     if to == "string" and source == "boolean":
         return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))
-    if to == "string" and source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous)):
+    if to == "string" and source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous, exp.CurrentTimestamp)):
         return exp.Anonymous(this="DATE_FORMAT", expressions=[value, exp.Literal.string("yyyy-MM-dd HH:mm:ss.SSS")])
     out = n.copy()
     out.set("this", value)

@@ -693,7 +693,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             if isinstance(n, (exp.Cast, exp.TryCast)):
                 if n.to.is_type(exp.DataType.Type.TIME):
                     raise self.refuse(n, f"{n.sql()} (a TIME value: Spark computes with none)")
-                return cast(n, type_of(n.this, schema), flink_meaning)
+                now = isinstance(n.this, exp.CurrentTimestamp) or is_localtimestamp(n.this, schema)  # (sqlglot's nodes: no type_of)
+                return cast(n, "timestamp" if now else type_of(n.this, schema), flink_meaning)
             if isinstance(n, exp.Extract):
                 return extract(n.name, n.expression.transform(flink_meaning))
             if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("to") is not None:

@@ -97,6 +97,13 @@ def test_rewrites_reach_nested_calls():
     assert "SPLIT_INDEX" not in spark.upper() and "TRY_ELEMENT_AT" in spark.upper()
 
 
+@pytest.mark.parametrize("value", ["CURRENT_TIMESTAMP", "CURRENT_ROW_TIMESTAMP()", "LOCALTIMESTAMP", "NOW()"])
+def test_a_current_time_as_a_string_has_three_fraction_digits_as_in_flink(value):
+    """Spark's CAST leaves out trailing zeros of the fraction (``.12``, where Flink writes ``.120``): the one
+    spelling it has is funke's ``DATE_FORMAT`` with ``.SSS`` (tests/spark/test_sql_functions.py runs it)."""
+    assert "yyyy-MM-dd HH:mm:ss.SSS" in _spark(f"CAST({value} AS STRING)")
+
+
 def test_match_recognize_functions_are_its_compilers_to_read(t_env):
     query = """SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES LAST(A.n) AS last_n, MATCH_ROWTIME() AS mt
                ONE ROW PER MATCH PATTERN (A B) DEFINE B AS B.n > PREV(B.n))"""
