@@ -70,7 +70,8 @@ class QueryState:
         self.clocks = [Clock(c.path, c.inputs, c.uid, timers=DueTimers(c.buckets, c.observe)) for c in self.plan.compiled.clocks]
         for clock in self.clocks:
             clock.write()  # the first micro-batch reads -infinity
-        self.beats = [Beat(b.path, DueTimers(b.buckets, b.observe)) for b in self.plan.compiled.beats]
+        ends = tuple(self.finite_metrics)  # (the query's input ends when all of them have: ended_in)
+        self.beats = [Beat(b.path, DueTimers(b.buckets, b.observe), ends=ends) for b in self.plan.compiled.beats]
         for beat in self.beats:
             beat.write()  # a new run: the first micro-batch beats
 
@@ -100,6 +101,7 @@ class QueryState:
                 clock.update(folded, batch=p.batchId)
             for beat in self.beats:
                 beat.update(folded, (p.eventTime or {}).get("watermark"))
+                beat.saw(p.sources)
         rows = 0
         counts: dict[str, int] = {}  # this batch's rows per observe point
         for m in self.compiled.metrics:
@@ -160,9 +162,10 @@ class QueryState:
         self.batch_seconds.observe(ms / 1000)
 
     def ended_in(self, last_batch: int) -> bool:
-        """True when every finite source's end row has been read and, by ``last_batch``, acted on."""
+        """True when every finite source's end row has been read and, by ``last_batch``, acted on (a general
+        operator's beat too: its end-of-input beat read, which fires its processing-time timers)."""
         names = self.finite_metrics
-        if not names or not all(k in self.end_batch for k in names):
+        if not names or not all(k in self.end_batch for k in names) or not all(b.closed or not b.linked for b in self.beats):
             return False
         last_end = max(self.end_batch[k] for k in names)
         # The batch carrying the end row raises the watermark; the next one fires the windows.

@@ -188,6 +188,15 @@ class Beat:
       it): a stateful query ends with the batch after the one that read its last source's end,
       which Spark would not run when the end moved no watermark (a process function over a
       stream without event time; a union or join of two such streams that end in different batches).
+    * The end of input (``end``): once every one of the query's finite sources (``ends``, their
+      observes) has sent its end, the beat that follows says so, and the operator fires every
+      timer, processing-time ones too, as Flink's sources end with the watermark at +infinity
+      and its batch mode with processing time at the end of time. Without it a finite stream
+      without watermarks left its last processing-time windows to the wall clock, and the query
+      ended before they fired. ``closed`` turns true when a micro-batch has read that beat
+      (``saw``): the query has not ended before. (``linked``: a micro-batch read this run's
+      beats at all; a source that cannot read the file, on a Spark Connect server elsewhere,
+      beats every micro-batch and never the end.)
 
     >>> b = Beat("/dev/null", DueTimers(4, "late"))
     >>> b.write = lambda: None
@@ -199,6 +208,18 @@ class Beat:
     2
     >>> b.update({"funke_src_y": {"rows": 2, "eos": 1}}, None); b.want
     3
+    >>> e = Beat("/dev/null", DueTimers(4, "late"), ends=("funke_src_x", "funke_src_y"))
+    >>> e.write = lambda: None
+    >>> e.update({"funke_src_x": {"eos": 1}}, None); e.end
+    False
+    >>> e.update({"funke_src_y": {"eos": 1}}, None); e.end, e.want
+    (True, 2)
+    >>> e.saw([{"endOffset": '{"beat": 3, "run": "other", "end": true}'}]); e.closed, e.linked
+    (False, False)
+    >>> e.saw([{"endOffset": {"beat": 2, "run": e.run}}]); e.closed, e.linked
+    (False, True)
+    >>> e.saw([{"endOffset": {"beat": 3, "run": e.run, "end": True}}]); e.closed
+    True
     """
 
     path: str
@@ -206,6 +227,10 @@ class Beat:
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     want: int = 0
     commits: str | None = None
+    ends: tuple[str, ...] = ()
+    end: bool = False
+    closed: bool = False
+    linked: bool = False
     _moved: bool = False
     _ended: set[str] = field(default_factory=set)
 
@@ -219,11 +244,26 @@ class Beat:
         if ended:  # (each source's end: a query of several ends with the batch after the last one's)
             self._ended |= ended
             self.want += 1
+            self.end = bool(self.ends) and self._ended.issuperset(self.ends)
         self.timers.fold(observed)
         self.write()
 
+    def saw(self, sources: Any) -> None:
+        """Fold in a micro-batch's sources' progress: ``closed`` once one of them (this beat's source)
+        has read the end-of-input beat of this run."""
+        for s in sources or ():
+            offset = s.get("endOffset") if isinstance(s, dict) else getattr(s, "endOffset", None)
+            if isinstance(offset, str):
+                try:
+                    offset = json.loads(offset)
+                except ValueError:
+                    continue
+            if isinstance(offset, dict) and offset.get("run") == self.run:
+                self.linked = True
+                self.closed = self.closed or bool(offset.get("end"))
+
     def write(self) -> None:
-        _write_json(self.path, {"run": self.run, "want": self.want, "due": self.timers.due, "commits": self.commits})
+        _write_json(self.path, {"run": self.run, "want": self.want, "due": self.timers.due, "commits": self.commits, "end": self.end})
 
 
 def _write_json(path: str, content: dict[str, Any]) -> None:

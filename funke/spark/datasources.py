@@ -29,6 +29,9 @@ from pyspark.sql.datasource import (
 )
 
 EOS = "__funke_eos"
+#: A watermark that says the input has ended (9999-12-31 UTC, the end-of-input row's time): a general
+#: operator fires every timer on it, processing-time ones too.
+END_OF_INPUT_MS = 253402214400000
 
 
 def encode(obj: Any) -> str:
@@ -319,17 +322,20 @@ class BeatDataSource(_DriverSide):
         return "funke_beat"
 
     def schema(self) -> str:
-        return "fk_b int"
+        return "fk_b int, fk_wm bigint"
 
     def simpleStreamReader(self, schema: Any) -> SimpleDataSourceStreamReader:
         return _Beat(self.options["path"], int(self.options["buckets"]))
 
 
 class _Beat(_DriverFile):
-    """Offsets ``{"beat": n, "run": .., "want": k, "fired": due}``: a new one (one row per bucket)
-    when the driver's run is not the offset's (a start or restart), it wants more beats than the
+    """Offsets ``{"beat": n, "run": .., "want": k, "fired": due, "end": bool}``: a new one (one row per
+    bucket) when the driver's run is not the offset's (a start or restart), it wants more beats than the
     offset had (``want``), or a processing-time timer is due that no beat has fired yet. Without
-    the driver's file (a Spark Connect server on another host) it beats every micro-batch."""
+    the driver's file (a Spark Connect server on another host) it beats every micro-batch.
+
+    Each row's watermark (``fk_wm``) is null, or ``END_OF_INPUT_MS`` once the driver says the query's
+    finite input has all ended (``end``): the operator then fires every timer."""
 
     def initialOffset(self) -> dict:
         return {"beat": 0}
@@ -345,17 +351,19 @@ class _Beat(_DriverFile):
         # (no listener to wait for): Spark runs no batch for it.
         moved = bool(start.get("moved")) or (bool(state.get("commits")) and _next_watermark(state["commits"]) > 0)
         wanted = int(state.get("want", 0)) > int(start.get("want", 0))
-        if state.get("run") != start.get("run") or wanted or moved != bool(start.get("moved")):
+        ended = bool(state.get("end")) != bool(start.get("end"))
+        if state.get("run") != start.get("run") or wanted or moved != bool(start.get("moved")) or ended:
             fired = start.get("fired")
         elif due is not None and now >= due and due != start.get("fired"):
             fired = due
         else:
             return iter([]), start
-        end.update(run=state.get("run"), want=int(state.get("want", 0)), fired=fired, moved=moved)
+        end.update(run=state.get("run"), want=int(state.get("want", 0)), fired=fired, moved=moved, end=bool(state.get("end")))
         return self.readBetweenOffsets(start, end), end
 
-    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int]]:
-        return iter([(b,) for b in range(self.buckets)])
+    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple[int, int | None]]:
+        wm = END_OF_INPUT_MS if end.get("end") else None
+        return iter([(b, wm) for b in range(self.buckets)])
 
 
 class PostgresDataSource(DataSource):

@@ -151,18 +151,44 @@ def test_the_beat_source_beats_at_a_new_run_when_the_driver_wants_one_and_when_a
     reader = datasources._Beat(str(path), buckets=3)
     start = reader.initialOffset()
     rows, end = reader.read(start)  # no file (a Connect server elsewhere): every micro-batch, as before
-    assert list(rows) == [(0,), (1,), (2,)] and end["beat"] == 1
-    beat = Beat(str(path), DueTimers(3, "late"))
+    assert list(rows) == [(0, None), (1, None), (2, None)] and end["beat"] == 1
+    beat = Beat(str(path), DueTimers(3, "late"), ends=("funke_src_a",))
     beat.write()
     rows, end = reader.read(end)  # a new run
-    assert list(rows) == [(0,), (1,), (2,)]
+    assert list(rows) == [(0, None), (1, None), (2, None)]
     assert reader.read(end)[1] is end
     beat.update({}, "2024-01-01T00:00:00.000Z")  # the watermark's first move: Spark runs no batch for it
     rows, end = reader.read(end)
-    assert list(rows) == [(0,), (1,), (2,)] and reader.read(end)[1] is end
+    assert list(rows) == [(0, None), (1, None), (2, None)] and reader.read(end)[1] is end
     beat.update({"late": {"runs": 1, "pt_due": 5}}, "2024-01-01T00:00:01.000Z")  # later moves: Spark's own batches
     rows, end = reader.read(end)
     assert end["fired"] == 5 and reader.read(end)[1] is end
+    assert list(reader.readBetweenOffsets(start, end)) == [(0, None), (1, None), (2, None)]  # (a replay: the same rows)
+
+
+def test_the_beat_source_says_the_end_of_input_once_every_finite_source_of_the_query_has_ended(tmp_path):
+    """The operator then fires every timer, processing-time ones too (its rows' watermark is the end
+    of input); the driver learns from the source's offset that a micro-batch has read that beat."""
+    from funke.runtime.watermarks import Beat, DueTimers
+    from funke.spark import datasources
+
+    path = tmp_path / "beat.json"
+    beat = Beat(str(path), DueTimers(2, "late"), ends=("funke_src_a", "funke_src_b"))
+    beat.write()
+    reader = datasources._Beat(str(path), buckets=2)
+    _, end = reader.read(reader.initialOffset())
+    beat.update({"funke_src_a": {"rows": 3, "eos": 1}}, None)  # one source ended: a beat, not yet the end
+    rows, end = reader.read(end)
+    assert list(rows) == [(0, None), (1, None)] and not end["end"]
+    beat.saw([{"endOffset": json.dumps(end)}])
+    assert beat.linked and not beat.closed
+    beat.update({"funke_src_b": {"rows": 0, "eos": 1}}, None)
+    rows, last = reader.read(end)
+    assert list(rows) == [(0, datasources.END_OF_INPUT_MS), (1, datasources.END_OF_INPUT_MS)] and last["end"]
+    assert list(reader.readBetweenOffsets(end, last)) == [(0, datasources.END_OF_INPUT_MS), (1, datasources.END_OF_INPUT_MS)]
+    assert reader.read(last)[1] is last  # said once
+    beat.saw([{"endOffset": json.dumps(last)}])
+    assert beat.closed
 
 
 def test_the_beat_source_reads_the_watermark_s_first_move_in_the_commit_log(tmp_path):
@@ -182,7 +208,7 @@ def test_the_beat_source_reads_the_watermark_s_first_move_in_the_commit_log(tmp_
     assert reader.read(end)[1] is end
     (commits / "1").write_text('v1\n{"nextBatchWatermarkMs":1704067200000}')
     rows, end = reader.read(end)
-    assert list(rows) == [(0,), (1,)] and end["moved"] is True
+    assert list(rows) == [(0, None), (1, None)] and end["moved"] is True
     beat.update({}, "2024-01-01T00:00:00.000Z")  # the listener's report changes nothing here
     (commits / "2").write_text('v1\n{"nextBatchWatermarkMs":1704067201000}')
     assert reader.read(end)[1] is end and beat.want == 0

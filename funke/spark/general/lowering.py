@@ -329,7 +329,7 @@ def _beat_rows(compiler: Compiler, node: nodes.Node) -> tuple[DataFrame, BeatSpe
     frame = rows.select(
         bucket_column(compiler.bucket_ids, F.col("fk_b")).alias(BUCKET),
         F.lit(True).alias(CONTROL),
-        F.lit(None).cast("bigint").alias(WM),
+        F.col("fk_wm").alias(WM),  # (null, or the end of input: datasources.END_OF_INPUT_MS)
         F.unix_millis(F.current_timestamp()).alias(PT),
     )
     return frame, BeatSpec(path, _late_observe(node), compiler.buckets)

@@ -72,7 +72,7 @@ def run_bucket(
             records += op.process_element(key, value, ts)
 
     wm = MAX_WATERMARK if final else max_or_none(control, WM)
-    if program.clock and wm is not None and wm >= _END_OF_INPUT_MS:
+    if (program.clock or program.beat) and wm is not None and wm >= _END_OF_INPUT_MS:  # (the beat's end of input)
         wm = MAX_WATERMARK
     if wm is None and not program.clock:  # funke's clock: no row with a watermark yet means -infinity
         wm = _flink_watermark(spark_watermark)
