@@ -27,7 +27,17 @@ from funke.errors import PlanError
 from funke.plan.types import Field, Schema
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, changelog_mode, state_mode
 from funke.table.joins import RegularJoin
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, keys_known, kind_first
+from funke.table.lowering import (
+    WINDOW_END,
+    WINDOW_START,
+    WINDOW_TIME,
+    SplitCondition,
+    conjuncts,
+    is_updating,
+    keys_known,
+    kind_first,
+)
+from funke.table.pair_condition import PairCondition
 from funke.table.rank import OuterPairRows, PairRows
 from funke.table.temporal_join import TemporalJoin
 
@@ -94,14 +104,14 @@ class JoinLowering:
             )
         if not bounds.complete():  # a regular join; time conditions, if any, filter its pairs
             rest = [t for t in terms if (pair := columns.key_pair(t)) is None or pair in (times, times[::-1])]
-            if any(outer):  # (ON decides which rows pair up: only keys there; WHERE filters the result)
+            on: list[SplitCondition] = []
+            if any(outer):  # (ON decides which rows pair up, the join's condition besides its keys; WHERE filters the result)
                 for t in conjuncts(join.args["on"]) if join.args.get("on") else []:
                     pair = columns.key_pair(t)
                     if pair is None or pair in (times, times[::-1]):
-                        raise self.refuse(
-                            t, f"a condition other than a key equality in the ON of a {join.side} JOIN", "put it in WHERE"
-                        )
-            regular = self._regular_join(left, right, keys, columns, outer)
+                        on.append(SplitCondition.of(t, columns.side_of, self._hide))
+                        rest = [r for r in rest if r is not t]
+            regular = self._regular_join(left, right, keys, columns, outer, on)
             return columns.finish(regular, rest, query.expressions)
         for rel, (_, stream) in zip(rels, sides, strict=True):
             self._insert_only(stream, rel, "an interval join")
@@ -109,6 +119,20 @@ class JoinLowering:
         joined = bounds.apply(joined)
         pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
         return columns.finish(pairs, rest, query.expressions)
+
+    def _on_condition(
+        self, on: Sequence[SplitCondition], left: Any, right: Any, where: str
+    ) -> tuple[Any, Any, PairCondition | None]:
+        """An outer join's ``ON`` conditions besides its keys (``on``) as the join's ``PairCondition`` (None
+        without any), and both sides with the hidden columns it reads of them. Those need no type the
+        planner knows: the condition reads them, nothing writes them out."""
+        if not on:
+            return left, right, None
+        left, right = (
+            SplitCondition.add(on, at, stream, lambda e, schema=stream.schema: self.typed_sql(_bare(e), schema))
+            for at, stream in enumerate((left, right))
+        )
+        return left, right, SplitCondition.pair(self, on, (left.schema, right.schema), where)
 
     def _outer_sides(self, join: exp.Join, kinds: tuple[str, ...], noun: str, hint: str) -> tuple[bool, bool]:
         """Which sides of ``join`` keep their unmatched rows (LEFT: the first, RIGHT: the second, FULL: both);
@@ -119,18 +143,22 @@ class JoinLowering:
         return join.side in ("LEFT", "FULL"), join.side in ("RIGHT", "FULL")
 
     def _regular_join(
-        self, left: Any, right: Any, keys: list[tuple[str, str]], columns: _JoinColumns, outer: tuple[bool, bool]
-    ) -> Any:
+        self, left: Any, right: Any, keys: list[tuple[str, str]], columns: _JoinColumns, outer: tuple[bool, bool],
+        on: Sequence[SplitCondition] = (),
+    ) -> Any:  # fmt: skip
         """Flink SQL's regular join (``funke.table.joins``): every row of both sides kept (for
         ``table.exec.state.ttl`` when set), each arriving row paired with the other side's of equal keys;
         an outer side's unmatched rows padded with NULLs (an updating result). A row with a NULL key
-        matches nothing (SQL's ``=``): an outer side's goes straight out padded, an inner side's nowhere."""
-        streams = (left, right)
+        matches nothing (SQL's ``=``): an outer side's goes straight out padded, an inner side's nowhere.
+        ``on``: an outer join's ``ON`` conditions besides its keys; a pair must meet them too (each side's
+        rows carry the hidden columns they read of it)."""
         updating = (is_updating(left), is_updating(right))
-        for stream in streams:
+        for stream in (left, right):
             self._known_types(stream, "a regular join")
+        left, right, condition = self._on_condition(on, left, right, f"the ON of the join of {' and '.join(columns.names)}")
+        streams = (left, right)
         mapped, fields = columns.renamed(columns.schemas)
-        fn = RegularJoin(list(mapped[0].items()), list(mapped[1].items()), self.state_ttl_ms, outer, updating)
+        fn = RegularJoin(list(mapped[0].items()), list(mapped[1].items()), self.state_ttl_ms, outer, updating, condition=condition)
         if fn.updating:
             fields.insert(0, Field(ROW_KIND, "string"))
         schema = Schema(tuple(fields))
@@ -218,10 +246,16 @@ class JoinLowering:
         pairs_of, out_fields = columns.renamed((left.schema, right.schema))
         lkeys = [k for k, _ in keys]
         if any(outer):  # Flink's outer window join: a row without a partner in its window, padded with NULLs
-            if not join.args.get("on") or any(columns.key_pair(t) is None for t in conjuncts(join.args["on"])):
-                raise self.refuse(
-                    join, f"a condition other than equalities in the ON of a {join.side} window join", "put it in WHERE"
-                )
+            if not join.args.get("on"):
+                raise self.refuse(join, f"a {join.side} window join without ON")
+            # (the ON's conditions besides the window and the keys decide which rows pair up; WHERE filters the result)
+            on = [t for t in conjuncts(join.args["on"]) if columns.key_pair(t) is None]
+            for t in on:
+                if any(c.name in bounds for c in t.find_all(exp.Column)):
+                    raise self.refuse(t, f"a condition on the window's columns in the ON of a {join.side} window join", "put it in WHERE")
+            rest = [r for r in rest if not any(r is t for t in on)]
+            splits = [SplitCondition.of(t, columns.side_of, self._hide) for t in on]
+            left, right, condition = self._on_condition(splits, left, right, f"the ON of the window join of {ln} and {rn}")
             # Keyed by the keys as JSON; a NULL-keyed row by its side alone: it meets nobody and goes out padded.
             # Each side's window columns are NULL where it is padded (a marker column tells).
             key = self._hide()
@@ -237,7 +271,7 @@ class JoinLowering:
                 bounds_of.append((marker, {b: self._hide() for b in bounds}))
             joined = (
                 grouped[0].co_group(grouped[1]).where(key).equal_to(key).window(ltvf.assigner)
-                .apply(OuterPairRows(pairs_of[0], pairs_of[1], outer), output_schema=Schema(tuple(out_fields)))
+                .apply(OuterPairRows(pairs_of[0], pairs_of[1], outer, condition), output_schema=Schema(tuple(out_fields)))
             )  # fmt: skip
             whole = {
                 WINDOW_START: f"`{WINDOW_START}`",
@@ -306,8 +340,8 @@ class JoinLowering:
         """``FROM o [LEFT] JOIN r FOR SYSTEM_TIME AS OF o.ts [AS v] ON o.k = v.k [AND ...]``, ``ts`` the left's
         event-time attribute and ``r`` a versioned table (a view with event time: an updating result's rows by
         its upsert key, or insert-only rows, each a version of its join key): Flink's event-time temporal join
-        (``funke.table.temporal_join``), insert-only. Conditions besides the keys filter the joined rows (a
-        LEFT join takes them in WHERE)."""
+        (``funke.table.temporal_join``), insert-only. Conditions besides the keys filter the joined rows; in the
+        ON of a LEFT join they decide whether a row meets its version (else it is padded)."""
         outer = self._outer_sides(join, ("", "INNER", "OUTER"), "temporal join", "INNER and LEFT temporal joins run")
         if outer[1]:
             raise self.refuse(join, f"a {join.side} temporal join", "INNER and LEFT temporal joins run")
@@ -352,13 +386,17 @@ class JoinLowering:
                 f"Flink SQL: the temporal join at {self.at(join)} must join on the versioned table's key "
                 f"({', '.join(key) if key else none})"
             )
-        for t in conjuncts(join.args["on"]) if outer[0] and join.args.get("on") else []:  # (ON says which version a row meets)
-            if columns.key_pair(t) is None:
-                raise self.refuse(t, "a condition other than a key equality in the ON of a LEFT temporal join", "put it in WHERE")
+        # (a LEFT join's ON says which version a row meets: its conditions besides the keys too, as in Flink)
+        on = [t for t in conjuncts(join.args["on"]) if columns.key_pair(t) is None] if outer[0] and join.args.get("on") else []
+        rest = [r for r in rest if not any(r is t for t in on)]
+        splits = [SplitCondition.of(t, columns.side_of, self._hide) for t in on]
         self._known_types(left, "a temporal join")
         self._known_types(right, "a temporal join")
+        left, right, condition = self._on_condition(splits, left, right, f"the ON of the temporal join at {self.at(join)}")
         mapped, fields = columns.renamed(columns.schemas)
-        fn = TemporalJoin(list(mapped[0].items()), list(mapped[1].items()), left.node.event_time, right.node.row_time, outer=outer[0])
+        fn = TemporalJoin(
+            list(mapped[0].items()), list(mapped[1].items()), left.node.event_time, right.node.row_time, outer=outer[0], condition=condition
+        )
         left_keys, right_keys = [k for k, _ in keys], [k for _, k in keys]
         # (a NULL key matches nothing: such rows are not kept, a LEFT join's left ones padded below)
         kept = [left.filter(keys_known(left_keys)).key_by(left_keys), right.filter(keys_known(right_keys)).key_by(right_keys)]
@@ -380,6 +418,14 @@ def numbered(name: str, seen: set[str]) -> str:
         out, n = f"{name}{n}", n + 1
     seen.add(out)
     return out
+
+
+def _bare(e: exp.Expression) -> exp.Expression:
+    """``e`` (of one side's columns) with its columns unqualified, as that side's rows name them."""
+    e = e.copy()
+    for c in e.find_all(exp.Column):
+        c.set("table", None)
+    return e
 
 
 def _padded(mapped: dict[str, str], fields: Sequence[Field], kind: str | None = None) -> list[str]:

@@ -15,6 +15,10 @@ its pairs are retracted, as Flink's ``JoinHelper`` does: an inner join forwards 
 an outer side's row whose last partner goes is padded with NULLs again (``+I``). Each kept row counts
 its partners on the other side (its associations) for that.
 
+An outer join's ``ON`` may hold conditions besides the keys (``LEFT JOIN b ON a.k = b.k AND b.ts > a.ts``):
+a row's partners are then the other side's rows of its key that meet them (a ``PairCondition``), and its
+count of associations counts those, as in Flink's join with a non-equi condition.
+
 >>> from funke.semantics.co_process import KeyedCoProcessOperator
 >>> join = KeyedCoProcessOperator(RegularJoin([("k", "k"), ("x", "x")], [("y", "y")], outer=(True, False)))
 >>> [(r.value["_fk_row_kind"], r.value["x"], r.value["y"]) for r in join.process_element1(1, {"k": 1, "x": "a"})]
@@ -33,6 +37,7 @@ from typing import Any
 from funke.semantics.co_process import KeyedCoProcessFunction
 from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, INSERT_ONLY, RETRACTIONS, ROW_KIND, ChangelogMode, is_retraction, with_ttl
+from funke.table.pair_condition import PairCondition
 
 
 class RegularJoin(KeyedCoProcessFunction):
@@ -43,9 +48,11 @@ class RegularJoin(KeyedCoProcessFunction):
     def __init__(
         self, left: Sequence[tuple[str, str]], right: Sequence[tuple[str, str]], ttl_ms: int | None = None,
         outer: tuple[bool, bool] = (False, False), updating: tuple[bool, bool] = (False, False),
+        condition: PairCondition | None = None,
     ) -> None:  # fmt: skip
         self.columns = (tuple(left), tuple(right))
         self.ttl_ms, self.outer, self.inputs_update = ttl_ms, tuple(outer), tuple(updating)
+        self.condition = condition
         # per side: {n: [row, partners]} (a map, so that counting a row's partners rewrites that row alone), n in
         # arrival order; partners: how many rows of the other side it pairs with (earlier versions: whether any)
         self.rows = tuple(with_ttl(MapStateDescriptor(name), ttl_ms) for name in ("left", "right"))
@@ -59,6 +66,8 @@ class RegularJoin(KeyedCoProcessFunction):
 
     def __repr__(self) -> str:  # (the plan's uid; as earlier versions spelled it where they ran the join)
         extra = f", updating={self.inputs_update}" if any(self.inputs_update) else ""
+        if self.condition is not None:
+            extra += f", condition={self.condition.sql!r}"
         return f"RegularJoin({self.columns!r}, ttl_ms={self.ttl_ms}, outer={self.outer}{extra})"
 
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
@@ -89,6 +98,9 @@ class RegularJoin(KeyedCoProcessFunction):
         other = 1 - side
         kept = [state.get_map_state(d) for d in self.rows]
         partners = sorted(kept[other].items(), key=lambda item: item[0])  # (arrival order)
+        if self.condition is not None:  # (a pair meets the ON's other conditions too)
+            holds = self.condition.holds
+            partners = [p for p in partners if (holds(row, p[1][0]) if side == 0 else holds(p[1][0], row))]
         out: list[dict[str, Any]] = []
         if retract:
             self._forget(kept[side], row)

@@ -44,7 +44,7 @@ while planning, naming the construct and where it is in the query.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -414,10 +414,11 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         self._no_window_columns(where.this, "WHERE")
         return stream.filter(self.spark_sql(where.this, stream.schema))
 
-    def _known_types(self, stream: Any, what: str) -> None:
+    def _known_types(self, stream: Any, what: str, skip: Collection[str] = ()) -> None:
         """``what`` keeps rows in funke's state, so it needs each column's type: refuse columns whose type
-        only Spark knows (an expression funke cannot type), naming them."""
-        unknown = [f.name for f in stream.schema if f.dtype is None]
+        only Spark knows (an expression funke cannot type), naming them. ``skip``: columns it reads but
+        never writes out (a join condition's hidden columns)."""
+        unknown = [f.name for f in stream.schema if f.dtype is None and f.name not in skip]
         if unknown:
             raise PlanError(
                 f"Flink SQL: {what} needs the type of {', '.join(unknown)}, an expression whose type funke cannot tell: "

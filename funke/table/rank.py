@@ -36,6 +36,7 @@ from funke.table.changelog import (
     rows_step,
     with_ttl,
 )
+from funke.table.pair_condition import PairCondition
 
 
 @dataclass(frozen=True)
@@ -460,24 +461,35 @@ class OuterPairRows(CoGroupFunction):
     """A SQL outer window join's rows for one key and window: every pair, and each row of an outer side
     that has no partner padded with NULLs (``outer``: which sides are outer; LEFT is the first).
 
+    ``condition``: the ``ON``'s conditions besides the window and the keys; only the pairs that meet it are
+    pairs, and a row of an outer side that meets none is padded.
+
     >>> fn = OuterPairRows({"k": "lk", "x": "x"}, {"k": "rk", "y": "y"}, (True, True))
     >>> fn.co_group([{"k": 1, "x": "a"}], [])
     [{'lk': 1, 'x': 'a', 'rk': None, 'y': None}]
     >>> len(fn.co_group([{"k": 1, "x": "a"}, {"k": 1, "x": "b"}], [{"k": 1, "y": "c"}]))
     2
+    >>> from funke.plan.types import Schema
+    >>> on = PairCondition("`ry` > `lx`", Schema.of("lx int, ry int"), ("lx",), ("ry",))
+    >>> OuterPairRows({"x": "x"}, {"y": "y"}, (True, False), on).co_group([{"x": 1, "lx": 1}, {"x": 5, "lx": 5}], [{"y": 3, "ry": 3}])
+    [{'x': 1, 'y': 3}, {'x': 5, 'y': None}]
     """
 
-    def __init__(self, left: dict[str, str], right: dict[str, str], outer: tuple[bool, bool]) -> None:
-        self.pair, self.outer = PairRows(left, right), tuple(outer)
+    def __init__(self, left: dict[str, str], right: dict[str, str], outer: tuple[bool, bool], condition: PairCondition | None = None) -> None:
+        self.pair, self.outer, self.condition = PairRows(left, right), tuple(outer), condition
 
     def __repr__(self) -> str:  # (the plan's uid)
-        return f"OuterPairRows({self.pair.left!r}, {self.pair.right!r}, {self.outer})"
+        extra = f", condition={self.condition.sql!r}" if self.condition is not None else ""
+        return f"OuterPairRows({self.pair.left!r}, {self.pair.right!r}, {self.outer}{extra})"
 
     def co_group(self, lefts: list[dict[str, Any]], rights: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if lefts and rights:
-            return [self.pair.join(a, b) for a in lefts for b in rights]
-        if lefts and self.outer[0]:
-            return [self.pair.join(a, {}) for a in lefts]
-        if rights and self.outer[1]:
-            return [self.pair.join({}, b) for b in rights]
-        return []
+        holds = self.condition.holds if self.condition is not None else lambda a, b: True
+        met = [(i, j) for i, a in enumerate(lefts) for j, b in enumerate(rights) if holds(a, b)]
+        out = [self.pair.join(lefts[i], rights[j]) for i, j in met]
+        if self.outer[0]:
+            paired = {i for i, _ in met}
+            out += [self.pair.join(a, {}) for i, a in enumerate(lefts) if i not in paired]
+        if self.outer[1]:
+            paired = {j for _, j in met}
+            out += [self.pair.join({}, b) for j, b in enumerate(rights) if j not in paired]
+        return out

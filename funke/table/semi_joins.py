@@ -13,6 +13,11 @@ The left rows are kept only while they may still be needed: when the right side 
 matched key's rows never change again, so a semi join keeps none there, and an anti join forgets them
 once it deleted them. ``table.exec.state.ttl`` expires a key's rows and count after their last write.
 
+With a correlated condition other than the key's equalities (``EXISTS (SELECT ... WHERE b.k = a.k AND
+b.y > a.x)``: a ``PairCondition``), the answer is each left row's own, as in Flink's operator with a
+non-equi condition: the function keeps the right side's rows of the key too, and each left row with the
+number of them it meets; a left row passes while that number is above 0 (an anti join: while it is 0).
+
 >>> from funke.semantics.co_process import KeyedCoProcessOperator
 >>> anti = KeyedCoProcessOperator(SemiAntiJoin(["k", "x"], anti=True))
 >>> [(r.value["_fk_row_kind"], r.value["x"]) for r in anti.process_element1(1, {"k": 1, "x": "a"})]
@@ -31,21 +36,27 @@ from typing import Any
 from funke.semantics.co_process import KeyedCoProcessFunction
 from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
 from funke.table.changelog import DELETE, INSERT, INSERT_ONLY, ROW_KIND, ChangelogMode, is_retraction, with_ttl
+from funke.table.pair_condition import PairCondition
 
 
 class SemiAntiJoin(KeyedCoProcessFunction):
     """The left rows (their ``columns``) whose key the right side holds (``anti``: does not hold);
-    ``updating`` says which inputs are changelogs (their rows carry a kind)."""
+    ``updating`` says which inputs are changelogs (their rows carry a kind); ``condition``: a row of the
+    key counts for a left row only where it holds."""
 
     def __init__(
         self, columns: Sequence[str], *, anti: bool = False, ttl_ms: int | None = None,
-        updating: tuple[bool, bool] = (False, False),
+        updating: tuple[bool, bool] = (False, False), condition: PairCondition | None = None,
     ) -> None:  # fmt: skip
         self.columns, self.anti, self.ttl_ms, self.inputs_update = tuple(columns), anti, ttl_ms, tuple(updating)
+        self.condition = condition
         # the left rows by arrival number (a map: a retraction rewrites one entry), the next number, the right's count
         self.rows = with_ttl(MapStateDescriptor("left"), ttl_ms)
         self.next_id = with_ttl(ValueStateDescriptor("left_next_id"), ttl_ms)
         self.matches = with_ttl(ValueStateDescriptor("right_rows"), ttl_ms)
+        # with a condition: the right side's rows by arrival number (what the condition reads of them), the next number
+        self.right_rows = with_ttl(MapStateDescriptor("right"), ttl_ms)
+        self.right_next_id = with_ttl(ValueStateDescriptor("right_next_id"), ttl_ms)
 
     @property
     def updating(self) -> bool:
@@ -54,6 +65,8 @@ class SemiAntiJoin(KeyedCoProcessFunction):
 
     def __repr__(self) -> str:  # (the plan's uid)
         extra = f", updating={self.inputs_update}" if any(self.inputs_update) else ""
+        if self.condition is not None:
+            extra += f", condition={self.condition.sql!r}"
         return f"SemiAntiJoin({self.columns!r}, anti={self.anti}, ttl_ms={self.ttl_ms}{extra})"
 
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
@@ -76,6 +89,8 @@ class SemiAntiJoin(KeyedCoProcessFunction):
 
     def left(self, state: Any, value: dict[str, Any]) -> list[dict[str, Any]]:
         """The changes a left row (or its retraction) makes."""
+        if self.condition is not None:
+            return self._left_paired(state, value, self.condition)
         kind = value.get(ROW_KIND, INSERT)
         row = {c: value[c] for c in self.columns}
         count = state.get_state(self.matches).value() or 0
@@ -94,6 +109,8 @@ class SemiAntiJoin(KeyedCoProcessFunction):
 
     def right(self, state: Any, value: dict[str, Any]) -> list[dict[str, Any]]:
         """The changes a right row (or its retraction) makes: the kept left rows when the key's answer flips."""
+        if self.condition is not None:
+            return self._right_paired(state, value, self.condition)
         counter = state.get_state(self.matches)
         before = counter.value() or 0
         after = max(before - 1, 0) if is_retraction(value) else before + 1
@@ -106,6 +123,56 @@ class SemiAntiJoin(KeyedCoProcessFunction):
         if not self.inputs_update[1]:  # (an insert-only right side never flips the key back: its rows are done)
             rows.clear()
             state.get_state(self.next_id).clear()
+        return out
+
+    # -- with a condition: each left row's answer is its own
+    def _left_paired(self, state: Any, value: dict[str, Any], condition: PairCondition) -> list[dict[str, Any]]:
+        """A left row: kept with the number of the key's right rows it meets (its retraction: taken out)."""
+        kind = value.get(ROW_KIND, INSERT)
+        row = {c: value[c] for c in (*self.columns, *condition.left)}
+        met = sum(1 for r in state.get_map_state(self.right_rows).values() if condition.holds(row, r))
+        rows = state.get_map_state(self.rows)
+        if is_retraction(value):
+            for n, (kept, _) in sorted(rows.items(), key=lambda item: item[0], reverse=True):  # (the latest equal row)
+                if kept == row:
+                    rows.remove(n)
+                    break
+        elif self.inputs_update[1] or met == 0:  # (else it met a row that stays: its answer never changes)
+            counter = state.get_state(self.next_id)
+            n = counter.value() or 0
+            rows.put(n, [row, met])
+            counter.update(n + 1)
+        return [self._out(kind, row)] if self._passes(met) else []
+
+    def _right_paired(self, state: Any, value: dict[str, Any], condition: PairCondition) -> list[dict[str, Any]]:
+        """A right row (or its retraction): kept (taken out), and each kept left row it meets counted again;
+        those whose answer flips go out (inserted or deleted)."""
+        row = {c: value[c] for c in condition.right}
+        kept_right = state.get_map_state(self.right_rows)
+        step = 1
+        if is_retraction(value):
+            step = -1
+            for n, r in sorted(kept_right.items(), key=lambda item: item[0], reverse=True):
+                if r == row:
+                    kept_right.remove(n)
+                    break
+        else:
+            counter = state.get_state(self.right_next_id)
+            n = counter.value() or 0
+            kept_right.put(n, row)
+            counter.update(n + 1)
+        rows = state.get_map_state(self.rows)
+        out = []
+        for n, (left, met) in sorted(rows.items(), key=lambda item: item[0]):
+            if not condition.holds(left, row):
+                continue
+            after = max(met + step, 0)
+            if self._passes(met) != self._passes(after):
+                out.append(self._out(INSERT if self._passes(after) else DELETE, left))
+            if not self.inputs_update[1] and after > 0:  # (an insert-only right side never takes it back: done)
+                rows.remove(n)
+            else:
+                rows.put(n, [left, after])
         return out
 
     def process_element1(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:

@@ -30,7 +30,8 @@ from funke.errors import PlanError
 from funke.plan.expr import Col, Sql
 from funke.plan.types import Field, Schema
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
-from funke.table.lowering import conjuncts, is_updating, keys_known, kind_first
+from funke.table.lowering import SplitCondition, conjuncts, is_updating, keys_known, kind_first
+from funke.table.pair_condition import PairCondition
 from funke.table.semi_joins import MultisetJoin, SemiAntiJoin
 
 if TYPE_CHECKING:
@@ -214,7 +215,8 @@ class SubqueryLowering:
             raise PlanError(
                 f"Flink SQL: IN at {self.at(core)} compares {len(outer_keys)} value(s) with a subquery of {len(sub.expressions)} column(s)"
             )
-        correlated = self._correlation(sub, left, name)
+        residual: list[SplitCondition] = []
+        correlated = self._correlation(sub, left, name, residual=residual)
         if correlated is None:  # (the subquery reads nothing of the outer query: lowered as it is)
             right = self.lower(sub)
             inner = [c for c in right.columns if c != ROW_KIND]
@@ -228,6 +230,9 @@ class SubqueryLowering:
             equalities, right_rows = correlated
             pairs = [*zip(outer_keys, sub.expressions, strict=True), *equalities] if isinstance(core, exp.In) else equalities
             right = None
+        # the values a correlated condition reads of the outer row, as hidden columns (before the keys: an
+        # unknown column is named among the query's own)
+        left = SplitCondition.add(residual, 0, left, lambda e: self.typed_sql(_unqualified(e, name), left.schema))
         # the keys: the outer expressions as columns of left, the inner ones as columns of the right side
         keys, fields = [], []
         for outer_key, _ in pairs:
@@ -242,6 +247,9 @@ class SubqueryLowering:
                 right_rows.select(exp.alias_(_typed(inner_key, f), column, quoted=True), copy=False)
             if not pairs:
                 right_rows.select(exp.alias_(exp.Literal.number(1), _ONE, quoted=True), copy=False)
+            for r in residual:
+                for column, e in r.parts[1].items():
+                    right_rows.select(exp.alias_(e.copy(), column, quoted=True), copy=False)
             right = self.lower(right_rows)
         elif pairs:
             right = _retyped(right, inner, keys, fields)
@@ -251,7 +259,8 @@ class SubqueryLowering:
             left = left.with_column(_ONE, Sql("1", declared="int"))
             keys = [_ONE]
         what = "NOT EXISTS" if anti else "EXISTS" if isinstance(core, exp.Exists) else "IN"
-        return self.semi_anti_join(left, right, keys, anti=anti, what=what, nulls=False)
+        condition = SplitCondition.pair(self, residual, (left.schema, right.schema), f"{what} at {self.at(core)}") if residual else None
+        return self.semi_anti_join(left, right, keys, anti=anti, what=what, nulls=False, condition=condition)
 
     def _not_in(self: Planner, left: Any, core: exp.In, name: str) -> Any:
         """``x NOT IN (SELECT y ...)`` with SQL's three-valued meaning, as Flink's null-aware anti join: a row
@@ -288,13 +297,16 @@ class SubqueryLowering:
         state_mode(out.node, changelog_mode(held.node))
         return out
 
-    def semi_anti_join(self: Planner, left: Any, right: Any, keys: list[str], *, anti: bool, what: str, nulls: bool) -> Any:
+    def semi_anti_join(
+        self: Planner, left: Any, right: Any, keys: list[str], *, anti: bool, what: str, nulls: bool, condition: PairCondition | None = None
+    ) -> Any:
         """``left``'s rows (its columns but the planner's key columns) whose ``keys`` equal those of a row of
-        ``right`` (``anti``: of none). ``nulls``: a NULL key equals a NULL (set operations); else a NULL key
-        matches nothing, and an anti join passes its row at once."""
-        columns = [c for c in left.columns if c != ROW_KIND and (c not in keys or nulls)]
-        fn = SemiAntiJoin(columns, anti=anti, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)))
-        schema = self._left_rows_schema(left, right, columns, fn.updating, what)
+        ``right`` (``anti``: of none) for which ``condition`` holds too, when given. ``nulls``: a NULL key equals
+        a NULL (set operations); else a NULL key matches nothing, and an anti join passes its row at once."""
+        hidden = set(keys if not nulls else ()) | set(condition.left if condition is not None else ())
+        columns = [c for c in left.columns if c != ROW_KIND and c not in hidden]
+        fn = SemiAntiJoin(columns, anti=anti, ttl_ms=self.state_ttl_ms, updating=(is_updating(left), is_updating(right)), condition=condition)
+        schema = self._left_rows_schema(left, right, columns, fn.updating, what, skip=() if condition is None else (*condition.left, *condition.right))
         known = keys_known(keys)
         lrows, right = (left, right) if nulls else (left.filter(known), right.filter(known))
         keyed = lrows.key_by(keys, nulls=nulls).connect(right.key_by(keys, nulls=nulls))
@@ -347,20 +359,24 @@ class SubqueryLowering:
         keyed = left.key_by(columns, nulls=True).connect(right.key_by(columns, nulls=True))
         return keyed.process(fn, output_schema=schema, name="MultisetJoin")
 
-    def _left_rows_schema(self: Planner, left: Any, right: Any, columns: list[str], updating: bool, what: str) -> Schema:
+    def _left_rows_schema(
+        self: Planner, left: Any, right: Any, columns: list[str], updating: bool, what: str, skip: tuple[str, ...] = ()
+    ) -> Schema:
         """The schema of a semi, anti or multiset join's result, ``left``'s ``columns`` (the row kind first when
-        ``updating``); both sides' rows reach funke's state, so each column's type must be known."""
+        ``updating``); both sides' rows reach funke's state, so each column's type must be known (but those of
+        ``skip``, a condition's hidden columns, never written out)."""
         for stream in (left, right):
-            self._known_types(stream, what)
+            self._known_types(stream, what, skip)
         fields = [left.schema.field(c, node=what) for c in columns]
         return Schema(tuple([Field(ROW_KIND, "string"), *fields] if updating else fields))
 
     def _correlation(
-        self: Planner, sub: exp.Expression, left: Any, name: str
+        self: Planner, sub: exp.Expression, left: Any, name: str, *, residual: list[SplitCondition] | None = None
     ) -> tuple[list[tuple[exp.Expression, exp.Expression]], exp.Select] | None:
         """For a subquery that reads the outer query's columns: its correlated equalities (outer, inner) and
         the query of its own rows (its FROM filtered by its other conditions, no SELECT list yet); None
-        for a subquery that reads none of them."""
+        for a subquery that reads none of them. Its other correlated conditions (``b.y > a.x``) go into
+        ``residual`` where the caller takes them (a semi or anti join), else are refused."""
         outer_names = set(left.columns) - {ROW_KIND}
         simple = isinstance(sub, exp.Select) and sub.args.get("from_") is not None and not any(
             sub.args.get(a) for a in ("joins", "group", "having", "distinct", "order", "limit", "offset", "qualify", "laterals", "windows", "with_")
@@ -414,6 +430,9 @@ class SubqueryLowering:
                 if a == {"inner"} and b == {"outer"}:
                     equalities.append((t.expression, t.this))
                     continue
+            if residual is not None:
+                residual.append(SplitCondition.of(t, lambda c: 0 if side(c) == "outer" else 1, self._hide))
+                continue
             raise self.refuse(
                 t,
                 f"the correlated condition {t.sql()}",

@@ -30,6 +30,7 @@ from funke.semantics.co_process import KeyedCoProcessFunction
 from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import timestamp_to_millis
 from funke.table.changelog import DELETE, INSERT_ONLY, ROW_KIND, UPDATE_BEFORE, ChangelogMode
+from funke.table.pair_condition import PairCondition
 
 
 def _ms(t: Any) -> int:
@@ -42,16 +43,19 @@ class TemporalJoin(KeyedCoProcessFunction):
     version is padded with NULLs)."""
 
     def __init__(
-        self, left: Sequence[tuple[str, str]], right: Sequence[tuple[str, str]], left_time: str, right_time: str, *, outer: bool = False
+        self, left: Sequence[tuple[str, str]], right: Sequence[tuple[str, str]], left_time: str, right_time: str, *, outer: bool = False,
+        condition: PairCondition | None = None,
     ) -> None:  # fmt: skip
         self.columns = (tuple(left), tuple(right))
         self.left_time, self.right_time, self.outer = left_time, right_time, outer
+        self.condition = condition  # (a LEFT join's ON besides the keys: a row meets its version only where it holds)
         self.waiting = MapStateDescriptor("waiting")  # n -> [time ms, left row], n in arrival order
         self.next_id = ValueStateDescriptor("next_id")
         self.versions = MapStateDescriptor("versions")  # time ms -> right row (None: deleted from then on)
 
     def __repr__(self) -> str:  # (the plan's uid)
-        return f"TemporalJoin({self.columns!r}, {self.left_time!r}, {self.right_time!r}, outer={self.outer})"
+        extra = f", condition={self.condition.sql!r}" if self.condition is not None else ""
+        return f"TemporalJoin({self.columns!r}, {self.left_time!r}, {self.right_time!r}, outer={self.outer}{extra})"
 
     def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
         return INSERT_ONLY  # (each left row goes out once, when the watermark passes it)
@@ -87,7 +91,7 @@ class TemporalJoin(KeyedCoProcessFunction):
             waiting.remove(n)
             at = bisect.bisect_right(times, ms)
             version = versions.get(times[at - 1]) if at else None
-            if version is not None:
+            if version is not None and (self.condition is None or self.condition.holds(row, version)):
                 yield self._row(row, version)
             elif self.outer:
                 yield self._row(row, None)

@@ -3,6 +3,8 @@ lowered onto the interval join; the streams and pairs of ``test_joins`` (derived
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from funke.table import StreamTableEnvironment
@@ -141,8 +143,6 @@ def test_a_regular_join_keeps_rows_for_the_state_ttl_of_processing_time(env):
 
 @pytest.mark.parametrize(("side", "bounded"), [("FULL", False), ("LEFT", True)])
 def test_an_outer_regular_join_retracts_a_padded_row_when_its_first_partner_comes(env, side, bounded):
-    from collections import Counter
-
     t_env = StreamTableEnvironment.create(env)
     orders = [("a", 1), ("b", 2), ("a", 3), (None, 4), ("c", 5), ("b", 6)]
     prices = [("b", "B1"), ("d", "D1"), ("a", "A1"), (None, "N1"), ("b", "B2"), ("e", "E1")]
@@ -152,21 +152,34 @@ def test_an_outer_regular_join_retracts_a_padded_row_when_its_first_partner_come
     t = t_env.sql_query(f"SELECT o.id, p.name FROM o {side} JOIN p ON o.k = p.k")
     assert t.updating
     changes = t_env.to_changelog_stream(t).collect()
+    # the ON's conditions besides the keys decide which rows pair up (a row meeting none is padded): one of
+    # the prices' side only, one of both sides' (each side's part computed by Spark, their sum per pair)
+    on = t_env.sql_query(f"SELECT o.id, p.name FROM o {side} JOIN p ON o.k = p.k AND p.name <> 'B2' AND CHAR_LENGTH(p.name) + o.id <= 6")
+    on_changes = t_env.to_changelog_stream(on).collect()
     env.execute(bounded=bounded).wait(300)
+
+    def outer_join(meets) -> Counter:
+        pairs = [(i, n) for k, i in orders for kk, n in prices if k is not None and k == kk and meets(i, n)]
+        lonely_orders = [(i, None) for k, i in orders if not any(k is not None and k == kk and meets(i, n) for kk, n in prices)]
+        lonely_prices = [(None, n) for k, n in prices if not any(k is not None and k == kk and meets(i, n) for kk, i in orders)]
+        return Counter(pairs + lonely_orders + (lonely_prices if side == "FULL" else []))
+
+    assert _applied(changes.rows) == outer_join(lambda i, n: True)
+    assert _applied(on_changes.rows) == outer_join(lambda i, n: n != "B2" and len(n) + i <= 6)
+
+
+def _applied(rows) -> Counter:
+    """An outer join's changelog applied in order: each -D takes back a row it inserted before."""
     table: Counter = Counter()
-    for r in changes.rows:  # the changelog applied in order: each -D takes back a row it inserted before
+    for r in rows:
         row = (r["id"], r["name"])
         if r["row_kind"] == "-D":
-            assert table[row] > 0, (row, changes.rows)
+            assert table[row] > 0, (row, rows)
             table[row] -= 1
         else:
             assert r["row_kind"] == "+I"
             table[row] += 1
-    pairs = [(i, n) for k, i in orders for kk, n in prices if k is not None and k == kk]
-    lonely_orders = [(i, None) for k, i in orders if k is None or k not in {kk for kk, _ in prices}]
-    lonely_prices = [(None, n) for k, n in prices if k is None or k not in {kk for kk, _ in orders}]
-    expected = Counter(pairs + lonely_orders + (lonely_prices if side == "FULL" else []))
-    assert +table == expected
+    return +table
 
 
 @pytest.mark.parametrize(("side", "bounded"), [("FULL", False), ("LEFT", True)])
@@ -181,17 +194,25 @@ def test_an_outer_window_join_pads_the_rows_without_a_partner_in_their_window(en
     t_env = views(env, None if bounded else 3, left, right)
     t = t_env.sql_query(f"SELECT L.id AS lid, R.id AS rid, L.window_start AS lws, R.window_start AS rws FROM {WINDOW_JOIN.format(side=side)}")
     out = t_env.to_data_stream(t).collect()
+    # the ON's condition besides the window and the keys decides which rows pair up (a row meeting none is padded)
+    on = t_env.sql_query(f"SELECT L.id AS lid, R.id AS rid FROM {WINDOW_JOIN.format(side=side)} AND R.t <= L.t - INTERVAL '0.5' SECOND")
+    on_out = t_env.to_data_stream(on).collect()
     assert env.execute(bounded=bounded).wait(300).done
     kept = [row for row in left if bounded or row[2] != "La7"]
 
     def meet(x, y):
         return x[0] is not None and x[0] == y[0] and x[1] // 10_000 == y[1] // 10_000
 
-    expected = Counter((x[2], y[2]) for x in kept for y in right if meet(x, y))
-    expected.update((x[2], None) for x in kept if not any(meet(x, y) for y in right))
-    if side == "FULL":
-        expected.update((None, y[2]) for y in right if not any(meet(x, y) for x in kept))
+    def outer_join(meets) -> Counter:
+        expected = Counter((x[2], y[2]) for x in kept for y in right if meets(x, y))
+        expected.update((x[2], None) for x in kept if not any(meets(x, y) for y in right))
+        if side == "FULL":
+            expected.update((None, y[2]) for y in right if not any(meets(x, y) for x in kept))
+        return expected
+
+    expected = outer_join(meet)
     assert Counter((r["lid"], r["rid"]) for r in out.rows) == expected
+    assert Counter((r["lid"], r["rid"]) for r in on_out.rows) == outer_join(lambda x, y: meet(x, y) and y[1] <= x[1] - 500)
     assert expected[("Ln", None)] == 1 and expected[("Lb3", None)] == 1 and (side == "LEFT" or expected[(None, "Rn")] == 1)
     starts: dict = {}  # (an id may name rows of several windows: Lz, Ry)
     for _, t, i in (*left, *right):

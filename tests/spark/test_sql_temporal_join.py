@@ -41,10 +41,17 @@ def test_orders_meet_the_rate_of_their_time(env, bounded):
     left = t_env.to_changelog_stream(t_env.sql_query(
         "SELECT o.id, r.rate FROM orders AS o LEFT JOIN rates_log FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur"
     )).collect()  # fmt: skip
+    # a LEFT join's ON besides the key decides whether a row meets its version (else it is padded)
+    on = t_env.to_changelog_stream(t_env.sql_query(
+        "SELECT o.id, r.rate FROM orders AS o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur AND r.rate > o.id - 2"
+    )).collect()  # fmt: skip
     handle = env.execute(bounded=bounded).wait(600)
     assert handle.done
     expected = {i: _rate_at(c, t) for i, c, t in ORDERS}
     assert sorted((r["row_kind"], r["id"], r["rate"]) for r in left.rows) == sorted(("+I", i, v) for i, v in expected.items())
+    met = {i: v if v is not None and v > i - 2 else None for i, v in expected.items()}
+    assert sorted((r["row_kind"], r["id"], r["rate"]) for r in on.rows) == sorted(("+I", i, v) for i, v in met.items())
+    assert sorted(v for v in met.values() if v is not None) == [2, 3, 5]  # (and 4 rows padded)
     assert sorted((r["row_kind"], r["id"], r["rate"]) for r in inner.rows) == sorted(
         ("+I", i, v) for i, v in expected.items() if v is not None
     )
