@@ -228,7 +228,6 @@ class Beat:
     want: int = 0
     commits: str | None = None
     ends: tuple[str, ...] = ()
-    end: bool = False
     closed: bool = False
     linked: bool = False
     _moved: bool = False
@@ -244,9 +243,13 @@ class Beat:
         if ended:  # (each source's end: a query of several ends with the batch after the last one's)
             self._ended |= ended
             self.want += 1
-            self.end = bool(self.ends) and self._ended.issuperset(self.ends)
         self.timers.fold(observed)
         self.write()
+
+    @property
+    def end(self) -> bool:
+        """Every one of the query's finite sources has sent its end."""
+        return bool(self.ends) and self._ended.issuperset(self.ends)
 
     def saw(self, sources: Any) -> None:
         """Fold in a micro-batch's sources' progress: ``closed`` once one of them (this beat's source)

@@ -15,7 +15,7 @@ reads the conditions and the SELECT list over them; ``_Bounds`` reads an interva
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -106,11 +106,7 @@ class JoinLowering:
             rest = [t for t in terms if (pair := columns.key_pair(t)) is None or pair in (times, times[::-1])]
             on: list[SplitCondition] = []
             if any(outer):  # (ON decides which rows pair up, the join's condition besides its keys; WHERE filters the result)
-                for t in conjuncts(join.args["on"]) if join.args.get("on") else []:
-                    pair = columns.key_pair(t)
-                    if pair is None or pair in (times, times[::-1]):
-                        on.append(SplitCondition.of(t, columns.side_of, self._hide))
-                        rest = [r for r in rest if r is not t]
+                on, rest = self._split_on(join, columns, rest, lambda t: columns.key_pair(t) in (None, times, times[::-1]))
             regular = self._regular_join(left, right, keys, columns, outer, on)
             return columns.finish(regular, rest, query.expressions)
         for rel, (_, stream) in zip(rels, sides, strict=True):
@@ -119,6 +115,14 @@ class JoinLowering:
         joined = bounds.apply(joined)
         pairs = joined.select(**{internal: f"{side}.{name}" for internal, side, name in columns.all()})
         return columns.finish(pairs, rest, query.expressions)
+
+    def _split_on(
+        self, join: exp.Join, columns: _JoinColumns, rest: list[exp.Expression], is_condition: Callable[[exp.Expression], bool]
+    ) -> tuple[list[SplitCondition], list[exp.Expression]]:
+        """The terms of ``join``'s ``ON`` that ``is_condition`` takes (not its keys), split for the join's
+        ``PairCondition``, and ``rest`` without them (they decide which rows pair up, not what the result keeps)."""
+        on = [t for t in conjuncts(join.args["on"]) if is_condition(t)] if join.args.get("on") else []
+        return [SplitCondition.of(t, columns.side_of, self._hide) for t in on], [r for r in rest if not any(r is t for t in on)]
 
     def _on_condition(
         self, on: Sequence[SplitCondition], left: Any, right: Any, where: str
@@ -249,12 +253,10 @@ class JoinLowering:
             if not join.args.get("on"):
                 raise self.refuse(join, f"a {join.side} window join without ON")
             # (the ON's conditions besides the window and the keys decide which rows pair up; WHERE filters the result)
-            on = [t for t in conjuncts(join.args["on"]) if columns.key_pair(t) is None]
-            for t in on:
+            splits, rest = self._split_on(join, columns, rest, lambda t: columns.key_pair(t) is None)
+            for t in (split.written for split in splits):
                 if any(c.name in bounds for c in t.find_all(exp.Column)):
                     raise self.refuse(t, f"a condition on the window's columns in the ON of a {join.side} window join", "put it in WHERE")
-            rest = [r for r in rest if not any(r is t for t in on)]
-            splits = [SplitCondition.of(t, columns.side_of, self._hide) for t in on]
             left, right, condition = self._on_condition(splits, left, right, f"the ON of the window join of {ln} and {rn}")
             # Keyed by the keys as JSON; a NULL-keyed row by its side alone: it meets nobody and goes out padded.
             # Each side's window columns are NULL where it is padded (a marker column tells).
@@ -387,9 +389,7 @@ class JoinLowering:
                 f"({', '.join(key) if key else none})"
             )
         # (a LEFT join's ON says which version a row meets: its conditions besides the keys too, as in Flink)
-        on = [t for t in conjuncts(join.args["on"]) if columns.key_pair(t) is None] if outer[0] and join.args.get("on") else []
-        rest = [r for r in rest if not any(r is t for t in on)]
-        splits = [SplitCondition.of(t, columns.side_of, self._hide) for t in on]
+        splits, rest = self._split_on(join, columns, rest, lambda t: columns.key_pair(t) is None) if outer[0] else ([], rest)
         self._known_types(left, "a temporal join")
         self._known_types(right, "a temporal join")
         left, right, condition = self._on_condition(splits, left, right, f"the ON of the temporal join at {self.at(join)}")

@@ -31,14 +31,14 @@ class PairCondition:
     right: tuple[str, ...]
     _fn: Callable[[Any, Any], Any] | None = field(default=None, repr=False, compare=False)
 
-    def compile(self, refuse: Any = None) -> Callable[[Any, Any], Any]:
-        """The condition as Python (``refuse``: the planner's, naming a construct it cannot evaluate)."""
+    def compile(self) -> Callable[[Any, Any], Any]:
+        """The condition as Python (a ``PlanError`` for a construct it cannot evaluate)."""
         if self._fn is None:
             import sqlglot
 
             from funke.dialect.evaluate import ExprCompiler
 
-            self._fn = ExprCompiler(self.schema, (), refuse, define=False).compile(sqlglot.parse_one(self.sql, read="spark"))
+            self._fn = ExprCompiler(self.schema, (), None, define=False).compile(sqlglot.parse_one(self.sql, read="spark"))
         return self._fn
 
     def holds(self, left: dict[str, Any], right: dict[str, Any]) -> bool:

@@ -30,7 +30,7 @@ number of them it meets; a left row passes while that number is above 0 (an anti
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from funke.semantics.co_process import KeyedCoProcessFunction
@@ -96,15 +96,9 @@ class SemiAntiJoin(KeyedCoProcessFunction):
         count = state.get_state(self.matches).value() or 0
         rows = state.get_map_state(self.rows)
         if is_retraction(value):
-            for n, kept in sorted(rows.items(), key=lambda item: item[0], reverse=True):  # (the latest equal row)
-                if kept == row:
-                    rows.remove(n)
-                    break
+            _remove_latest(rows, lambda kept: kept == row)
         elif self.inputs_update[1] or count == 0:  # (else the key's answer never changes: nothing to keep)
-            counter = state.get_state(self.next_id)
-            n = counter.value() or 0
-            rows.put(n, row)
-            counter.update(n + 1)
+            _append(rows, state.get_state(self.next_id), row)
         return [self._out(kind, row)] if self._passes(count) else []
 
     def right(self, state: Any, value: dict[str, Any]) -> list[dict[str, Any]]:
@@ -133,15 +127,9 @@ class SemiAntiJoin(KeyedCoProcessFunction):
         met = sum(1 for r in state.get_map_state(self.right_rows).values() if condition.holds(row, r))
         rows = state.get_map_state(self.rows)
         if is_retraction(value):
-            for n, (kept, _) in sorted(rows.items(), key=lambda item: item[0], reverse=True):  # (the latest equal row)
-                if kept == row:
-                    rows.remove(n)
-                    break
+            _remove_latest(rows, lambda kept: kept[0] == row)
         elif self.inputs_update[1] or met == 0:  # (else it met a row that stays: its answer never changes)
-            counter = state.get_state(self.next_id)
-            n = counter.value() or 0
-            rows.put(n, [row, met])
-            counter.update(n + 1)
+            _append(rows, state.get_state(self.next_id), [row, met])
         return [self._out(kind, row)] if self._passes(met) else []
 
     def _right_paired(self, state: Any, value: dict[str, Any], condition: PairCondition) -> list[dict[str, Any]]:
@@ -149,18 +137,11 @@ class SemiAntiJoin(KeyedCoProcessFunction):
         those whose answer flips go out (inserted or deleted)."""
         row = {c: value[c] for c in condition.right}
         kept_right = state.get_map_state(self.right_rows)
-        step = 1
-        if is_retraction(value):
-            step = -1
-            for n, r in sorted(kept_right.items(), key=lambda item: item[0], reverse=True):
-                if r == row:
-                    kept_right.remove(n)
-                    break
+        step = -1 if is_retraction(value) else 1
+        if step < 0:
+            _remove_latest(kept_right, lambda kept: kept == row)
         else:
-            counter = state.get_state(self.right_next_id)
-            n = counter.value() or 0
-            kept_right.put(n, row)
-            counter.update(n + 1)
+            _append(kept_right, state.get_state(self.right_next_id), row)
         rows = state.get_map_state(self.rows)
         out = []
         for n, (left, met) in sorted(rows.items(), key=lambda item: item[0]):
@@ -180,6 +161,21 @@ class SemiAntiJoin(KeyedCoProcessFunction):
 
     def process_element2(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from self.right(ctx, value)
+
+
+def _append(rows: Any, counter: Any, entry: Any) -> None:
+    """``entry`` kept in the map state ``rows`` under the next arrival number (``counter``)."""
+    n = counter.value() or 0
+    rows.put(n, entry)
+    counter.update(n + 1)
+
+
+def _remove_latest(rows: Any, equal: Callable[[Any], bool]) -> None:
+    """Take the latest entry of the map state ``rows`` that is ``equal`` away (none when none is)."""
+    for n, kept in sorted(rows.items(), key=lambda item: item[0], reverse=True):
+        if equal(kept):
+            rows.remove(n)
+            return
 
 
 class MultisetJoin(KeyedCoProcessFunction):
