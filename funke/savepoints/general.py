@@ -3,8 +3,9 @@
 A general-path operator (``process``, rolling aggregates, custom triggers) runs on Spark's
 ``transformWithStateInPandas`` with its keys in buckets: Spark keeps one value per bucket,
 the pickled snapshot of the funke operator that runs the bucket's keys
-(``funke.spark.general``). A snapshot is plain rows already (``KeyedStateBackend.export_rows``,
-``InternalTimerService.export_rows``); this module lays them out as three tables that
+(``funke.spark.general``). A snapshot reads as plain rows (``KeyedStateBackend.export_rows``,
+``InternalTimerService.export_rows``; it keeps them column by column, older ones as the rows,
+``funke.semantics.snapshot_columns``); this module lays them out as three tables that
 anyone can read without funke, and back:
 
 ``<table>``: one row per state entry (per state, key and namespace)

@@ -105,7 +105,7 @@ class KeyedProcessOperator(TimedOperator):
         return self._emitting(partial(self._process_element, key, value, timestamp))
 
     def snapshot(self) -> dict[str, Any]:
-        return {"state": self._backend.export_rows(), **self._time_snapshot()}
+        return {"state": self._backend.export_columns(), **self._time_snapshot()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         self._backend.import_rows(snapshot["state"])

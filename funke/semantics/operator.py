@@ -65,7 +65,7 @@ class TimedOperator(Emitter):
 
     def _time_snapshot(self) -> dict[str, Any]:
         """The pending timers and the watermark, as a snapshot's ``timers`` and ``watermark``."""
-        return {"timers": self._timers.export_rows(), "watermark": self._timers.current_watermark}
+        return {"timers": self._timers.export_columns(), "watermark": self._timers.current_watermark}
 
     def _restore_time(self, snapshot: dict[str, Any]) -> None:
         self._timers.import_rows(snapshot["timers"])

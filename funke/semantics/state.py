@@ -4,8 +4,9 @@ State lives in a :class:`KeyedStateBackend` addressed by ``(state name, key,
 namespace)``. The namespace is ``VOID_NAMESPACE`` for a keyed process function's
 state and the window for window contents and per-window trigger state, exactly as in
 Flink's heap backend. The backend exports to and imports from plain rows (a list of
-dicts) so the Spark adapter can persist every key's state in one bulk write and a
-savepoint can show it as a table.
+dicts), so a savepoint can show it as a table, or the same rows column by column
+(``funke.semantics.snapshot_columns``), which an operator's snapshot keeps: the Spark
+adapter persists every key's state in one bulk write after each micro-batch.
 
 TTL is Flink's only kind: processing-time TTL read from the backend's clock. An entry
 is expired once ``last_access + ttl <= now``; expired entries are never returned with
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from funke.semantics.clock import Clock, ManualClock
+from funke.semantics.snapshot_columns import NamespaceCodes, StateColumns
 from funke.semantics.time import Duration, to_millis
 
 if TYPE_CHECKING:
@@ -655,8 +657,27 @@ class KeyedStateBackend:
                 )
         return rows
 
+    def export_columns(self) -> StateColumns:
+        """What :meth:`export_rows` gives, column by column (what an operator's snapshot keeps)."""
+        code = NamespaceCodes(encode_namespace)
+        tables = {}
+        for name, table in self._tables.items():
+            entries = table.entries
+            stored = entries.values()
+            if table.kind == "list":
+                values, stamps = [[s.value for s in e] for e in stored], [[s.ts for s in e] for e in stored]
+            elif table.kind == "map":
+                values, stamps = [{k: s.value for k, s in e.items()} for e in stored], [{k: s.ts for k, s in e.items()} for e in stored]
+            else:
+                values, stamps = [s.value for s in stored], [s.ts for s in stored]
+            tables[name] = (table.kind, [k for k, _ in entries], [code(n) for _, n in entries], values, stamps)
+        return StateColumns(tables)
+
     def import_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Load rows written by :meth:`export_rows` (replacing the same slots)."""
+        """Load rows written by :meth:`export_rows` or :meth:`export_columns` (replacing the same slots)."""
+        if isinstance(rows, StateColumns):
+            self._import_columns(rows)
+            return
         for row in rows:
             missing = {"state", "kind", "key", "namespace", "value", "last_access"} - set(row)
             if missing:
@@ -675,6 +696,23 @@ class KeyedStateBackend:
             else:
                 stored = _Stamped(value, last_access)
             table.entries[(row["key"], decode_namespace(row["namespace"]))] = stored
+
+    def _import_columns(self, columns: StateColumns) -> None:
+        namespace = NamespaceCodes(decode_namespace)
+        for name, (kind, keys, namespaces, values, stamps) in columns.tables.items():
+            table = self._tables.setdefault(name, _Table(kind))
+            if table.kind != kind:
+                raise ValueError(f"state {name!r} is {table.kind} state here but the snapshot says {kind}")
+            slots = zip(keys, map(namespace, namespaces), strict=True)
+            if kind == "list":
+                entries: Any = ([_Stamped(v, t) for v, t in zip(vs, ts, strict=True)] for vs, ts in zip(values, stamps, strict=True))
+            elif kind == "map":
+                entries = ({k: _Stamped(v, ts[k]) for k, v in vs.items()} for vs, ts in zip(values, stamps, strict=True))
+            elif kind in _STATE_CLASSES:
+                entries = map(_Stamped, values, stamps)
+            else:
+                raise ValueError(f"state {name!r} has unknown kind {kind!r}")
+            table.entries.update(zip(slots, entries, strict=True))
 
 
 class StateStore:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from funke.semantics.clock import Clock
+from funke.semantics.snapshot_columns import NamespaceCodes, TimerColumns
 from funke.semantics.state import VOID_NAMESPACE, decode_namespace, encode_namespace
 from funke.semantics.time import MIN_WATERMARK
 
@@ -77,6 +78,27 @@ class _TimerQueue:
     def peek_time(self) -> int | None:
         self._drop_stale_head()
         return self._heap[0][0] if self._heap else None
+
+    def columns(self, code: Callable[[Any], str]) -> tuple[list[int], list[int], list[Any], list[str]]:
+        """The pending timers as (timestamps, sequence numbers, keys, namespaces ``code`` encodes), heap order."""
+        live = self._live
+        timers = [t for t in self._heap if live.get((t[2], t[3], t[0])) == t[1]]
+        return [t[0] for t in timers], [t[1] for t in timers], [t[2] for t in timers], [code(t[3]) for t in timers]
+
+    def load(self, columns: tuple[list[int], list[int], list[Any], list[str]], decode: Callable[[str], Any]) -> None:
+        """Add the timers of :meth:`columns` (the order among them kept by their sequence numbers, after any held)."""
+        stamps, sequence, keys, namespaces = columns
+        base = self._sequence
+        if base:
+            sequence = [base + number for number in sequence]
+        timers = list(zip(stamps, sequence, keys, map(decode, namespaces), strict=True))
+        live = self._live
+        if live:  # (timers held already: a timer of the columns that is one of them stays as it was)
+            timers = [t for t in timers if (t[2], t[3], t[0]) not in live]
+        live.update({(key, namespace, timestamp): number for timestamp, number, key, namespace in timers})
+        self._heap += timers
+        heapq.heapify(self._heap)
+        self._sequence = max(sequence, default=base)
 
     def items(self) -> list[tuple[int, Any, Any]]:
         ordered = sorted(self._live.items(), key=lambda item: (item[0][2], item[1]))
@@ -156,18 +178,33 @@ class InternalTimerService:
     def export_rows(self) -> list[dict[str, Any]]:
         """Pending timers as plain rows: domain, key, namespace, timestamp (in firing order)."""
         rows = []
-        for domain, queue in ((TimeDomain.EVENT_TIME, self._event), (TimeDomain.PROCESSING_TIME, self._processing)):
+        for domain, queue in self._queues():
             for timestamp, key, namespace in queue.items():
                 rows.append(
                     {"domain": domain.value, "key": key, "namespace": encode_namespace(namespace), "timestamp": timestamp}
                 )
         return rows
 
+    def export_columns(self) -> TimerColumns:
+        """What :meth:`export_rows` gives, column by column (what an operator's snapshot keeps)."""
+        code = NamespaceCodes(encode_namespace)
+        return TimerColumns({domain.value: queue.columns(code) for domain, queue in self._queues()})
+
     def import_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Load rows written by :meth:`export_rows` or :meth:`export_columns`."""
+        if isinstance(rows, TimerColumns):
+            decode = NamespaceCodes(decode_namespace)
+            for domain, queue in self._queues():
+                if domain.value in rows.queues:
+                    queue.load(rows.queues[domain.value], decode)
+            return
         for row in rows:
             domain = TimeDomain(row["domain"])
             queue = self._event if domain is TimeDomain.EVENT_TIME else self._processing
             queue.add(row["key"], decode_namespace(row["namespace"]), row["timestamp"])
+
+    def _queues(self) -> tuple[tuple[TimeDomain, _TimerQueue], ...]:
+        return (TimeDomain.EVENT_TIME, self._event), (TimeDomain.PROCESSING_TIME, self._processing)
 
     def restore_watermark(self, watermark: int) -> None:
         self._watermark = watermark

@@ -389,7 +389,7 @@ class WindowOperator(TimedOperator):
 
     def snapshot(self) -> dict[str, Any]:
         """All of the operator's state as plain rows (window contents, trigger state, timers)."""
-        return {"state": self._backend.export_rows(), **self._time_snapshot(), "late_records_dropped": self._late_dropped}
+        return {"state": self._backend.export_columns(), **self._time_snapshot(), "late_records_dropped": self._late_dropped}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Load a :meth:`snapshot` into this (fresh) operator."""
