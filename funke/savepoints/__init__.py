@@ -56,7 +56,12 @@ from funke.savepoints.general import FORMAT as GENERAL
 from funke.savepoints.general import SNAPSHOT_VARIABLE, decode_buckets, table_names, write_tables
 from funke.savepoints.registry import registry
 
-FORMAT = 1
+#: The savepoint format this funke writes. 2: a general-path operator's snapshots in the checkpoint keep
+#: their keyed state and timers column by column (``funke.semantics.snapshot_columns``), which a funke
+#: that reads format 1 only cannot unpickle, so it refuses the savepoint by its format instead.
+FORMAT = 2
+#: The formats this funke restores: format 1's snapshots hold the same state as rows.
+READABLE_FORMATS = (1, 2)
 #: What a query's ``layout`` lists: 2 adds the two-input operators (connect, broadcast state, joins)
 #: to the one-input ones (windows, rolling aggregates, process functions) of layout 1.
 LAYOUT_VERSION = 2
@@ -114,8 +119,10 @@ def read(path: str | Path) -> Savepoint:
     if not manifest.is_file():
         raise SavepointError(f"{root} is not a funke savepoint: it has no {MANIFEST}")
     data = json.loads(manifest.read_text())
-    if data.get("format") != FORMAT:
-        raise SavepointError(f"savepoint {root} has format {data.get('format')!r}; this funke reads format {FORMAT}")
+    if data.get("format") not in READABLE_FORMATS:
+        raise SavepointError(
+            f"savepoint {root} has format {data.get('format')!r}; this funke reads formats {', '.join(map(str, READABLE_FORMATS))}"
+        )
     return Savepoint(root, data)
 
 

@@ -377,3 +377,15 @@ def test_edits_that_do_not_fit_a_general_operator_are_refused(tmp_path):
     for message, (table, edit) in cases.items():
         with pytest.raises(SavepointError, match=message):
             _plan_all(None, sp, {table: edit})
+
+
+def test_savepoints_of_format_1_still_read_and_an_unknown_format_is_refused_naming_the_formats_read(tmp_path):
+    from funke.savepoints import FORMAT, MANIFEST, read
+
+    assert FORMAT == 2  # (snapshots as columns in the checkpoint: an older funke must refuse them by the format)
+    for fmt in (1, 2):
+        (tmp_path / MANIFEST).write_text(json.dumps({"format": fmt, "job": "j", "queries": {}}))
+        assert read(tmp_path).manifest["format"] == fmt
+    (tmp_path / MANIFEST).write_text(json.dumps({"format": 3, "job": "j", "queries": {}}))
+    with pytest.raises(SavepointError, match="has format 3; this funke reads formats 1, 2"):
+        read(tmp_path)
