@@ -5,11 +5,9 @@ from funke.semantics.state import (
     ListStateDescriptor,
     MapStateDescriptor,
     ReducingStateDescriptor,
-    StateTtlConfig,
-    TtlStateVisibility,
-    TtlUpdateType,
     ValueStateDescriptor,
 )
+from funke.semantics.ttl import StateTtlConfig, TtlStateVisibility, TtlUpdateType
 
 __all__ = [
     "AggregatingStateDescriptor",

@@ -21,7 +21,8 @@ from funke.plan.changelog import (
     changelog_mode,
     state_mode,
 )
-from funke.semantics.state import StateDescriptor, StateTtlConfig
+from funke.semantics.state import StateDescriptor
+from funke.semantics.ttl import StateTtlConfig
 
 __all__ = [
     "DELETE", "INSERT", "INSERT_ONLY", "RETRACT", "RETRACTIONS", "ROW_KIND", "ROW_KIND_NAME", "UPDATE_AFTER",
