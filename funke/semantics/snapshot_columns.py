@@ -14,6 +14,7 @@ Older snapshots hold the rows themselves; ``import_rows`` takes either form.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 
@@ -91,15 +92,11 @@ class TimerColumns(_Rows):
 
     def _rows(self) -> Iterator[dict[str, Any]]:
         for domain, (stamps, sequence, keys, namespaces) in self.queues.items():
-            for timestamp, _, key, namespace in sorted(zip(stamps, sequence, keys, namespaces, strict=True), key=_firing_order):
+            for timestamp, _, key, namespace in sorted(zip(stamps, sequence, keys, namespaces, strict=True), key=itemgetter(0, 1)):
                 yield {"domain": domain, "key": key, "namespace": namespace, "timestamp": timestamp}
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (TimerColumns, (self.queues,))
-
-
-def _firing_order(timer: tuple[int, int, Any, str]) -> tuple[int, int]:
-    return timer[0], timer[1]
 
 
 class NamespaceCodes:

@@ -518,27 +518,7 @@ class KeyedStateBackend:
         state and parallel dicts for map state. Expired entries are exported as they
         are; they stay invisible after import.
         """
-        rows = []
-        for name, table in self._tables.items():
-            for (key, namespace), stored in table.entries.items():
-                if table.kind == "list":
-                    value, last_access = [s.value for s in stored], [s.ts for s in stored]
-                elif table.kind == "map":
-                    value = {k: s.value for k, s in stored.items()}
-                    last_access = {k: s.ts for k, s in stored.items()}
-                else:
-                    value, last_access = stored.value, stored.ts
-                rows.append(
-                    {
-                        "state": name,
-                        "kind": table.kind,
-                        "key": key,
-                        "namespace": encode_namespace(namespace),
-                        "value": value,
-                        "last_access": last_access,
-                    }
-                )
-        return rows
+        return list(self.export_columns())
 
     def export_columns(self) -> StateColumns:
         """What :meth:`export_rows` gives, column by column (what an operator's snapshot keeps)."""

@@ -177,13 +177,7 @@ class InternalTimerService:
 
     def export_rows(self) -> list[dict[str, Any]]:
         """Pending timers as plain rows: domain, key, namespace, timestamp (in firing order)."""
-        rows = []
-        for domain, queue in self._queues():
-            for timestamp, key, namespace in queue.items():
-                rows.append(
-                    {"domain": domain.value, "key": key, "namespace": encode_namespace(namespace), "timestamp": timestamp}
-                )
-        return rows
+        return list(self.export_columns())
 
     def export_columns(self) -> TimerColumns:
         """What :meth:`export_rows` gives, column by column (what an operator's snapshot keeps)."""
