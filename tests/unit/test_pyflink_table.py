@@ -108,6 +108,27 @@ class _Result(te.TableResult):
         return iter(self._rows)
 
 
+class _Handle:
+    def __init__(self, done):
+        self.done, self.waited = done, []
+
+    def wait(self, timeout=None):
+        self.waited.append(timeout)
+        return self
+
+
+def test_wait_with_a_timeout_raises_when_the_job_has_not_ended_as_flink_s_await_does(t_env):
+    from funke.table.environment import TableResult as Inner
+
+    running, ended = _Handle(done=False), _Handle(done=True)
+    with pytest.raises(TimeoutError, match="did not end within 250 ms"):
+        te.TableResult(t_env, Inner(running), None).wait(250)
+    assert running.waited == [0.25]
+    assert te.TableResult(t_env, Inner(ended), None).wait(250) is not None
+    assert te.TableResult(t_env, Inner(running), None).wait() is not None  # (no timeout: it waited until the end)
+    assert te.TableResult(t_env, Inner(), None).wait(250) is not None  # DDL: no job
+
+
 def test_print_draws_pyflink_s_table_with_each_row_s_kind(t_env, capsys):
     table = t_env.from_elements([(1, "Germany")], ["id", "country"])
     before, after = Row(1, "China"), Row(2, None)

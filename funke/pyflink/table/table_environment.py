@@ -471,7 +471,12 @@ class TableResult:
         return self._inner.get_job_client()
 
     def wait(self, timeout_ms: int | None = None) -> TableResult:
+        """Block until the job ends; with ``timeout_ms``, raise ``TimeoutError`` if it has not ended by then
+        (Flink's ``TableResult.await(timeout)`` throws its ``TimeoutException``)."""
         self._inner.wait(None if timeout_ms is None else timeout_ms / 1000)
+        handle = self._inner.get_job_client()
+        if timeout_ms is not None and handle is not None and not handle.done:
+            raise TimeoutError(f"the job did not end within {timeout_ms} ms (TableResult.wait); it goes on running")
         return self
 
     def collect(self) -> Iterator[Row]:
