@@ -14,7 +14,7 @@ from typing import Any
 
 from funke.api.streams import DataStream
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.expr import lit
 from funke.semantics.functions import OutputTag
 from funke.semantics.windows import WindowAssigner
@@ -33,13 +33,13 @@ class AllWindowResult(DataStream):
     """What a window over all elements gives: the window's rows without the constant key. ``uid``
     and ``name`` name the window operator (its state); side outputs come from the window itself."""
 
-    def __init__(self, env: Any, window: n.Node) -> None:
+    def __init__(self, env: Any, window: nodes.Node) -> None:
         self._window = window
         rows = DataStream(env, window)
         super().__init__(env, rows.select(*(c for c in rows.columns if c != ALL)).node)
 
     @property
-    def side_output_node(self) -> n.Node:
+    def side_output_node(self) -> nodes.Node:
         return self._window
 
     def uid(self, uid: str) -> AllWindowResult:
@@ -53,7 +53,7 @@ class AllWindowResult(DataStream):
     def get_side_output(self, tag: OutputTag) -> DataStream:
         if not isinstance(tag, OutputTag):
             raise PlanError(f"get_side_output() takes an OutputTag, got {tag!r}")
-        side = DataStream(self._env, n.SideOutput((self._window,), tag=tag))
+        side = DataStream(self._env, nodes.SideOutput((self._window,), tag=tag))
         if side.schema is not None and ALL in side.schema:  # late elements: the input's rows, without the constant
             return side.select(*(c for c in side.columns if c != ALL))
         return side

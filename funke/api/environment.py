@@ -14,7 +14,7 @@ from funke.connectors.base import SinkSpec, SourceSpec
 from funke.connectors.sinks import files
 from funke.connectors.sources import collection
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.explain import explain as explain_plan
 from funke.plan.types import Schema
 from funke.semantics.time import to_millis
@@ -74,14 +74,14 @@ class StreamEnvironment:
         self.latency_mode = "micro-batch"
         #: Event-time windows built so far whose path the latency mode decides.
         self._mode_windows = 0
-        self._sinks: list[n.Sink] = []
+        self._sinks: list[nodes.Sink] = []
 
     # -- sources ------------------------------------------------------------------
     def from_source(self, source: SourceSpec, watermarks: WatermarkStrategy | None = None, *, name: str | None = None, uid: str | None = None) -> DataStream:
         """A stream from a source (``fk.sources.generator/collection/files``), optionally with event time."""
         if not isinstance(source, SourceSpec):
             raise PlanError(f"from_source() takes a source from fk.sources, got {type(source).__name__}")
-        stream = DataStream(self, n.Source((), spec=source, explicit_name=name, explicit_uid=uid))
+        stream = DataStream(self, nodes.Source((), spec=source, explicit_name=name, explicit_uid=uid))
         if watermarks is not None:
             stream = stream.assign_timestamps_and_watermarks(watermarks)
         return stream
@@ -141,11 +141,11 @@ class StreamEnvironment:
         return self
 
     # -- plan ---------------------------------------------------------------------
-    def _add_sink(self, sink: n.Sink) -> None:
+    def _add_sink(self, sink: nodes.Sink) -> None:
         self._sinks.append(sink)
 
     @property
-    def sinks(self) -> tuple[n.Sink, ...]:
+    def sinks(self) -> tuple[nodes.Sink, ...]:
         return tuple(self._sinks)
 
     def _mode(self, bounded: bool | None) -> str:

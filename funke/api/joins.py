@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from funke.errors import PlanError
-from funke.plan import joins as j
+from funke.plan import joins
 from funke.plan.types import Schema
 from funke.semantics.joins import CoGroupFunction, JoinFunction, ProcessJoinFunction
 from funke.semantics.time import Duration, to_millis
@@ -103,8 +103,8 @@ class IntervalJoined:
         self._upper_inclusive = False
         return self
 
-    def _node(self, **kw: Any) -> j.IntervalJoin:
-        return j.IntervalJoin(
+    def _node(self, **kw: Any) -> joins.IntervalJoin:
+        return joins.IntervalJoin(
             (self._left.node, self._right.node),
             lower_ms=self._lower,
             upper_ms=self._upper,
@@ -126,8 +126,8 @@ class IntervalJoined:
             raise PlanError("select() on an interval join needs at least one column, e.g. select('left.id', 'right.price')")
         ls, rs = self._left.schema, self._right.schema
         where = "interval_join().select()"
-        cols = [j.resolve_join_column(c, None, ls, rs, where) for c in columns]
-        cols += [j.resolve_join_column(spec, alias, ls, rs, where) for alias, spec in renamed.items()]
+        cols = [joins.resolve_join_column(c, None, ls, rs, where) for c in columns]
+        cols += [joins.resolve_join_column(spec, alias, ls, rs, where) for alias, spec in renamed.items()]
         return DataStream(self._left._env, self._node(columns=tuple(cols), explicit_name=name, explicit_uid=uid))
 
     def process(
@@ -200,7 +200,7 @@ class JoinedStreams:
         if out is None:
             raise PlanError("apply() needs output_schema=... naming the columns the function returns")
         left, right = self._left.key_by(self._where), self._right.key_by(self._equal_to)
-        node = j.WindowJoin(
+        node = joins.WindowJoin(
             (left.node, right.node),
             assigner=self._assigner,
             function=function,

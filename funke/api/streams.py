@@ -11,7 +11,7 @@ from funke.connectors.base import SinkSpec
 from funke.connectors.sinks import CollectSink, PrintSink
 from funke.connectors.tables import StaticTable, table
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.capabilities import LATENCY_FIRST, NATIVE, place
 from funke.plan.expr import Alias, Col, Expr, to_expr
 from funke.plan.probe import probe
@@ -39,13 +39,13 @@ if TYPE_CHECKING:
 class DataStream:
     """A stream of rows. Every operator returns a new stream; nothing runs until ``execute()``."""
 
-    def __init__(self, env: StreamEnvironment, node: n.Node):
+    def __init__(self, env: StreamEnvironment, node: nodes.Node):
         self._env = env
         self._node = node
 
     # -- facts ----------------------------------------------------------------------
     @property
-    def node(self) -> n.Node:
+    def node(self) -> nodes.Node:
         return self._node
 
     @property
@@ -53,7 +53,7 @@ class DataStream:
         return self._node.schema
 
     @property
-    def side_output_node(self) -> n.Node:
+    def side_output_node(self) -> nodes.Node:
         """The operator whose side outputs ``get_side_output`` reads (the one that made this stream)."""
         return self._node
 
@@ -66,7 +66,7 @@ class DataStream:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._node.label()}; {self.schema})"
 
-    def _then(self, node: n.Node) -> DataStream:
+    def _then(self, node: nodes.Node) -> DataStream:
         return DataStream(self._env, node)
 
     def uid(self, uid: str) -> DataStream:
@@ -92,7 +92,7 @@ class DataStream:
             return self._python(predicate, "filter", None, vectorized, name, uid)
         if callable(predicate) and not isinstance(predicate, Expr):
             return self._python(predicate, "filter", None, vectorized, name, uid)
-        return self._then(n.Filter((self._node,), predicate=to_expr(predicate), explicit_name=name, explicit_uid=uid))
+        return self._then(nodes.Filter((self._node,), predicate=to_expr(predicate), explicit_name=name, explicit_uid=uid))
 
     def map(self, fn: Callable[[dict[str, Any]], Any] | Mapping[str, Expr | str], *, output_schema: str | Schema | None = None, vectorized: bool = False, name: str | None = None, uid: str | None = None) -> DataStream:
         """One row out per row in: a Python function (dict in, dict or tuple out), a ``MapFunction``
@@ -132,14 +132,14 @@ class DataStream:
         if not callable(fn):
             raise PlanError(f"{mode}() takes a function or an expression, got {type(fn).__name__}")
         out = Schema.of(output_schema)
-        node = n.PythonFunction((self._node,), fn=fn, mode=mode, output=out, vectorized=vectorized, explicit_name=name, explicit_uid=uid)
+        node = nodes.PythonFunction((self._node,), fn=fn, mode=mode, output=out, vectorized=vectorized, explicit_name=name, explicit_uid=uid)
         if not vectorized and not isinstance(fn, Lifecycled):  # (never call a function before its open())
             probe(fn, mode, self.schema, out, node.where())
         return self._then(node)
 
     def select(self, *exprs: Expr | str, name: str | None = None, uid: str | None = None) -> DataStream:
         """Columns by name, ``fk.col`` expressions or SQL strings (``"price * qty AS total"``)."""
-        return self._then(n.Select((self._node,), exprs=tuple(to_expr(e) for e in exprs), explicit_name=name, explicit_uid=uid))
+        return self._then(nodes.Select((self._node,), exprs=tuple(to_expr(e) for e in exprs), explicit_name=name, explicit_uid=uid))
 
     def with_column(self, name: str, value: Expr | str) -> DataStream:
         """Add (or replace) one column, keeping the others in place."""
@@ -155,7 +155,7 @@ class DataStream:
         for o in others:
             if o._env is not self._env:
                 raise PlanError("union(): streams must come from the same StreamEnvironment")
-        return self._then(n.Union((self._node, *(o._node for o in others))))
+        return self._then(nodes.Union((self._node, *(o._node for o in others))))
 
     def join(self, other: StaticTable | Any, on: str | list[str] | None = None, *, how: str = "inner", name: str | None = None) -> Any:
         """Join each row with a static table (broadcast): ``views.join(campaigns, on="ad_id")``;
@@ -173,7 +173,7 @@ class DataStream:
         if not isinstance(other, StaticTable):
             other = table(other)
         keys = (on,) if isinstance(on, str) else tuple(on)
-        return self._then(n.LookupJoin((self._node,), table=other, on=keys, how=how, explicit_name=name))
+        return self._then(nodes.LookupJoin((self._node,), table=other, on=keys, how=how, explicit_name=name))
 
     def connect(self, other: DataStream | BroadcastStream) -> ConnectedStreams | BroadcastConnectedStream:
         """Flink's ``connect``: one operator over two streams of different columns.
@@ -206,7 +206,7 @@ class DataStream:
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
         if not isinstance(strategy, WatermarkStrategy):
             raise PlanError(f"expected a WatermarkStrategy, got {type(strategy).__name__}")
-        return self._then(n.Watermark((self._node,), strategy=strategy))
+        return self._then(nodes.Watermark((self._node,), strategy=strategy))
 
     def key_by(
         self,
@@ -222,20 +222,20 @@ class DataStream:
             out = (self.schema or Schema(())).with_field(Field("key", key_type))
             selector = Lifecycled(key, _with_key, f"key_by {type(key).__qualname__}")
             keyed = self.map(selector, output_schema=out, name=f"key_by({type(key).__qualname__})")
-            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
+            return KeyedStream(self._env, nodes.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
         if callable(key) and not isinstance(key, str):
             fn = key
             out = (self.schema or Schema(())).with_field(Field("key", key_type))
             keyed = self.map(lambda row, _f=fn: {**row, "key": _f(row)}, output_schema=out, name=f"key_by({getattr(fn, '__qualname__', 'fn')})")
-            return KeyedStream(self._env, n.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
+            return KeyedStream(self._env, nodes.KeyBy((keyed._node,), key_columns=("key",), nulls=nulls))
         keys = (key,) if isinstance(key, str) else tuple(key)
-        return KeyedStream(self._env, n.KeyBy((self._node,), key_columns=keys, nulls=nulls))
+        return KeyedStream(self._env, nodes.KeyBy((self._node,), key_columns=keys, nulls=nulls))
 
     def get_side_output(self, tag: OutputTag) -> DataStream:
         """The rows this stream's operator sent to ``tag`` (late data, ``ctx.output(tag, row)``)."""
         if not isinstance(tag, OutputTag):
             raise PlanError(f"get_side_output() takes an OutputTag, got {tag!r}")
-        return self._then(n.SideOutput((self._node,), tag=tag))
+        return self._then(nodes.SideOutput((self._node,), tag=tag))
 
     def window(self, assigner: WindowAssigner) -> WindowedStream:
         raise PlanError("window() needs a keyed stream: call key_by(...) first, or use window_all(...) for one window over all elements")
@@ -290,7 +290,7 @@ class DataStream:
         if partition_by and self._node.schema is not None:
             for c in partition_by:
                 self._node.schema.field(c, node=f"the partition columns of {sink.describe()}")
-        self._env._add_sink(n.Sink((self._node,), spec=sink, explicit_uid=uid, explicit_name=name))
+        self._env._add_sink(nodes.Sink((self._node,), spec=sink, explicit_uid=uid, explicit_name=name))
         return sink
 
     def print(self, limit: int = 20) -> PrintSink:
@@ -319,8 +319,8 @@ class KeyedStream(DataStream):
         return IntervalJoin(self, other)
 
     def _rolling(self, fn: str, column: str | None) -> DataStream:
-        agg = n.Aggregate(fn, column, column or fn)
-        return self._then(n.RollingAggregate((self._node,), aggregate=agg))
+        agg = nodes.Aggregate(fn, column, column or fn)
+        return self._then(nodes.RollingAggregate((self._node,), aggregate=agg))
 
     def reduce(self, fn: ReduceFunction | Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]], *, name: str | None = None, uid: str | None = None) -> DataStream:
         """Rolling reduce: the key's first element, then ``fn(accumulated, element)`` for each next one.
@@ -329,7 +329,7 @@ class KeyedStream(DataStream):
         """
         if not callable(fn) and not isinstance(fn, ReduceFunction):
             raise PlanError(f"reduce() takes a function (a, b) -> row or a ReduceFunction, got {fn!r}")
-        return self._then(n.RollingAggregate((self._node,), reduce_fn=fn, explicit_name=name, explicit_uid=uid))
+        return self._then(nodes.RollingAggregate((self._node,), reduce_fn=fn, explicit_name=name, explicit_uid=uid))
 
     def process(self, function: KeyedProcessFunction, *, output_schema: str | Schema | None = None, name: str | None = None, uid: str | None = None) -> DataStream:
         """Run ``function`` per element with keyed state and timers; it yields rows of ``output_schema``
@@ -345,13 +345,13 @@ class KeyedStream(DataStream):
         out = Schema.of(output_schema)
         if out is None:
             raise PlanError("process() needs output_schema=... naming the columns the function yields")
-        return self._then(n.KeyedProcess((self._node,), function=function, output=out, explicit_name=name, explicit_uid=uid))
+        return self._then(nodes.KeyedProcess((self._node,), function=function, output=out, explicit_name=name, explicit_uid=uid))
 
     def deduplicate(self, *, name: str | None = None, uid: str | None = None) -> DataStream:
         """Each key's first element, once; later elements of a key are dropped (Flink SQL's
         deduplication keeping the first row, on processing time). Runs on Spark's ``dropDuplicates``,
         also in real-time mode; the keys seen are state for the job's life."""
-        return self._then(n.Deduplicate((self._node,), explicit_name=name, explicit_uid=uid))
+        return self._then(nodes.Deduplicate((self._node,), explicit_name=name, explicit_uid=uid))
 
     def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
         """Flink's ``countWindow``: every ``size`` elements of a key (tumbling), or the last ``size`` every ``slide``."""
@@ -380,7 +380,7 @@ class KeyedStream(DataStream):
 class WindowedStream:
     """``key_by(...).window(assigner)``: say what to compute per window and key."""
 
-    def __init__(self, env: StreamEnvironment, keyed: n.Node, assigner: WindowAssigner):
+    def __init__(self, env: StreamEnvironment, keyed: nodes.Node, assigner: WindowAssigner):
         self._env = env
         self._keyed = keyed
         self._assigner = assigner
@@ -426,8 +426,8 @@ class WindowedStream:
         self._late_tag = tag
         return self
 
-    def _aggregate(self, *aggs: n.Aggregate, function: Any = None, output_schema: str | Schema | None = None) -> DataStream:
-        node = n.WindowAggregate(
+    def _aggregate(self, *aggs: nodes.Aggregate, function: Any = None, output_schema: str | Schema | None = None) -> DataStream:
+        node = nodes.WindowAggregate(
             (self._keyed,),
             assigner=self._assigner,
             aggregates=aggs,
@@ -478,19 +478,19 @@ class WindowedStream:
         return self._aggregate(function=WindowProcessFn(self._window_function(fn, "apply()")), output_schema=output_schema)
 
     def count(self, alias: str = "count") -> DataStream:
-        return self._aggregate(n.Aggregate("count", None, alias))
+        return self._aggregate(nodes.Aggregate("count", None, alias))
 
     def sum(self, column: str, alias: str | None = None) -> DataStream:
-        return self._aggregate(n.Aggregate("sum", column, alias or column))
+        return self._aggregate(nodes.Aggregate("sum", column, alias or column))
 
     def min(self, column: str, alias: str | None = None) -> DataStream:
-        return self._aggregate(n.Aggregate("min", column, alias or column))
+        return self._aggregate(nodes.Aggregate("min", column, alias or column))
 
     def max(self, column: str, alias: str | None = None) -> DataStream:
-        return self._aggregate(n.Aggregate("max", column, alias or column))
+        return self._aggregate(nodes.Aggregate("max", column, alias or column))
 
     def avg(self, column: str, alias: str | None = None) -> DataStream:
-        return self._aggregate(n.Aggregate("avg", column, alias or column))
+        return self._aggregate(nodes.Aggregate("avg", column, alias or column))
 
     def aggregate(self, function: AggregateFunction | None = None, window_function: Any = None, *, output_schema: str | Schema | None = None, **named: tuple[str, str | None] | str) -> DataStream:
         """An ``AggregateFunction`` (its result a dict of ``output_schema``'s columns), or several
@@ -507,11 +507,11 @@ class WindowedStream:
         aggs = []
         for alias, spec in named.items():
             fn, column = (spec, None) if isinstance(spec, str) else spec
-            if fn not in n.Aggregate.FUNCTIONS:
-                raise PlanError(f"unknown aggregate {fn!r}: use one of {', '.join(sorted(n.Aggregate.FUNCTIONS))}")
+            if fn not in nodes.Aggregate.FUNCTIONS:
+                raise PlanError(f"unknown aggregate {fn!r}: use one of {', '.join(sorted(nodes.Aggregate.FUNCTIONS))}")
             if fn != "count" and column is None:
                 raise PlanError(f"aggregate {alias}={fn!r} needs a column: ({fn!r}, 'column')")
-            aggs.append(n.Aggregate(fn, column, alias))
+            aggs.append(nodes.Aggregate(fn, column, alias))
         return self._aggregate(*aggs)
 
 

@@ -15,7 +15,7 @@ from funke.api.environment import StreamEnvironment
 from funke.api.streams import DataStream
 from funke.connectors.base import BatchSink
 from funke.graph.graph import DataFrame, GraphError
-from funke.plan import nodes as n
+from funke.plan import nodes
 
 
 class _Rows(BatchSink):
@@ -36,7 +36,7 @@ class _Rows(BatchSink):
 def frame_of(stream: DataStream, what: str) -> DataFrame:
     """``stream``'s rows as a DataFrame, run as the batch job ``<app>.graph-<what>``; ``what``
     names the stream in errors ("vertices", "edges")."""
-    endless = sorted({s.spec.describe() for s in n.walk([stream.node]) if isinstance(s, n.Source) and not s.spec.bounded})
+    endless = sorted({s.spec.describe() for s in nodes.walk([stream.node]) if isinstance(s, nodes.Source) and not s.spec.bounded})
     if endless:
         raise GraphError(
             f"a graph's {what} must be a bounded stream, but it reads {', '.join(endless)}, which never ends: "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from funke.connectors.base import BatchSink
 from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.runtime.query_state import QueryState, commit_partitions, output_metric
 from funke.runtime.writers import batch_writer, prepare_file_sink
 from funke.spark.file_sink import write_frame
@@ -24,9 +24,9 @@ def batchable(spec: Any) -> bool:
     return getattr(spec, "batchable", spec.bounded)
 
 
-def check_bounded(sinks: tuple[n.Sink, ...]) -> None:
+def check_bounded(sinks: tuple[nodes.Sink, ...]) -> None:
     """Refuse a bounded run over sources that never end."""
-    unbounded = [x.spec.describe() for x in n.walk(sinks) if isinstance(x, n.Source) and not batchable(x.spec)]
+    unbounded = [x.spec.describe() for x in nodes.walk(sinks) if isinstance(x, nodes.Source) and not batchable(x.spec)]
     if unbounded:
         raise PlanError(f"bounded run: source(s) {', '.join(unbounded)} never end; give them an end (events=N) or run unbounded")
 

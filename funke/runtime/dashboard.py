@@ -20,7 +20,7 @@ from typing import Any
 
 from funke.connectors.kafka import KafkaSource, records_behind
 from funke.connectors.redis_streams import RedisStreamSource, entries_behind
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.runtime import progress as pg
 from funke.savepoints.registry import Registry
 
@@ -204,7 +204,7 @@ def sources(handle: Any, now: float | None) -> list[dict[str, Any]]:
 
 
 def _plan_sources(st: Any) -> list[Any]:
-    return [x for x in n.walk(tuple(st.plan.sinks)) if isinstance(x, n.Source)]
+    return [x for x in nodes.walk(tuple(st.plan.sinks)) if isinstance(x, nodes.Source)]
 
 
 def _behind(source: Any, reported: list[pg.SourceRecord]) -> tuple[float | None, str | None]:

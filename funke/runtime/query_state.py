@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from funke.connectors.partitions import commit
 from funke.connectors.sinks import FileSink
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.runtime.metrics import RECENT_BATCHES, DurationHistogram
 from funke.runtime.progress import HISTORY_BATCHES, BatchRecord, record, watermark_ms
 from funke.runtime.watermarks import Beat, Clock, DueTimers
@@ -82,7 +82,7 @@ class QueryState:
             self.sink.spec.add_batch(0, rows)
 
     @property
-    def sink(self) -> n.Sink:
+    def sink(self) -> nodes.Sink:
         return self.plan.sinks[0]
 
     @property

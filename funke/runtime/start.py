@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from funke.connectors.base import BatchSink
 from funke.connectors.sinks import FileSink
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.explain import plan_graph
 from funke.plan.realtime import check_realtime
 from funke.runtime import at_exit
@@ -46,7 +46,7 @@ class JobSpec(Protocol):
     latency_mode: str
 
     @property
-    def sinks(self) -> tuple[n.Sink, ...]: ...
+    def sinks(self) -> tuple[nodes.Sink, ...]: ...
 
     def dead_letter_sink(self, job: str) -> Any: ...
 

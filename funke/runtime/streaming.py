@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from funke.connectors.sinks import CollectSink, FileSink
 from funke.connectors.sources import FileSource
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.runtime.query_state import QueryState, output_metric, safe_name
 from funke.runtime.writers import batch_writer, prepare_file_sink, split_writer
 from funke.spark.file_sink import stream_writer
@@ -50,10 +50,10 @@ def transient(error: Any) -> bool:
     return any(t in text for t in TRANSIENT_FAILURES)
 
 
-def trigger_interval(checkpoint_ms: int, sinks: list[n.Sink]) -> int:
+def trigger_interval(checkpoint_ms: int, sinks: list[nodes.Sink]) -> int:
     """The query's micro-batch interval: the checkpoint interval, or the listing interval of the
     monitored file sources it reads (Spark lists a file source's directory once per micro-batch)."""
-    sources = [x for x in n.walk(tuple(sinks)) if isinstance(x, n.Source)]
+    sources = [x for x in nodes.walk(tuple(sinks)) if isinstance(x, nodes.Source)]
     monitored = {s.spec.monitor_ms for s in sources if isinstance(s.spec, FileSource) and s.spec.monitor_ms}
     if not monitored:
         return checkpoint_ms

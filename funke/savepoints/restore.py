@@ -15,47 +15,45 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from funke.plan import connect as c
-from funke.plan import joins as j
-from funke.plan import nodes as n
+from funke.plan import connect, joins, nodes
 from funke.savepoints import LAYOUT_VERSION, Savepoint, SavepointError, relocate_schema_paths
 
 # -- state layout ------------------------------------------------------------------------------
 
 
 #: The stateful operators of two inputs (connect, broadcast state, interval and window joins).
-TWO_INPUTS = (c.CoProcess, c.BroadcastProcess, j.IntervalJoin, j.WindowJoin)
+TWO_INPUTS = (connect.CoProcess, connect.BroadcastProcess, joins.IntervalJoin, joins.WindowJoin)
 TWO_INPUT_KINDS = frozenset(t.kind for t in TWO_INPUTS)
 
 
-def state_layout(sinks: list[n.Sink]) -> list[dict[str, Any]]:
+def state_layout(sinks: list[nodes.Sink]) -> list[dict[str, Any]]:
     """The stateful operators feeding ``sinks`` (one query), upstream first, with their state's shape.
 
     A two-input operator's ``keys`` are its first input's (none for an unkeyed one), ``second_keys``
     its second input's.
     """
     out = []
-    for node in n.walk(sinks):
-        if isinstance(node, (*n.SPARK_STATEFUL, n.KeyedProcess, *TWO_INPUTS)):
+    for node in nodes.walk(sinks):
+        if isinstance(node, (*nodes.SPARK_STATEFUL, nodes.KeyedProcess, *TWO_INPUTS)):
             entry: dict[str, Any] = {"uid": node.uid, "kind": node.kind, "where": node.where(), "keys": _keys(node.inputs[0], node)}
             if isinstance(node, TWO_INPUTS):
                 entry["second_keys"] = _keys(node.inputs[1], node)
-            if isinstance(node, (n.WindowAggregate, j.WindowJoin)):
+            if isinstance(node, (nodes.WindowAggregate, joins.WindowJoin)):
                 entry["window"] = node.assigner.describe()
-            if isinstance(node, n.WindowAggregate):
+            if isinstance(node, nodes.WindowAggregate):
                 entry["trigger"] = node.trigger.describe() if node.trigger is not None else None
                 entry["aggregates"] = [str(a) for a in node.aggregates] or [_qualname(node.function)]
-            elif isinstance(node, n.RollingAggregate):
+            elif isinstance(node, nodes.RollingAggregate):
                 entry["aggregates"] = [str(a) for a in getattr(node, "aggregates", ())]
             else:
                 entry["function"] = _qualname(getattr(node, "function", None))
-            if isinstance(node, j.IntervalJoin):
+            if isinstance(node, joins.IntervalJoin):
                 entry["bounds"] = node.bounds
             out.append(entry)
     return out
 
 
-def _keys(upstream: n.Node, node: n.Node) -> list[list[Any]]:
+def _keys(upstream: nodes.Node, node: nodes.Node) -> list[list[Any]]:
     schema = upstream.schema
     return [[k, schema.field(k, node=node.where()).dtype if schema is not None else None] for k in (upstream.keys or ())]
 

@@ -19,14 +19,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from funke.errors import UnsupportedError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.realtime import shuffles
 
 #: The real-time checkpoint interval when the job names none (``checkpoint_interval``): Spark's own example's.
 DEFAULT_INTERVAL_MS = 5 * 60 * 1000
 
 
-def rolling(df: DataFrame, node: n.RollingAggregate) -> DataFrame:
+def rolling(df: DataFrame, node: nodes.RollingAggregate) -> DataFrame:
     """A rolling ``sum/min/max/count`` as Spark's real-time aggregation: one row per element, as Flink's.
 
     Spark updates a key's aggregate and emits it for every input row (update mode). The row's other
@@ -63,14 +63,14 @@ def dead_letter_frame(frame: DataFrame) -> DataFrame:
     return frame.coalesce(1)
 
 
-def needed_slots(sinks: Sequence[n.Sink], shuffle_partitions: int) -> tuple[int, str]:
+def needed_slots(sinks: Sequence[nodes.Sink], shuffle_partitions: int) -> tuple[int, str]:
     """The task slots the job's real-time queries hold at once (and the dead-letter query's one), and how
     they add up (for messages)."""
     from funke.spark.kafka_source import partition_keys
 
     total, parts = 1, ["the dead letters: 1"]
     for sink in sinks:
-        sources = [x for x in n.walk([sink]) if isinstance(x, n.Source)]
+        sources = [x for x in nodes.walk([sink]) if isinstance(x, nodes.Source)]
         reads = sum(len(partition_keys(s.spec)) for s in sources)
         stages = shuffles([sink])
         total += reads + stages * shuffle_partitions
@@ -108,7 +108,7 @@ def check_interval(spark: SparkSession, interval_ms: int) -> None:
         )
 
 
-def check_slots(spark: SparkSession, sinks: Sequence[n.Sink]) -> None:
+def check_slots(spark: SparkSession, sinks: Sequence[nodes.Sink]) -> None:
     """Refuse a real-time job the session cannot hold, naming what is missing."""
     needed, detail = needed_slots(sinks, int(spark.conf.get("spark.sql.shuffle.partitions")))
     slots = free_slots(spark)
@@ -127,7 +127,7 @@ def check_slots(spark: SparkSession, sinks: Sequence[n.Sink]) -> None:
     )
 
 
-def sized_session(settings: Any, spark_conf: dict[str, str], sinks: Sequence[n.Sink], *, given: bool) -> tuple[Any, dict[str, str]]:
+def sized_session(settings: Any, spark_conf: dict[str, str], sinks: Sequence[nodes.Sink], *, given: bool) -> tuple[Any, dict[str, str]]:
     """The settings and confs of the session to start for a real-time job: a local master with a slot for
     every task the job holds at once, its other defaults (shuffle partitions, parallelism) those of the
     master asked for. Unchanged where funke starts no session (one given, one running, Spark Connect)."""

@@ -18,7 +18,7 @@ from funke.api.streams import DataStream
 from funke.connectors.tables import StaticTable
 from funke.dialect.syntax import parse, parse_script, position
 from funke.errors import PlanError, UnsupportedError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
@@ -84,7 +84,7 @@ class Table(TableFunctions):
         sink = CollectSink()
         # (funke's changelog stream, also where a subclass's to_changelog_stream gives another kind of stream)
         stream = StreamTableEnvironment.to_changelog_stream(self._t_env, self) if self.updating else self._stream
-        node = n.Sink((stream.node,), spec=sink, explicit_uid="collect")
+        node = nodes.Sink((stream.node,), spec=sink, explicit_uid="collect")
         return TableResult(self._t_env._run([node], f"{self._t_env.env.app}-collect"), sink)
 
     def explain(self) -> str:
@@ -313,7 +313,7 @@ class StreamTableEnvironment(FunctionCalls):
             self._read[name] = stream
         return self._read[name]
 
-    def _insert(self, statement: exp.Insert, sql: str) -> n.Sink:
+    def _insert(self, statement: exp.Insert, sql: str) -> nodes.Sink:
         """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (columns by position, cast to its types)."""
         target = statement.this
         columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
@@ -369,9 +369,9 @@ class StreamTableEnvironment(FunctionCalls):
         if updating:  # (the kinds first, named as to_changelog_stream names them)
             exprs.insert(0, f"`{ROW_KIND}` AS {ROW_KIND_NAME}")
         out = stream.select(*exprs)
-        return n.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
+        return nodes.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
 
-    def _run(self, sinks: list[n.Sink], name: str) -> Any:
+    def _run(self, sinks: list[nodes.Sink], name: str) -> Any:
         """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""
         bounded = self._bounded(sinks)
         saved = self.env._sinks
@@ -393,7 +393,7 @@ class StreamTableEnvironment(FunctionCalls):
         query for its environment's mode, and a sort of the whole result runs in batch mode only."""
         return self.env.runtime_mode == "batch"
 
-    def _bounded(self, sinks: list[n.Sink]) -> bool | None:
+    def _bounded(self, sinks: list[nodes.Sink]) -> bool | None:
         """Whether the job of ``sinks`` runs as a batch job (None: as the environment's runtime mode says)."""
         return None
 
@@ -570,7 +570,7 @@ class StatementSet:
 
     def __init__(self, t_env: StreamTableEnvironment):
         self._t_env = t_env
-        self._sinks: list[n.Sink] = []
+        self._sinks: list[nodes.Sink] = []
 
     def add_insert_sql(self, sql: str) -> StatementSet:
         statement = parse(sql, self._t_env._functions.names())

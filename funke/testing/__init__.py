@@ -33,7 +33,7 @@ import funke as fk
 from funke.connectors.base import SourceSpec
 from funke.connectors.sinks import CollectSink
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.types import Field, Schema
 from funke.semantics.functions import OutputTag
 from funke.semantics.time import Duration, to_millis
@@ -183,7 +183,7 @@ def run(env: fk.StreamEnvironment, *outputs: Any, timeout: float = 300, bounded:
         if isinstance(o, fk.DataStream):
             sinks[_identity(o)] = o.collect()
         elif isinstance(o, OutputTag):
-            owner = next((s for s in streams if o.name in {t.name for t in n.side_output_tags(s.side_output_node)} or n.writes_any_tag(s.side_output_node)), None)
+            owner = next((s for s in streams if o.name in {t.name for t in nodes.side_output_tags(s.side_output_node)} or nodes.writes_any_tag(s.side_output_node)), None)
             if owner is None:
                 raise PlanError(f"run(): no stream passed to run() sends to side output {o.name!r}")
             sinks[_identity(o)] = owner.get_side_output(o).collect()

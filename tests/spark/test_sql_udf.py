@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pytest
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.functions import PythonScalar
 from funke.table import (
     AggregateFunction,
@@ -164,7 +164,7 @@ def test_every_kind_of_python_function_in_one_bounded_job(env):
     t_env.create_temporary_function("total", total)
     grouped = t_env.sql_query("SELECT k, total(v * 10) AS t, COUNT(*) AS n FROM t GROUP BY k")
     api = t.group_by("k").select("k", total(fk.col("v") * 10).alias("t"), "COUNT(*) AS n")
-    aggregations = [[repr(x.function) for x in n.walk([q._stream.node]) if isinstance(x, n.KeyedProcess)] for q in (api, grouped)]
+    aggregations = [[repr(x.function) for x in nodes.walk([q._stream.node]) if isinstance(x, nodes.KeyedProcess)] for q in (api, grouped)]
     assert aggregations[0] == aggregations[1] and len(aggregations[0]) == 1  # (the Table API's call is the SQL's aggregation)
     group_changes = t_env.to_changelog_stream(grouped).collect()
     t_env.create_temporary_function("spread", udaf(lambda v: int(v.max() - v.min()), result_type="INT", func_type="pandas"))

@@ -7,11 +7,11 @@ import pytest
 from funke.cli.locate import build
 from funke.cli.main import _options
 from funke.errors import PlanError
-from funke.plan import nodes as n
+from funke.plan import nodes
 
 
 def sources(env):
-    return [x.spec for x in n.walk(list(env.sinks)) if isinstance(x, n.Source)]
+    return [x.spec for x in nodes.walk(list(env.sinks)) if isinstance(x, nodes.Source)]
 
 
 @pytest.mark.parametrize("target", ["examples.ysb:job", "examples.ysb:trigger_job"])

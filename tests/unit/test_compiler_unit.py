@@ -10,14 +10,14 @@ from typing import ClassVar
 import pytest
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.spark.compiler import Compiler
 from funke.spark.session import check_java, default_conf
 from funke.config import settings
 
 
 @dataclass(frozen=True, eq=False)
-class Mystery(n.Node):
+class Mystery(nodes.Node):
     kind: ClassVar[str] = "mystery"
 
 

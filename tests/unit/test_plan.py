@@ -9,7 +9,7 @@ import pytest
 import funke as fk
 from funke.semantics.functions import OutputTag
 from funke.triggers import CountTrigger
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.capabilities import GENERAL, NATIVE, place
 from funke.plan.types import parse_ddl
 from funke.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -196,7 +196,7 @@ def test_walk_visits_each_node_once_inputs_first():
     f = s.filter("v > 0")
     u = f.union(f)
     u.collect()
-    order = n.walk(env.sinks)
+    order = nodes.walk(env.sinks)
     assert order.index(f.node) < order.index(u.node)
     assert len(order) == len({id(x) for x in order})
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.table import StreamTableEnvironment
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
@@ -192,7 +192,7 @@ def test_an_aggregation_over_a_changelog_materializes_to_the_aggregation_of_the_
 # -- the planner -----------------------------------------------------------------------------------
 
 
-def _function(table, kind=n.KeyedProcess):
+def _function(table, kind=nodes.KeyedProcess):
     node = table._stream.node
     while not isinstance(node, kind):
         node = node.inputs[0]
@@ -236,7 +236,7 @@ def test_count_distinct_count_of_a_column_filter_and_group_by_an_expression(t_en
 
 def test_select_distinct_is_a_deduplication_of_insert_only_rows_and_a_group_aggregation_of_updating_ones(t_env):
     t = t_env.sql_query("SELECT DISTINCT k, v + 1 AS w FROM ev WHERE v > 0")
-    dedup = _function(t, n.Deduplicate)  # (Spark's dropDuplicates: insert-only, as its rows are)
+    dedup = _function(t, nodes.Deduplicate)  # (Spark's dropDuplicates: insert-only, as its rows are)
     assert not t.updating and t.columns == ("k", "w") and dedup.input.keys == ("k", "w") and dedup.input.nulls
     t_env.create_temporary_view("totals", t_env.sql_query("SELECT k, SUM(v) AS s FROM ev GROUP BY k"))
     t = t_env.sql_query("SELECT DISTINCT s FROM totals")
@@ -254,12 +254,12 @@ def test_a_window_aggregation_counts_a_column_and_filters_natively_and_counts_di
         f"SELECT window_start, COUNT(k) AS c, COUNT(*) FILTER (WHERE v > 1) AS big, MAX(v) FILTER (WHERE p > 0) AS m "
         f"FROM {TUMBLE} GROUP BY window_start, window_end"
     )
-    w = _function(native, n.WindowAggregate)
+    w = _function(native, nodes.WindowAggregate)
     assert w.function is None and [a.fn for a in w.aggregates] == ["sum", "sum", "max"]  # (Spark's window aggregation)
     distinct = t_env.sql_query(
         f"SELECT window_start, UPPER(k) AS kk, COUNT(DISTINCT v) AS d, COUNT(*) AS n FROM {TUMBLE} GROUP BY window_start, window_end, UPPER(k)"
     )
-    w = _function(distinct, n.WindowAggregate)
+    w = _function(distinct, nodes.WindowAggregate)
     assert isinstance(w.function.aggregate_fn, WindowAggregates) and w.input.keys == (fn_key := w.input.keys[0],)
     assert fn_key.startswith("_fk_")  # (UPPER(k), computed before the window)
     assert distinct.columns == ("window_start", "kk", "d", "n") and not distinct.updating
@@ -278,6 +278,6 @@ def test_a_null_is_a_group_key_in_sql_and_the_key_by_keeps_its_uid(t_env):
     """Flink SQL groups NULL like any value (a DataStream ``key_by`` sends a NULL key to the dead letters);
     the SQL operators key with ``nulls=True``, which changes nothing in the state, so not the uid either."""
     t = t_env.sql_query("SELECT k, COUNT(*) AS n FROM ev GROUP BY k")
-    (key_by,) = [x for x in n.walk([t._stream.node]) if isinstance(x, n.KeyBy)]
-    plain = n.KeyBy(key_by.inputs, key_columns=("k",))  # (what a DataStream key_by("k") makes)
+    (key_by,) = [x for x in nodes.walk([t._stream.node]) if isinstance(x, nodes.KeyBy)]
+    plain = nodes.KeyBy(key_by.inputs, key_columns=("k",))  # (what a DataStream key_by("k") makes)
     assert key_by.nulls and not plain.nulls and key_by.uid == plain.uid

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.expr import ProcTime
 from funke.table import StreamTableEnvironment
 from funke.windows import (
@@ -55,9 +55,9 @@ def test_a_tables_computed_column_as_proctime_is_its_attribute():
     )
     t = t_env.sql_query("SELECT u, COUNT(*) AS n, window_start FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(pt), "
                         "INTERVAL '5' SECOND)) GROUP BY u, window_start, window_end")
-    select = _node(t, n.WindowAggregate).input.input
-    assert isinstance(select, n.Select) and any(isinstance(getattr(e, "expr", None), ProcTime) for e in select.exprs)
-    assert _node(t, n.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(5))
+    select = _node(t, nodes.WindowAggregate).input.input
+    assert isinstance(select, nodes.Select) and any(isinstance(getattr(e, "expr", None), ProcTime) for e in select.exprs)
+    assert _node(t, nodes.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(5))
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_a_tables_computed_column_as_proctime_is_its_attribute():
 )
 def test_a_window_tvf_on_the_proctime_attribute_runs_on_processing_time(t_env, tvf, assigner):
     t = t_env.sql_query(f"SELECT k, COUNT(*) AS n, window_start FROM TABLE({tvf}) GROUP BY k, window_start, window_end")
-    window = _node(t, n.WindowAggregate)
+    window = _node(t, nodes.WindowAggregate)
     assert window.assigner == assigner and type(window.assigner) is type(assigner)
     if not assigner.is_event_time:
         assert "general" in t.explain()  # (funke's window operator: the batch's time is its clock)
@@ -83,7 +83,7 @@ def test_a_legacy_group_window_on_proctime_is_the_processing_time_tvf(t_env):
         "SELECT k, COUNT(*) AS n, TUMBLE_START(p, INTERVAL '10' SECOND) AS s FROM (SELECT *, PROCTIME() AS p FROM ev) "
         "GROUP BY k, TUMBLE(p, INTERVAL '10' SECOND)"
     )
-    assert _node(t, n.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(10)) and t.columns == ("k", "n", "s")
+    assert _node(t, nodes.WindowAggregate).assigner == TumblingProcessingTimeWindows.of(fk.seconds(10)) and t.columns == ("k", "n", "s")
 
 
 def test_tumble_proctime_is_a_processing_time_attribute_of_each_window_result_in_its_place(t_env):
@@ -92,10 +92,10 @@ def test_tumble_proctime_is_a_processing_time_attribute_of_each_window_result_in
     )
     assert t.columns == ("k", "p", "n") and t._stream.node.proc_time == "p"
     assert {f.name: f.dtype for f in t._stream.schema} == {"k": "string", "p": "timestamp", "n": "bigint"}
-    assert _node(t, n.WindowAggregate).assigner == TumblingEventTimeWindows.of(fk.seconds(10))
+    assert _node(t, nodes.WindowAggregate).assigner == TumblingEventTimeWindows.of(fk.seconds(10))
     t_env.create_temporary_view("w", t)
     cascaded = t_env.sql_query("SELECT k, SUM(n) AS n FROM w GROUP BY k, HOP(p, INTERVAL '1' SECOND, INTERVAL '2' SECOND)")
-    assert _node(cascaded, n.WindowAggregate).assigner == SlidingProcessingTimeWindows.of(fk.seconds(2), fk.seconds(1))
+    assert _node(cascaded, nodes.WindowAggregate).assigner == SlidingProcessingTimeWindows.of(fk.seconds(2), fk.seconds(1))
     unnamed = t_env.sql_query("SELECT SESSION_PROCTIME(ts, INTERVAL '5' SECOND), k FROM ev GROUP BY k, SESSION(ts, INTERVAL '5' SECOND)")
     assert unnamed.columns == ("EXPR$0", "k") and unnamed._stream.node.proc_time == "EXPR$0"
 
@@ -118,16 +118,16 @@ def test_tumble_proctime_inside_an_expression_in_having_or_of_another_window_is_
 
 def test_row_number_on_proctime_keeps_each_keys_first_row_on_spark_or_its_last_as_updates(t_env):
     first = t_env.sql_query("SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM pv) WHERE rn = 1")
-    dedup = _node(first, n.Deduplicate)  # (Spark's dropDuplicates: insert-only, real-time mode runs it)
+    dedup = _node(first, nodes.Deduplicate)  # (Spark's dropDuplicates: insert-only, real-time mode runs it)
     assert not first.updating and dedup.input.keys == ("k",) and first.columns == ("k", "v")
     last = t_env.sql_query(
         "SELECT k, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt DESC) AS rn FROM pv) WHERE rn = 1"
     )
-    fn = _node(last, n.KeyedProcess).function
+    fn = _node(last, nodes.KeyedProcess).function
     assert last.updating and fn.time == "pt" and fn.keep_last and fn.rownum == "rn"
     t_env.get_config().set("table.exec.state.ttl", "1 h")  # (keys that expire: funke's operator)
     first = t_env.sql_query("SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM pv) WHERE rn = 1")
-    fn = _node(first, n.KeyedProcess).function
+    fn = _node(first, nodes.KeyedProcess).function
     assert fn.time == "pt" and not fn.keep_last and fn.ttl_ms == 3_600_000
 
 
@@ -153,7 +153,7 @@ def test_a_filesystem_table_as_of_proctime_is_a_lookup_join_by_a_computed_key_an
         "SELECT B.auction, S.`value` FROM (SELECT *, PROCTIME() AS p FROM bid) B "
         "JOIN side FOR SYSTEM_TIME AS OF B.p AS S ON MOD(B.auction, 100) = S.key"
     )
-    join = _node(t, n.LookupJoin)
+    join = _node(t, nodes.LookupJoin)
     assert join.table.label == "side" and join.table.loader is not None and join.on == ("key",)
     assert "`auction` % 100" in t.explain() and t.columns == ("auction", "value")
     # read as a stream anywhere else
@@ -169,7 +169,7 @@ def test_an_over_aggregation_on_proctime_waits_for_processing_time_and_drops_not
     from funke.table.over import OverAggregate
 
     t = t_env.sql_query("SELECT k, v, SUM(v) OVER (PARTITION BY k ORDER BY pt ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM pv")
-    fn = _node(t, n.KeyedProcess).function
+    fn = _node(t, nodes.KeyedProcess).function
     assert isinstance(fn, OverAggregate) and fn.processing and fn.time == "pt" and not t.updating
     s = fn.calls[0].alias  # (the SUM's column; the SELECT names it s)
     op = KeyedProcessOperator(fn)

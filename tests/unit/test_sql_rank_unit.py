@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.table import StreamTableEnvironment
 from funke.table.changelog import ROW_KIND
@@ -112,8 +112,8 @@ def test_a_top_n_or_a_deduplication_over_an_updating_result_is_a_retractable_top
     top = t_env.sql_query(ranked.format(p="", o="s DESC", n=3))
     (fn,) = [
         x.function
-        for x in n.walk([top._stream.node])
-        if isinstance(x, n.KeyedProcess) and isinstance(x.function, RetractableTopN)
+        for x in nodes.walk([top._stream.node])
+        if isinstance(x, nodes.KeyedProcess) and isinstance(x.function, RetractableTopN)
     ]
     assert (fn.limit, fn.numbered) == (3, True) and top.columns == ("k", "s", "ts", "r")
     assert changelog_mode(top._stream.node).describe() == "[+I, -U, +U, -D] upsert key (r)"
@@ -122,8 +122,8 @@ def test_a_top_n_or_a_deduplication_over_an_updating_result_is_a_retractable_top
     )
     (fn,) = [
         x.function
-        for x in n.walk([dedup._stream.node])
-        if isinstance(x, n.KeyedProcess) and isinstance(x.function, RetractableTopN)
+        for x in nodes.walk([dedup._stream.node])
+        if isinstance(x, nodes.KeyedProcess) and isinstance(x.function, RetractableTopN)
     ]
     assert (fn.limit, fn.numbered) == (1, False)
     assert changelog_mode(dedup._stream.node).describe() == "[+I, -D] upsert key (k)"

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.plan.types import Schema
 from funke.semantics.co_process import KeyedCoProcessOperator
@@ -103,12 +103,12 @@ def t_env():
 def test_a_versioned_view_or_insert_only_rows_with_event_time_are_joined_as_of_the_left_rows_time(t_env):
     t = t_env.sql_query("SELECT o.id, r.rate FROM orders AS o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur WHERE r.rate > 1")
     assert t.columns == ("id", "rate") and not t.updating
-    fn = next(x.function for x in n.walk([t._stream.node]) if isinstance(getattr(x, "function", None), TemporalJoin))
+    fn = next(x.function for x in nodes.walk([t._stream.node]) if isinstance(getattr(x, "function", None), TemporalJoin))
     assert (fn.left_time, fn.right_time, fn.outer) == ("ts", "u", False)
     left = t_env.sql_query("SELECT o.id, r.rate FROM orders o LEFT JOIN rates_log FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur")
     assert changelog_mode(left._stream.node).describe() == "insert-only" and "TemporalJoin" in left.explain()
     on = t_env.sql_query("SELECT o.id, r.rate FROM orders o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur AND r.rate > o.id - 2")
-    fn = next(x.function for x in n.walk([on._stream.node]) if isinstance(getattr(x, "function", None), TemporalJoin))
+    fn = next(x.function for x in nodes.walk([on._stream.node]) if isinstance(getattr(x, "function", None), TemporalJoin))
     assert fn.outer and fn.condition is not None and on.columns == ("id", "rate") and not on.updating
     assert (fn.left_time, fn.right_time) == ("ts", "u")  # (the sides' time attributes kept beside the condition's columns)
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.table import StreamTableEnvironment
 from funke.table.changelog import ROW_KIND
 from funke.table.upsert import UpsertMaterializer
@@ -28,7 +28,7 @@ def t_env():
 
 def materializers(sink_or_stream) -> list:
     node = getattr(sink_or_stream, "node", sink_or_stream)
-    return [x.function for x in n.walk([node]) if isinstance(x, n.KeyedProcess) and isinstance(x.function, UpsertMaterializer)]
+    return [x.function for x in nodes.walk([node]) if isinstance(x, nodes.KeyedProcess) and isinstance(x.function, UpsertMaterializer)]
 
 
 def test_an_upsert_sink_takes_the_changes_as_they_come_where_its_key_holds_the_results_upsert_key(t_env):

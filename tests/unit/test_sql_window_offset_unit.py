@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 import funke as fk
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.table import StreamTableEnvironment
 from funke.windows import (
     CumulativeEventTimeWindows,
@@ -30,7 +30,7 @@ def t_env():
 def assigner(t_env, tvf: str):
     t = t_env.sql_query(f"SELECT COUNT(*) AS n, window_start FROM TABLE({tvf}) GROUP BY window_start, window_end")
     node = t._stream.node
-    while not isinstance(node, n.WindowAggregate):
+    while not isinstance(node, nodes.WindowAggregate):
         node = node.inputs[0]
     return node.assigner
 

@@ -11,7 +11,7 @@ from funke.connectors.postgres import PostgresSink
 from funke.connectors.sinks import FileSink
 from funke.connectors.sources import FileSource, GeneratorSource
 from funke.errors import PlanError, UnsupportedError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.table import StreamTableEnvironment
 from funke.table.print_sink import RowsPrint
 
@@ -30,8 +30,8 @@ def t_env():
     return t_env
 
 
-def source_of(stream) -> n.Source:
-    return next(x for x in n.walk([stream.node]) if isinstance(x, n.Source))
+def source_of(stream) -> nodes.Source:
+    return next(x for x in nodes.walk([stream.node]) if isinstance(x, nodes.Source))
 
 
 def test_datagen_is_a_replayable_generator_with_flink_sql_watermark(t_env):
@@ -44,7 +44,7 @@ def test_datagen_is_a_replayable_generator_with_flink_sql_watermark(t_env):
     assert cols["auction"] == "expr('CAST(11 + i AS bigint)')"
     assert cols["price"] == "expr('CAST(1 + pmod(xxhash64(i, 2), 10) AS int)')"
     assert "substr(repeat(sha2(" in cols["bidder"] and "2), 1, 70)" in cols["bidder"]  # 70 characters from 2 hashes
-    wm = next(x for x in n.walk([stream.node]) if isinstance(x, n.Watermark))
+    wm = next(x for x in nodes.walk([stream.node]) if isinstance(x, nodes.Watermark))
     # Flink SQL's watermark is max(ts) - 5 s; funke's (Flink DataStream's) is max - bound - 1 ms
     assert (wm.strategy.max_out_of_orderness_ms, wm.strategy.timestamp_column) == (4_999, "ts")
     assert stream.columns == ("auction", "price", "bidder", "ts", "cost")
@@ -160,7 +160,7 @@ def test_a_sql_script_builds_one_job_named_after_its_file(tmp_path):
     env = build(str(script), {})
     assert env.app == "clicks-per-user"
     assert [s.uid for s in env.sinks] == ["insert-o", "insert-p"]
-    src = next(x for x in n.walk(list(env.sinks)) if isinstance(x, n.Source))
+    src = next(x for x in nodes.walk(list(env.sinks)) if isinstance(x, nodes.Source))
     assert isinstance(src.spec, FileSource) and src.spec.format == "json"
     assert "TIMESTAMP_MILLIS(ms)" in env.explain()  # Flink's TO_TIMESTAMP_LTZ(ms, 3)
     with pytest.raises(PlanError, match="takes no options"):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import funke as fk
 from funke.errors import PlanError, UnsupportedError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.plan.connect import CoProcess
 from funke.semantics.clock import ManualClock
@@ -41,9 +41,9 @@ def t_env():
     return t_env
 
 
-def window_of(table) -> n.WindowAggregate:
+def window_of(table) -> nodes.WindowAggregate:
     node = table._stream.node
-    while not isinstance(node, n.WindowAggregate):
+    while not isinstance(node, nodes.WindowAggregate):
         node = node.inputs[0]
     return node
 
@@ -208,7 +208,7 @@ def test_fk_table_is_both_the_static_table_and_the_table_api_package():
 
 def test_union_all_by_position_subqueries_in_from_and_with(t_env):
     u = t_env.sql_query("SELECT k, v FROM ev UNION ALL SELECT k, v + 1 AS x FROM ev")
-    assert u.columns == ("k", "v") and isinstance(u._stream.node, n.Union)
+    assert u.columns == ("k", "v") and isinstance(u._stream.node, nodes.Union)
     assert [str(e) for e in u._stream.node.inputs[1].exprs] == ["col('k')", "expr('`x` AS `v`')"]
     sub = t_env.sql_query("SELECT t.k, w FROM (SELECT k, v * 2 AS w FROM ev) AS t WHERE t.w > 4")
     assert sub.columns == ("k", "w") and str(sub._stream.node.input.predicate) == "expr('w > 4')"
@@ -240,7 +240,7 @@ def test_a_window_top_n_over_a_window_aggregation_ranks_its_results_keyed_by_the
     agg = f"SELECT window_start, window_end, k, SUM(v) AS s FROM {TUMBLE} GROUP BY window_start, window_end, k"
     t = t_env.sql_query(f"SELECT k, s FROM ({RANKED.format(over='PARTITION BY window_start, window_end ORDER BY s DESC', src=f'({agg})')}) WHERE r = 1")
     node = t._stream.node
-    while not isinstance(node, n.KeyedProcess):
+    while not isinstance(node, nodes.KeyedProcess):
         node = node.inputs[0]
     assert node.input.keys == ("window_start", "window_end")
     assert isinstance(node.function, WindowResultTopN) and node.function.limit == 1
@@ -278,7 +278,7 @@ def test_a_lookup_join_with_a_static_table_is_the_stream_static_join(t_env):
     assert t.columns == ("k", "ts", "label", "w")
     assert t._stream.node.event_time == "ts"  # (the probe side's time attribute passes through: a window TVF can follow)
     node = t._stream.node
-    while not isinstance(node, n.LookupJoin):
+    while not isinstance(node, nodes.LookupJoin):
         node = node.inputs[0]
     assert (node.on, node.how, node.table.label) == (("key",), "left", "labels")
     assert "key" in node.input.schema and "key" not in t_env.sql_query("SELECT * FROM ev").columns  # e.k copied as key
@@ -299,7 +299,7 @@ def test_current_watermark_gives_each_row_the_watermark_in_a_column_first(t_env)
     t = t_env.sql_query("SELECT *, CURRENT_WATERMARK(ts) AS wm FROM ev WHERE ts > CURRENT_WATERMARK(ts)")
     assert t.columns == ("k", "ts", "v", "p", "wm")  # (the planner's own columns left out of *)
     node = t._stream.node.input
-    assert isinstance(node, n.Filter) and str(node.predicate) == "expr('ts > `_fk_1`')"
+    assert isinstance(node, nodes.Filter) and str(node.predicate) == "expr('ts > `_fk_1`')"
     assert isinstance(node.input.function, WithWatermark) and node.input.function.column == "_fk_1"
     with pytest.raises(PlanError, match=r"CURRENT_WATERMARK\(v\) at line 1, column 24 takes the view's time attribute \(ts\)"):
         t_env.sql_query("SELECT k FROM ev WHERE CURRENT_WATERMARK(v) IS NULL")
@@ -321,7 +321,7 @@ def test_a_window_join_is_the_datastream_window_join_of_the_two_views(t_env):
         node = node.inputs[0]
     assert isinstance(node.assigner, TumblingEventTimeWindows) and node.assigner.size_ms == 10_000
     assert node.inputs[0].keys == ("k",) and node.inputs[1].keys == ("k",)
-    assert isinstance(node.inputs[0].input, n.Filter)  # the left's WHERE, before the join
+    assert isinstance(node.inputs[0].input, nodes.Filter)  # the left's WHERE, before the join
 
 
 def test_a_top_n_over_rows_without_a_watermark_is_refused(t_env):
@@ -335,7 +335,7 @@ def test_a_group_aggregation_without_a_window_is_an_updating_result_read_as_a_ch
     t = t_env.sql_query("SELECT k, COUNT(*) AS n, AVG(v) AS a FROM ev WHERE v > 0 GROUP BY k HAVING SUM(v) > 1")
     assert t.updating and t.columns == ("k", "n", "a") and t.get_schema().names == ("k", "n", "a")
     node = t._stream.node
-    while not isinstance(node, n.KeyedProcess):
+    while not isinstance(node, nodes.KeyedProcess):
         node = node.inputs[0]
     assert isinstance(node.function, GroupAggregate) and node.function.keys == ("k",)
     assert [c.name for c in node.function.aggregates] == ["count", "avg", "sum"]
@@ -395,7 +395,7 @@ def test_a_row_number_per_key_on_event_time_kept_at_one_is_a_deduplication(t_env
     t = t_env.sql_query(f"{TOP_N.format(over='PARTITION BY k ORDER BY ts DESC', src='ev')} WHERE r = 1 AND v > 0")
     assert t.updating and t.columns == ("k", "ts", "v", "p", "r")
     node = t._stream.node
-    while not isinstance(node, n.KeyedProcess):
+    while not isinstance(node, nodes.KeyedProcess):
         node = node.inputs[0]
     assert isinstance(node.function, Deduplicate) and (node.function.time, node.function.keep_last) == ("ts", True)
     first = t_env.sql_query(f"SELECT k, v FROM ({RANKED.format(over='PARTITION BY k ORDER BY ts', src='ev')}) WHERE r = 1")
@@ -413,7 +413,7 @@ def test_a_join_without_time_bounds_is_a_regular_join_keeping_rows_for_the_state
     assert isinstance(fn, RegularJoin) and fn.ttl_ms == 90_000 and all(d.ttl_config.ttl_ms == 90_000 for d in (*fn.rows, *fn.next_ids))
     assert [i.keys for i in node.inputs] == [("k",), ("k",)]
     agg = t_env.sql_query("SELECT k, COUNT(*) AS n FROM plain GROUP BY k")  # (planned after the set: it sees the TTL)
-    assert _function(agg, n.KeyedProcess).ttl_ms == 90_000
+    assert _function(agg, nodes.KeyedProcess).ttl_ms == 90_000
     with pytest.raises(UnsupportedError, match="the option 'table.exec.mini-batch.enabled' is not supported by funke"):
         t_env.get_config().set("table.exec.mini-batch.enabled", "true")
     with pytest.raises(PlanError, match="option table.exec.state.ttl: 'soon' is not a duration"):
@@ -572,7 +572,7 @@ def test_order_by_limit_plans_a_top_n_of_the_result_and_limit_alone_stays_insert
     from funke.table.rank import RetractableTopN, TopN
 
     def top_n(t):
-        return next(x.function for x in n.walk([t._stream.node]) if isinstance(x, n.KeyedProcess) and isinstance(x.function, (TopN, RetractableTopN)))
+        return next(x.function for x in nodes.walk([t._stream.node]) if isinstance(x, nodes.KeyedProcess) and isinstance(x.function, (TopN, RetractableTopN)))
 
     sorted_ = t_env.sql_query("SELECT k, v FROM ev WHERE v > 0 ORDER BY v DESC, k LIMIT 3")
     fn = top_n(sorted_)
@@ -592,7 +592,7 @@ def ranking(t):
     from funke.table.sort import RankAtEnd
 
     kinds = (TopN, RetractableTopN, WindowResultTopN, WindowTopN, RankAtEnd)
-    functions = [getattr(x, "function", None) for x in n.walk([t._stream.node])]
+    functions = [getattr(x, "function", None) for x in nodes.walk([t._stream.node])]
     return next(f for f in (*functions, *(getattr(f, "process_fn", None) for f in functions)) if isinstance(f, kinds))
 
 
@@ -690,10 +690,10 @@ def test_an_over_aggregation_plans_one_keyed_function_per_select_and_refuses_wha
     )
     assert t.columns == ("k", "v", "s", "a") and not t.updating
     assert {f.name: f.dtype for f in t.get_schema().fields} == {"k": "string", "v": "int", "s": "int", "a": "int"}  # (SUM, AVG of INT: INT)
-    (fn,) = [x.function for x in n.walk([t._stream.node]) if isinstance(x, n.KeyedProcess)]
+    (fn,) = [x.function for x in nodes.walk([t._stream.node]) if isinstance(x, nodes.KeyedProcess)]
     assert isinstance(fn, OverAggregate) and fn.frame == Frame("ROWS", 2) and [c.name for c in fn.calls] == ["sum", "avg"]
     ranged = t_env.sql_query("SELECT COUNT(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW) AS c FROM ev")
-    (fn,) = [x.function for x in n.walk([ranged._stream.node]) if isinstance(x, n.KeyedProcess)]
+    (fn,) = [x.function for x in nodes.walk([ranged._stream.node]) if isinstance(x, nodes.KeyedProcess)]
     assert fn.frame == Frame("RANGE", 60_000) and ranged.columns == ("c",)
     refused = {
         "SELECT SUM(v) OVER (PARTITION BY k ORDER BY v) FROM ev": "must be ORDER BY a time attribute of the view, ascending (ts)",
@@ -717,7 +717,7 @@ def test_sorts_plan_by_mode_a_temporal_sort_in_a_stream_any_sort_in_batch_mode()
     from funke.table.sort import Sort
 
     def sorts(t):
-        return [node.function for node in n.walk([t._stream.node]) if isinstance(getattr(node, "function", None), Sort)]
+        return [node.function for node in nodes.walk([t._stream.node]) if isinstance(getattr(node, "function", None), Sort)]
 
     streaming = fk.StreamEnvironment(app="sql-unit")
     batch = fk.StreamEnvironment(app="sql-unit", runtime_mode="batch")

@@ -7,7 +7,7 @@ from typing import Any
 import funke as fk
 from funke.errors import UnsupportedError
 from funke.pyflink.common.typeinfo import TypeInformation
-from funke.pyflink.datastream import _adapters as a
+from funke.pyflink.datastream import _adapters as adapters
 from funke.pyflink.datastream._wire import TS, VALUE
 from funke.pyflink.datastream.data_stream import DataStream
 
@@ -21,7 +21,7 @@ def _wait(data_stream: DataStream, async_function: Any, timeout: Any, capacity: 
         raise TypeError(f"AsyncDataStream takes an AsyncFunction (async def async_invoke(value)), got {async_function!r}")
     src = data_stream._timed()
     keep_ts = src._has_ts
-    adapter = a.AsyncAdapter(async_function, a.Value(None), keep_ts).configure(src._env._settings)
+    adapter = adapters.AsyncAdapter(async_function, adapters.Value(None), keep_ts).configure(src._env._settings)
     schema = f"{VALUE} binary, {TS} timestamp" if keep_ts else f"{VALUE} binary"
     wait = fk.AsyncDataStream.ordered_wait if ordered else fk.AsyncDataStream.unordered_wait
     out = wait(src._plain(), adapter, timeout, capacity, output_schema=schema, name=f"AsyncWait({type(async_function).__name__})")

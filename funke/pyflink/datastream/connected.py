@@ -11,7 +11,7 @@ from typing import Any
 
 from funke.errors import PlanError
 from funke.pyflink.common.typeinfo import TypeInformation
-from funke.pyflink.datastream import _adapters as a
+from funke.pyflink.datastream import _adapters as adapters
 from funke.pyflink.datastream._wire import VALUE, Step
 from funke.pyflink.datastream.data_stream import DataStream, KeyedStream
 
@@ -42,7 +42,7 @@ class ConnectedStreams:
         out = first.connect(second).process(adapter, output_schema=one._out_schema() if keep else _OUT, name=name)
         return one._out(out, output_type)
 
-    def _reads(self) -> tuple[a.Value, a.Value]:
+    def _reads(self) -> tuple[adapters.Value, adapters.Value]:
         return self.stream1._operator_read(), self.stream2._operator_read()
 
     def map(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:
@@ -62,7 +62,7 @@ class ConnectedStreams:
     def _co(self, func: Any, kind: str, output_type: TypeInformation | None) -> DataStream:
         name = f"Co-{'Map' if kind == 'map' else 'Flat Map'}({type(func).__name__})"
         if self._keyed:
-            return self._two(a.KeyedCoProcessAdapter(a.CoCall(func), *self._reads()), output_type, name)
+            return self._two(adapters.KeyedCoProcessAdapter(adapters.CoCall(func), *self._reads()), output_type, name)
         one = self.stream1._then(Step(kind, getattr(func, f"{kind}1"), func, f"{name} (1)"), output_type)
         two = self.stream2._then(Step(kind, getattr(func, f"{kind}2"), func, f"{name} (2)"), output_type)
         return one.union(two)
@@ -74,12 +74,12 @@ class ConnectedStreams:
         if self._keyed:
             if not isinstance(func, KeyedCoProcessFunction):
                 raise TypeError(f"process() on keyed connected streams takes a KeyedCoProcessFunction, got {func!r}")
-            return self._two(a.KeyedCoProcessAdapter(func, *self._reads()), output_type, name)
+            return self._two(adapters.KeyedCoProcessAdapter(func, *self._reads()), output_type, name)
         if isinstance(func, KeyedCoProcessFunction):
             raise PlanError("process(KeyedCoProcessFunction) needs keyed connected streams: connect(...).key_by(key_selector1, key_selector2)")
         if not isinstance(func, CoProcessFunction):
             raise TypeError(f"process() on connected streams takes a CoProcessFunction, got {func!r}")
-        return self._two(a.CoProcessAdapter(func, *self._reads()), output_type, name)
+        return self._two(adapters.CoProcessAdapter(func, *self._reads()), output_type, name)
 
 
 class BroadcastStream:
@@ -104,12 +104,12 @@ class BroadcastConnectedStream:
         if keyed:
             if not isinstance(func, KeyedBroadcastProcessFunction):
                 raise TypeError(f"process() on a keyed stream connected to a broadcast stream takes a KeyedBroadcastProcessFunction, got {func!r}")
-            adapter: Any = a.KeyedBroadcastAdapter(func, *reads)
+            adapter: Any = adapters.KeyedBroadcastAdapter(func, *reads)
             first = self.stream._base
         else:
             if not isinstance(func, BroadcastProcessFunction):
                 raise TypeError(f"process() on a stream connected to a broadcast stream takes a BroadcastProcessFunction, got {func!r}")
-            adapter = a.BroadcastAdapter(func, *reads)
+            adapter = adapters.BroadcastAdapter(func, *reads)
             first = stream._plain()
         rules = self.broadcast.stream._plain().broadcast(*self.broadcast.descriptors)
         adapter.configure(stream._env._settings, keep_ts=stream._has_ts)

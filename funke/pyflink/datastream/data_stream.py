@@ -16,7 +16,7 @@ from typing import Any
 import funke as fk
 from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.typeinfo import TupleTypeInfo, TypeInformation, Types
-from funke.pyflink.datastream import _adapters as a
+from funke.pyflink.datastream import _adapters as adapters
 from funke.pyflink.datastream._sinks import PrintLines
 from funke.pyflink.datastream._wire import KEY, LINE, TS, VALUE, Chain, Reader, Step, Tail, call_chain, loads, print_prefix
 from funke.semantics.rich import FilterFunction, FlatMapFunction, Function, KeySelector, Lifecycled, MapFunction
@@ -83,9 +83,9 @@ class DataStream:
             return False
         return self._known or self._convert is not None
 
-    def _operator_read(self) -> a.Value:
+    def _operator_read(self) -> adapters.Value:
         """How an operator past a boundary reads these values: converted to their type, unless they are."""
-        return a.Value(None if self._converted else self._type)
+        return adapters.Value(None if self._converted else self._type)
 
     @property
     def _has_ts(self) -> bool:
@@ -193,7 +193,7 @@ class DataStream:
         if not isinstance(func, ProcessFunction):
             raise TypeError(f"process() takes a ProcessFunction, got {func!r}")
         src = self._timed()
-        adapter = a.ProcessAdapter(func, a.Value(None)).configure(self._env._settings, keep_ts=src._has_ts)
+        adapter = adapters.ProcessAdapter(func, adapters.Value(None)).configure(self._env._settings, keep_ts=src._has_ts)
         out = src._plain().process(adapter, output_schema=src._out_schema(), name=f"Process({_name(func)})")
         return self._out(out, output_type)
 
@@ -468,11 +468,11 @@ class KeyedStream(DataStream):
             return self._out(self._base.select(*cols), self._type, known=True)
         return self._out(self._base.select(*cols), self._type, convert=self._type)
 
-    def _read(self) -> a.Value:
+    def _read(self) -> adapters.Value:
         return self._operator_read()
 
     def _process(self, user: Any, output_type: TypeInformation | None, name: str) -> DataStream:
-        adapter = a.KeyedProcessAdapter(user, self._read()).configure(self._env._settings, keep_ts=self._has_ts)
+        adapter = adapters.KeyedProcessAdapter(user, self._read()).configure(self._env._settings, keep_ts=self._has_ts)
         out = self._base.process(adapter, output_schema=self._out_schema(), name=name)
         return self._out(out, output_type)
 
@@ -489,7 +489,7 @@ class KeyedStream(DataStream):
         """A rolling reduce per key: the reduced value after each element (BATCH mode: once per key, at the end)."""
         if not callable(getattr(func, "reduce", None)) and not callable(func):
             raise TypeError(f"reduce() takes a ReduceFunction or a callable, got {func!r}")
-        return self._process(a.KeyedReduce(func, self._env._settings), self._type, f"Reduce({_name(func)})")
+        return self._process(adapters.KeyedReduce(func, self._env._settings), self._type, f"Reduce({_name(func)})")
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self.reduce(_Accumulate(position_to_sum, "sum"))
@@ -510,17 +510,17 @@ class KeyedStream(DataStream):
         """A function class runs as a keyed operator (its ``open`` gets keyed state, as in PyFlink);
         a plain function is chained after the shuffle."""
         if isinstance(func, MapFunction):
-            return self._process(a.KeyedCall(func, "map"), output_type, f"Map({_name(func)})")
+            return self._process(adapters.KeyedCall(func, "map"), output_type, f"Map({_name(func)})")
         return self._values().map(func, output_type)
 
     def flat_map(self, func: Any, output_type: TypeInformation | None = None) -> DataStream:  # type: ignore[override]
         if isinstance(func, FlatMapFunction):
-            return self._process(a.KeyedCall(func, "flat_map"), output_type, f"FlatMap({_name(func)})")
+            return self._process(adapters.KeyedCall(func, "flat_map"), output_type, f"FlatMap({_name(func)})")
         return self._values().flat_map(func, output_type)
 
     def filter(self, func: Any) -> DataStream:  # type: ignore[override]
         if isinstance(func, FilterFunction):
-            return self._process(a.KeyedCall(func, "filter"), self._type, f"Filter({_name(func)})")
+            return self._process(adapters.KeyedCall(func, "filter"), self._type, f"Filter({_name(func)})")
         return self._values().filter(func)
 
     def key_by(self, key_selector: Any, key_type: TypeInformation | None = None) -> KeyedStream:

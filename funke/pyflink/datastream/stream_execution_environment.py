@@ -22,7 +22,7 @@ from typing import Any
 
 import funke as fk
 from funke.errors import PlanError, UnsupportedError
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.pyflink.common.configuration import Configuration
 from funke.pyflink.common.typeinfo import TypeInformation
 from funke.pyflink.datastream._sinks import Settings
@@ -287,11 +287,11 @@ class StreamExecutionEnvironment:
         raise UnsupportedError("create_input (a Java InputFormat): use from_source(FileSource ...) or from_collection")
 
     # -- running --------------------------------------------------------------------------
-    def _sinks(self) -> list[n.Sink]:
+    def _sinks(self) -> list[nodes.Sink]:
         return list(self._fk.sinks)
 
     def _bounded(self) -> bool:
-        sources = [x for x in n.walk(self._sinks()) if isinstance(x, n.Source)]
+        sources = [x for x in nodes.walk(self._sinks()) if isinstance(x, nodes.Source)]
         every = all(s.spec.bounded or id(s.spec) in self._bounded_sources for s in sources)
         if self._mode is RuntimeExecutionMode.BATCH and not every:
             unbounded = ", ".join(s.spec.describe() for s in sources if not s.spec.bounded and id(s.spec) not in self._bounded_sources)

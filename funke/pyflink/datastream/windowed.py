@@ -15,7 +15,7 @@ from typing import Any
 import funke as fk
 from funke.errors import PlanError
 from funke.pyflink.common.typeinfo import TypeInformation
-from funke.pyflink.datastream import _adapters as a
+from funke.pyflink.datastream import _adapters as adapters
 from funke.pyflink.datastream._wire import TS, VALUE
 from funke.pyflink.datastream.data_stream import DataStream, KeyedStream
 from funke.pyflink.datastream.window import CountAssigner, ExtractedGap
@@ -35,7 +35,7 @@ _VALUE_OUT = f"{VALUE} binary"
 class AllWindowAdapter(FunkeProcessAll):
     """funke's window-over-all-elements function around a PyFlink one (an ``a.WindowAdapter`` without the key)."""
 
-    def __init__(self, inner: a.WindowAdapter) -> None:
+    def __init__(self, inner: adapters.WindowAdapter) -> None:
         self.inner = inner
 
     def open(self, ctx: Any) -> None:
@@ -92,7 +92,7 @@ class _Windowed:
     def _own_trigger(self, trigger: Any) -> Any:
         if isinstance(trigger, ft.PurgingTrigger):
             return ft.PurgingTrigger.of(self._own_trigger(trigger.nested))
-        return trigger if isinstance(trigger, _BUILT_IN_TRIGGERS) else a.TriggerAdapter(trigger, self._read)
+        return trigger if isinstance(trigger, _BUILT_IN_TRIGGERS) else adapters.TriggerAdapter(trigger, self._read)
 
     def allowed_lateness(self, time_ms: Any) -> Any:
         self._lateness = time_ms
@@ -125,9 +125,9 @@ class _Windowed:
             w.side_output_late_data(fk.OutputTag(self._late.tag_id))
         return w
 
-    def _adapter(self, user: Any, kind: str, read: a.Value | None = None) -> Any:
+    def _adapter(self, user: Any, kind: str, read: adapters.Value | None = None) -> Any:
         counting = isinstance(self._assigner, CountAssigner)
-        inner = a.WindowAdapter(user, read if read is not None else self._read, kind=kind, counting=counting).configure(self._stream._env._settings)
+        inner = adapters.WindowAdapter(user, read if read is not None else self._read, kind=kind, counting=counting).configure(self._stream._env._settings)
         return inner if self._keyed else AllWindowAdapter(inner)
 
     def _result(self, windowed: Any, output_type: TypeInformation | None) -> DataStream:
@@ -147,12 +147,12 @@ class _Windowed:
         return ("process" if for_process else "apply") + ("" if self._keyed else "_all")
 
     def reduce(self, reduce_function: Any, window_function: Any = None, output_type: TypeInformation | None = None) -> DataStream:
-        reduce = a.ReduceAdapter(reduce_function, self._read).configure(self._stream._env._settings)
+        reduce = adapters.ReduceAdapter(reduce_function, self._read).configure(self._stream._env._settings)
         w = self._funke()
         if window_function is None:
             return self._result(w.reduce(reduce), self._stream._type)
         kind = self._function_kind(window_function, isinstance(window_function, _PROCESS_TYPES()))
-        return self._result(w.reduce(reduce, self._adapter(window_function, kind, a.Value(None)), output_schema=_VALUE_OUT), output_type)
+        return self._result(w.reduce(reduce, self._adapter(window_function, kind, adapters.Value(None)), output_schema=_VALUE_OUT), output_type)
 
     def aggregate(
         self,
@@ -161,10 +161,10 @@ class _Windowed:
         accumulator_type: TypeInformation | None = None,
         output_type: TypeInformation | None = None,
     ) -> DataStream:
-        agg = a.AggregateAdapter(aggregate_function, self._read).configure(self._stream._env._settings)
+        agg = adapters.AggregateAdapter(aggregate_function, self._read).configure(self._stream._env._settings)
         wf = None
         if window_function is not None:
-            wf = self._adapter(window_function, self._function_kind(window_function, isinstance(window_function, _PROCESS_TYPES())), a.Value(None))
+            wf = self._adapter(window_function, self._function_kind(window_function, isinstance(window_function, _PROCESS_TYPES())), adapters.Value(None))
         return self._result(self._funke().aggregate(agg, wf, output_schema=_VALUE_OUT), output_type)
 
     def apply(self, window_function: Any, output_type: TypeInformation | None = None) -> DataStream:
