@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from funke.plan import nodes as n
+from funke.plan import nodes
 from funke.plan.expr import Col, Expr, Sql
 
 #: The hidden column of an updating result that holds each row's kind.
@@ -75,20 +75,20 @@ RETRACT = ChangelogMode(frozenset(_ORDER))
 
 #: Modes the planner states for nodes whose mode it knows better than the rules below (a union of a
 #: join's matched rows with its NULL-keyed ones, which keeps the join's key).
-_STATED: weakref.WeakKeyDictionary[n.Node, ChangelogMode] = weakref.WeakKeyDictionary()
+_STATED: weakref.WeakKeyDictionary[nodes.Node, ChangelogMode] = weakref.WeakKeyDictionary()
 
 
-def state_mode(node: n.Node, mode: ChangelogMode) -> None:
+def state_mode(node: nodes.Node, mode: ChangelogMode) -> None:
     """Record ``mode`` as the changelog mode of ``node`` (made by the planner, which knows it)."""
     _STATED[node] = mode
 
 
-def is_updating(node: n.Node) -> bool:
+def is_updating(node: nodes.Node) -> bool:
     """Whether ``node``'s rows are a changelog: their kinds are in ``ROW_KIND``."""
     return node.schema is not None and ROW_KIND in node.schema
 
 
-def changelog_mode(node: n.Node) -> ChangelogMode:
+def changelog_mode(node: nodes.Node) -> ChangelogMode:
     """The changelog mode of ``node``'s output (the module's docstring gives the rules)."""
     if not is_updating(node):
         return INSERT_ONLY
@@ -97,9 +97,9 @@ def changelog_mode(node: n.Node) -> ChangelogMode:
     declare = getattr(getattr(node, "function", None), "changelog_mode", None)
     if callable(declare):
         return declare(tuple(changelog_mode(i) for i in node.inputs))
-    if isinstance(node, (n.Filter, n.KeyBy)):
+    if isinstance(node, (nodes.Filter, nodes.KeyBy)):
         return changelog_mode(node.input)
-    if isinstance(node, n.Select):
+    if isinstance(node, nodes.Select):
         return _projected(changelog_mode(node.input), node.exprs)
     kinds = frozenset().union(*(changelog_mode(i).kinds for i in node.inputs)) if node.inputs else RETRACT.kinds
     return ChangelogMode(kinds | {INSERT})
@@ -136,10 +136,10 @@ def passes_on(e: Expr) -> tuple[str, str] | None:
     return None
 
 
-def describe_modes(nodes: Iterable[Any]) -> dict[int, str]:
+def describe_modes(plan: Iterable[Any]) -> dict[int, str]:
     """Each node's changelog mode, described, by ``id(node)`` (for ``explain()``); empty when no node
     is updating (an insert-only plan says nothing of changelogs)."""
-    nodes = list(nodes)
-    if not any(is_updating(x) for x in nodes):
+    every = list(plan)
+    if not any(is_updating(x) for x in every):
         return {}
-    return {id(x): changelog_mode(x).describe() for x in nodes}
+    return {id(x): changelog_mode(x).describe() for x in every}

@@ -233,9 +233,9 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
     def _bounded(self, sinks: list[Any]) -> bool:
         """Over bounded sources a Spark batch job (the streaming run's results, as PyFlink's DataStream jobs run
         here), else a streaming one; batch mode takes bounded sources only."""
-        from funke.plan import nodes as n
+        from funke.plan import nodes
 
-        bounded = all(x.spec.bounded for x in n.walk(sinks) if isinstance(x, n.Source))
+        bounded = all(x.spec.bounded for x in nodes.walk(sinks) if isinstance(x, nodes.Source))
         if not self._streaming and not bounded:
             raise UnsupportedError("EnvironmentSettings.in_batch_mode() with an unbounded source: batch mode reads bounded input only, as in Flink")
         return bounded
