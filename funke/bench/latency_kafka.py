@@ -153,7 +153,7 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str) -> None:
     import numpy as np
 
     consumer = output_consumer(bootstrap, topic)
-    _note(f"{out}.count", 0)
+    write_count(f"{out}.count", 0)
     a: list[int] = []
     b: list[int] = []
     kinds: list[str] = []
@@ -168,8 +168,8 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str) -> None:
                 continue
             d = json.loads(m.value())
             if windows:
-                a.append(_iso_ms(d["window_start"]))
-                b.append(_iso_ms(d["window_end"]))
+                a.append(kafka_time_ms(d["window_start"]))
+                b.append(kafka_time_ms(d["window_end"]))
                 kinds.append(d["kind"])
                 counts.append(int(d["count"]))
             else:
@@ -177,7 +177,7 @@ def _consume(bootstrap: str, topic: str, windows: bool, out: str) -> None:
                 b.append(int(d["produced_us"]))
             arrived.append(now)
         if msgs:
-            _note(f"{out}.count", len(arrived))
+            write_count(f"{out}.count", len(arrived))
     consumer.close()
     np.savez(out, a=np.array(a, np.int64), b=np.array(b, np.int64), kinds=np.array(kinds, dtype=str),
              counts=np.array(counts, np.int64), arrived=np.array(arrived, np.int64))  # fmt: skip
@@ -196,20 +196,20 @@ def output_consumer(bootstrap: str, topic: str, *, fetch_wait_ms: int = 5) -> An
     return consumer
 
 
-def _note(path: str, value: int) -> None:
+def write_count(path: str, value: int) -> None:
     """Write ``value`` to ``path`` whole (a reader never sees half of it)."""
     Path(f"{path}.tmp").write_text(str(value))
     os.replace(f"{path}.tmp", path)
 
 
-def _count(path: str) -> int | None:
+def read_count(path: str) -> int | None:
     try:
         return int(Path(path).read_text())
     except (OSError, ValueError):
         return None
 
 
-def _spawn(role: str, *args: Any) -> subprocess.Popen:
+def spawn(role: str, *args: Any) -> subprocess.Popen:
     """Run ``_produce`` or ``_consume`` in a fresh interpreter (``python -m funke.bench.latency_kafka ROLE ARGS``)."""
     return subprocess.Popen([sys.executable, "-m", __name__, role, json.dumps(args)])
 
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     {"produce": _produce, "consume": _consume}[role](*json.loads(args))
 
 
-def _iso_ms(text: str) -> int:
+def kafka_time_ms(text: str) -> int:
     """``2026-11-25T10:00:01Z`` (the Kafka sink's timestamps) → epoch ms."""
     import datetime as dt
 
@@ -229,7 +229,7 @@ def _iso_ms(text: str) -> int:
 # -- the harness --------------------------------------------------------------------------------
 
 
-def _topics(bootstrap: str, names: list[str], partitions: int) -> None:
+def make_topics(bootstrap: str, names: list[str], partitions: int) -> None:
     from funke.bench.ysb_produce import prepare_topic
 
     for name in names:
@@ -260,7 +260,7 @@ def job_environment(
     return env
 
 
-def _wait_for(what: str, ok: Callable[[], bool], timeout_s: float, *checks: Callable[[], None]) -> None:
+def wait_for(what: str, ok: Callable[[], bool], timeout_s: float, *checks: Callable[[], None]) -> None:
     """Poll ``ok`` until it holds; each of ``checks`` raises when something it watches has failed."""
     deadline = time.monotonic() + timeout_s
     while not ok():
@@ -271,7 +271,7 @@ def _wait_for(what: str, ok: Callable[[], bool], timeout_s: float, *checks: Call
         time.sleep(0.05)
 
 
-def _job_alive(handle: Any) -> Callable[[], None]:
+def job_alive(handle: Any) -> Callable[[], None]:
     def check() -> None:
         failed = [s for s in handle.states if s.query is not None and not s.query.isActive and s.query.exception()]
         if failed:
@@ -297,9 +297,9 @@ def measure(
 
     tag = uuid.uuid4().hex[:8]
     source_topic, out_topic = f"funke-latency-in-{tag}", f"funke-latency-out-{tag}"
-    _topics(bootstrap, [source_topic, out_topic], partitions)
+    make_topics(bootstrap, [source_topic, out_topic], partitions)
     consumed_file, produced_file = str(workdir / f"{tag}-consumed.npz"), str(workdir / f"{tag}-produced.npz")
-    consumer = _spawn("consume", bootstrap, out_topic, job == "window", consumed_file)
+    consumer = spawn("consume", bootstrap, out_topic, job == "window", consumed_file)
     producer: subprocess.Popen | None = None
     handle = None
     progress = ProgressLog(spark)
@@ -312,13 +312,13 @@ def measure(
         return check
 
     try:
-        _wait_for("the consumer to start", lambda: _count(f"{consumed_file}.count") is not None, 120, alive(consumer, "consumer"))
+        wait_for("the consumer to start", lambda: read_count(f"{consumed_file}.count") is not None, 120, alive(consumer, "consumer"))
         env = job_environment(spark, job, bootstrap, source_topic, out_topic, str(workdir / f"{tag}-checkpoint"))
         handle = env.execute()
-        _wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, _job_alive(handle))
+        wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, job_alive(handle))
         on_step(f"{job}: producing {rate:,.0f} records/s for {warmup_s + seconds:.0f} s ({warmup_s:.0f} s warm-up)")
-        producer = _spawn("produce", bootstrap, source_topic, partitions, rate, warmup_s + seconds, produced_file)
-        _wait_for("the producer to finish", lambda: producer.poll() is not None, warmup_s + seconds + 300, _job_alive(handle))
+        producer = spawn("produce", bootstrap, source_topic, partitions, rate, warmup_s + seconds, produced_file)
+        wait_for("the producer to finish", lambda: producer.poll() is not None, warmup_s + seconds + 300, job_alive(handle))
         alive(producer, "producer")()
         produced = np.load(produced_file)
         firsts, stamps, total = produced["firsts"], produced["stamps"], int(produced["total"])
@@ -327,15 +327,15 @@ def measure(
         if job == "filter/map":
             expected_count = int(np.count_nonzero(ids % 3 != 2))
         else:
-            windows = _true_windows(ids, produced_us)
+            windows = true_windows(ids, produced_us)
             closing = int(produced_us.max() // 1000) - DELAY_MS - WINDOW_MS  # one window of margin before the last watermark
             expected_count = sum(1 for (_kind, start) in windows if start + WINDOW_MS <= closing)
         on_step(f"{job}: waiting for the {expected_count:,} expected output records")
 
         def arrived() -> bool:
-            return (_count(f"{consumed_file}.count") or 0) >= expected_count
+            return (read_count(f"{consumed_file}.count") or 0) >= expected_count
 
-        _wait_for("every expected output record", arrived, 120 + seconds, _job_alive(handle), alive(consumer, "consumer"))
+        wait_for("every expected output record", arrived, 120 + seconds, job_alive(handle), alive(consumer, "consumer"))
     finally:
         if handle is not None:
             handle.stop()
@@ -350,7 +350,7 @@ def measure(
             progress.of(s.query.id) for s in (handle.states if handle else []) if s.query is not None and s.sink.uid == "out"
         ]
         progress.close()
-        _delete_topics(bootstrap, [source_topic, out_topic])
+        drop_topics(bootstrap, [source_topic, out_topic])
     got = np.load(consumed_file)
     measured_from_us = int(stamps[0]) + int(warmup_s * 1_000_000)
     state = next(s for s in handle.states if s.sink.uid == "out")
@@ -373,7 +373,7 @@ def measure(
     return _window_result(common, got, windows, closing, measured_from_us)
 
 
-def _true_windows(ids: Any, produced_us: Any) -> Counter:
+def true_windows(ids: Any, produced_us: Any) -> Counter:
     """Records per (kind, window start ms), from what the producer wrote."""
     import numpy as np
 
@@ -397,14 +397,14 @@ def _window_result(common: dict[str, Any], got: Any, windows: Counter, closing: 
             strict=True,
         )
     )
-    seen = Counter((kind, start) for kind, start, _end, _count, _at in rows)
+    seen = Counter((kind, start) for kind, start, _end, read_count, _at in rows)
     want = {w for w in windows if w[1] + WINDOW_MS <= closing}
     wrong = [
         f"{kind} @ {start}: {count} (expected {windows.get((kind, start), 0)})"
         for kind, start, _end, count, _at in rows
         if count != windows.get((kind, start), 0)
     ]
-    samples = tuple((at / 1000) - (end + DELAY_MS) for _kind, start, end, _count, at in rows if start * 1000 >= measured_from_us)
+    samples = tuple((at / 1000) - (end + DELAY_MS) for _kind, start, end, read_count, at in rows if start * 1000 >= measured_from_us)
     return LatencyResult(
         **common, expected=len(want), received=len(rows), duplicates=sum(c - 1 for c in seen.values() if c > 1),
         missing=len(want - set(seen)), samples_ms=samples, wrong=tuple(wrong[:5]),
@@ -422,7 +422,7 @@ def _phases(reports: list[Any]) -> dict[str, float]:
     return out
 
 
-def _delete_topics(bootstrap: str, names: list[str]) -> None:
+def drop_topics(bootstrap: str, names: list[str]) -> None:
     from funke.bench.ysb_kafka import delete_topics
 
     delete_topics(bootstrap, names)

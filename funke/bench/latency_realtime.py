@@ -171,7 +171,7 @@ def plain_query(spark: Any, job: str, bootstrap: str, source: str, out: str, che
 def _consume(bootstrap: str, topic: str, out: str) -> None:
     """Read ``topic`` read_committed from the start until ``<out>.stop`` appears; save each record's fields and arrival."""
     consumer = lk.output_consumer(bootstrap, topic, fetch_wait_ms=1)
-    lk._note(f"{out}.count", 0)
+    lk.write_count(f"{out}.count", 0)
     rows: list[tuple[int, str]] = []
     stop = Path(f"{out}.stop")
     while not stop.exists():
@@ -179,7 +179,7 @@ def _consume(bootstrap: str, topic: str, out: str) -> None:
         now = time.time_ns() // 1000
         rows.extend((now, m.value().decode()) for m in msgs if m.error() is None)
         if msgs:
-            lk._note(f"{out}.count", len(rows))
+            lk.write_count(f"{out}.count", len(rows))
     consumer.close()
     Path(out).write_text("\n".join(f"{at}\t{value}" for at, value in rows))
 
@@ -205,30 +205,30 @@ def measure(
 
     tag = uuid.uuid4().hex[:8]
     source, out = f"funke-latency-rt-in-{tag}", f"funke-latency-rt-out-{tag}"
-    lk._topics(bootstrap, [source, out], partitions)
+    lk.make_topics(bootstrap, [source, out], partitions)
     consumed, produced_file = str(workdir / f"{tag}-consumed.tsv"), str(workdir / f"{tag}-produced.npz")
     consumer = _spawn("consume", bootstrap, out, consumed)
     producer: subprocess.Popen | None = None
     handle, query = None, None
     checkpoint = str(workdir / f"{tag}-checkpoint")
     try:
-        lk._wait_for("the consumer to start", lambda: lk._count(f"{consumed}.count") is not None, 120)
+        lk.wait_for("the consumer to start", lambda: lk.read_count(f"{consumed}.count") is not None, 120)
         if system == PLAIN_RT:
             query = plain_query(spark, job, bootstrap, source, out, checkpoint).start()
             alive = _query_alive(query)
         else:
             handle = funke_job(spark, system, job, bootstrap, source, out, checkpoint).execute()
-            alive = lk._job_alive(handle)
+            alive = lk.job_alive(handle)
         # produce once the job reads: a real-time query's tasks all run, a micro-batch job ran its first batch
         if system == FUNKE_MB:
-            lk._wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, alive)
+            lk.wait_for("the job's first micro-batch", lambda: any(s.batches > 0 for s in handle.states), 300, alive)
         else:
             measured = query if query is not None else next(s.query for s in handle.states if s.sink.uid == "out")
             tasks = partitions + (SHUFFLE_PARTITIONS if job != "filter/map" else 0)
-            lk._wait_for("the real-time query's tasks", lambda: _running_tasks(spark, measured) >= tasks, 300, alive)
+            lk.wait_for("the real-time query's tasks", lambda: _running_tasks(spark, measured) >= tasks, 300, alive)
         on_step(f"{system}, {job}: producing {rate:,.0f} records/s for {warmup_s + seconds:.0f} s ({warmup_s:.0f} s warm-up)")
-        producer = lk._spawn("produce", bootstrap, source, partitions, rate, warmup_s + seconds, produced_file)
-        lk._wait_for("the producer to finish", lambda: producer.poll() is not None, warmup_s + seconds + 300, alive)
+        producer = lk.spawn("produce", bootstrap, source, partitions, rate, warmup_s + seconds, produced_file)
+        lk.wait_for("the producer to finish", lambda: producer.poll() is not None, warmup_s + seconds + 300, alive)
         if producer.returncode != 0:
             raise JobFailedError(f"latency bench: the producer failed (exit code {producer.returncode})")
         produced = np.load(produced_file)
@@ -237,8 +237,8 @@ def measure(
         produced_us = stamps[np.searchsorted(firsts, ids, side="right") - 1]
         want = _expected_count(system, job, ids, produced_us)
         on_step(f"{system}, {job}: waiting for the {want:,} expected output records")
-        arrived = lambda: (lk._count(f"{consumed}.count") or 0) >= want  # noqa: E731
-        lk._wait_for("every expected output record", arrived, 180 + seconds, alive)
+        arrived = lambda: (lk.read_count(f"{consumed}.count") or 0) >= want  # noqa: E731
+        lk.wait_for("every expected output record", arrived, 180 + seconds, alive)
     finally:
         if handle is not None:
             handle.stop()
@@ -251,7 +251,7 @@ def measure(
             consumer.wait(120)
         except subprocess.TimeoutExpired:
             consumer.kill()
-        lk._delete_topics(bootstrap, [source, out])
+        lk.drop_topics(bootstrap, [source, out])
     rows = [(int(at), json.loads(v)) for at, v in (line.split("\t", 1) for line in Path(consumed).read_text().splitlines() if line)]
     measured_from = int(stamps[0]) + int(warmup_s * 1_000_000)
     common = {"system": system, "job": job, "rate": rate, "produced": total,
@@ -277,7 +277,7 @@ def _query_alive(query: Any) -> Callable[[], None]:
 
 
 def _true_windows(ids: Any, produced_us: Any) -> Counter:
-    return lk._true_windows(ids, produced_us)
+    return lk.true_windows(ids, produced_us)
 
 
 def _closing(produced_us: Any) -> int:
@@ -341,11 +341,11 @@ def _final_windows(rows: list[tuple[int, dict]], ids: Any, produced_us: Any, mea
     truth = _true_windows(ids, produced_us)
     closing = _closing(produced_us)
     want = {w for w in truth if w[1] + lk.WINDOW_MS <= closing}
-    seen = Counter((r["kind"], lk._iso_ms(r["window_start"])) for _, r in rows)
+    seen = Counter((r["kind"], lk.kafka_time_ms(r["window_start"])) for _, r in rows)
     wrong = [f"{w}: {r['count']} (expected {truth.get(w, 0)})" for _, r in rows
-             if int(r["count"]) != truth.get(w := (r["kind"], lk._iso_ms(r["window_start"])), 0)]  # fmt: skip
+             if int(r["count"]) != truth.get(w := (r["kind"], lk.kafka_time_ms(r["window_start"])), 0)]  # fmt: skip
     samples = tuple(
-        at / 1000 - (lk._iso_ms(r["window_end"]) + lk.DELAY_MS) for at, r in rows if lk._iso_ms(r["window_start"]) * 1000 >= measured_from
+        at / 1000 - (lk.kafka_time_ms(r["window_end"]) + lk.DELAY_MS) for at, r in rows if lk.kafka_time_ms(r["window_start"]) * 1000 >= measured_from
     )
     return {"expected": len(want), "received": len(rows), "missing": len(want - set(seen)),
             "duplicates": sum(c - 1 for c in seen.values() if c > 1), "samples_ms": samples, "wrong": tuple(wrong[:5])}  # fmt: skip

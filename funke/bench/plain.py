@@ -184,7 +184,7 @@ def streaming(
                 return sum(_events_read(p, n) for p in reports) >= n
             return _flushed(reports)
 
-        _wait(query, finished, timeout_s)
+        wait_for_query(query, finished, timeout_s)
         wall = time.monotonic() - started
     finally:
         progress.close()
@@ -207,7 +207,7 @@ def append_until_flushed(spark: SparkSession, frame: DataFrame, n: int, output: 
     try:
         writer = frame.writeStream.outputMode("append").format("parquet").option("path", output)
         query = writer.option("checkpointLocation", checkpoint).start()
-        _wait(query, lambda: _flushed(progress.of(query.id)), timeout_s)
+        wait_for_query(query, lambda: _flushed(progress.of(query.id)), timeout_s)
         wall = time.monotonic() - started
     finally:
         progress.close()
@@ -251,7 +251,7 @@ def latency(spark: SparkSession, rate: float, seconds: float, partitions: int, w
     progress = ProgressLog(spark)
     try:
         query = writer.option("checkpointLocation", f"{workdir}/checkpoint").start()
-        _wait(query, lambda: False, seconds, timeout_ok=True)
+        wait_for_query(query, lambda: False, seconds, timeout_ok=True)
     finally:
         progress.close()
     source = "Spark rate source (event time: its timestamp column)"
@@ -274,7 +274,7 @@ def _offset(text: str | None) -> int:
     return int(value["offset"]) if isinstance(value, dict) else 0
 
 
-def _wait(query: Any, done: Callable[[], bool], timeout_s: float, *, timeout_ok: bool = False) -> None:
+def wait_for_query(query: Any, done: Callable[[], bool], timeout_s: float, *, timeout_ok: bool = False) -> None:
     deadline = time.monotonic() + timeout_s
     try:
         while not done():
@@ -319,7 +319,7 @@ def parquet_until_read(spark: Any, frame: Any, events: int, out: str, checkpoint
         def finished() -> bool:
             return any(all(_offset(s.endOffset) >= events for s in p.sources) for p in progress.of(query.id))
 
-        _wait(query, finished, timeout_s)
+        wait_for_query(query, finished, timeout_s)
         return time.monotonic() - started
     finally:
         progress.close()

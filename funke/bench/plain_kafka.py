@@ -171,7 +171,7 @@ def streaming(
         def finished() -> bool:
             return any((p.eventTime or {}).get("watermark", "").startswith("9999") for p in progress.of(query.id))
 
-        plain._wait(query, finished, timeout_s)
+        plain.wait_for_query(query, finished, timeout_s)
         wall = time.monotonic() - started
     finally:
         progress.close()

@@ -110,7 +110,7 @@ def run_sql_bench(
             for system in order:
                 on_step(f"round {r + 1}: {system}, {events:,} events")
                 job = bench.Job(events, rows_per_batch, partitions=cores, timeout_s=300 + events / 5_000)
-                done = run(system, job, f"r{r}-{bench._safe(system)}")
+                done = run(system, job, f"r{r}-{bench.system_slug(system)}")
                 problems = bench.check_run(done, reference, events)
                 if problems:
                     raise bench.BenchMismatchError(

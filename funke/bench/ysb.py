@@ -296,14 +296,14 @@ def run_ysb(
             warm = warmup_job(job)
             step(f"warm-up: both jobs once over {warm.events:,} events (JIT, code generation)")
             for system in SYSTEMS:
-                run_once(spark, system, warm, workdir / f"{_safe(system)}-warm-up", checkpoints / f"{_safe(system)}-warm-up")
+                run_once(spark, system, warm, workdir / f"{system_slug(system)}-warm-up", checkpoints / f"{system_slug(system)}-warm-up")
         runs: dict[str, list[Run]] = {system: [] for system in SYSTEMS}
         for k in range(rounds):
             label = f" (round {k + 1} of {rounds})" if rounds > 1 else ""
             # Alternate who goes first, so a load that drifts during a round favours neither.
             for system in SYSTEMS if k % 2 == 0 else SYSTEMS[::-1]:
                 step(f"{system}, {job.mode}: {events:,} events{per_batch_text}{label}")
-                run = run_once(spark, system, job, workdir / f"{_safe(system)}-{k}", checkpoints / f"{_safe(system)}-{k}")
+                run = run_once(spark, system, job, workdir / f"{system_slug(system)}-{k}", checkpoints / f"{system_slug(system)}-{k}")
                 runs[system].append(run)
                 mismatches += check_run(run, reference, events)
         latency: tuple[LatencyRun, ...] = ()
@@ -395,7 +395,7 @@ def check_heap(spark: Any, campaigns: int) -> None:
         )
 
 
-def _safe(system: str) -> str:
+def system_slug(system: str) -> str:
     return system.replace(" ", "-")
 
 

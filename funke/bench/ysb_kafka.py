@@ -181,7 +181,7 @@ def run_ysb_kafka(
             warm = event_topic(bootstrap, made[-1], warm_events, partitions)
             warm_job = dataclasses.replace(job, rows_per_batch=max(1, min(rows_per_batch, warm_events // 2)))
             for system in SYSTEMS:
-                name = bench._safe(system)
+                name = bench.system_slug(system)
                 run_once(spark, system, warm, warm_job, workdir / f"{name}-warm-up", workdir / f"{name}-warm-up-checkpoint")
         step(f"writing {events:,} events to a Kafka topic of {partitions} partitions at {bootstrap}")
         made.append(f"funke-bench-ysb-{tag}")
@@ -190,7 +190,7 @@ def run_ysb_kafka(
             label = f" (round {k + 1} of {rounds})" if rounds > 1 else ""
             for system in SYSTEMS if k % 2 == 0 else SYSTEMS[::-1]:
                 step(f"{system}, streaming from Kafka: {events:,} events, {rows_per_batch:,} per micro-batch{label}")
-                name = f"{bench._safe(system)}-{k}"
+                name = f"{bench.system_slug(system)}-{k}"
                 run = run_once(spark, system, topic, job, workdir / name, workdir / f"{name}-checkpoint")
                 runs[system].append(run)
                 mismatches += bench.check_run(run, reference, events)

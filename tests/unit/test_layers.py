@@ -103,23 +103,44 @@ def loops(root: Path) -> list[str]:
     return out
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _is_module(root: Path, dotted: str) -> bool:
+    path = root.parent / Path(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def private_imports(root: Path) -> list[str]:
-    """``from funke.x import _name`` in another module than ``funke.x``. A package's private module
-    (``funke.pyflink.datastream._adapters``) is its own modules' to import."""
+    """``from funke.x import _name`` in another module than ``funke.x``, and ``x._name`` where ``x`` is another
+    funke module imported by name (``from funke.bench import ysb`` ... ``ysb._safe``). A package's private
+    module (``funke.pyflink.datastream._adapters``) is its own modules' to import."""
     out = []
     for path in sorted(root.rglob("*.py")):
         here = module_name(root, path)
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        modules: dict[str, str] = {}  # a name bound to another funke module -> that module
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules.update({a.asname: a.name for a in node.names if a.asname and a.name.split(".")[0] == root.name})
             if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == root.name):
                 continue
             for alias in node.names:
-                if not alias.name.startswith("_") or alias.name.startswith("__"):
+                if _is_module(root, f"{node.module}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                if not _private(alias.name):
                     continue
                 own_package = here.startswith(node.module + ".") or here == node.module
                 if (root.parent / Path(*node.module.split("."), f"{alias.name}.py")).is_file() and own_package:
                     continue
                 out.append(f"{here}: from {node.module} import {alias.name}")
-    return out
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr):
+                module = modules.get(node.value.id)
+                if module is not None and module != here:
+                    out.append(f"{here}: {node.value.id}.{node.attr} ({module}'s)")
+    return sorted(set(out))
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
@@ -144,6 +165,7 @@ def test_the_checks_find_a_planted_upward_import_a_loop_and_a_private_name(tmp_p
         "plan/nodes.py": "def f():\n    from funke.spark.compiler import Compiler  # planted, in a function body\n",
         "spark/__init__.py": "",
         "spark/compiler.py": "from funke.plan.nodes import _private\n",
+        "spark/query.py": "from funke.spark import compiler as c\nfrom funke.plan import nodes\nc._lower(nodes._walk)\n",
         "pyflink/__init__.py": "",
         "pyflink/_hook.py": "",
         "pyflink/run.py": "from funke.pyflink import _hook\n",
@@ -153,7 +175,11 @@ def test_the_checks_find_a_planted_upward_import_a_loop_and_a_private_name(tmp_p
         (root / name).write_text(text)
     assert upward(root, "plan") == ["funke/plan/nodes.py imports funke.spark.compiler", "funke/plan/nodes.py imports funke.spark.compiler.Compiler"]
     assert len(loops(root)) == 1 and "['plan', 'spark'] import each other" in loops(root)[0]
-    assert private_imports(root) == ["funke.spark.compiler: from funke.plan.nodes import _private"]
+    assert private_imports(root) == [
+        "funke.spark.compiler: from funke.plan.nodes import _private",
+        "funke.spark.query: c._lower (funke.spark.compiler's)",
+        "funke.spark.query: nodes._walk (funke.plan.nodes's)",
+    ]
 
 
 def test_ml_imports_pyspark_only_inside_functions():
