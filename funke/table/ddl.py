@@ -50,6 +50,7 @@ from sqlglot import exp
 from funke.dialect.syntax import interval_ms, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
+from funke.table.namespace import check, object_name
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -98,13 +99,15 @@ class TableDef:
 def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str]) -> TableDef:
     """Read one ``CREATE TABLE`` statement; anything funke would not honour is refused, naming it."""
     kind = (create.args.get("kind") or "").upper()
+    if kind in ("DATABASE", "SCHEMA", "CATALOG"):
+        check(None, create.this.sql(), f"CREATE {kind} (at {at(create)})")  # (refused: funke has Flink's default ones only)
     if kind != "TABLE" or not isinstance(create.this, exp.Schema):
         what = f"CREATE {kind} {create.this.sql(comments=False)[:40]}" if kind != "TABLE" else "CREATE TABLE without columns"
         raise UnsupportedError(
             f"Flink SQL: {what} (at {at(create)}) is not supported by funke: execute_sql takes CREATE TABLE with columns, "
             "CREATE VIEW and INSERT INTO"
         )
-    name = create.this.this.name
+    name = object_name(create.this.this, f"CREATE TABLE {create.this.this.sql()} (at {at(create)})")
     columns: list[tuple[str, str]] = []
     computed: list[tuple[str, exp.Expression]] = []
     watermark = None

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from funke.api.streams import DataStream
 from funke.connectors.tables import StaticTable
-from funke.dialect.syntax import parse, parse_script, position
+from funke.dialect.syntax import Flink, parse, parse_script, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
 from funke.plan.expr import Sql
@@ -24,6 +24,20 @@ from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
 from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, table_def
 from funke.table.lowering import is_updating
+from funke.table.namespace import (
+    COLUMNS,
+    DEFAULT_CATALOG,
+    DEFAULT_DATABASE,
+    check,
+    create_catalog,
+    is_namespace_statement,
+    like,
+    object_name,
+    refuse_statement,
+    show_statement,
+    tableau,
+    use_statement,
+)
 from funke.table.planner import Planner
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import by_key, upserts
@@ -204,6 +218,8 @@ class StreamTableEnvironment(FunctionCalls):
         if is_function_ddl(sql):
             self._functions.execute(sql)
             return TableResult()
+        if is_namespace_statement(sql):
+            return self._namespace(sql)
         statement = parse(sql, self._functions.names())
         if isinstance(statement, exp.Insert):
             return TableResult(self._run([self._insert(statement, sql)], self.env.app))
@@ -218,13 +234,67 @@ class StreamTableEnvironment(FunctionCalls):
         return StatementSet(self)
 
     def list_tables(self) -> list[str]:
-        return sorted(self._tables)
+        """The tables and views of the (one) database, as Flink's ``listTables``."""
+        return sorted({*self._tables, *self.list_temporary_views()})
+
+    def list_views(self) -> list[str]:
+        return self.list_temporary_views()
+
+    def list_catalogs(self) -> list[str]:
+        """Flink's default catalog, funke's one (``funke.table.namespace``)."""
+        return [DEFAULT_CATALOG]
+
+    def list_databases(self) -> list[str]:
+        return [DEFAULT_DATABASE]
+
+    def get_current_catalog(self) -> str:
+        return DEFAULT_CATALOG
+
+    def get_current_database(self) -> str:
+        return DEFAULT_DATABASE
+
+    def use_catalog(self, catalog_name: str) -> None:
+        """Flink's ``useCatalog``: the default catalog is the one there is; another is refused, naming it."""
+        check(catalog_name, None, f"use_catalog({catalog_name!r})")
+
+    def use_database(self, database_name: str) -> None:
+        check(None, database_name, f"use_database({database_name!r})")
+
+    def _namespace(self, sql: str) -> TableResult:
+        """``USE ...`` (Flink's defaults only) or ``SHOW ...``: a one-column result, as Flink answers."""
+        catalog = create_catalog(sql)
+        if catalog == DEFAULT_CATALOG:
+            raise PlanError(f"Flink SQL: CREATE CATALOG {catalog}: a catalog of that name exists already (Flink's default)")
+        if catalog is not None:
+            check(catalog, None, f"CREATE CATALOG {catalog}")
+        used = use_statement(sql)
+        if used is not None:
+            check(*used, " ".join(sql.split()))
+            return TableResult()
+        show = show_statement(sql)
+        if show is None:
+            raise refuse_statement(sql)
+        names = {
+            "CATALOGS": self.list_catalogs,
+            "DATABASES": self.list_databases,
+            "CURRENT CATALOG": lambda: [self.get_current_catalog()],
+            "CURRENT DATABASE": lambda: [self.get_current_database()],
+            "TABLES": self.list_tables,
+            "VIEWS": self.list_views,
+            "USER FUNCTIONS": self.list_user_defined_functions,
+        }[show.what]()
+        return TableResult(content=(COLUMNS[show.what], like(show.like, names, negated=show.negated)))
 
     def execute_script(self, script: str) -> None:
         """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
         job (all of them run together when the environment executes, as ``funke sql FILE.sql`` does)."""
         for statement, text in parse_script(script, self._functions.names()):
-            if isinstance(statement, exp.Insert):
+            own = statement.sql(dialect=Flink) if isinstance(statement, (exp.Use, exp.Command)) else ""
+            if is_namespace_statement(own):  # (USE, CREATE CATALOG: checked; SHOW: its table printed, as Flink's SQL client does)
+                shown = self._namespace(own).content
+                if shown is not None:
+                    print(tableau(*shown))
+            elif isinstance(statement, exp.Insert):
                 self.env._add_sink(self._insert(statement, text))
             elif isinstance(statement, exp.Set):
                 self._config.set_statement(statement, text)
@@ -279,7 +349,7 @@ class StreamTableEnvironment(FunctionCalls):
         now, over the views and tables there are, and named (``create_temporary_view``)."""
         target = statement.this
         table = target.this if isinstance(target, exp.Schema) else target
-        name = table.name
+        name = object_name(table, f"CREATE VIEW {table.sql()} (at {position(table, sql)})")
         if name in self._tables or name in self._views or name in self._static:
             if statement.args.get("exists"):
                 return
@@ -318,7 +388,7 @@ class StreamTableEnvironment(FunctionCalls):
         target = statement.this
         columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
         table = target.this if isinstance(target, exp.Schema) else target
-        name = table.name
+        name = object_name(table, f"INSERT INTO {table.sql()} (at {position(table, sql)})")
         if name not in self._tables:
             known = ", ".join(sorted(self._tables)) or "none"
             raise PlanError(
@@ -538,8 +608,10 @@ class TableResult:
     """What ``execute_sql``, ``StatementSet.execute`` and ``Table.execute`` return: a started job
     (for DDL: nothing to wait for)."""
 
-    def __init__(self, handle: Any = None, sink: Any = None):
+    def __init__(self, handle: Any = None, sink: Any = None, *, content: tuple[str, list[str]] | None = None):
         self._handle, self._sink = handle, sink
+        #: A SHOW statement's answer: its column's name and values (``funke.table.namespace``).
+        self.content = content
 
     def get_job_client(self) -> Any:
         """The job's ``JobHandle`` (``stop``, ``savepoint``, ``metrics``); None for DDL."""
@@ -552,7 +624,11 @@ class TableResult:
         return self
 
     def collect(self) -> Iterator[dict[str, Any]]:
-        """The rows of ``Table.execute()``, as the job emits them, until it ends."""
+        """The rows of ``Table.execute()``, as the job emits them, until it ends (a SHOW statement's, at once)."""
+        if self.content is not None:
+            column, values = self.content
+            yield from ({column: v} for v in values)
+            return
         if self._sink is None:
             raise PlanError("collect() is for the result of Table.execute(); this result has no rows")
         seen = 0

@@ -37,6 +37,7 @@ from funke.table.lowering import (
     keys_known,
     kind_first,
 )
+from funke.table.namespace import object_name
 from funke.table.pair_condition import PairCondition
 from funke.table.rank import OuterPairRows, PairRows
 from funke.table.temporal_join import TemporalJoin
@@ -61,8 +62,9 @@ class JoinLowering:
             return self._join(self._chained(query))
         join = joins[0]
         if isinstance(join.this, exp.Table) and isinstance(join.this.this, exp.Identifier):
-            if join.this.args.get("version") is not None and join.this.name in self.lookups:  # (a filesystem table, looked up)
-                return self._lookup_join(query, join, self.lookups[join.this.name]())
+            name = object_name(join.this, f"{join.this.sql()} (at {self.at(join.this)})")
+            if join.this.args.get("version") is not None and name in self.lookups:  # (a filesystem table, looked up)
+                return self._lookup_join(query, join, self.lookups[name]())
             if isinstance(table := self._table(join.this), StaticTable):
                 return self._lookup_join(query, join, table)
         if join.this.args.get("version") is not None:
@@ -295,7 +297,8 @@ class JoinLowering:
         return columns.finish(joined, rest, query.expressions)
 
     def _table(self, table: exp.Table) -> Any:
-        return self.views[table.name]() if table.name in self.views else None
+        name = object_name(table, f"{table.sql()} (at {self.at(table)})")
+        return self.views[name]() if name in self.views else None
 
     def _lookup_join(self, query: exp.Select, join: exp.Join, table: StaticTable) -> Any:
         """``FROM s [AS e] [LEFT] JOIN t [FOR SYSTEM_TIME AS OF e.x] [AS c] ON e.k = c.k`` with ``t`` a static

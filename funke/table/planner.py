@@ -75,6 +75,7 @@ from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, keyword_column, overlaps, subscript
+from funke.table.namespace import object_name
 from funke.table.over_lowering import OverLowering
 from funke.table.rank import DENSE_RANK, RANK, ROW_NUMBER, Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sort import RankAtEnd, SortLowering
@@ -308,8 +309,6 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 raise self.refuse(node, "a table function other than a window TVF")
             return self._window_tvf(inner)
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-            if node.args.get("db") or node.args.get("catalog"):
-                raise self.refuse(node, f"a qualified table name ({node.sql()})", "register a view with create_temporary_view")
             view = self._view(node)
             if isinstance(view, StaticTable):
                 raise self.refuse(
@@ -348,7 +347,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         return stream.select(*columns)
 
     def _view(self, table: exp.Table) -> Any:
-        name = table.name
+        name = object_name(table, f"{table.sql()} (at {self.at(table)})")
         if name not in self.views:
             known = ", ".join(sorted(v for v in self.views if not v.startswith("_fk_"))) or "none"
             raise PlanError(f"Flink SQL: no view named {name!r} (at {self.at(table)}); tables and views: {known}")

@@ -19,6 +19,7 @@ from funke.semantics.java_text import java_float
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType, flink_name
+from funke.table.namespace import tableau
 
 
 def _row(names: Sequence[str], values: Sequence[Any]) -> Row:
@@ -470,6 +471,10 @@ class TableResult:
     def get_job_client(self) -> Any:
         return self._inner.get_job_client()
 
+    @property
+    def _shown(self) -> tuple[str, list[str]] | None:
+        return self._inner.content if self._inner is not None else None
+
     def wait(self, timeout_ms: int | None = None) -> TableResult:
         """Block until the job ends; with ``timeout_ms``, raise ``TimeoutError`` if it has not ended by then
         (Flink's ``TableResult.await(timeout)`` throws its ``TimeoutException``)."""
@@ -480,6 +485,10 @@ class TableResult:
         return self
 
     def collect(self) -> Iterator[Row]:
+        if self._shown is not None:  # a SHOW statement's answer
+            column, values = self._shown
+            yield from (_row([column], [v]) for v in values)
+            return
         if self._table is None:
             raise PlanError("collect() is for the result of a query (Table.execute() or execute_sql('SELECT ...'))")
         names = list(self._table.columns)
@@ -491,6 +500,9 @@ class TableResult:
     def print(self) -> None:
         """The rows as PyFlink 2.3 prints them: a table whose columns are as wide as their types print (a
         longer value cut with ``...``), with each row's kind in streaming mode; ``N rows in set``, or ``Empty set``."""
+        if self._shown is not None:  # a SHOW statement's answer: Flink prints it as wide as its values
+            print(tableau(*self._shown))
+            return
         if self._table is None:
             print("OK")
             return

@@ -1,0 +1,169 @@
+"""Flink's catalog namespace as funke has it: one in-memory catalog, ``default_catalog``, with one database,
+``default_database`` (Flink's defaults), where a session's tables, views and functions live.
+
+A table's name may be plain (``orders``) or qualified as Flink resolves it against the current catalog and
+database: ``default_database.orders``, ``default_catalog.default_database.orders``. ``USE CATALOG
+default_catalog`` and ``USE default_database`` are accepted (they are current already). Another catalog or
+database is refused, naming it: funke keeps nothing beyond the session, so it has no ``CREATE CATALOG`` or
+``CREATE DATABASE``.
+
+The SHOW statements answer as Flink's do, a one-column table each: ``SHOW CATALOGS``, ``SHOW DATABASES``,
+``SHOW CURRENT CATALOG``, ``SHOW CURRENT DATABASE``, ``SHOW TABLES`` (tables and views, as Flink's
+``listTables``), ``SHOW VIEWS`` and ``SHOW USER FUNCTIONS``, the last three with ``FROM`` / ``IN`` a database
+and ``[NOT] LIKE`` a pattern.
+
+>>> show_statement("SHOW TABLES LIKE 'o%'")
+Show(what='TABLES', like='o%', negated=False)
+>>> show_statement("SHOW CURRENT  database;")
+Show(what='CURRENT DATABASE', like=None, negated=False)
+>>> use_statement("USE CATALOG default_catalog"), use_statement("use `default_catalog`.default_database")
+(('default_catalog', None), ('default_catalog', 'default_database'))
+>>> like("o%", ["orders", "bids", "o"]), like("%s", ["orders", "bids"], negated=True)
+(['orders', 'o'], [])
+>>> print(tableau("table name", ["bids", "orders"]))
++------------+
+| table name |
++------------+
+|       bids |
+|     orders |
++------------+
+2 rows in set
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from funke.errors import UnsupportedError
+
+DEFAULT_CATALOG = "default_catalog"
+DEFAULT_DATABASE = "default_database"
+
+_NAME = r"(?:`[^`]+`|[\w$]+)"
+_USE = re.compile(rf"^\s*USE\s+(?:(?P<catalog>CATALOG)\s+)?(?P<path>{_NAME}(?:\s*\.\s*{_NAME})?)\s*;?\s*$", re.IGNORECASE)
+_SHOW = re.compile(
+    r"^\s*SHOW\s+(?P<what>CATALOGS|DATABASES|TABLES|VIEWS|USER\s+FUNCTIONS|CURRENT\s+CATALOG|CURRENT\s+DATABASE)"
+    rf"(?:\s+(?:FROM|IN)\s+(?P<database>{_NAME}(?:\s*\.\s*{_NAME})?))?"
+    r"(?:\s+(?P<negated>NOT\s+)?LIKE\s+'(?P<like>(?:[^']|'')*)')?\s*;?\s*$",
+    re.IGNORECASE,
+)
+_STATEMENT = re.compile(r"^\s*(SHOW|USE|CREATE\s+CATALOG)\b", re.IGNORECASE)
+_CREATE_CATALOG = re.compile(rf"^\s*CREATE\s+CATALOG\s+(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>{_NAME})", re.IGNORECASE)
+
+#: Each SHOW statement's one column, as Flink names it.
+COLUMNS = {
+    "CATALOGS": "catalog name",
+    "DATABASES": "database name",
+    "CURRENT CATALOG": "current catalog name",
+    "CURRENT DATABASE": "current database name",
+    "TABLES": "table name",
+    "VIEWS": "view name",
+    "USER FUNCTIONS": "function name",
+}
+
+
+@dataclass(frozen=True)
+class Show:
+    what: str
+    like: str | None = None
+    negated: bool = False
+
+
+def is_namespace_statement(text: str) -> bool:
+    """``text`` is a SHOW, USE or CREATE CATALOG statement (which sqlglot does not parse as Flink means them)."""
+    return bool(_STATEMENT.match(text))
+
+
+def create_catalog(text: str) -> str | None:
+    """The catalog a ``CREATE CATALOG`` statement names (its caller refuses it), or None for another statement."""
+    m = _CREATE_CATALOG.match(text)
+    return _unquote(m.group("name")) if m else None
+
+
+def _unquote(part: str) -> str:
+    part = part.strip()
+    return part[1:-1] if part.startswith("`") else part
+
+
+def _path(text: str) -> list[str]:
+    return [_unquote(p) for p in re.findall(_NAME, text)]
+
+
+def check(catalog: str | None, database: str | None, where: str) -> None:
+    """Refuse a catalog or database other than Flink's defaults, naming it."""
+    if catalog is not None and catalog != DEFAULT_CATALOG:
+        raise UnsupportedError(
+            f"Flink SQL: {where} names the catalog {catalog!r}: funke has Flink's default in-memory catalog only, "
+            f"{DEFAULT_CATALOG} (no CREATE CATALOG); leave the catalog out or write {DEFAULT_CATALOG}"
+        )
+    if database is not None and database != DEFAULT_DATABASE:
+        raise UnsupportedError(
+            f"Flink SQL: {where} names the database {database!r}: funke has Flink's default database only, "
+            f"{DEFAULT_DATABASE} (no CREATE DATABASE); leave the database out or write {DEFAULT_DATABASE}"
+        )
+
+
+def object_name(table: exp.Table, where: str) -> str:
+    """A table's or view's name in the one database: ``t``, ``default_database.t`` or
+    ``default_catalog.default_database.t``; any other qualifier refused."""
+    catalog, database = table.args.get("catalog"), table.args.get("db")
+    check(catalog.name if catalog else None, database.name if database else None, where)
+    return table.name
+
+
+def use_statement(text: str) -> tuple[str, str | None] | None:
+    """``USE CATALOG c`` -> ``(c, None)``; ``USE [c.]d`` -> ``(c or the default catalog, d)``; None for another statement."""
+    m = _USE.match(text)
+    if m is None:
+        return None
+    path = _path(m.group("path"))
+    if m.group("catalog"):
+        if len(path) != 1:
+            raise UnsupportedError(f"Flink SQL: {text.strip()}: USE CATALOG takes one catalog name")
+        return path[0], None
+    return (path[0], path[1]) if len(path) == 2 else (DEFAULT_CATALOG, path[0])
+
+
+def show_statement(text: str) -> Show | None:
+    """A SHOW statement funke answers, or None when ``text`` is not one (another SHOW is refused by its caller)."""
+    m = _SHOW.match(text)
+    if m is None:
+        return None
+    what = " ".join(m.group("what").upper().split())
+    if m.group("database"):
+        path = _path(m.group("database"))
+        check(path[0] if len(path) == 2 else None, path[-1], f"{text.strip()}")
+    like_pattern = m.group("like")
+    return Show(what, like_pattern.replace("''", "'") if like_pattern is not None else None, bool(m.group("negated")))
+
+
+def like(pattern: str | None, names: list[str], *, negated: bool = False) -> list[str]:
+    """``names`` that match SQL's LIKE ``pattern`` (``%`` any run, ``_`` one character; case-sensitive, as Flink's)."""
+    if pattern is None:
+        return names
+    regex = re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern) + r"\Z", re.DOTALL)
+    return [n for n in names if bool(regex.match(n)) != negated]
+
+
+def refuse_statement(text: str) -> UnsupportedError:
+    """A SHOW or USE statement funke does not answer."""
+    shown = ", ".join(f"SHOW {w}" for w in COLUMNS)
+    return UnsupportedError(
+        f"Flink SQL: {' '.join(text.split())[:80]} is not supported by funke; it answers {shown} "
+        f"(TABLES, VIEWS and USER FUNCTIONS with FROM/IN and [NOT] LIKE) and USE [CATALOG] of Flink's defaults, "
+        f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
+    )
+
+
+def tableau(column: str, values: list[str]) -> str:
+    """A SHOW statement's answer as Flink prints it: one column as wide as its widest line, values to the
+    right; ``N row(s) in set``, or ``Empty set``."""
+    if not values:
+        return "Empty set"
+    width = max(len(column), *(len(v) for v in values))
+    border = "+" + "-" * (width + 2) + "+"
+    lines = [border, f"| {column.rjust(width)} |", border, *(f"| {v.rjust(width)} |" for v in values), border]
+    return "\n".join([*lines, f"{len(values)} row{'s' if len(values) != 1 else ''} in set"])
