@@ -9,8 +9,10 @@ quotes for strings) and its ``ROW<name type, ...>`` type (sqlglot's ``STRUCT``),
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Collection
+import logging
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import sqlglot
@@ -191,7 +193,28 @@ def parse_script(script: str, functions: Collection[str] = ()) -> list[tuple[exp
     return [(s, script) for s in _statements(script, functions)]
 
 
+def _not_a_command_fallback(record: logging.LogRecord) -> bool:
+    return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _no_command_warnings() -> Iterator[None]:
+    """sqlglot warns on stderr when it reads a statement it does not know as a Command; funke answers each such
+    statement itself (SHOW: funke.table.namespace) or refuses it, naming it, so the warning only repeats that."""
+    log = logging.getLogger("sqlglot")
+    log.addFilter(_not_a_command_fallback)
+    try:
+        yield
+    finally:
+        log.removeFilter(_not_a_command_fallback)
+
+
 def _statements(sql: str, functions: Collection[str] = ()) -> list[exp.Expression]:
+    with _no_command_warnings():
+        return _parsed(sql, functions)
+
+
+def _parsed(sql: str, functions: Collection[str]) -> list[exp.Expression]:
     try:
         if functions:
             dialect = Flink()

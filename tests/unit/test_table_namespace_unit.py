@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 import funke as fk
@@ -159,3 +161,15 @@ def test_a_script_checks_its_use_statements_and_prints_its_show_statements(capsy
         t_env.execute_script("CREATE CATALOG lake WITH ('type' = 'iceberg');")
     with pytest.raises(PlanError, match="exists already"):
         t_env.execute_sql("CREATE CATALOG default_catalog WITH ('type' = 'generic_in_memory')")
+
+
+def test_sqlglot_s_warning_for_a_statement_it_reads_as_a_command_is_not_passed_on(caplog):
+    """funke answers SHOW itself or refuses the statement naming it: sqlglot's 'falling back to a Command'
+    warning on stderr would only repeat that, so parsing keeps it back (and nothing else sqlglot logs)."""
+    from funke.dialect.syntax import parse, parse_script
+
+    with caplog.at_level("WARNING", logger="sqlglot"):
+        parse("SHOW TABLES")
+        parse_script("SHOW DATABASES; SHOW CREATE TABLE t;")
+        logging.getLogger("sqlglot").warning("another warning")
+    assert [r.getMessage() for r in caplog.records] == ["another warning"]
