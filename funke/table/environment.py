@@ -35,10 +35,10 @@ from funke.table.namespace import (
     object_name,
     refuse_statement,
     show_statement,
-    tableau,
     use_statement,
 )
 from funke.table.planner import Planner
+from funke.table.tableau import tableau
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import by_key, upserts
 from funke.table.windows import GroupWindow, window_columns
@@ -283,7 +283,7 @@ class StreamTableEnvironment(FunctionCalls):
             "VIEWS": self.list_views,
             "USER FUNCTIONS": self.list_user_defined_functions,
         }[show.what]()
-        return TableResult(content=(COLUMNS[show.what], like(show.like, names, negated=show.negated)))
+        return TableResult(content=([COLUMNS[show.what]], [[v] for v in like(show.like, names, negated=show.negated)]))
 
     def execute_script(self, script: str) -> None:
         """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
@@ -608,9 +608,9 @@ class TableResult:
     """What ``execute_sql``, ``StatementSet.execute`` and ``Table.execute`` return: a started job
     (for DDL: nothing to wait for)."""
 
-    def __init__(self, handle: Any = None, sink: Any = None, *, content: tuple[str, list[str]] | None = None):
+    def __init__(self, handle: Any = None, sink: Any = None, *, content: tuple[list[str], list[list[str]]] | None = None):
         self._handle, self._sink = handle, sink
-        #: A SHOW statement's answer: its column's name and values (``funke.table.namespace``).
+        #: A SHOW statement's answer: its columns' names and its rows (``funke.table.namespace``).
         self.content = content
 
     def get_job_client(self) -> Any:
@@ -626,8 +626,8 @@ class TableResult:
     def collect(self) -> Iterator[dict[str, Any]]:
         """The rows of ``Table.execute()``, as the job emits them, until it ends (a SHOW statement's, at once)."""
         if self.content is not None:
-            column, values = self.content
-            yield from ({column: v} for v in values)
+            names, rows = self.content
+            yield from (dict(zip(names, r, strict=True)) for r in rows)
             return
         if self._sink is None:
             raise PlanError("collect() is for the result of Table.execute(); this result has no rows")

@@ -20,14 +20,6 @@ Show(what='CURRENT DATABASE', like=None, negated=False)
 (('default_catalog', None), ('default_catalog', 'default_database'))
 >>> like("o%", ["orders", "bids", "o"]), like("%s", ["orders", "bids"], negated=True)
 (['orders', 'o'], [])
->>> print(tableau("table name", ["bids", "orders"]))
-+------------+
-| table name |
-+------------+
-|       bids |
-|     orders |
-+------------+
-2 rows in set
 """
 
 from __future__ import annotations
@@ -157,13 +149,3 @@ def refuse_statement(text: str) -> UnsupportedError:
         f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
     )
 
-
-def tableau(column: str, values: list[str]) -> str:
-    """A SHOW statement's answer as Flink prints it: one column as wide as its widest line, values to the
-    right; ``N row(s) in set``, or ``Empty set``."""
-    if not values:
-        return "Empty set"
-    width = max(len(column), *(len(v) for v in values))
-    border = "+" + "-" * (width + 2) + "+"
-    lines = [border, f"| {column.rjust(width)} |", border, *(f"| {v.rjust(width)} |" for v in values), border]
-    return "\n".join([*lines, f"{len(values)} row{'s' if len(values) != 1 else ''} in set"])

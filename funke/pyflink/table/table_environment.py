@@ -19,7 +19,7 @@ from funke.semantics.java_text import java_float
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType, flink_name
-from funke.table.namespace import tableau
+from funke.table.tableau import tableau
 
 
 def _row(names: Sequence[str], values: Sequence[Any]) -> Row:
@@ -472,7 +472,7 @@ class TableResult:
         return self._inner.get_job_client()
 
     @property
-    def _shown(self) -> tuple[str, list[str]] | None:
+    def _shown(self) -> tuple[list[str], list[list[str]]] | None:
         return self._inner.content if self._inner is not None else None
 
     def wait(self, timeout_ms: int | None = None) -> TableResult:
@@ -486,8 +486,8 @@ class TableResult:
 
     def collect(self) -> Iterator[Row]:
         if self._shown is not None:  # a SHOW statement's answer
-            column, values = self._shown
-            yield from (_row([column], [v]) for v in values)
+            names, rows = self._shown
+            yield from (_row(names, r) for r in rows)
             return
         if self._table is None:
             raise PlanError("collect() is for the result of a query (Table.execute() or execute_sql('SELECT ...'))")
@@ -508,21 +508,11 @@ class TableResult:
             return
         fields = self._table.get_schema().fields
         rows = list(self.collect())
-        if not rows:
-            print("Empty set")
-            return
         streaming = self._t_env._streaming
         names = (["op"] if streaming else []) + [f.name for f in fields]
         cells = [([str(r.get_row_kind())] if streaming else []) + [_tableau(v, f.dtype) for v, f in zip(r, fields, strict=True)] for r in rows]
         widths = ([2] if streaming else []) + [max(len(f.name), len(_NULL), _type_width(f.dtype)) for f in fields]
-        border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-        print(border)
-        print(_line(names, widths))
-        print(border)
-        for c in cells:
-            print(_line(c, widths))
-        print(border)
-        print(f"{len(rows)} row{'s' if len(rows) != 1 else ''} in set")
+        print(tableau(names, cells, widths))
 
 
 class StatementSet(fk_table.StatementSet):
@@ -552,13 +542,6 @@ def _type_width(spark: str | None) -> int:
     if spark.startswith("decimal("):
         return int(spark[8:].split(",")[0]) + 2
     return _WIDTHS.get(spark, _MAX_WIDTH)
-
-
-def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
-    out = []
-    for c, w in zip(cells, widths, strict=True):
-        out.append(c.rjust(w) if len(c) <= w else c[: w - 3] + "...")
-    return "| " + " | ".join(out) + " |"
 
 
 def _tableau(value: Any, spark: str) -> str:
