@@ -14,7 +14,7 @@ retracted, its result is deleted (``-D``) and its state cleared; a retraction fo
 (its rows expired) is dropped, as Flink drops it.
 
 The aggregates are aggregate functions of PyFlink's shape (``funke.table.builtin_aggregates``: COUNT,
-SUM, AVG, MIN, MAX, each also over DISTINCT arguments; a user's function the same way), each with
+SUM, AVG, MIN, MAX, the variances, each also over DISTINCT arguments; a user's function the same way), each with
 its argument columns and an optional ``FILTER (WHERE ...)`` column: a row counts for an aggregate only
 where that column is TRUE.
 

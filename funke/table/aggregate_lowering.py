@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from funke.errors import PlanError
+from funke.dialect.functions import call_name
+from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
-from funke.plan.types import INTEGRAL, Field, Schema
+from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
+from funke.table.builtin_aggregates import Variance
 from funke.table.changelog import ROW_KIND, changelog_mode
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, kind_first, select_item
 from funke.table.sql_types import type_of
@@ -40,7 +42,12 @@ if TYPE_CHECKING:
 #: The built-in aggregates by sqlglot's node.
 _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
+    exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop", exp.StddevSamp: "stddev_samp",
+    exp.Stddev: "stddev_samp",
 }  # fmt: skip
+#: The aggregates Flink computes by Welford's algorithm (``funke.table.builtin_aggregates.Variance``): funke's
+#: operators compute them, not Spark's window aggregation (its ``var_pop`` rounds differently).
+_VARIANCES = frozenset(Variance.KINDS)
 #: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
@@ -80,7 +87,7 @@ class AggregateLowering:
             )
 
         def build(s: Any, keys: list[str], calls: list[AggregateCall], global_: bool) -> Any:
-            if any(c.distinct or c.function is not None for c in calls):  # (Spark's window aggregation has no DISTINCT)
+            if any(c.distinct or c.function is not None or c.name in _VARIANCES for c in calls):  # (Spark's has no DISTINCT)
                 fields = [Field(c.alias, self._result_type(c, s.schema)) for c in calls]
                 window = s.key_by(keys, nulls=True).window(tvf.assigner)
                 return window.aggregate(WindowAggregates(calls), output_schema=Schema(tuple(fields)))
@@ -262,7 +269,7 @@ class AggregateLowering:
         ``get_value``); a built-in's is None (``funke.table.builtin_aggregates`` makes it)."""
         name = _AGGREGATES.get(type(node))
         if name is None:
-            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX and AVG run")
+            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP and STDDEV_SAMP run")
         return name, None
 
     def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
@@ -315,17 +322,26 @@ class AggregateLowering:
         if call.function is not None:
             return getattr(call.function, "result_type", None)
         column = call.args[0] if call.args and call.name != "count" else None
+        if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)
+            return "double"
         return Aggregate(call.name, column, call.alias).output_type(schema, f"{call.name.upper()}({column or '*'})")
 
     def _typed(self, column: exp.Expression, fn: str, call: exp.Expression, schema: Schema) -> exp.Expression:
-        """Flink's result type: SUM and AVG of an integer type keep that type (AVG truncates)."""
-        if fn not in ("sum", "avg"):
+        """Flink's result type: SUM, AVG and the variances of an integer type keep that type (truncated), a
+        variance of a FLOAT is a FLOAT; one of a DECIMAL is refused (Flink's is a DECIMAL of its own scale)."""
+        if fn not in ("sum", "avg", *_VARIANCES):
             return column
         inner = call.this if isinstance(call, exp.Filter) else call
         arg = inner.this.expressions[0] if isinstance(inner.this, exp.Distinct) else inner.this
         t = type_of(arg, schema)
-        if t in INTEGRAL:
+        if t in INTEGRAL or (t == "float" and fn in _VARIANCES):
             return exp.Cast(this=column, to=exp.DataType.build(t))
+        if fn in _VARIANCES and t != "double":
+            name = call_name(inner, self.sql) or fn.upper()
+            if t is not None and not is_numeric(t):
+                raise SchemaError(f"Flink SQL: {name} at {self.at(call)} takes a number, not a {t.upper()} ({arg.sql()})")
+            what = f"a {t.upper()} argument" if t else "an argument whose type funke cannot tell"
+            raise self.refuse(call, f"{name}({arg.sql()}) of {what}", f"CAST it: {name}(CAST({arg.sql()} AS DOUBLE))")
         return column
 
 

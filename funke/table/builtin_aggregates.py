@@ -27,6 +27,7 @@ given to the function when it first comes and taken away when its last row is re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -160,6 +161,92 @@ class Max(_Extreme):
         return a > b
 
 
+class Variance:
+    """``VAR_POP``, ``VAR_SAMP`` (``VARIANCE``), ``STDDEV_POP``, ``STDDEV_SAMP`` (``STDDEV``) of ``x``, as
+    Flink's planner computes them: Welford's running mean and sum of squared differences (``M2``) in
+    8-byte floats, ``[how many values, mean, M2]``, taken back in reverse on ``retract`` and combined
+    by Chan's formula on ``merge``; the value is ``M2 / n`` (``_pop``) or ``M2 / (n - 1)`` (``_samp``:
+    NULL for one value), its square root for a standard deviation, NULL over no value. A float, which
+    the planner casts to the argument's type (Flink's result type: of an INT, an INT, truncated).
+
+    >>> v = Variance("var_samp")
+    >>> acc = v.create_accumulator()
+    >>> for x in (1, 2, 4):
+    ...     v.accumulate(acc, x)
+    >>> v.get_value(acc)
+    2.333333333333333
+    >>> v.retract(acc, 4); v.get_value(acc)
+    0.5
+    """
+
+    KINDS = ("var_pop", "var_samp", "stddev_pop", "stddev_samp")
+
+    def __init__(self, kind: str) -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown variance {kind!r}: use {', '.join(self.KINDS)}")
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"Variance({self.kind!r})"
+
+    def create_accumulator(self) -> list[Any]:
+        return [0, 0.0, 0.0]
+
+    def accumulate(self, acc: list[Any], x: Any) -> None:
+        if x is None:
+            return
+        acc[0] += 1
+        if acc[0] <= 0:  # (more taken back than given: counted, as COUNT counts, until values are held again)
+            return
+        value = float(x)
+        delta = value - acc[1]
+        acc[1] += delta / acc[0]
+        acc[2] += delta * (value - acc[1])
+
+    def retract(self, acc: list[Any], x: Any) -> None:
+        if x is None:
+            return
+        acc[0] -= 1
+        if acc[0] <= 0:
+            if acc[0] == 0:
+                acc[1] = acc[2] = 0.0
+            return
+        value = float(x)
+        after = value - acc[1]
+        acc[1] -= after / acc[0]
+        acc[2] -= (value - acc[1]) * after
+
+    def merge(self, acc: list[Any], others: Iterable[list[Any]]) -> None:
+        short = min(acc[0], 0)  # (accumulators holding more retractions than values: their count goes in last)
+        if short:
+            acc[:] = [0, 0.0, 0.0]
+        for n, mean, m2 in others:
+            if n <= 0:
+                short += n
+            elif acc[0] == 0:
+                acc[:] = [n, mean, m2]
+            else:
+                total = acc[0] + n
+                gap = mean - acc[1]
+                acc[2] += m2 + acc[0] * n / total * gap * gap
+                acc[1] += n / total * gap
+                acc[0] = total
+        acc[0] += short
+        if acc[0] <= 0:
+            acc[1] = acc[2] = 0.0
+
+    def get_value(self, acc: list[Any]) -> float | None:
+        n, m2 = acc[0], acc[2]
+        if n <= 0 or m2 < 0:
+            return None
+        if self.kind.endswith("_samp"):
+            if n == 1:
+                return None
+            n -= 1
+        value = m2 / n
+        return math.sqrt(value) if self.kind.startswith("stddev") else value
+
+
 def hashable(value: Any) -> Any:
     """``value`` as a dict key: an ARRAY's list as a tuple, a MAP's or ROW's dict as its sorted items."""
     if isinstance(value, list):
@@ -213,7 +300,7 @@ BUILTINS = ("count", "sum", "avg", "min", "max")
 
 
 def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> Any:
-    """The built-in aggregate ``name`` (count, sum, avg, min, max); ``retracting``: its input has
+    """The built-in aggregate ``name`` (count, sum, avg, min, max, or a ``Variance`` kind); ``retracting``: its input has
     retractions; ``distinct``: over distinct arguments."""
     made: Any
     if name == "count":
@@ -222,6 +309,8 @@ def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> A
         made = Sum() if name == "sum" else Avg()
     elif name in ("min", "max"):
         made = (Min if name == "min" else Max)(retracting=retracting)
+    elif name in Variance.KINDS:
+        made = Variance(name)
     else:
-        raise ValueError(f"unknown aggregate {name!r}: use {', '.join(BUILTINS)}")
+        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS))}")
     return Distinct(made) if distinct else made

@@ -5,7 +5,8 @@ of ``funke.table.planner.Planner`` that lower them.
 of the query must have the same window, as in Flink; ``ORDER BY`` the view's event-time attribute or its
 ``PROCTIME()`` one, ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
 ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW``, SQL's default). The view must be insert-only.
-The aggregates are COUNT, SUM, MIN, MAX and AVG (an integer SUM and AVG keep their type, as in a GROUP BY).
+The aggregates are COUNT, SUM, MIN, MAX, AVG and the variances (an integer SUM, AVG or variance keeps its type, as in
+a GROUP BY).
 """
 
 from __future__ import annotations
@@ -114,6 +115,36 @@ _RANKING = (
     exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag, exp.Lead,
     exp.FirstValue, exp.LastValue, exp.NthValue,
 )  # fmt: skip
+
+
+def named_windows(query: exp.Select, at: Any) -> exp.Select:
+    """``... OVER w ... WINDOW w AS (PARTITION BY ... ORDER BY ... [frame])``: the query with each ``OVER w``
+    (or ``OVER (w)``) written out as its window, as Flink reads the WINDOW clause. A name no WINDOW defines, a
+    window defined twice, and a reference that adds to its window (``OVER (w ROWS ...)``) are refused."""
+    defined: dict[str, exp.Window] = {}
+    for w in query.args.get("windows") or []:
+        name = w.this.name.lower()
+        if name in defined:
+            raise PlanError(f"Flink SQL: the window {w.this.name} at {at(w)} is defined twice in one WINDOW clause")
+        defined[name] = w
+    if not defined:
+        return query
+    out = query.copy()
+    out.set("windows", None)
+    for use in list(out.find_all(exp.Window)):
+        reference = use.args.get("alias")
+        if reference is None or use.find_ancestor(exp.Select) is not out:
+            continue
+        definition = defined.get(reference.name.lower())
+        if definition is None:
+            raise PlanError(f"Flink SQL: OVER {reference.name} at {at(use)}: no window of that name in the WINDOW clause ({', '.join(defined)})")
+        if any(use.args.get(part) for part in ("partition_by", "order", "spec")):
+            raise PlanError(f"Flink SQL: OVER ({reference.name} ...) at {at(use)}: write the whole window in the WINDOW clause or in the OVER")
+        use.set("alias", None)
+        for part in ("partition_by", "order", "spec"):
+            if definition.args.get(part):
+                use.set(part, definition.args[part].copy() if isinstance(definition.args[part], exp.Expression) else [p.copy() for p in definition.args[part]])
+    return out
 
 
 def _shape(window: exp.Window) -> str:

@@ -76,7 +76,7 @@ from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
 from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, keyword_column, overlaps, subscript
 from funke.table.namespace import object_name
-from funke.table.over_lowering import OverLowering
+from funke.table.over_lowering import OverLowering, named_windows
 from funke.table.rank import DENSE_RANK, RANK, ROW_NUMBER, Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sort import RankAtEnd, SortLowering
 from funke.table.sql_types import exact_type, type_of
@@ -93,7 +93,6 @@ _REFUSED = {
     "offset": "OFFSET",
     "qualify": "QUALIFY",
     "laterals": "a LATERAL table",
-    "windows": "a WINDOW clause",
 }
 
 
@@ -168,6 +167,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             return self._union(query)
         if not isinstance(query, exp.Select):
             raise self.refuse(query, f"a {type(query).__name__.upper()} statement", "sql_query takes one SELECT")
+        if query.args.get("windows"):
+            return self.lower(named_windows(query, self.at))
         if query.args.get("with_"):
             self._ctes(query.args["with_"])
         if query.args.get("match") is not None:

@@ -155,7 +155,7 @@ class PythonFunctionLowering:
         fn = self._function(node.name)
         if fn is None or fn.kind != "aggregate":
             raise self.refuse(
-                node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG and Python aggregate functions (udaf) run"
+                node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, the variances and Python aggregate functions (udaf) run"
             )
         return node.name.lower(), PythonAggregate(fn, self._context(), name=node.name.lower())
 

@@ -7,7 +7,10 @@ leaves equals the query computed here in plain Python over the same rows."""
 from __future__ import annotations
 
 import datetime as dt
+import math
+import statistics
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 
@@ -108,3 +111,76 @@ def test_distinct_count_of_a_column_filter_and_group_by_an_expression_in_group_a
         )
         for (start, odd), kv in windows.items()
     )
+
+
+def _variance(values: list, kind: str) -> float | None:
+    """VAR_POP/VAR_SAMP/STDDEV_POP/STDDEV_SAMP of the non-NULL ``values``, computed exactly (statistics)."""
+    xs = [v for v in values if v is not None]
+    if not xs or (kind.endswith("samp") and len(xs) == 1):
+        return None
+    fn = {"var_pop": statistics.pvariance, "var_samp": statistics.variance,
+          "stddev_pop": statistics.pstdev, "stddev_samp": statistics.stdev}[kind]  # fmt: skip
+    return float(fn([Fraction(x) for x in xs]) if kind.startswith("var") else fn(xs))
+
+
+def _truncated(value: float | None) -> int | None:
+    return None if value is None else math.trunc(value)
+
+
+def _close(got: Counter, want: list[tuple]) -> bool:
+    """The rows of ``got`` (each once) equal ``want``, floats to 1e-12 relative."""
+    def same(a, b):
+        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12))
+
+    rows = sorted(got.elements(), key=repr)
+    return len(rows) == len(want) and all(
+        any(all(same(a, b) for a, b in zip(r, w, strict=True)) for w in want) for r in rows
+    )
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_variance_and_standard_deviation_in_group_window_and_over_aggregations(env, bounded):
+    """Flink's VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP: of a BIGINT a BIGINT (truncated), of a
+    DOUBLE a DOUBLE, NULL for one value (_SAMP) or none; over an updating input (each key's SUM retracted
+    and accumulated again), per window and per OVER frame (values leaving the frame retracted)."""
+    got = run(env, bounded, {
+        "group": (
+            ("SELECT k, VAR_POP(v) AS vp, VAR_SAMP(v) AS vs, VARIANCE(v) AS va, STDDEV_POP(v) AS sp, STDDEV_SAMP(v) AS ss, "
+            "STDDEV_POP(CAST(v AS DOUBLE)) AS spd, VAR_SAMP(DISTINCT v) AS vd FROM o GROUP BY k"), ("k",),
+        ),
+        "updating": ("SELECT VAR_POP(s) AS vp, VAR_SAMP(CAST(s AS DOUBLE)) AS vs FROM sums", ()),
+        "window": (
+            ("SELECT window_start, STDDEV_SAMP(CAST(v AS DOUBLE)) AS ss, VAR_POP(v) FILTER (WHERE k <> 'c') AS vp "
+            "FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end"), None,
+        ),
+        "over": (
+            ("SELECT k, ts, VAR_POP(v) OVER w AS vp, STDDEV_SAMP(CAST(v AS DOUBLE)) OVER w AS ss FROM o "
+            "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"), None,
+        ),
+    })  # fmt: skip
+    per_key: dict[str, list] = {}
+    for k, v, _ in ROWS:
+        per_key.setdefault(k, []).append(v)
+    want = []
+    for k, vs in per_key.items():
+        ints = [_truncated(_variance(vs, kind)) for kind in ("var_pop", "var_samp", "var_samp", "stddev_pop", "stddev_samp")]
+        want.append((k, *ints, _variance(vs, "stddev_pop"), _truncated(_variance(list(set(vs)), "var_samp"))))
+    # (b: 2, 5, 2: VAR_POP 2, VAR_SAMP 3, STDDEV_POP sqrt(2) -> 1; c: 2, 2: 0; a: 1, 3, NULL: VAR_POP 1, VAR_SAMP 2)
+    assert [w[1:6] for w in sorted(want)] == [(1, 2, 2, 1, 1), (2, 3, 3, 1, 1), (0, 0, 0, 0, 0)]
+    assert _close(got["group"], want)
+    sums = list(totals().values())
+    assert _close(got["updating"], [(_truncated(_variance(sums, "var_pop")), _variance(sums, "var_samp"))])
+    windows: dict[dt.datetime, list] = {}
+    for k, v, s in ROWS:
+        windows.setdefault(dt.datetime(2024, 1, 1, 0, 0, s - s % 10), []).append((k, v))
+    assert _close(got["window"], [
+        (start, _variance([v for _, v in kv], "stddev_samp"), _truncated(_variance([v for k, v in kv if k != "c"], "var_pop")))
+        for start, kv in windows.items()
+    ])  # fmt: skip
+    over = []
+    for k, vs in per_key.items():
+        seconds = [s for kk, _, s in ROWS if kk == k]
+        for i, s in enumerate(seconds):
+            frame = vs[max(0, i - 1) : i + 1]
+            over.append((k, dt.datetime(2024, 1, 1, 0, 0, s), _truncated(_variance(frame, "var_pop")), _variance(frame, "stddev_samp")))
+    assert _close(got["over"], over)

@@ -4,7 +4,9 @@ over the materialized input, and what the planner makes of each construct."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +17,7 @@ from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.table import StreamTableEnvironment
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
-from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum
+from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum, Variance
 from funke.table.changelog import ROW_KIND
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
@@ -281,3 +283,100 @@ def test_a_null_is_a_group_key_in_sql_and_the_key_by_keeps_its_uid(t_env):
     (key_by,) = [x for x in nodes.walk([t._stream.node]) if isinstance(x, nodes.KeyBy)]
     plain = nodes.KeyBy(key_by.inputs, key_columns=("k",))  # (what a DataStream key_by("k") makes)
     assert key_by.nulls and not plain.nulls and key_by.uid == plain.uid
+
+
+# -- VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP -------------------------------------------------------------
+
+
+def _exact_variances(values: list[int]) -> dict[str, float | None]:
+    xs = [Fraction(v) for v in values]
+    n = len(xs)
+    mean = sum(xs, Fraction(0)) / n if n else Fraction(0)
+    m2 = sum(((x - mean) ** 2 for x in xs), Fraction(0))
+    pop = float(m2 / n) if n else None
+    samp = float(m2 / (n - 1)) if n > 1 else None
+    return {"var_pop": pop, "var_samp": samp, "stddev_pop": None if pop is None else math.sqrt(pop),
+            "stddev_samp": None if samp is None else math.sqrt(samp)}  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(-50, 50)), max_size=40), st.integers(0, 40))
+def test_variance_accumulates_retracts_and_merges_to_the_variance_of_the_values_held(steps, cut):
+    """Welford's accumulator, values taken back in any order (a retraction takes back a value held) and
+    accumulators merged at any cut, gives the variances of the values held (to rounding)."""
+    kinds = Variance.KINDS
+    fns = [Variance(k) for k in kinds]
+    accs = [f.create_accumulator() for f in fns]
+    held: list[int] = []
+    for back, v in steps:
+        if back and held:
+            gone = held.pop(v % len(held))
+            for f, a in zip(fns, accs, strict=True):
+                f.retract(a, gone)
+        else:
+            held.append(v)
+            for f, a in zip(fns, accs, strict=True):
+                f.accumulate(a, v)
+        for f, a in zip(fns, accs, strict=True):
+            f.accumulate(a, None)  # (NULL: no value)
+    want = _exact_variances(held)
+    for kind, f, a in zip(kinds, fns, accs, strict=True):
+        assert _near(f.get_value(a), want[kind], kind), kind
+    split = min(cut, len(held))
+    for kind, f in zip(kinds, fns, strict=True):
+        left, right = f.create_accumulator(), f.create_accumulator()
+        for v in held[:split]:
+            f.accumulate(left, v)
+        for v in held[split:]:
+            f.accumulate(right, v)
+        f.merge(left, [right])
+        assert _near(f.get_value(left), want[kind], kind), kind
+
+
+def _near(got: float | None, exact: float | None, kind: str) -> bool:
+    """Equal to rounding: a standard deviation by its square (a rounding residue of 1e-16 left in M2 is
+    a deviation of 1e-8, in Flink too; one below 0 is NULL)."""
+    if got is None:  # (M2 left a rounding residue below 0: NULL, as Flink's WELFORD_M2 gives)
+        return exact is None or exact <= 1e-9
+    if exact is None:
+        return False
+    if kind.startswith("stddev"):
+        got, exact = got * got, exact * exact
+    return math.isclose(got, exact, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_variance_over_one_value_and_the_sample_kinds_are_null_for_one():
+    for kind, one in (("var_pop", 0.0), ("var_samp", None), ("stddev_pop", 0.0), ("stddev_samp", None)):
+        f = Variance(kind)
+        acc = f.create_accumulator()
+        assert f.get_value(acc) is None
+        f.accumulate(acc, 7)
+        assert f.get_value(acc) == one
+    with pytest.raises(ValueError, match="var_pop, var_samp"):
+        Variance("stddev")
+
+
+def test_variances_keep_flinks_result_types_run_on_funkes_window_operator_and_refuse_what_flink_types_otherwise(t_env):
+    table = t_env.sql_query("SELECT k, VAR_POP(v) AS a, STDDEV_SAMP(p) AS b, VARIANCE(CAST(v AS FLOAT)) AS c, STDDEV(v) AS d FROM ev GROUP BY k")
+    assert [f.dtype for f in table.get_schema().fields if f.name in "abcd"] == ["int", "double", "float", "int"]
+    windowed = t_env.sql_query(f"SELECT window_start, VAR_SAMP(p) AS s FROM {TUMBLE} GROUP BY window_start, window_end")
+    w = _function(windowed, nodes.WindowAggregate)
+    assert isinstance(w.function.aggregate_fn, WindowAggregates)  # (Spark's var_samp rounds otherwise)
+    assert [c.name for c in w.function.aggregate_fn.calls] == ["var_samp"]
+    with pytest.raises(fk.UnsupportedError, match=r"VAR_POP\(CAST\(v AS DECIMAL\(10, 2\)\)\) of a DECIMAL\(10, 2\) argument .*CAST it"):
+        t_env.sql_query("SELECT VAR_POP(CAST(v AS DECIMAL(10, 2))) FROM ev")
+    with pytest.raises(fk.PlanError, match="STDDEV_POP at line 1, column 8 takes a number, not a STRING"):
+        t_env.sql_query("SELECT STDDEV_POP(k) FROM ev")
+
+
+def test_a_window_clause_names_the_window_of_over_aggregates(t_env):
+    over = "PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW"
+    named = t_env.sql_query(f"SELECT k, SUM(v) OVER w AS s, MAX(v) OVER (w) AS m FROM ev WINDOW w AS ({over})")
+    inline = t_env.sql_query(f"SELECT k, SUM(v) OVER ({over}) AS s, MAX(v) OVER ({over}) AS m FROM ev")
+    assert named.explain() == inline.explain()
+    with pytest.raises(fk.PlanError, match=r"OVER x at line 1, column 11: no window of that name in the WINDOW clause \(w\)"):
+        t_env.sql_query(f"SELECT k, SUM(v) OVER x FROM ev WINDOW w AS ({over})")
+    with pytest.raises(fk.PlanError, match="the window w at .* is defined twice"):
+        t_env.sql_query(f"SELECT k, SUM(v) OVER w FROM ev WINDOW w AS ({over}), w AS ({over})")
+    with pytest.raises(fk.PlanError, match=r"OVER \(w \.\.\.\) .*write the whole window"):
+        t_env.sql_query("SELECT k, SUM(v) OVER (w ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts)")
