@@ -489,7 +489,7 @@ def _b(
     return Builtin(tuple(names.split()), category, status, note, rewrite, arities)
 
 
-_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX, AVG and the variances (and Python aggregate functions: `udaf`)"
+_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG (and Python aggregate functions: `udaf`)"
 
 #: Flink SQL's built-in functions, by category as Flink's documentation orders them.
 # fmt: off
@@ -671,7 +671,10 @@ _TABLE: tuple[Builtin, ...] = (
     _b("MIN", "aggregate", PLANNER, "retracts over an updating input (Flink's `MinWithRetractAggFunction`)"),
     _b("MAX", "aggregate", PLANNER, "retracts over an updating input"),
     _b("VAR_POP VAR_SAMP VARIANCE STDDEV_POP STDDEV_SAMP STDDEV", "aggregate", PLANNER, "Flink's Welford algorithm in 8-byte floats (Spark's `var_pop` rounds differently and is a DOUBLE): of an integer type, that type, truncated; of a FLOAT, a FLOAT; of a DECIMAL refused (CAST it to DOUBLE); `VARIANCE` is `VAR_SAMP`, `STDDEV` is `STDDEV_SAMP`; NULL for one value (`_SAMP`); retract over an updating input; in GROUP BY, window and OVER aggregations"),
-    _b("COLLECT LISTAGG FIRST_VALUE LAST_VALUE ARRAY_AGG JSON_OBJECTAGG JSON_ARRAYAGG PERCENTILE", "aggregate", REFUSED, _FUNKE_AGGREGATES),
+    _b("FIRST_VALUE LAST_VALUE", "aggregate", PLANNER, "the first (last) non-NULL value in arrival order; over an updating input a retraction takes that value's first occurrence away (Flink's `...WithRetract` functions); in GROUP BY, window and OVER aggregations"),
+    _b("LISTAGG", "aggregate", PLANNER, "the non-NULL strings in arrival order, joined by the separator (a string literal; `,` without one); NULL over none; a retraction takes the value's first occurrence away; `DISTINCT`; of a non-string refused, as in Flink"),
+    _b("ARRAY_AGG", "aggregate", PLANNER, "the values in arrival order, NULLs kept (`IGNORE NULLS`: not; `RESPECT NULLS`, the default); NULL over no row; a retraction takes the value's first occurrence away; `DISTINCT`"),
+    _b("COLLECT JSON_OBJECTAGG JSON_ARRAYAGG PERCENTILE", "aggregate", REFUSED, _FUNKE_AGGREGATES),
     # -- window (OVER) functions --------------------------------------------------------------------------
     _b("UNNEST", "table function", PLANNER, "`CROSS JOIN UNNEST(array)`: a lateral join with Spark's `explode`"),
     _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`, a rank range `rn > m AND rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),

@@ -46,6 +46,22 @@ class WindowTvf(exp.Expression):
     arg_types = {"this": True, "expressions": True}
 
 
+class ListAgg(exp.Expression, exp.AggFunc):
+    """``LISTAGG(s [, separator])``: Flink's string aggregate (sqlglot reads it as a plain call)."""
+
+    arg_types = {"this": True, "separator": False}
+    _sql_names = ["LISTAGG"]
+
+
+def _listagg(args: list[exp.Expression]) -> exp.Expression:
+    first = args[0] if len(args) == 1 else None
+    if isinstance(first, exp.Distinct) and len(first.expressions) == 2:  # (LISTAGG(DISTINCT s, ','))
+        return ListAgg(this=exp.Distinct(expressions=[first.expressions[0]]), separator=first.expressions[1])
+    if not args or len(args) > 2:
+        return exp.Anonymous(this="LISTAGG", expressions=args)  # (the planner names the wrong count)
+    return ListAgg(this=args[0], separator=args[1] if len(args) > 1 else None)
+
+
 def _as_written(name: str) -> Any:
     """A parser's builder of a call of ``name`` kept as written: its arguments in order."""
     return lambda args: exp.Anonymous(this=name, expressions=args)
@@ -171,7 +187,7 @@ class Flink(Dialect):
         #: The functions funke rewrites to give Flink's meaning (``funke.dialect.functions``) are kept as
         #: written, their arguments in Flink's order (sqlglot's own parse would misplace some: REGEXP_EXTRACT's
         #: third is the group, not a position), for the planner to rewrite.
-        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}}
+        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg}
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},

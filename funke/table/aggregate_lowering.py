@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.dialect.functions import call_name
+from funke.dialect.syntax import ListAgg
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
-from funke.table.builtin_aggregates import Variance
+from funke.table.builtin_aggregates import Values, Variance
 from funke.table.changelog import ROW_KIND, changelog_mode
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, kind_first, select_item
 from funke.table.sql_types import type_of
@@ -43,11 +44,15 @@ if TYPE_CHECKING:
 _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
     exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop", exp.StddevSamp: "stddev_samp",
-    exp.Stddev: "stddev_samp",
+    exp.Stddev: "stddev_samp", exp.FirstValue: "first_value", exp.LastValue: "last_value", ListAgg: "listagg",
+    exp.ArrayAgg: "array_agg",
 }  # fmt: skip
 #: The aggregates Flink computes by Welford's algorithm (``funke.table.builtin_aggregates.Variance``): funke's
 #: operators compute them, not Spark's window aggregation (its ``var_pop`` rounds differently).
 _VARIANCES = frozenset(Variance.KINDS)
+#: The aggregates of the values themselves (``funke.table.builtin_aggregates.Values``): funke's operators keep
+#: them in arrival order (Spark's ``first``, ``collect_list`` and ``listagg`` do not retract, and order otherwise).
+_VALUES = frozenset(Values.KINDS)
 #: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
@@ -87,7 +92,7 @@ class AggregateLowering:
             )
 
         def build(s: Any, keys: list[str], calls: list[AggregateCall], global_: bool) -> Any:
-            if any(c.distinct or c.function is not None or c.name in _VARIANCES for c in calls):  # (Spark's has no DISTINCT)
+            if any(c.distinct or c.function is not None or c.name in _VARIANCES | _VALUES for c in calls):  # (Spark's has no DISTINCT)
                 fields = [Field(c.alias, self._result_type(c, s.schema)) for c in calls]
                 window = s.key_by(keys, nulls=True).window(tvf.assigner)
                 return window.aggregate(WindowAggregates(calls), output_schema=Schema(tuple(fields)))
@@ -198,6 +203,7 @@ class AggregateLowering:
         """The aggregation ``build(stream, keys, calls, global_)`` makes, then HAVING and the SELECT list over
         its rows (each aggregate call replaced by its column, each GROUP BY expression by its key column;
         a window's bounds and keys readable)."""
+        null_treatments(query, self.refuse)
         calls: list[AggregateCall] = []
         renamed: dict[int, exp.Expression] = {}
         by_text: dict[str, exp.Expression] = {}  # the same aggregate twice (SELECT and HAVING) is computed once
@@ -269,14 +275,20 @@ class AggregateLowering:
         ``get_value``); a built-in's is None (``funke.table.builtin_aggregates`` makes it)."""
         name = _AGGREGATES.get(type(node))
         if name is None:
-            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP and STDDEV_SAMP run")
+            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG run")
         return name, None
 
     def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
         """The arguments of an aggregate call, and whether they are DISTINCT."""
         arg = node.this
         distinct = isinstance(arg, exp.Distinct)
-        return (list(arg.expressions) if distinct else [arg]), distinct
+        given = list(arg.expressions) if distinct else [arg]
+        if isinstance(node, ListAgg) and node.args.get("separator") is not None:
+            separator = node.args["separator"]
+            if not (isinstance(separator, exp.Literal) and separator.is_string):
+                raise PlanError(f"Flink SQL: LISTAGG's separator at {self.at(separator)} must be a string literal, not {separator.sql()}")
+            given.append(separator)
+        return given, distinct
 
     def _aggregate_call(self, node: exp.Expression, stream: Any) -> tuple[AggregateCall, Any]:
         """An aggregate call of the query (``f(x)``, ``f(DISTINCT x, ...)``, ``f(...) FILTER (WHERE c)``) as an
@@ -294,8 +306,10 @@ class AggregateLowering:
             and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string))
         ):
             given = []  # COUNT(*), COUNT(1): every row
-        elif function is None and name != "count" and len(given) != 1:
+        elif function is None and name != "count" and len(given) != (2 if name == "listagg" and node.args.get("separator") else 1):
             raise self.refuse(node, f"{node.sql()} (it takes one argument)")
+        if name == "listagg" and (t := type_of(given[0], stream.schema)) is not None and t != "string":
+            raise SchemaError(f"Flink SQL: LISTAGG at {self.at(node)} takes a string, not a {t.upper()} ({given[0].sql()}): CAST it")
         alias = self._hide()  # (named before its arguments, as earlier versions did: the same names, the same uids)
         args = []
         for a in given:
@@ -324,6 +338,9 @@ class AggregateLowering:
         column = call.args[0] if call.args and call.name != "count" else None
         if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)
             return "double"
+        if call.name in _VALUES:
+            t = schema.field(column, node=f"{call.name.upper()}({column})").dtype if column else None
+            return "string" if call.name == "listagg" else (f"array<{t}>" if t and call.name == "array_agg" else t)
         return Aggregate(call.name, column, call.alias).output_type(schema, f"{call.name.upper()}({column or '*'})")
 
     def _typed(self, column: exp.Expression, fn: str, call: exp.Expression, schema: Schema) -> exp.Expression:
@@ -343,6 +360,38 @@ class AggregateLowering:
             what = f"a {t.upper()} argument" if t else "an argument whose type funke cannot tell"
             raise self.refuse(call, f"{name}({arg.sql()}) of {what}", f"CAST it: {name}(CAST({arg.sql()} AS DOUBLE))")
         return column
+
+
+def null_treatments(query: exp.Select, refuse: Callable[..., Exception]) -> None:
+    """``ARRAY_AGG(x IGNORE NULLS)`` as ``ARRAY_AGG(x) FILTER (WHERE x IS NOT NULL)`` (with a FILTER of its own,
+    both conditions), ``ARRAY_AGG(x RESPECT NULLS)`` as ``ARRAY_AGG(x)`` (Flink's default), in the query's SELECT
+    list and HAVING, in place; IGNORE or RESPECT NULLS of another call is refused."""
+
+    treatments = (exp.IgnoreNulls, exp.RespectNulls)
+
+    def rewrite(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.ArrayAgg) and isinstance(n.this, treatments):  # (sqlglot's shape before a FILTER)
+            treatment, shell = n.this, n
+            n.set("this", treatment.this)
+        elif isinstance(n, treatments) and isinstance(n.this, exp.ArrayAgg):
+            treatment, shell = n, n.this
+        elif isinstance(n, treatments):
+            raise refuse(n, f"{n.sql()}", "ARRAY_AGG takes IGNORE NULLS; FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs")
+        else:
+            return n
+        if isinstance(treatment, exp.RespectNulls):
+            return shell
+        arg = shell.this.expressions[0] if isinstance(shell.this, exp.Distinct) else shell.this
+        held = exp.Not(this=exp.Is(this=arg.copy(), expression=exp.Null()))
+        outer = n.parent
+        if isinstance(outer, exp.Filter) and outer.this is n:  # (... IGNORE NULLS) FILTER (WHERE c): both
+            outer.set("expression", exp.Where(this=exp.and_(outer.expression.this, held)))
+            return shell
+        return exp.Filter(this=shell, expression=exp.Where(this=held))
+
+    query.set("expressions", [e.transform(rewrite, copy=False) for e in query.expressions])
+    if query.args.get("having") is not None:
+        query.args["having"].transform(rewrite, copy=False)
 
 
 def _ancestors(node: exp.Expression) -> list[exp.Expression]:

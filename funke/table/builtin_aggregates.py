@@ -27,6 +27,7 @@ given to the function when it first comes and taken away when its last row is re
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -247,6 +248,73 @@ class Variance:
         return math.sqrt(value) if self.kind.startswith("stddev") else value
 
 
+class Values:
+    """``FIRST_VALUE``, ``LAST_VALUE``, ``LISTAGG`` and ``ARRAY_AGG`` of ``x``: ``[the values held, in arrival
+    order]`` (``LISTAGG``: ``[values, separator]``, the separator a second argument, ``','`` without one). A
+    retraction takes the value's first occurrence away, as Flink's ``...WithRetract`` functions do; a merge
+    puts the other's values after these. ``ARRAY_AGG`` keeps NULLs (Flink's ``RESPECT NULLS``), the others
+    skip them; each is NULL over no value. Over an insert-only input ``FIRST_VALUE`` and ``LAST_VALUE`` keep
+    one value only (``retracting=False``).
+
+    >>> agg = Values("listagg")
+    >>> acc = agg.create_accumulator()
+    >>> for v in ("x", None, "y", "x"):
+    ...     agg.accumulate(acc, v)
+    >>> agg.retract(acc, "x"); agg.get_value(acc)
+    'y,x'
+    """
+
+    KINDS = ("first_value", "last_value", "listagg", "array_agg")
+
+    def __init__(self, kind: str, *, retracting: bool = True) -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown aggregate {kind!r}: use {', '.join(self.KINDS)}")
+        self.kind = kind
+        self.retracting = retracting or kind in ("listagg", "array_agg")
+
+    def __repr__(self) -> str:
+        return f"Values({self.kind!r}, retracting={self.retracting})"
+
+    def create_accumulator(self) -> list[Any]:
+        return [[], ","] if self.kind == "listagg" else [[]]
+
+    def accumulate(self, acc: list[Any], x: Any, separator: Any = ",") -> None:
+        if x is None and self.kind != "array_agg":
+            return
+        if self.kind == "listagg":
+            acc[1] = separator
+        held = acc[0]
+        if self.retracting:
+            held.append(x)
+        elif not held or self.kind == "last_value":  # (insert-only: FIRST_VALUE keeps its first, LAST_VALUE its last)
+            held[:] = [x]
+
+    def retract(self, acc: list[Any], x: Any, separator: Any = ",") -> None:
+        if x is None and self.kind != "array_agg":
+            return
+        if not self.retracting:
+            raise TypeError(f"{self!r} keeps no values to retract: plan it with retracting=True")
+        with contextlib.suppress(ValueError):  # (a value never held: nothing to take back)
+            acc[0].remove(x)
+
+    def merge(self, acc: list[Any], others: Iterable[list[Any]]) -> None:
+        for o in others:
+            for v in o[0]:
+                self.accumulate(acc, v, *o[1:])
+
+    def get_value(self, acc: list[Any]) -> Any:
+        held = acc[0]
+        if not held:
+            return None
+        if self.kind == "first_value":
+            return held[0]
+        if self.kind == "last_value":
+            return held[-1]
+        if self.kind == "listagg":
+            return acc[1].join(held)
+        return list(held)
+
+
 def hashable(value: Any) -> Any:
     """``value`` as a dict key: an ARRAY's list as a tuple, a MAP's or ROW's dict as its sorted items."""
     if isinstance(value, list):
@@ -300,7 +368,7 @@ BUILTINS = ("count", "sum", "avg", "min", "max")
 
 
 def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> Any:
-    """The built-in aggregate ``name`` (count, sum, avg, min, max, or a ``Variance`` kind); ``retracting``: its input has
+    """The built-in aggregate ``name`` (count, sum, avg, min, max, a ``Variance`` or a ``Values`` kind); ``retracting``: its input has
     retractions; ``distinct``: over distinct arguments."""
     made: Any
     if name == "count":
@@ -311,6 +379,8 @@ def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> A
         made = (Min if name == "min" else Max)(retracting=retracting)
     elif name in Variance.KINDS:
         made = Variance(name)
+    elif name in Values.KINDS:
+        made = Values(name, retracting=retracting)
     else:
-        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS))}")
+        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS, *Values.KINDS))}")
     return Distinct(made) if distinct else made

@@ -5,8 +5,8 @@ of ``funke.table.planner.Planner`` that lower them.
 of the query must have the same window, as in Flink; ``ORDER BY`` the view's event-time attribute or its
 ``PROCTIME()`` one, ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
 ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW``, SQL's default). The view must be insert-only.
-The aggregates are COUNT, SUM, MIN, MAX, AVG and the variances (an integer SUM, AVG or variance keeps its type, as in
-a GROUP BY).
+The aggregates are COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG (an
+integer SUM, AVG or variance keeps its type, as in a GROUP BY).
 """
 
 from __future__ import annotations
@@ -112,8 +112,7 @@ class OverLowering:
 
 #: The window functions that are no aggregate of the frame (sqlglot counts most of them as aggregates).
 _RANKING = (
-    exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag, exp.Lead,
-    exp.FirstValue, exp.LastValue, exp.NthValue,
+    exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag, exp.Lead, exp.NthValue,
 )  # fmt: skip
 
 

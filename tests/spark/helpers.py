@@ -103,13 +103,18 @@ def wait_settled(handle: Any, timeout: float = 300) -> None:
         assert time.monotonic() < deadline, "the job never settled (a micro-batch always due)"
 
 
+def frozen(value: Any) -> Any:
+    """``value`` hashable, to count rows: an ARRAY's list as a tuple."""
+    return tuple(frozen(v) for v in value) if isinstance(value, list) else value
+
+
 def materialize(rows: list[dict[str, Any]], columns: tuple[str, ...], key: tuple[str, ...] | None = None) -> Counter:
     """What a changelog (rows with ``row_kind``) leaves: ``+I``/``+U`` add a row, ``-U``/``-D`` take away one
     equal row held (asserted: never one that is not there); with ``key``, each ``-U`` is followed by a
     ``+U`` of the same key."""
     held: Counter = Counter()
     for i, r in enumerate(rows):
-        row = tuple(r[c] for c in columns)
+        row = tuple(frozen(r[c]) for c in columns)
         if r["row_kind"] in ("+I", "+U"):
             held[row] += 1
             continue

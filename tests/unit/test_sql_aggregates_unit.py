@@ -17,7 +17,7 @@ from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.table import StreamTableEnvironment
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
-from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum, Variance
+from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum, Values, Variance
 from funke.table.changelog import ROW_KIND
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
@@ -380,3 +380,60 @@ def test_a_window_clause_names_the_window_of_over_aggregates(t_env):
         t_env.sql_query(f"SELECT k, SUM(v) OVER w FROM ev WINDOW w AS ({over}), w AS ({over})")
     with pytest.raises(fk.PlanError, match=r"OVER \(w \.\.\.\) .*write the whole window"):
         t_env.sql_query("SELECT k, SUM(v) OVER (w ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts)")
+
+
+# -- FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG -------------------------------------------------------------
+
+
+def test_values_aggregates_keep_arrival_order_and_a_retraction_takes_the_first_occurrence():
+    """As Flink's ...WithRetract functions (checked against PyFlink 2.3 over an updating input): values held
+    1, 2, 1; the 1 retracted is the first one, so FIRST_VALUE moves to 2 and LISTAGG reads '2,1'."""
+    kinds = ("first_value", "last_value", "listagg", "array_agg")
+    fns = {k: Values(k) for k in kinds}
+    accs = {k: f.create_accumulator() for k, f in fns.items()}
+
+    def step(op, v):
+        for k, f in fns.items():
+            getattr(f, op)(accs[k], str(v) if k == "listagg" and v is not None else v)
+        return tuple(fns[k].get_value(accs[k]) for k in kinds)
+
+    assert step("accumulate", 1) == (1, 1, "1", [1])
+    assert step("accumulate", None) == (1, 1, "1", [1, None])  # (ARRAY_AGG keeps a NULL, the others skip it)
+    assert step("accumulate", 2) == (1, 2, "1,2", [1, None, 2])
+    assert step("accumulate", 1) == (1, 1, "1,2,1", [1, None, 2, 1])
+    assert step("retract", 1) == (2, 1, "2,1", [None, 2, 1])
+    assert step("retract", None) == (2, 1, "2,1", [2, 1])
+    assert step("retract", 2) == step("retract", 7) == (1, 1, "1", [1])  # (a value never held: nothing taken)
+    assert step("retract", 1) == (None, None, None, None)  # (no value: NULL)
+    sep = Values("listagg")
+    acc = sep.create_accumulator()
+    for v in ("x", "y"):
+        sep.accumulate(acc, v, "|")
+    other = sep.create_accumulator()
+    sep.accumulate(other, "z", "|")
+    sep.merge(acc, [other])
+    assert sep.get_value(acc) == "x|y|z"
+
+
+def test_first_and_last_value_over_an_insert_only_input_keep_one_value():
+    first, last = Values("first_value", retracting=False), Values("last_value", retracting=False)
+    a, b = first.create_accumulator(), last.create_accumulator()
+    for v in (3, None, 5, 4):
+        first.accumulate(a, v)
+        last.accumulate(b, v)
+    assert (a, b) == ([[3]], [[4]]) and (first.get_value(a), last.get_value(b)) == (3, 4)
+    with pytest.raises(TypeError, match="retracting=True"):
+        first.retract(a, 3)
+
+
+def test_values_aggregates_types_and_what_the_planner_refuses(t_env):
+    table = t_env.sql_query("SELECT k, FIRST_VALUE(v) AS f, LAST_VALUE(p) AS l, LISTAGG(k, '-') AS s, ARRAY_AGG(v) AS a FROM ev GROUP BY k")
+    assert [f.dtype for f in table.get_schema().fields][1:] == ["int", "double", "string", "array<int>"]
+    windowed = t_env.sql_query(f"SELECT window_start, LISTAGG(k) AS s FROM {TUMBLE} GROUP BY window_start, window_end")
+    assert isinstance(_function(windowed, nodes.WindowAggregate).function.aggregate_fn, WindowAggregates)
+    with pytest.raises(fk.PlanError, match=r"LISTAGG at line 1, column 8 takes a string, not a INT \(v\): CAST it"):
+        t_env.sql_query("SELECT LISTAGG(v) FROM ev")
+    with pytest.raises(fk.PlanError, match="LISTAGG's separator at line 1, column 19 must be a string literal, not k"):
+        t_env.sql_query("SELECT LISTAGG(k, k) FROM ev")
+    with pytest.raises(fk.UnsupportedError, match="ARRAY_AGG takes IGNORE NULLS"):
+        t_env.sql_query("SELECT FIRST_VALUE(v) IGNORE NULLS FROM ev")

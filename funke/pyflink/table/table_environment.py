@@ -558,8 +558,8 @@ def _tableau(value: Any, spark: str) -> str:
         return str(value)
     if isinstance(value, Row):
         return "(" + ", ".join(_tableau(v, "") for v in value) + ")"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_tableau(v, "") for v in value) + "]"
+    if isinstance(value, (list, tuple)):  # (a NULL in an array is NULL, as Flink's cast of the array to a string writes it)
+        return "[" + ", ".join("NULL" if v is None else _tableau(v, "") for v in value) + "]"
     return str(value)
 
 

@@ -16,6 +16,7 @@ from funke.spark.lazy import OnFirstUse
 
 #: pandas on first use (``funke.spark.lazy``): the driver-side planner of transformWithState does not need it.
 pd: Any = OnFirstUse("pandas", "pd", __name__)
+np: Any = OnFirstUse("numpy", "np", __name__)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -64,10 +65,24 @@ def python_rows(elements: pd.DataFrame, program: Program, convert: bool = False)
     columns = []
     for c in names:
         values = _python_values(elements[c], program.types.get(c) in _INTEGERS)
+        if (program.types.get(c) or "").startswith("array"):  # (pandas gives an ARRAY as a numpy array: a list, as PyFlink's)
+            values = [_plain(v) for v in values]
         if convert and c in program.micros:
             values = [None if v is None else _EPOCH + timedelta(microseconds=v) for v in values]
         columns.append(values)
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)] if names else [{} for _ in range(len(elements))]
+
+
+def _plain(value: Any) -> Any:
+    """A value of an ARRAY column as Python's: a numpy array as a list (of plain values), a numpy scalar as
+    its Python value, a NaN that stands for NULL (pandas' missing value) as None."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def _python_values(s: pd.Series, integer: bool) -> list[Any]:
