@@ -56,6 +56,14 @@ AGGREGATE = lambda: KeyedProcessOperator(
         retracting=True,
     )
 )  # fmt: skip
+STATISTICS = lambda: KeyedProcessOperator(
+    GroupAggregate(
+        ("k",),
+        (AggregateCall("var", "var_samp", ("v",)), AggregateCall("dev", "stddev_pop", ("v",)), AggregateCall("f", "first_value", ("v",)),
+         AggregateCall("l", "listagg", ("k",)), AggregateCall("a", "array_agg", ("t",))),
+        retracting=True,
+    )
+)  # fmt: skip
 TOP = lambda: KeyedProcessOperator(RetractableTopN([Order("v", descending=True)], 2, "rn", numbered=True))
 MATERIALIZER = lambda: KeyedProcessOperator(UpsertMaterializer(("k",)))
 
@@ -64,7 +72,7 @@ def row(kind, k, v, s):
     return k, {ROW_KIND: kind, "k": k, "v": v, "t": T + dt.timedelta(seconds=s), "big": v > 2}
 
 
-@pytest.mark.parametrize("make", [AGGREGATE, TOP, MATERIALIZER], ids=["aggregate", "top-n", "materializer"])
+@pytest.mark.parametrize("make", [AGGREGATE, STATISTICS, TOP, MATERIALIZER], ids=["aggregate", "statistics", "top-n", "materializer"])
 def test_an_updating_operators_state_goes_through_a_savepoint_and_the_operator_goes_on(make):
     before = [row("+I", "a", 3, 1), row("+I", "a", 1, 2), row("+I", "b", 5, 1), row("+I", "a", 3, 3)]
     after = [row("-D", "a", 1, 2), row("-U", "a", 3, 1), row("+U", "a", 7, 4), row("-D", "b", 5, 1), row("+I", "b", 2, 2)]
