@@ -156,7 +156,8 @@ class SubqueryLowering:
         rows come). Where no row meets a row's keys the value is the aggregation's over no rows: a COUNT 0,
         any other aggregate NULL (``COUNT(*) + 1`` is 1)."""
         inner = sub.this
-        correlated = self._correlation(inner, rows, name)
+        residual: list[SplitCondition] = []
+        correlated = self._correlation(inner, rows, name, residual=residual)
         assert correlated is not None  # (the caller saw a column of the outer query in it)
         equalities, own_rows = correlated
         if len(inner.expressions) != 1:
@@ -166,11 +167,16 @@ class SubqueryLowering:
             if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)) and (fn := self._function(node.name)) is not None and fn.kind == "aggregate":
                 raise self.refuse(node, f"the Python aggregate function {node.name.lower()} in a correlated scalar subquery", "aggregate per key in a subquery of FROM and join that")
         keys, value, matched = [self._hide() for _ in equalities], self._hide(), self._hide()
-        per_key = own_rows.select(
-            *(exp.alias_(i.copy(), k, quoted=True) for (_, i), k in zip(equalities, keys, strict=True)),
-            exp.alias_(value_sql.copy(), value, quoted=True), exp.alias_(exp.Count(this=exp.Star()), matched, quoted=True),
-        ).group_by(*(i.copy() for _, i in equalities))  # fmt: skip
-        right_rows = self.lower(per_key)
+        if residual:
+            right_rows, outer = self._per_outer_values(sub, joined, name, equalities, residual, own_rows, (keys, value, matched))
+            equalities = [(o, exp.column(k, quoted=True)) for o, k in outer]
+            keys = [k for _, k in outer]
+        else:
+            per_key = own_rows.select(
+                *(exp.alias_(i.copy(), k, quoted=True) for (_, i), k in zip(equalities, keys, strict=True)),
+                exp.alias_(value_sql.copy(), value, quoted=True), exp.alias_(exp.Count(this=exp.Star()), matched, quoted=True),
+            ).group_by(*(i.copy() for _, i in equalities))  # fmt: skip
+            right_rows = self.lower(per_key)
         left, right = self._hide(), self._hide()
         self.views = {**self.views, left: lambda s=joined: s, right: lambda s=right_rows: s}
 
@@ -358,6 +364,62 @@ class SubqueryLowering:
         schema = self._left_rows_schema(left, right, columns, fn.updating, what)
         keyed = left.key_by(columns, nulls=True).connect(right.key_by(columns, nulls=True))
         return keyed.process(fn, output_schema=schema, name="MultisetJoin")
+
+    def _per_outer_values(
+        self: Planner,
+        sub: exp.Subquery,
+        joined: Any,
+        name: str,
+        equalities: list[tuple[exp.Expression, exp.Expression]],
+        residual: list[SplitCondition],
+        own_rows: exp.Select,
+        columns: tuple[list[str], str, str],
+    ) -> tuple[Any, list[tuple[exp.Expression, str]]]:
+        """A correlated scalar subquery with conditions other than equalities (``r.k = t.k AND r.ts < t.ts``),
+        decorrelated as Flink's planner does it: the distinct values of the outer row that the subquery reads
+        (each equality's outer side, each outer part of another condition), joined with the subquery's rows on
+        all its conditions, aggregated per those values (the value and a count of rows); the caller LEFT-joins
+        the outer rows with that on the same values. Returns it and each value's outer expression and column."""
+        keys, value, matched = columns
+        if not equalities:
+            raise self.refuse(
+                residual[0].written, f"the correlated condition {residual[0].written.sql()} without an equality",
+                "a scalar subquery correlates by an equality of its columns with the outer query's (r.k = t.k), other conditions beside it",
+            )
+        for r in residual:  # (a NULL of the outer row meets no row here: a condition that may hold for it is refused)
+            if r.written.find(exp.Or, exp.Is, exp.Coalesce, exp.Case, exp.If, exp.NullSafeEQ, exp.NullSafeNEQ) is not None:
+                raise self.refuse(r.written, f"the correlated condition {r.written.sql()} (it may hold for a NULL of the outer row)", "compare the columns (r.ts < t.ts)")
+        outer = [(o, k) for (o, _), k in zip(equalities, keys, strict=True)]
+        outer += [(e, n) for r in residual for n, e in r.parts[0].items()]
+        distinct, rows_view, inner_view = self._hide(), self._hide(), self._hide()
+        self.views = {**self.views, rows_view: lambda: joined}
+        values = self.lower(
+            exp.select(*(exp.alias_(e.copy(), n, quoted=True) for e, n in outer)).distinct().from_(
+                exp.Table(this=exp.to_identifier(rows_view), alias=exp.TableAlias(this=exp.to_identifier(name)))
+            )
+        )
+        inner_rows = self.lower(own_rows.copy().select(exp.Star()))
+        inner_name = own_rows.args["from_"].this.alias_or_name
+        self.views = {**self.views, distinct: lambda: values, inner_view: lambda: inner_rows}
+        d = lambda n: exp.column(n, table=distinct, quoted=True)
+
+        def on_inner(e: exp.Expression) -> exp.Expression:
+            return e.copy().transform(lambda c: exp.column(c.name, table=inner_name, quoted=True) if isinstance(c, exp.Column) else c)
+
+        terms: list[exp.Expression] = [exp.EQ(this=d(k), expression=on_inner(i)) for (_, i), k in zip(equalities, keys, strict=True)]
+        for r in residual:
+            swap = {n: on_inner(e) for n, e in r.parts[1].items()} | {n: d(n) for n in r.parts[0]}
+            terms.append(r.condition.copy().transform(lambda c, swap=swap: swap[c.name].copy() if isinstance(c, exp.Column) and c.name in swap else c))
+        inner_select = sub.this.expressions[0].unalias().copy().transform(
+            lambda c: on_inner(c) if isinstance(c, exp.Column) and not isinstance(c.this, exp.Star) else c
+        )
+        per_values = exp.select(
+            *(exp.alias_(d(n), n, quoted=True) for _, n in outer),
+            exp.alias_(inner_select, value, quoted=True), exp.alias_(exp.Count(this=exp.Star()), matched, quoted=True),
+        ).from_(exp.Table(this=exp.to_identifier(distinct))).join(
+            exp.Table(this=exp.to_identifier(inner_view), alias=exp.TableAlias(this=exp.to_identifier(inner_name))), on=exp.and_(*terms)
+        ).group_by(*(d(n) for _, n in outer))  # fmt: skip
+        return self.lower(per_values), outer
 
     def _left_rows_schema(
         self: Planner, left: Any, right: Any, columns: list[str], updating: bool, what: str, skip: tuple[str, ...] = ()

@@ -139,10 +139,14 @@ def _close(got: Counter, want: list[tuple]) -> bool:
 
 
 @pytest.mark.parametrize("bounded", [False, True])
-def test_variance_and_standard_deviation_in_group_window_and_over_aggregations(env, bounded):
+def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_over_aggregations(env, bounded):
     """Flink's VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP: of a BIGINT a BIGINT (truncated), of a
     DOUBLE a DOUBLE, NULL for one value (_SAMP) or none; over an updating input (each key's SUM retracted
-    and accumulated again), per window and per OVER frame (values leaving the frame retracted)."""
+    and accumulated again), per window and per OVER frame (values leaving the frame retracted).
+
+    FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs, ARRAY_AGG keeps them (IGNORE NULLS: not), each in
+    arrival order (a key's rows come one per micro-batch here); over an updating input a retraction takes
+    its value away; per window; per OVER frame. (One job for both: each job costs seconds to start.)"""
     got = run(env, bounded, {
         "group": (
             ("SELECT k, VAR_POP(v) AS vp, VAR_SAMP(v) AS vs, VARIANCE(v) AS va, STDDEV_POP(v) AS sp, STDDEV_SAMP(v) AS ss, "
@@ -156,6 +160,19 @@ def test_variance_and_standard_deviation_in_group_window_and_over_aggregations(e
         "over": (
             ("SELECT k, ts, VAR_POP(v) OVER w AS vp, STDDEV_SAMP(CAST(v AS DOUBLE)) OVER w AS ss FROM o "
             "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"), None,
+        ),
+        "values_group": (
+            ("SELECT k, FIRST_VALUE(v) AS f, LAST_VALUE(v) AS l, LISTAGG(CAST(v AS STRING), '|') AS s, ARRAY_AGG(v) AS a, "
+             "ARRAY_AGG(v IGNORE NULLS) AS i, LISTAGG(DISTINCT k) AS d FROM o GROUP BY k"), ("k",),
+        ),
+        "values_updating": ("SELECT ARRAY_AGG(s) AS a, LISTAGG(CAST(c AS STRING)) AS c FROM sums", ()),
+        "values_window": (
+            ("SELECT window_start, ARRAY_AGG(k) FILTER (WHERE v IS NOT NULL) AS a, LAST_VALUE(v) AS l "
+             "FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end"), None,
+        ),
+        "values_over": (
+            ("SELECT k, ts, FIRST_VALUE(v) OVER w AS f, LISTAGG(CAST(v AS STRING)) OVER w AS s FROM o "
+             "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"), None,
         ),
     })  # fmt: skip
     per_key: dict[str, list] = {}
@@ -185,31 +202,6 @@ def test_variance_and_standard_deviation_in_group_window_and_over_aggregations(e
             over.append((k, dt.datetime(2024, 1, 1, 0, 0, s), _truncated(_variance(frame, "var_pop")), _variance(frame, "stddev_samp")))
     assert _close(got["over"], over)
 
-
-@pytest.mark.parametrize("bounded", [False, True])
-def test_first_value_last_value_listagg_and_array_agg_keep_arrival_order_and_retract(env, bounded):
-    """FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs, ARRAY_AGG keeps them (IGNORE NULLS: not), each in
-    arrival order (a key's rows come one per micro-batch here); over an updating input a retraction takes
-    its value away; per window; per OVER frame."""
-    got = run(env, bounded, {
-        "group": (
-            ("SELECT k, FIRST_VALUE(v) AS f, LAST_VALUE(v) AS l, LISTAGG(CAST(v AS STRING), '|') AS s, ARRAY_AGG(v) AS a, "
-             "ARRAY_AGG(v IGNORE NULLS) AS i, LISTAGG(DISTINCT k) AS d FROM o GROUP BY k"), ("k",),
-        ),
-        "updating": ("SELECT ARRAY_AGG(s) AS a, LISTAGG(CAST(c AS STRING)) AS c FROM sums", ()),
-        "window": (
-            ("SELECT window_start, ARRAY_AGG(k) FILTER (WHERE v IS NOT NULL) AS a, LAST_VALUE(v) AS l "
-             "FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end"), None,
-        ),
-        "over": (
-            ("SELECT k, ts, FIRST_VALUE(v) OVER w AS f, LISTAGG(CAST(v AS STRING)) OVER w AS s FROM o "
-             "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"), None,
-        ),
-    })  # fmt: skip
-    per_key: dict[str, list] = {}
-    for k, v, _ in ROWS:
-        per_key.setdefault(k, []).append(v)
-
     def listed(vs, sep=","):
         present = [str(v) for v in vs if v is not None]
         return sep.join(present) if present else None
@@ -220,21 +212,18 @@ def test_first_value_last_value_listagg_and_array_agg_keep_arrival_order_and_ret
         want.append((k, present[0], present[-1], listed(vs, "|"), tuple(vs), tuple(present), k))
     # (a: 1, 3, NULL: LAST_VALUE 3, ARRAY_AGG keeps the NULL; b: 2, 5, 2)
     assert ("a", 1, 3, "1|3", (1, 3, None), (1, 3), "a") in want
-    assert sorted(got["group"].elements()) == sorted(want)
+    assert sorted(got["values_group"].elements()) == sorted(want)
     # (the updating input's rows of one micro-batch come in Spark's order, not arrival order: compared as multisets)
-    [(a, c)] = list(got["updating"].elements())
+    [(a, c)] = list(got["values_updating"].elements())
     assert sorted(a) == sorted(totals().values()) and sorted(c.split(",")) == ["2", "2", "3"]
-    windows: dict[dt.datetime, list] = {}
-    for k, v, s in ROWS:
-        windows.setdefault(dt.datetime(2024, 1, 1, 0, 0, s - s % 10), []).append((k, v))
-    assert sorted(got["window"].elements()) == sorted(
+    assert sorted(got["values_window"].elements()) == sorted(
         (start, tuple(k for k, v in kv if v is not None), [v for _, v in kv if v is not None][-1]) for start, kv in windows.items()
     )
-    over = []
+    over_values = []
     for k, vs in per_key.items():
         seconds = [s for kk, _, s in ROWS if kk == k]
         for i, s in enumerate(seconds):
             frame = vs[max(0, i - 1) : i + 1]
             present = [v for v in frame if v is not None]
-            over.append((k, dt.datetime(2024, 1, 1, 0, 0, s), present[0] if present else None, listed(frame)))
-    assert sorted(got["over"].elements(), key=repr) == sorted(over, key=repr)
+            over_values.append((k, dt.datetime(2024, 1, 1, 0, 0, s), present[0] if present else None, listed(frame)))
+    assert sorted(got["values_over"].elements(), key=repr) == sorted(over_values, key=repr)

@@ -46,6 +46,9 @@ def _expected() -> dict[str, Counter]:
         "correlated_max": Counter((k, x) for k, x in A if (m := max((y for kb, y in B if k is not None and kb == k), default=None)) is not None and x >= m),
         "correlated_count": Counter((k, x, 1 + sum(1 for kb, y in B if k is not None and kb == k and y > 1)) for k, x in A),
         "not_exists_at_least": Counter((k, x) for k, x in A if not any(k is not None and kb == k and y >= x for kb, y in B)),
+        "correlated_below": Counter(
+            (k, x, max((y for kb, y in B if k is not None and kb == k and y <= x - 1 and y > 0), default=None)) for k, x in A
+        ),
         "exists_near": Counter(
             (k, x) for k, x in A if any(x - 1 <= y <= x + 1 and k is not None and kb is not None and kb != k for kb, y in B)
         ),
@@ -86,6 +89,8 @@ QUERIES = {
     # (a correlated condition besides the key: each row of a counts the rows of b it meets; a's ('a', 1) is
     # deleted when b's ('a', 1) comes, and without a key all rows are one key, NULLs meeting nothing)
     "not_exists_at_least": ("SELECT k, x FROM a t WHERE NOT EXISTS (SELECT * FROM b WHERE b.k = t.k AND b.y >= t.x)", ("k", "x")),
+    # (a correlated scalar subquery with a condition besides the key: per distinct (k, x) of a, b's rows it meets)
+    "correlated_below": ("SELECT k, x, (SELECT MAX(y) FROM b WHERE a.k = b.k AND b.y <= a.x - 1 AND b.y > 0) AS m FROM a", ("k", "x", "m")),
     "exists_near": ("SELECT k, x FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.y BETWEEN a.x - 1 AND a.x + 1 AND b.k <> a.k)", ("k", "x")),
 }
 
@@ -93,7 +98,7 @@ QUERIES = {
 #: Streaming runs the queries whose plans differ in kind (the rest share their operators with one of them).
 STREAMED = (
     "not_exists", "pair_in", "having", "intersect", "except", "uncorrelated", "except_all", "scalar_where", "not_in_nulls",
-    "correlated_count", "not_exists_at_least",
+    "correlated_count", "not_exists_at_least", "correlated_below",
 )  # fmt: skip
 
 

@@ -227,7 +227,11 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
             "SELECT * FROM a WHERE EXISTS (SELECT a.x FROM b WHERE b.k = a.k)",
             "the outer query's column in a subquery's SELECT list",
         ),
-        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k AND b.y < a.x)", r"the correlated condition b.y < a.x"),
+        ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.y < a.x)", r"the correlated condition b.y < a.x without an equality"),
+        (
+            "SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k AND (b.y < a.x OR a.x IS NULL))",
+            r"the correlated condition .* \(it may hold for a NULL of the outer row\)",
+        ),
         ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b WHERE b.k = a.k GROUP BY k)", "a scalar subquery other than one aggregation"),
         ("SELECT * FROM a WHERE x > (SELECT y FROM b)", "a scalar subquery other than one aggregation without GROUP BY"),
         ("SELECT * FROM a WHERE x > (SELECT MAX(y) FROM b GROUP BY k)", "a scalar subquery other than one aggregation"),
@@ -238,6 +242,15 @@ def test_in_and_exists_are_semi_joins_and_not_exists_an_anti_join(t_env):
 def test_each_refusal_names_its_construct(t_env, sql, message):
     with pytest.raises(fk.errors.UnsupportedError, match=message):
         t_env.sql_query(sql)
+
+
+def test_a_correlated_scalar_subquery_with_a_condition_besides_the_key_aggregates_per_distinct_outer_values(t_env):
+    t = t_env.sql_query("SELECT k, x, (SELECT MAX(y) FROM b WHERE b.k = a.k AND b.y <= a.x - 1) AS m FROM a")
+    assert t.columns == ("k", "x", "m") and t.updating
+    functions = [type(getattr(x, "function", None)).__name__ for x in n.walk([t._stream.node])]
+    # (the distinct outer values (a SELECT DISTINCT), their pairs with b's rows, MAX per values, the LEFT join back)
+    assert functions.count("RegularJoin") == 2 and functions.count("GroupAggregate") == 1
+    assert sum(isinstance(x, n.Deduplicate) or type(getattr(x, "function", None)).__name__ == "GroupAggregate" for x in n.walk([t._stream.node])) == 2
 
 
 def test_a_scalar_subquery_is_a_left_join_with_its_one_row_and_updates_as_its_value_changes(t_env):
