@@ -47,7 +47,7 @@ from urllib.parse import quote, urlsplit
 
 from sqlglot import exp
 
-from funke.dialect.syntax import interval_ms, parse
+from funke.dialect.syntax import Flink, interval_ms, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.table.namespace import check, object_name
@@ -83,6 +83,12 @@ class TableDef:
     instants: frozenset[str] = frozenset()
     #: ``PARTITIONED BY`` columns, in order (a filesystem table's directories ``col=value/...``).
     partition_by: tuple[str, ...] = ()
+    #: Each physical column's type as Flink writes it (``DECIMAL(10, 2)``, ``TIMESTAMP(3)``): what DESCRIBE shows.
+    declared: tuple[str, ...] = ()
+    #: The columns declared ``NOT NULL``, and the primary key's (Flink's key columns are NOT NULL).
+    not_null: frozenset[str] = frozenset()
+    #: ``WATERMARK FOR``'s expression as Flink writes it (``ts - INTERVAL '5' SECOND``, its names quoted), or None.
+    watermark_sql: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -111,8 +117,11 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     columns: list[tuple[str, str]] = []
     computed: list[tuple[str, exp.Expression]] = []
     watermark = None
+    watermark_sql = None
     key: tuple[str, ...] = ()
     instants: set[str] = set()
+    declared: list[str] = []
+    not_null: set[str] = set()
     for item in create.this.expressions:
         if isinstance(item, exp.ColumnDef):
             constraints = item.args.get("constraints") or []
@@ -124,14 +133,18 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
                 raise UnsupportedError(
                     f"Flink SQL: the column constraint {other[0].sql()} (at {at(other[0])}) is not supported by funke"
                 )
+            if any(isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null") for c in constraints):
+                not_null.add(item.name)
             if formula is not None:
                 computed.append((item.name, formula))
             else:
                 columns.append((item.name, _type(item.args["kind"], at)))
+                declared.append(flink_type(item.args["kind"]))
                 if item.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ:
                     instants.add(item.name)
         elif isinstance(item, exp.WatermarkColumnConstraint):
             watermark = _watermark(item, at)
+            watermark_sql = flink_sql(item.args["expression"])
         elif isinstance(item, exp.PrimaryKey):
             if not any("NOT ENFORCED" in str(o).upper() for o in item.args.get("options") or []):
                 raise PlanError(f"Flink SQL: PRIMARY KEY at {at(item)} must be NOT ENFORCED (Flink does not check keys)")
@@ -159,7 +172,10 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if connector not in CONNECTORS:
         raise UnsupportedError(f"Flink SQL: the connector {connector!r} of table {name} is not supported by funke; "
                                f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
-    definition = TableDef(name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants), partition_by)
+    definition = TableDef(
+        name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants), partition_by,
+        tuple(declared), frozenset({*not_null, *key}), watermark_sql,
+    )  # fmt: skip
     if partition_by and connector != "filesystem":
         raise UnsupportedError(f"Flink SQL: PARTITIONED BY of table {name}: the {connector} connector writes no partitions; the filesystem connector does")
     CONNECTORS[connector].check(definition)
@@ -200,6 +216,49 @@ def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
     if kind.this not in _TYPES:
         raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke")
     return _TYPES[kind.this]
+
+
+def not_null_check(table: str, column: str, value: str) -> str:
+    """Spark SQL of ``value`` (SQL) written to a NOT NULL column: a NULL fails the job naming the column (Flink's
+    ``table.exec.sink.not-null-enforcer``, ERROR, its default)."""
+    message = f"Flink SQL: column {column} of table {table} is NOT NULL, however, a null value is being written into it (Flink: table.exec.sink.not-null-enforcer = ERROR)"
+    quoted = message.replace("'", "''")
+    return f"IF({value} IS NULL, RAISE_ERROR('{quoted}'), {value})"
+
+
+def flink_type(kind: exp.DataType) -> str:
+    """A declared type as Flink writes it back (DESCRIBE): defaults filled in, ``DECIMAL(10, 2)``, ``ROW<`x` INT>``.
+
+    >>> [flink_type(exp.DataType.build(t, dialect=Flink)) for t in ("decimal", "decimal(5)", "timestamp", "varchar(20)", "string")]
+    ['DECIMAL(10, 0)', 'DECIMAL(5, 0)', 'TIMESTAMP(6)', 'VARCHAR(20)', 'STRING']
+    """
+    t, params = kind.this, [p.name for p in kind.expressions]
+    if t == exp.DataType.Type.STRUCT:
+        fields = [f"`{f.name}` {flink_type(f.args['kind'])}" for f in kind.expressions]
+        return f"ROW<{', '.join(fields)}>"
+    if t == exp.DataType.Type.DECIMAL:
+        precision, scale = (params + ["10", "0"][len(params) :])[:2]
+        return f"DECIMAL({precision}, {scale})"
+    if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPLTZ):
+        return f"{'TIMESTAMP' if t == exp.DataType.Type.TIMESTAMP else 'TIMESTAMP_LTZ'}({params[0] if params else 6})"
+    if t in (exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR):
+        length = params[0] if params else "1"
+        return "STRING" if length == str(2**31 - 1) else f"{t.value}({length})"
+    return "STRING" if t == exp.DataType.Type.TEXT else _TYPES[t].upper()
+
+
+def flink_sql(e: exp.Expression) -> str:
+    """An expression as Flink writes it back (DESCRIBE's extras and watermark): names quoted, an interval's
+    unit singular (``ts - INTERVAL '5' SECONDS`` as Flink's ``ts - INTERVAL '5' SECOND``, ts quoted)."""
+
+    def singular(n: exp.Expression) -> exp.Expression:
+        unit = n.args.get("unit") if isinstance(n, exp.Interval) else None
+        if unit is not None and unit.name.upper().endswith("S"):
+            n = n.copy()
+            n.set("unit", exp.var(unit.name.upper()[:-1]))
+        return n
+
+    return e.transform(singular).sql(dialect=Flink, identify=True)
 
 
 def watermark_strategy(column: str, expression: str, where: str) -> WatermarkStrategy:

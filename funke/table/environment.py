@@ -22,7 +22,9 @@ from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, table_def
+from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, not_null_check, table_def
+from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
+from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
 from funke.table.lowering import is_updating
 from funke.table.namespace import (
     COLUMNS,
@@ -174,6 +176,8 @@ class StreamTableEnvironment(FunctionCalls):
         self._tables: dict[str, TableDef] = {}
         self._read: dict[str, DataStream] = {}  # a DDL table's source stream, made once
         self._functions = FunctionCatalog()
+        #: Each CREATE VIEW view's columns whose Flink type is known (DESCRIBE's type and null columns).
+        self._known: dict[str, dict[str, tuple[str, bool]]] = {}
 
     @classmethod
     def create(cls, env: Any) -> StreamTableEnvironment:
@@ -201,6 +205,7 @@ class StreamTableEnvironment(FunctionCalls):
             self._static[name] = stream_or_table
             return
         self._static.pop(name, None)
+        self._known.pop(name, None)
         table = stream_or_table if isinstance(stream_or_table, Table) else self.from_data_stream(stream_or_table)
         self._views[name] = table
 
@@ -274,6 +279,10 @@ class StreamTableEnvironment(FunctionCalls):
         show = show_statement(sql)
         if show is None:
             raise refuse_statement(sql)
+        if show.what == "COLUMNS":
+            rows = self._describe(show.table or "", " ".join(sql.split()))
+            shown = like(show.like, [r[0] for r in rows], negated=show.negated)
+            return TableResult(content=(DESCRIBE_COLUMNS, [r for r in rows if r[0] in shown]))
         names = {
             "CATALOGS": self.list_catalogs,
             "DATABASES": self.list_databases,
@@ -281,16 +290,28 @@ class StreamTableEnvironment(FunctionCalls):
             "CURRENT DATABASE": lambda: [self.get_current_database()],
             "TABLES": self.list_tables,
             "VIEWS": self.list_views,
+            "FUNCTIONS": lambda: function_names(self.list_user_defined_functions()),
             "USER FUNCTIONS": self.list_user_defined_functions,
         }[show.what]()
         return TableResult(content=([COLUMNS[show.what]], [[v] for v in like(show.like, names, negated=show.negated)]))
+
+    def _describe(self, name: str, statement: str) -> list[list[Any]]:
+        """DESCRIBE's rows for a table or view (``funke.table.describe``)."""
+        if name in self._tables:
+            t = self._tables[name]
+            return table_rows(t, self._source(name).schema if t.computed and CONNECTORS[t.connector].source else None, statement)
+        if name in self._views:
+            return view_rows(self._views[name].get_schema(), self._known.get(name, {}), self._views[name]._stream.node, statement)
+        if name in self._static:
+            return view_rows(self._static[name].schema, {}, None, statement)
+        raise unknown_table(name, statement, [n for n in {*self._tables, *self._views, *self._static} if not n.startswith(_ANONYMOUS)])
 
     def execute_script(self, script: str) -> None:
         """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
         job (all of them run together when the environment executes, as ``funke sql FILE.sql`` does)."""
         for statement, text in parse_script(script, self._functions.names()):
-            own = statement.sql(dialect=Flink) if isinstance(statement, (exp.Use, exp.Command)) else ""
-            if is_namespace_statement(own):  # (USE, CREATE CATALOG: checked; SHOW: its table printed, as Flink's SQL client does)
+            own = statement.sql(dialect=Flink) if isinstance(statement, (exp.Use, exp.Command, exp.Describe)) else ""
+            if is_namespace_statement(own):  # (USE, CREATE CATALOG: checked; SHOW, DESCRIBE: its table printed, as Flink's SQL client does)
                 shown = self._namespace(own).content
                 if shown is not None:
                     print(tableau(*shown))
@@ -355,6 +376,7 @@ class StreamTableEnvironment(FunctionCalls):
                 return
             raise PlanError(f"Flink SQL: a table or view named {name!r} exists already (CREATE VIEW IF NOT EXISTS keeps it)")
         query = self._table(self, self._planned(sql, statement.expression))
+        known = view_columns(statement.expression, self._known_columns)
         if isinstance(target, exp.Schema):
             names = [c.name for c in target.expressions]
             if len(names) != len(query.columns):
@@ -362,8 +384,16 @@ class StreamTableEnvironment(FunctionCalls):
                     f"Flink SQL: view {name} at {position(table, sql)} names {len(names)} column(s) ({', '.join(names)}) "
                     f"for a query of {len(query.columns)} ({', '.join(query.columns)})"
                 )
+            known = {x: known[c] for c, x in zip(query.columns, names, strict=True) if c in known}
             query = query.select(*(c if c == x else f"`{c}` AS `{x}`" for c, x in zip(query.columns, names, strict=True)))
         self._views[name] = query
+        self._known[name] = known
+
+    def _known_columns(self, name: str) -> dict[str, tuple[str, bool]] | None:
+        """A table's or view's columns whose Flink type is known, with whether they are NOT NULL (DESCRIBE)."""
+        if name in self._tables:
+            return table_columns(self._describe(name, f"DESCRIBE {name}"))
+        return self._known.get(name)
 
     def _source(self, name: str) -> DataStream:
         """The stream a DDL table is read as: its connector's source, its computed columns, its watermark."""
@@ -433,6 +463,10 @@ class StreamTableEnvironment(FunctionCalls):
         exprs = []
         for c, ty in t.columns:
             value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
+            if c in t.not_null:  # (Flink's table.exec.sink.not-null-enforcer, ERROR: the job fails on a NULL)
+                if c not in by_target:
+                    raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its NOT NULL column {c!r}")
+                value = not_null_check(name, c, value)
             if c in t.partition_by:  # (a NULL partition value's directory is Flink's partition.default-name)
                 value = f"COALESCE(CAST({value} AS STRING), '{default}')"
             exprs.append(f"{value} AS `{c}`")
@@ -608,9 +642,9 @@ class TableResult:
     """What ``execute_sql``, ``StatementSet.execute`` and ``Table.execute`` return: a started job
     (for DDL: nothing to wait for)."""
 
-    def __init__(self, handle: Any = None, sink: Any = None, *, content: tuple[list[str], list[list[str]]] | None = None):
+    def __init__(self, handle: Any = None, sink: Any = None, *, content: tuple[list[str], list[list[Any]]] | None = None):
         self._handle, self._sink = handle, sink
-        #: A SHOW statement's answer: its columns' names and its rows (``funke.table.namespace``).
+        #: A SHOW or DESCRIBE statement's answer: its columns' names and its rows (``funke.table.namespace``).
         self.content = content
 
     def get_job_client(self) -> Any:

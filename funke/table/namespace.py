@@ -9,13 +9,16 @@ database is refused, naming it: funke keeps nothing beyond the session, so it ha
 
 The SHOW statements answer as Flink's do, a one-column table each: ``SHOW CATALOGS``, ``SHOW DATABASES``,
 ``SHOW CURRENT CATALOG``, ``SHOW CURRENT DATABASE``, ``SHOW TABLES`` (tables and views, as Flink's
-``listTables``), ``SHOW VIEWS`` and ``SHOW USER FUNCTIONS``, the last three with ``FROM`` / ``IN`` a database
-and ``[NOT] LIKE`` a pattern.
+``listTables``), ``SHOW VIEWS``, ``SHOW FUNCTIONS`` and ``SHOW USER FUNCTIONS``, the last four with ``FROM`` /
+``IN`` a database and ``[NOT] LIKE`` a pattern. ``DESCRIBE t``, ``DESC t`` and ``SHOW COLUMNS FROM t [[NOT]
+LIKE ...]`` answer with Flink's six columns (``funke.table.describe``).
 
 >>> show_statement("SHOW TABLES LIKE 'o%'")
-Show(what='TABLES', like='o%', negated=False)
+Show(what='TABLES', like='o%', negated=False, table=None)
 >>> show_statement("SHOW CURRENT  database;")
-Show(what='CURRENT DATABASE', like=None, negated=False)
+Show(what='CURRENT DATABASE', like=None, negated=False, table=None)
+>>> show_statement("DESC default_database.orders"), show_statement("show columns in `orders` not like 'p%'")
+(Show(what='COLUMNS', like=None, negated=False, table='orders'), Show(what='COLUMNS', like='p%', negated=True, table='orders'))
 >>> use_statement("USE CATALOG default_catalog"), use_statement("use `default_catalog`.default_database")
 (('default_catalog', None), ('default_catalog', 'default_database'))
 >>> like("o%", ["orders", "bids", "o"]), like("%s", ["orders", "bids"], negated=True)
@@ -36,13 +39,18 @@ DEFAULT_DATABASE = "default_database"
 
 _NAME = r"(?:`[^`]+`|[\w$]+)"
 _USE = re.compile(rf"^\s*USE\s+(?:(?P<catalog>CATALOG)\s+)?(?P<path>{_NAME}(?:\s*\.\s*{_NAME})?)\s*;?\s*$", re.IGNORECASE)
+_LIKE = r"(?:\s+(?P<negated>NOT\s+)?LIKE\s+'(?P<like>(?:[^']|'')*)')?\s*;?\s*$"
 _SHOW = re.compile(
-    r"^\s*SHOW\s+(?P<what>CATALOGS|DATABASES|TABLES|VIEWS|USER\s+FUNCTIONS|CURRENT\s+CATALOG|CURRENT\s+DATABASE)"
-    rf"(?:\s+(?:FROM|IN)\s+(?P<database>{_NAME}(?:\s*\.\s*{_NAME})?))?"
-    r"(?:\s+(?P<negated>NOT\s+)?LIKE\s+'(?P<like>(?:[^']|'')*)')?\s*;?\s*$",
+    r"^\s*SHOW\s+(?P<what>CATALOGS|DATABASES|TABLES|VIEWS|FUNCTIONS|USER\s+FUNCTIONS|CURRENT\s+CATALOG|CURRENT\s+DATABASE)"
+    rf"(?:\s+(?:FROM|IN)\s+(?P<database>{_NAME}(?:\s*\.\s*{_NAME})?))?{_LIKE}",
     re.IGNORECASE,
 )
-_STATEMENT = re.compile(r"^\s*(SHOW|USE|CREATE\s+CATALOG)\b", re.IGNORECASE)
+_COLUMNS = re.compile(
+    rf"^\s*(?:(?:DESCRIBE|DESC)\s+(?P<described>{_NAME}(?:\s*\.\s*{_NAME}){{0,2}})\s*;?\s*$"
+    rf"|SHOW\s+COLUMNS\s+(?:FROM|IN)\s+(?P<table>{_NAME}(?:\s*\.\s*{_NAME}){{0,2}}){_LIKE})",
+    re.IGNORECASE,
+)
+_STATEMENT = re.compile(r"^\s*(SHOW|USE|CREATE\s+CATALOG|DESCRIBE|DESC)\b", re.IGNORECASE)
 _CREATE_CATALOG = re.compile(rf"^\s*CREATE\s+CATALOG\s+(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>{_NAME})", re.IGNORECASE)
 
 #: Each SHOW statement's one column, as Flink names it.
@@ -53,6 +61,7 @@ COLUMNS = {
     "CURRENT DATABASE": "current database name",
     "TABLES": "table name",
     "VIEWS": "view name",
+    "FUNCTIONS": "function name",
     "USER FUNCTIONS": "function name",
 }
 
@@ -62,6 +71,8 @@ class Show:
     what: str
     like: str | None = None
     negated: bool = False
+    #: ``COLUMNS`` (DESCRIBE, SHOW COLUMNS): the table's or view's name.
+    table: str | None = None
 
 
 def is_namespace_statement(text: str) -> bool:
@@ -120,7 +131,14 @@ def use_statement(text: str) -> tuple[str, str | None] | None:
 
 
 def show_statement(text: str) -> Show | None:
-    """A SHOW statement funke answers, or None when ``text`` is not one (another SHOW is refused by its caller)."""
+    """A SHOW (or DESCRIBE) statement funke answers, or None when ``text`` is not one (another SHOW is refused by
+    its caller)."""
+    m = _COLUMNS.match(text)
+    if m is not None:
+        path = _path(m.group("described") or m.group("table"))
+        check(*([None] * (3 - len(path)) + path)[:2], text.strip())
+        like_pattern = m.group("like")
+        return Show("COLUMNS", _unquoted_like(like_pattern), bool(m.group("negated")), path[-1])
     m = _SHOW.match(text)
     if m is None:
         return None
@@ -128,8 +146,11 @@ def show_statement(text: str) -> Show | None:
     if m.group("database"):
         path = _path(m.group("database"))
         check(path[0] if len(path) == 2 else None, path[-1], f"{text.strip()}")
-    like_pattern = m.group("like")
-    return Show(what, like_pattern.replace("''", "'") if like_pattern is not None else None, bool(m.group("negated")))
+    return Show(what, _unquoted_like(m.group("like")), bool(m.group("negated")))
+
+
+def _unquoted_like(pattern: str | None) -> str | None:
+    return pattern.replace("''", "'") if pattern is not None else None
 
 
 def like(pattern: str | None, names: list[str], *, negated: bool = False) -> list[str]:
@@ -141,11 +162,11 @@ def like(pattern: str | None, names: list[str], *, negated: bool = False) -> lis
 
 
 def refuse_statement(text: str) -> UnsupportedError:
-    """A SHOW or USE statement funke does not answer."""
+    """A SHOW, DESCRIBE or USE statement funke does not answer."""
     shown = ", ".join(f"SHOW {w}" for w in COLUMNS)
     return UnsupportedError(
         f"Flink SQL: {' '.join(text.split())[:80]} is not supported by funke; it answers {shown} "
-        f"(TABLES, VIEWS and USER FUNCTIONS with FROM/IN and [NOT] LIKE) and USE [CATALOG] of Flink's defaults, "
-        f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
+        f"(TABLES, VIEWS and FUNCTIONS with FROM/IN and [NOT] LIKE), DESCRIBE t, SHOW COLUMNS FROM t [[NOT] LIKE] "
+        f"and USE [CATALOG] of Flink's defaults, {DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
     )
 

@@ -92,6 +92,8 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
         return wider(*kinds) if all(k in INTEGRAL for k in kinds) else None
     if isinstance(e, (exp.Upper, exp.Lower)) or (isinstance(e, exp.Anonymous) and e.name.upper() in _STRING_FUNCTIONS):
         return "string"
+    if isinstance(e, exp.DPipe) and exact_type(e.this, schema) == exact_type(e.expression, schema) == "string":
+        return "string"
     return None
 
 

@@ -114,3 +114,16 @@ def test_funke_sql_runs_a_script_as_a_job(spark, tmp_path, monkeypatch, bounded)
     # files are bounded: the end of input closes every window, in both modes
     seconds = sorted((x["user_id"], int(x["window_start"].timestamp()), x["clicks"]) for x in got)
     assert seconds == [("u1", 0, 2), ("u1", 10, 1), ("u2", 0, 1), ("u2", 20, 1)]
+
+
+def test_writing_a_null_into_a_not_null_column_fails_the_job_naming_it(env, tmp_path):
+    """Flink's default table.exec.sink.not-null-enforcer (ERROR): the row is not written, the job fails."""
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"k": "a", "v": 1}, {"k": None, "v": 2}]
+    t_env.create_temporary_view("t", env.from_collection(rows, "k string, v int"))
+    out = tmp_path / "out"
+    t_env.execute_sql(f"CREATE TABLE out (k STRING NOT NULL, v INT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json')")
+    with pytest.raises(fk.errors.PlanError, match="gives no value for its NOT NULL column 'k'"):
+        t_env.execute_sql("INSERT INTO out (v) SELECT v FROM t")
+    with pytest.raises(Exception, match="column k of table out is NOT NULL, however, a null value is being written into it"):
+        t_env.execute_sql("INSERT INTO out SELECT k, v FROM t").wait(300)

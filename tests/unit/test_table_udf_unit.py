@@ -209,7 +209,7 @@ def test_a_scalar_call_is_a_spark_call_by_a_stable_name_in_the_expression_around
     ]
     assert dict(zip(t.columns, (f.dtype for f in t.get_schema()), strict=True)) == {
         "k": "string",
-        "p": None,
+        "p": "string",  # (|| of two strings)
         "q": "bigint",
         "h": "float",
     }

@@ -472,7 +472,7 @@ class TableResult:
         return self._inner.get_job_client()
 
     @property
-    def _shown(self) -> tuple[list[str], list[list[str]]] | None:
+    def _shown(self) -> tuple[list[str], list[list[Any]]] | None:
         return self._inner.content if self._inner is not None else None
 
     def wait(self, timeout_ms: int | None = None) -> TableResult:

@@ -1,0 +1,151 @@
+"""Flink SQL's ``DESCRIBE t`` (``DESC t``, ``SHOW COLUMNS FROM t [[NOT] LIKE ...]``): a row per column with
+Flink's six columns, ``name``, ``type``, ``null``, ``key``, ``extras`` and ``watermark``.
+
+For a table of ``CREATE TABLE`` each row is what the statement declared, written as Flink writes it back:
+the type with its defaults (``DECIMAL(10, 0)``, ``TIMESTAMP(6)``) and ``*ROWTIME*`` on the watermark's
+column, ``*PROCTIME*`` on a ``PROCTIME()`` column; ``null`` FALSE for a ``NOT NULL`` or primary-key column;
+``key`` ``PRI(k1, k2)``; ``extras`` a computed column's ``AS expression``; ``watermark`` the watermark's
+expression. A view's (or a Table API table's) columns have its query's types, its time attributes marked
+too (of precision 3, as Flink's: ``TIMESTAMP(3) *ROWTIME*``). Its ``null`` is FALSE where
+Flink's type inference surely says NOT NULL: a ``COUNT``, a window's bounds, a literal, a NOT NULL column
+passed on from a table and an expression of such values by ``+ - * / % ||``. Anywhere else funke says TRUE,
+where Flink's fuller inference may say FALSE (``UPPER(k)`` of a NOT NULL ``k``, for one).
+
+>>> from funke.dialect.syntax import parse
+>>> never_null(parse("SELECT k || 'x'", frozenset()).selects[0], {"k"}), never_null(parse("SELECT v + 1", frozenset()).selects[0], {"k"})
+(True, False)
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from sqlglot import exp
+
+from funke.dialect.functions import BUILTINS, REFUSED
+from funke.dialect.syntax import TableArg, WindowTvf
+from funke.table.data_types import flink_name
+from funke.errors import PlanError, UnsupportedError
+from funke.plan.nodes import Node
+from funke.plan.types import Schema
+from funke.table.ddl import TableDef, flink_sql
+from funke.table.planner import is_proctime
+
+#: DESCRIBE's columns, as Flink names them.
+COLUMNS = ["name", "type", "null", "key", "extras", "watermark"]
+
+_STRICT = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.DPipe, exp.Neg, exp.Paren, exp.Cast)
+_WINDOW_BOUNDS = frozenset({"window_start", "window_end", "window_time"})
+
+
+def table_rows(t: TableDef, schema: Schema | None, statement: str) -> list[list[Any]]:
+    """DESCRIBE's rows for a ``CREATE TABLE`` table; ``schema``: the stream it is read as (its computed columns'
+    types), None for a table with none, or one only written."""
+    if t.computed and schema is None:
+        raise UnsupportedError(f"Flink SQL: {statement}: the computed columns of table {t.name} ({t.connector}), which is only written, have no types in funke")
+    types = {f.name: f.dtype for f in schema.fields} if schema is not None else {}
+    proctime = {c for c, formula in t.computed if is_proctime(formula)}
+    key = f"PRI({', '.join(t.primary_key)})" if t.primary_key else None
+    watermark = t.watermark[0] if t.watermark else None
+    rows: list[list[Any]] = []
+    for (name, _), declared in zip(t.columns, t.declared, strict=True):
+        rowtime = " *ROWTIME*" if name == watermark else ""
+        rows.append([name, declared + rowtime, name not in t.not_null, _key(name, t.primary_key, key), None,
+                     t.watermark_sql if name == watermark else None])  # fmt: skip
+    for name, formula in t.computed:
+        kind = "TIMESTAMP_LTZ(3) *PROCTIME*" if name in proctime else _flink_type(types[name])
+        rows.append([name, kind, not (name in proctime or never_null(formula, t.not_null)), _key(name, t.primary_key, key),
+                     f"AS {flink_sql(formula)}", None])  # fmt: skip
+    return rows
+
+
+def _key(name: str, primary_key: tuple[str, ...], key: str | None) -> str | None:
+    return key if name in primary_key else None
+
+
+def view_rows(schema: Schema, known: Mapping[str, tuple[str, bool]], node: Node | None, statement: str) -> list[list[Any]]:
+    """DESCRIBE's rows for a view: its columns, those whose Flink type and nullability are known
+    (``view_columns``), its time attributes (``node``'s; Flink's are of precision 3)."""
+    if unknown := [f.name for f in schema.fields if f.dtype is None and not known.get(f.name, ("",))[0]]:
+        raise UnsupportedError(f"Flink SQL: {statement}: funke does not know the type of the column {unknown[0]} before it runs; CAST it in the view")
+    rowtime, proctime = (node.event_time, node.proc_time) if node is not None else (None, None)
+
+    def kind(name: str, spark: str | None) -> str:
+        if name == rowtime:
+            return "TIMESTAMP(3) *ROWTIME*"
+        if name == proctime:
+            return "TIMESTAMP_LTZ(3) *PROCTIME*"
+        return known[name][0] if known.get(name, ("",))[0] else _flink_type(spark)
+
+    return [[f.name, kind(f.name, f.dtype), not (f.name in known and known[f.name][1]) and f.name != proctime, None, None, None]
+            for f in schema.fields]  # fmt: skip
+
+
+def unknown_table(name: str, statement: str, names: Collection[str]) -> PlanError:
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return PlanError(f"Flink SQL: {statement}: no table or view named {name!r}{hint}; tables and views: {', '.join(sorted(names)) or 'none'}")
+
+
+def table_columns(rows: list[list[Any]]) -> dict[str, tuple[str, bool]]:
+    """A table's columns (DESCRIBE's ``rows``) as ``view_columns`` reads them: (type without a time marker, NOT NULL)."""
+    return {r[0]: (r[1].split(" *")[0], not r[2]) for r in rows}
+
+
+def _flink_type(kind: str | None) -> str:
+    if kind is None:
+        return "NULL"  # (a computed column of NULL alone)
+    return flink_name(kind).replace(",", ", ")
+
+
+def never_null(e: exp.Expression, not_null: Collection[str]) -> bool:
+    """Whether Flink surely types ``e`` NOT NULL, its columns ``not_null`` known NOT NULL."""
+    e = e.unalias()
+    if isinstance(e, exp.Column):
+        return e.name in not_null
+    if isinstance(e, exp.Literal):
+        return True
+    if isinstance(e, exp.Count):
+        return True
+    if isinstance(e, _STRICT) and not isinstance(e, exp.TryCast):  # (TRY_CAST gives NULL for what it cannot cast)
+        return all(never_null(a, not_null) for a in (e.this, e.args.get("expression")) if isinstance(a, exp.Expression))
+    return False
+
+
+def view_columns(query: exp.Expression, source: Callable[[str], Mapping[str, tuple[str, bool]] | None]) -> dict[str, tuple[str, bool]]:
+    """The output columns of ``query`` (a view's) whose Flink type is known, with whether Flink surely types
+    them NOT NULL: over one table or view (``source`` gives its columns, None if it is not known), a column
+    passed on as it is; a window TVF's bounds; a COUNT; an expression of NOT NULL values (its type funke's)."""
+    if not isinstance(query, exp.Select):
+        return {}
+    from_ = query.args.get("from_") or query.args.get("from")
+    columns: dict[str, tuple[str, bool]] = {}
+    table = from_.this if from_ is not None and not query.args.get("joins") else None
+    tvf = table.find(WindowTvf) if isinstance(table, exp.Table) else None
+    if tvf is not None and isinstance(tvf.expressions[0], TableArg):  # (a window TVF over a table: its columns and bounds)
+        columns.update(source(tvf.expressions[0].this.name) or {})
+        columns.update({b: ("TIMESTAMP(3)", True) for b in _WINDOW_BOUNDS})
+    elif isinstance(table, exp.Table) and table.name:
+        columns.update(source(table.name) or {})
+    if any(isinstance(s, exp.Star) for s in query.selects):
+        return columns
+    not_null = {c for c, (_, n) in columns.items() if n}
+    out: dict[str, tuple[str, bool]] = {}
+    for s in query.selects:
+        e = s.unalias()
+        if isinstance(e, exp.Column) and not e.table and e.name in columns:
+            out[s.alias_or_name] = columns[e.name]
+        elif isinstance(e, exp.Count):
+            out[s.alias_or_name] = ("BIGINT", True)
+        elif never_null(e, not_null):
+            out[s.alias_or_name] = ("", True)
+    return out
+
+
+def function_names(user: Collection[str]) -> list[str]:
+    """``SHOW FUNCTIONS``: the built-in functions funke runs (upper case; none it refuses) and the user's (lower
+    case, as Flink lists them), in Flink's order (by code point)."""
+    builtins = {n for b in BUILTINS.values() if b.status != REFUSED for n in b.names if n.replace("_", "").isalnum()}
+    return sorted({*builtins, *user})
