@@ -679,7 +679,9 @@ _TABLE: tuple[Builtin, ...] = (
     _b("UNNEST", "table function", PLANNER, "`CROSS JOIN UNNEST(array)`: a lateral join with Spark's `explode`"),
     _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`, a rank range `rn > m AND rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),
     _b("RANK DENSE_RANK", "window function", PLANNER, "in a Top-N in batch mode (regular or window, `WHERE rk <= n` or a rank range); refused in a stream, as Flink refuses them"),
-    _b("CUME_DIST PERCENT_RANK NTILE LEAD LAG", "window function", REFUSED, "funke's OVER aggregations run COUNT, SUM, MIN, MAX, AVG, the variances, and ROW_NUMBER (RANK, DENSE_RANK in batch mode) in a Top-N"),
+    _b("LAG", "window function", PLANNER, "`LAG(x [, offset [, default]]) OVER w` over the default frame; in streaming mode Flink's (the rows of one time share the value the last of them sees), in batch mode the rows before each row"),
+    _b("LEAD", "window function", REFUSED, "Flink runs no LEAD in streaming mode (`LAG` reads the rows before); funke has none in batch mode either"),
+    _b("CUME_DIST PERCENT_RANK NTILE", "window function", REFUSED, "funke's OVER aggregations run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG and LAG, and ROW_NUMBER (RANK, DENSE_RANK in batch mode) in a Top-N"),
 )
 # fmt: on
 

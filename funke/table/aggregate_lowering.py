@@ -53,6 +53,8 @@ _VARIANCES = frozenset(Variance.KINDS)
 #: The aggregates of the values themselves (``funke.table.builtin_aggregates.Values``): funke's operators keep
 #: them in arrival order (Spark's ``first``, ``collect_list`` and ``listagg`` do not retract, and order otherwise).
 _VALUES = frozenset(Values.KINDS)
+#: The built-in aggregates only funke's window operator computes in a window aggregation.
+_FUNKE_ONLY = _VARIANCES | _VALUES
 #: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
@@ -92,7 +94,7 @@ class AggregateLowering:
             )
 
         def build(s: Any, keys: list[str], calls: list[AggregateCall], global_: bool) -> Any:
-            if any(c.distinct or c.function is not None or c.name in _VARIANCES | _VALUES for c in calls):  # (Spark's has no DISTINCT)
+            if any(c.distinct or c.function is not None or c.name in _FUNKE_ONLY for c in calls):  # (Spark's has no DISTINCT)
                 fields = [Field(c.alias, self._result_type(c, s.schema)) for c in calls]
                 window = s.key_by(keys, nulls=True).window(tvf.assigner)
                 return window.aggregate(WindowAggregates(calls), output_schema=Schema(tuple(fields)))
@@ -336,6 +338,8 @@ class AggregateLowering:
         if call.function is not None:
             return getattr(call.function, "result_type", None)
         column = call.args[0] if call.args and call.name != "count" else None
+        if call.name == "lag":  # (an OVER aggregation's LAG: its value's type)
+            return schema.field(column, node="LAG").dtype if column else None
         if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)
             return "double"
         if call.name in _VALUES:

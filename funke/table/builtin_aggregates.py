@@ -363,6 +363,37 @@ class Distinct:
         return self.inner.get_value(acc[1])
 
 
+class Lag:
+    """``LAG(x [, offset [, default]]) OVER w``: ``[the last offset + 1 values, offset, default]``; its value is
+    the one ``offset`` rows before the last row accumulated, the default (of the last row) while fewer rows
+    have come. Flink's streaming LAG: an OVER aggregation accumulates the rows of one time before it gives
+    any of them its values, so those rows share the value their last one sees. (A frame's rows never leave
+    it: Flink takes LAG over the default frame only.)
+
+    >>> lag, acc, seen = Lag(), Lag().create_accumulator(), []
+    >>> for v in (1, 2, 3):
+    ...     lag.accumulate(acc, v, 2, -1)
+    ...     seen.append(lag.get_value(acc))
+    >>> seen
+    [-1, -1, 1]
+    """
+
+    def create_accumulator(self) -> list[Any]:
+        return [[], 1, None]
+
+    def accumulate(self, acc: list[Any], value: Any, offset: int = 1, default: Any = None) -> None:
+        acc[0].append(value)
+        del acc[0][: -offset - 1]
+        acc[1], acc[2] = offset, default
+
+    def retract(self, acc: list[Any], *args: Any) -> None:
+        raise TypeError("LAG takes no retraction: it runs over the default frame of an insert-only input")
+
+    def get_value(self, acc: list[Any]) -> Any:
+        values, offset, default = acc
+        return values[0] if len(values) == offset + 1 else default
+
+
 #: The built-in aggregates by SQL name.
 BUILTINS = ("count", "sum", "avg", "min", "max")
 
@@ -381,6 +412,8 @@ def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> A
         made = Variance(name)
     elif name in Values.KINDS:
         made = Values(name, retracting=retracting)
+    elif name == "lag":
+        made = Lag()
     else:
         raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS, *Values.KINDS))}")
     return Distinct(made) if distinct else made

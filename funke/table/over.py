@@ -38,7 +38,7 @@ from typing import Any
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import timestamp_to_millis
-from funke.table.aggregate import AggregateCall
+from funke.table.aggregate import AggregateCall, apply_calls
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,11 @@ class OverAggregate(KeyedProcessFunction):
     """Per key: the rows waiting for the watermark (by time), the frame's accumulators and the rows in the
     frame (for a bounded one, to retract them as they leave)."""
 
-    def __init__(self, time: str, frame: Frame, calls: Sequence[AggregateCall], *, processing: bool = False) -> None:
+    def __init__(self, time: str, frame: Frame, calls: Sequence[AggregateCall], *, processing: bool = False, row_wise: bool = False) -> None:
         self.time, self.frame, self.calls, self.processing = time, frame, tuple(calls), processing
+        #: Batch mode: a LAG reads the rows before its own, the rows of one time one by one (as Flink's batch
+        #: OVER does), not the value the last of them sees (its streaming one).
+        self.row_wise = row_wise
         self.pending = MapStateDescriptor("pending")
         self.accumulators = ValueStateDescriptor("accumulators")
         self.kept = ValueStateDescriptor("kept")
@@ -67,7 +70,7 @@ class OverAggregate(KeyedProcessFunction):
         self._functions = [c.make(retracting=frame.preceding is not None) for c in self.calls]
 
     def __repr__(self) -> str:  # (the plan's uid)
-        on = ", processing=True" if self.processing else ""
+        on = (", processing=True" if self.processing else "") + (", row_wise=True" if self.row_wise else "")
         return f"OverAggregate({self.time!r}, {str(self.frame)!r}, {list(self.calls)!r}{on})"
 
     def __getstate__(self) -> dict[str, Any]:
@@ -116,12 +119,14 @@ class OverAggregate(KeyedProcessFunction):
             if bounded:
                 while kept and kept[0][0] < ms - self.frame.preceding:  # type: ignore[operator]
                     self._retract(acc, kept.pop(0)[1])
+            own = []
             for row in rows:
                 self._accumulate(acc, row)
                 if bounded:
                     kept.append([ms, row])
+                own.append(self._values(acc, lag_only=True) if self.row_wise else {})
             values = self._values(acc)
-            out = [{**row, **values} for row in rows]
+            out = [{**row, **values, **mine} for row, mine in zip(rows, own, strict=True)]
         else:
             for row in rows:
                 self._accumulate(acc, row)
@@ -133,12 +138,10 @@ class OverAggregate(KeyedProcessFunction):
         return acc, kept, out
 
     def _accumulate(self, acc: list[Any], row: dict[str, Any]) -> None:
-        for f, a, c in zip(self._functions, acc, self.calls, strict=True):
-            f.accumulate(a, *(row.get(x) for x in c.args))
+        apply_calls(self.calls, self._functions, acc, row, retract=False)  # (a call's FILTER: ARRAY_AGG's IGNORE NULLS)
 
     def _retract(self, acc: list[Any], row: dict[str, Any]) -> None:
-        for f, a, c in zip(self._functions, acc, self.calls, strict=True):
-            f.retract(a, *(row.get(x) for x in c.args))
+        apply_calls(self.calls, self._functions, acc, row, retract=True)
 
-    def _values(self, acc: list[Any]) -> dict[str, Any]:
-        return {c.alias: f.get_value(a) for f, a, c in zip(self._functions, acc, self.calls, strict=True)}
+    def _values(self, acc: list[Any], *, lag_only: bool = False) -> dict[str, Any]:
+        return {c.alias: f.get_value(a) for f, a, c in zip(self._functions, acc, self.calls, strict=True) if c.name == "lag" or not lag_only}

@@ -6,7 +6,10 @@ of the query must have the same window, as in Flink; ``ORDER BY`` the view's eve
 ``PROCTIME()`` one, ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
 ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW``, SQL's default). The view must be insert-only.
 The aggregates are COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG (an
-integer SUM, AVG or variance keeps its type, as in a GROUP BY).
+integer SUM, AVG or variance keeps its type, as in a GROUP BY), and ``LAG(x [, offset [, default]])`` over the
+default frame: in streaming mode Flink's (the rows of one time share the value the last of them sees), in batch
+mode the rows before each row (``funke.table.builtin_aggregates.Lag``). LEAD is refused (Flink runs none in
+streaming mode).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from funke.plan.types import Field, Schema
 from funke.table.aggregate import AggregateCall
 from funke.table.lowering import select_item
 from funke.table.over import Frame, OverAggregate
+from funke.table.sql_types import INTEGRAL, type_of
 
 
 class OverLowering:
@@ -40,6 +44,10 @@ class OverLowering:
             if _shape(w) != shape:
                 raise self.refuse(w, "OVER windows that differ in one SELECT", f"Flink takes one window per SELECT: OVER ({shape})")
         for w in overs:
+            if isinstance(w.this, exp.Lead):
+                mode = "Flink runs no LEAD in streaming mode" if not self.batch else "funke runs no LEAD yet"
+                raise self.refuse(w, f"{w.this.sql()} OVER (...)", f"{mode}; LAG reads the rows before")
+            over_null_treatment(w, self.refuse)
             if self._ranking(w):
                 raise self.refuse(w, f"{w.this.sql()} OVER (...) outside a Top-N", "ROW_NUMBER() runs in a Top-N: WHERE rownum <= N outside its subquery")
         self._insert_only(stream, source, "an OVER aggregation")
@@ -63,9 +71,10 @@ class OverLowering:
         calls: list[AggregateCall] = []
         columns: dict[int, exp.Expression] = {}
         for w in overs:
-            if w.this.args.get("distinct") or isinstance(w.this.this, exp.Distinct):
+            function = w.this.this if isinstance(w.this, exp.Filter) else w.this
+            if function.args.get("distinct") or isinstance(function.this, exp.Distinct):
                 raise self.refuse(w, "DISTINCT in an OVER aggregate")
-            call, stream = self._aggregate_call(w.this, stream)
+            call, stream = self._lag_call(w, stream) if isinstance(function, exp.Lag) else self._aggregate_call(w.this, stream)
             calls.append(call)
             columns[id(w)] = self._typed(exp.column(call.alias, quoted=True), call.name, w.this, stream.schema)
         schema = stream.schema
@@ -73,7 +82,9 @@ class OverLowering:
             keys = [self._hide()]
             stream = stream.with_column(keys[0], Sql("0", declared="int"))
         fields = [*schema.fields, *(Field(c.alias, self._result_type(c, schema)) for c in calls)]
-        out = stream.key_by(keys, nulls=True).process(OverAggregate(time, frame, calls, processing=processing), output_schema=Schema(tuple(fields)), name="OverAggregate")
+        row_wise = self.batch and any(c.name == "lag" for c in calls)
+        function = OverAggregate(time, frame, calls, processing=processing, row_wise=row_wise)
+        out = stream.key_by(keys, nulls=True).process(function, output_schema=Schema(tuple(fields)), name="OverAggregate")
 
         def swap(n: exp.Expression) -> exp.Expression:
             return columns[id(n)].copy() if id(n) in columns else n
@@ -87,10 +98,37 @@ class OverLowering:
             selected.append(select_item(e, i, body))
         return out.select(*(self.typed_sql(x, out.schema) for x in selected))
 
+    def _lag_call(self: Any, window: exp.Window, stream: Any) -> tuple[AggregateCall, Any]:
+        """``LAG(x [, offset [, default]]) OVER w`` as a call of ``funke.table.builtin_aggregates.Lag`` over x, the
+        offset (a positive integer literal) and the default (NULL, or a value of x's type), each a column."""
+        lag = window.this
+        if window.args.get("spec") is not None:
+            raise self.refuse(window.args["spec"], f"a frame for {lag.sql()}", "Flink takes LAG over the default frame: leave out ROWS/RANGE")
+        offset, default = lag.args.get("offset") or exp.Literal.number(1), lag.args.get("default") or exp.Null()
+        if not (isinstance(offset, exp.Literal) and not offset.is_string and offset.name.isdigit() and int(offset.name) >= 1):
+            raise self.refuse(offset, f"LAG's offset {offset.sql()}", "an integer of at least 1")
+        value_type, default_type = type_of(lag.this, stream.schema), type_of(default, stream.schema)
+        widened = value_type in INTEGRAL and default_type in INTEGRAL  # (LAG(big, 1, -1): the default a BIGINT)
+        if not isinstance(default, exp.Null) and (value_type is None or default_type != value_type) and not widened:
+            what = default_type.upper() if default_type else "a type funke cannot tell"
+            raise self.refuse(default, f"LAG's default {default.sql()} of {what} for a value of {(value_type or 'a type funke cannot tell').upper()}", "CAST it to the value's type")
+        alias = self._hide()
+        args = []
+        if isinstance(default, exp.Null) or widened:
+            default = exp.Cast(this=default, to=exp.DataType.build(value_type or "string", dialect="spark"))
+        for part, declared in ((lag.this, value_type), (offset, "int"), (default, value_type)):
+            column = self._hide()
+            stream = stream.with_column(column, Sql(self.spark_sql(part, stream.schema), declared=declared))
+            args.append(column)
+        return AggregateCall(alias, "lag", tuple(args)), stream
+
     def _ranking(self: Any, window: exp.Window) -> bool:
         """Whether an OVER window's function ranks rows or reads other rows (ROW_NUMBER, RANK, LAG, ...: a
         Top-N's, or refused), not an aggregate over the frame."""
-        return isinstance(window.this, _RANKING) or not self._is_aggregate_call(window.this)
+        function = window.this
+        while isinstance(function, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)):  # (``over_null_treatment`` reads these)
+            function = function.this
+        return isinstance(function, _RANKING) or not self._is_aggregate_call(function)
 
     def _frame(self: Any, window: exp.Window) -> Frame:
         spec = window.args.get("spec")
@@ -110,9 +148,32 @@ class OverLowering:
         return Frame("RANGE", self._interval_ms(start))
 
 
+#: The mark on the FILTER ``over_null_treatment`` makes of ``ARRAY_AGG(x IGNORE NULLS)`` (a user's FILTER is refused).
+_IGNORES_NULLS = "funke_ignores_nulls"
+
+
+def over_null_treatment(window: exp.Window, refuse: Any) -> None:
+    """``ARRAY_AGG(x IGNORE NULLS) OVER w`` as ``ARRAY_AGG(x)`` over the rows whose x is not NULL (a FILTER
+    only funke makes), ``RESPECT NULLS`` as the default, in place; a FILTER of the user's is refused, as Flink
+    refuses it ("OVER must be applied to aggregate function"), and IGNORE/RESPECT NULLS of another call."""
+    function = window.this
+    if isinstance(function, exp.Filter) and not function.meta.get(_IGNORES_NULLS):
+        raise refuse(function, f"{function.sql()} OVER (...)", "Flink takes no FILTER in an OVER aggregation: aggregate CASE WHEN ... THEN x END")
+    if not isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
+        return
+    if not isinstance(function.this, exp.ArrayAgg):
+        raise refuse(function, function.sql(), "ARRAY_AGG takes IGNORE NULLS; FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs")
+    call = function.this
+    if isinstance(function, exp.IgnoreNulls):
+        held = exp.Not(this=exp.Is(this=call.this.copy(), expression=exp.Null()))
+        call = exp.Filter(this=call, expression=exp.Where(this=held))
+        call.meta[_IGNORES_NULLS] = True
+    window.set("this", call)
+
+
 #: The window functions that are no aggregate of the frame (sqlglot counts most of them as aggregates).
 _RANKING = (
-    exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag, exp.Lead, exp.NthValue,
+    exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.NthValue,
 )  # fmt: skip
 
 

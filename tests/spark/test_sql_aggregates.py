@@ -144,8 +144,8 @@ def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_ov
     DOUBLE a DOUBLE, NULL for one value (_SAMP) or none; over an updating input (each key's SUM retracted
     and accumulated again), per window and per OVER frame (values leaving the frame retracted).
 
-    FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs, ARRAY_AGG keeps them (IGNORE NULLS: not), each in
-    arrival order (a key's rows come one per micro-batch here); over an updating input a retraction takes
+    FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs, ARRAY_AGG keeps them (IGNORE NULLS: not, in OVER too), each in
+    arrival order; LAG over the default frame (a key's rows come one per micro-batch here); over an updating input a retraction takes
     its value away; per window; per OVER frame. (One job for both: each job costs seconds to start.)"""
     got = run(env, bounded, {
         "group": (
@@ -171,9 +171,10 @@ def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_ov
              "FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end"), None,
         ),
         "values_over": (
-            ("SELECT k, ts, FIRST_VALUE(v) OVER w AS f, LISTAGG(CAST(v AS STRING)) OVER w AS s FROM o "
+            ("SELECT k, ts, FIRST_VALUE(v) OVER w AS f, LISTAGG(CAST(v AS STRING)) OVER w AS s, ARRAY_AGG(v IGNORE NULLS) OVER w AS i FROM o "
              "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"), None,
         ),
+        "lag": ("SELECT k, ts, LAG(v) OVER w AS l, LAG(v, 2, -1) OVER w AS l2 FROM o WINDOW w AS (PARTITION BY k ORDER BY ts)", None),
     })  # fmt: skip
     per_key: dict[str, list] = {}
     for k, v, _ in ROWS:
@@ -225,5 +226,11 @@ def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_ov
         for i, s in enumerate(seconds):
             frame = vs[max(0, i - 1) : i + 1]
             present = [v for v in frame if v is not None]
-            over_values.append((k, dt.datetime(2024, 1, 1, 0, 0, s), present[0] if present else None, listed(frame)))
+            over_values.append((k, dt.datetime(2024, 1, 1, 0, 0, s), present[0] if present else None, listed(frame), tuple(present) or None))
     assert sorted(got["values_over"].elements(), key=repr) == sorted(over_values, key=repr)
+    lags = []  # (LAG: the value one row before in the key's time order; two before, or -1 while there is none)
+    for k, vs in per_key.items():
+        seconds = [s for kk, _, s in ROWS if kk == k]
+        lags += [(k, dt.datetime(2024, 1, 1, 0, 0, s), vs[i - 1] if i else None, vs[i - 2] if i > 1 else -1) for i, s in enumerate(seconds)]
+    assert ("a", dt.datetime(2024, 1, 1, 0, 0, 5), 3, 1) in lags
+    assert sorted(got["lag"].elements(), key=repr) == sorted(lags, key=repr)

@@ -19,6 +19,7 @@ from funke.table import StreamTableEnvironment
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum, Values, Variance
 from funke.table.changelog import ROW_KIND
+from funke.table.over import OverAggregate
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 
@@ -437,3 +438,62 @@ def test_values_aggregates_types_and_what_the_planner_refuses(t_env):
         t_env.sql_query("SELECT LISTAGG(k, k) FROM ev")
     with pytest.raises(fk.UnsupportedError, match="ARRAY_AGG takes IGNORE NULLS"):
         t_env.sql_query("SELECT FIRST_VALUE(v) IGNORE NULLS FROM ev")
+
+
+def test_array_agg_ignore_nulls_over_a_frame_skips_nulls_and_a_filter_in_over_is_refused_as_flink_refuses_it(t_env):
+    over = "PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW"
+    table = t_env.sql_query(f"SELECT k, ARRAY_AGG(v IGNORE NULLS) OVER ({over}) AS i, ARRAY_AGG(v RESPECT NULLS) OVER ({over}) AS a FROM ev")
+    [operator] = [n.function for n in nodes.walk([table._stream.node]) if isinstance(getattr(n, "function", None), OverAggregate)]
+    ignoring, respecting = operator.calls
+    assert ignoring.filter is not None and respecting.filter is None
+    acc, kept, out = None, [], []
+    for row in ({"ts": 1, "v": 1}, {"ts": 2, "v": None}, {"ts": 3, "v": None}, {"ts": 4, "v": 4}):
+        acc, kept, rows = operator.step(acc, kept, [{**row, ignoring.filter: row["v"] is not None}])
+        out += [(r[ignoring.alias], r[respecting.alias]) for r in rows]
+    # (the frame: the row and the one before it; the NULLs leave the respecting frame as they came)
+    assert out == [([1], [1]), ([1], [1, None]), (None, [None, None]), ([4], [None, 4])]
+    with pytest.raises(fk.UnsupportedError, match=r"SUM\(v\) FILTER\(WHERE v > 0\) OVER \(\.\.\.\).*Flink takes no FILTER in an OVER aggregation"):
+        t_env.sql_query(f"SELECT k, SUM(v) FILTER (WHERE v > 0) OVER ({over}) FROM ev")
+    with pytest.raises(fk.UnsupportedError, match="ARRAY_AGG takes IGNORE NULLS"):
+        t_env.sql_query(f"SELECT k, LAST_VALUE(v IGNORE NULLS) OVER ({over}) FROM ev")
+
+
+def test_lag_over_the_default_frame_is_flinks_streaming_lag_and_in_batch_mode_reads_the_rows_before_each_row():
+    """Checked against PyFlink 2.3 (side venv) over rows of a key at times 1, 2, 3, 3, 5, 5: in streaming mode
+    the rows of one time share the value the last of them sees; in batch mode each row reads the ones before it."""
+    over = "SELECT k, LAG(v) OVER w AS l, LAG(v, 2, -1) OVER w AS l2, COUNT(v) OVER w AS c FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts)"
+    rows = [(1, 1), (2, None), (3, 3), (3, 4), (5, 6), (5, 7)]
+    got = {}
+    for mode in ("streaming", "batch"):
+        env = fk.StreamEnvironment(app="sql-lag-unit", runtime_mode=mode)
+        t_env = StreamTableEnvironment.create(env)
+        wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+        t_env.create_temporary_view("ev", env.from_collection([], "k string, ts timestamp, v int", watermarks=wm))
+        table = t_env.sql_query(over)
+        [operator] = [n.function for n in nodes.walk([table._stream.node]) if isinstance(getattr(n, "function", None), OverAggregate)]
+        assert operator.row_wise == (mode == "batch")
+        lag, lag2, count = operator.calls
+        acc, out = None, []
+        for ms in (1, 2, 3, 5):
+            peers = [{lag.args[0]: v, lag.args[1]: 1, lag.args[2]: None, lag2.args[0]: v, lag2.args[1]: 2, lag2.args[2]: -1, count.args[0]: v}
+                     for t, v in rows if t == ms]  # fmt: skip
+            acc, _, emitted = operator.step(acc, [], [{"ts": ms, **p} for p in peers])
+            out += [(r[lag.alias], r[lag2.alias], r[count.alias]) for r in emitted]
+        got[mode] = out
+    assert got["streaming"] == [(None, -1, 1), (1, -1, 1), (3, None, 3), (3, None, 3), (6, 4, 5), (6, 4, 5)]
+    assert got["batch"] == [(None, -1, 1), (1, -1, 1), (None, 1, 3), (3, None, 3), (4, 3, 5), (6, 4, 5)]
+
+
+@pytest.mark.parametrize(
+    ("sql", "refused"),
+    [
+        ("SELECT LAG(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM ev", "a frame for LAG.*leave out ROWS/RANGE"),
+        ("SELECT LAG(v, 0) OVER (PARTITION BY k ORDER BY ts) FROM ev", "LAG's offset 0 .*an integer of at least 1"),
+        ("SELECT LAG(v, 1, 'x') OVER (PARTITION BY k ORDER BY ts) FROM ev", "LAG's default 'x' of STRING for a value of INT.*CAST it"),
+        ("SELECT LEAD(v) OVER (PARTITION BY k ORDER BY ts) FROM ev", r"LEAD\(v\) OVER \(\.\.\.\).*Flink runs no LEAD in streaming mode"),
+        ("SELECT k, LAG(v) FROM ev GROUP BY k", r"the aggregate LAG\(v\)"),
+    ],
+)
+def test_what_flink_refuses_of_lag_and_lead_is_refused_naming_it(t_env, sql, refused):
+    with pytest.raises(fk.UnsupportedError, match=refused):
+        t_env.sql_query(sql)

@@ -121,3 +121,28 @@ def test_a_temporal_joins_waiting_rows_and_versions_go_through_a_savepoint():
     got = [(r.value["t"], r.value["v"]) for r in restored.advance_watermark(ms(30))]
     assert got == [(r.value["t"], r.value["v"]) for r in op.advance_watermark(ms(30))]
     assert got == [(at(15), 1), (at(25), None)]
+
+
+def test_an_over_aggregations_waiting_rows_and_accumulators_with_lag_go_through_a_savepoint():
+    from funke.table.over import Frame, OverAggregate
+
+    calls = (AggregateCall("l", "lag", ("v", "one", "none")), AggregateCall("s", "sum", ("v",)), AggregateCall("a", "array_agg", ("v",), filter="big"))
+    make = lambda: KeyedProcessOperator(OverAggregate("t", Frame("RANGE"), calls))
+
+    def over_row(k, v, s):
+        return k, {"k": k, "v": v, "t": T + dt.timedelta(seconds=s), "one": 1, "none": None, "big": v > 2}
+
+    op = make()
+    for key, value in (over_row("a", 3, 1), over_row("a", 1, 2), over_row("b", 5, 1), over_row("a", 4, 3)):
+        op.process_element(key, value, timestamp_to_millis(value["t"]))
+    op.advance_watermark(timestamp_to_millis(T + dt.timedelta(seconds=2)))  # (a's third row still waits)
+    restored = through_a_savepoint(op, make)
+    for key, value in (over_row("a", 6, 4), over_row("b", 7, 4)):
+        for o in (op, restored):
+            assert o.process_element(key, value, timestamp_to_millis(value["t"])) == []  # (each waits for the watermark)
+    final = timestamp_to_millis(T + dt.timedelta(seconds=10))
+    got, want = restored.advance_watermark(final), op.advance_watermark(final)
+    assert [r.value for r in got] == [r.value for r in want]
+    assert [(r.value["k"], r.value["v"], r.value["l"], r.value["s"], r.value["a"]) for r in got] == [
+        ("a", 4, 1, 8, [3, 4]), ("a", 6, 4, 14, [3, 4, 6]), ("b", 7, 5, 12, [5, 7]),
+    ]  # fmt: skip
