@@ -274,6 +274,20 @@ def _elt(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
     return fill("CASE WHEN {0} >= 1 THEN TRY_ELEMENT_AT({1}, {0}) END", [args[0], values])
 
 
+#: ARRAY_SLICE's offset ``{1}`` of the array ``{0}`` as a position from 1: a negative one counts from the end, 0 is 1.
+_SLICE_AT = "CASE WHEN {1} < 0 THEN SIZE({0}) + {1} + 1 WHEN {1} = 0 THEN 1 ELSE {1} END"
+
+
+def _array_slice(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``ARRAY_SLICE(a, start [, end])``: Spark's ``slice(a, from, length)`` over the offsets made positions,
+    clamped to the array (``end`` left out: the array's length)."""
+    start = _SLICE_AT
+    end = _SLICE_AT.replace("{1}", "{2}") if len(args) == 3 else "SIZE({0})"
+    first = f"GREATEST({start}, 1)"
+    null = " OR ".join(f"{{{i}}} IS NULL" for i in range(len(args)))
+    return fill(f"CASE WHEN {null} THEN NULL ELSE SLICE({{0}}, {first}, GREATEST(LEAST({end}, SIZE({{0}})) - {first} + 1, 0)) END", args)
+
+
 def _extreme(spark: str) -> Rewrite:
     """GREATEST/LEAST as Flink's: NULL when an argument is NULL (Spark's skip NULLs)."""
 
@@ -632,7 +646,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("ARRAY_POSITION", "collection", REWRITTEN, "Spark's is a BIGINT; Flink's an INT", "CAST(array_position({0}, {1}) AS INT)", (2,)),
     _b("ARRAY_REMOVE", "collection", REWRITTEN, "Spark's gives NULL for a NULL needle; Flink removes the NULL elements", "filter({0}, fk_x -> NOT (fk_x <=> {1}))", (2,)),
     _b("ARRAY_REVERSE", "collection", REWRITTEN, "Spark's is `reverse`", "reverse({0})", (1,)),
-    _b("ARRAY_SLICE", "collection", REFUSED, "Spark's `slice` takes a length, not an end, and fails for a start of 0; funke does not rewrite it yet"),
+    _b("ARRAY_SLICE", "collection", REWRITTEN, "Spark's `slice` takes a length, not an end, and fails for a start of 0: the offsets are made Flink's (1-based, 0 the first, negative from the end, the end inclusive, clamped to the array; [] when the start is after the end; NULL for a NULL argument)", _array_slice, (2, 3)),
     _b("ARRAY_SORT", "collection", DIFFERS, "Spark's `array_sort` puts NULLs last and its second argument is a comparator; funke: `sort_array` (ascending, NULLs first, Flink's default); the ascending and NULL-order arguments are refused. NaN sorts last (Flink: by its order of comparison)", "sort_array({0})", (1,)),
     _b("SPLIT", "collection", REWRITTEN, "Spark's `split` takes a regex and gives `['']` for `''` (Flink `[]`) and a trailing `''` for an empty delimiter (Flink one element per character)", r"CASE WHEN {1} = '' THEN regexp_extract_all({0}, '(?s).', 0) WHEN {0} = '' THEN array() ELSE split({0}, concat('\\Q', replace({1}, '\\E', '\\E\\\\E\\Q'), '\\E'), -1) END", (2,)),
     _b("MAP_ENTRIES", "collection", FLINK),

@@ -246,6 +246,25 @@ CASES = [
     ("ARRAY_MIN(ARRAY[1, CAST(NULL AS INT), 3])", "1"),  # ARRAY_MIN
     ("ARRAY_REVERSE(CAST(NULL AS ARRAY<INT>))", "None"),  # ARRAY_REVERSE
     ("ARRAY_REVERSE(ARRAY['a', 'bc'])", "['bc', 'a']"),  # ARRAY_REVERSE
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 1, 3)", "[1, 2, 3]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 0, 2)", "[1, 2]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 2)", "[2, 3, 4]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], -2)", "[3, 4]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], -3, -2)", "[2, 3]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], -10, 2)", "[1, 2]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 2, 10)", "[2, 3, 4]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 3, 2)", "[]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 5, 6)", "[]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], -10, -8)", "[]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 0, 0)", "[1]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], -1, -1)", "[4]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 0, -1)", "[1, 2, 3, 4]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 2, -10)", "[]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 10)", "[]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], -10)", "[1, 2, 3, 4]"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], CAST(NULL AS INT), 2)", "None"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(ARRAY[1, 2, 3, 4], 1, CAST(NULL AS INT))", "None"),  # ARRAY_SLICE (PyFlink 2.3's answer)
+    ("ARRAY_SLICE(CAST(NULL AS ARRAY<INT>), 1, 2)", "None"),  # ARRAY_SLICE
     ("SPLIT('abc', '')", "['a', 'b', 'c']"),  # SPLIT
     ("SPLIT('a\\Eb', '\\E')", "['a', 'b']"),  # SPLIT
     ("MAP_ENTRIES(CAST(NULL AS MAP<STRING, INT>))", "None"),  # MAP_ENTRIES
