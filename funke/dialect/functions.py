@@ -19,23 +19,43 @@ Spark's meaning under a Flink name. ``markdown()`` is the table in docs/sql.md (
 from __future__ import annotations
 
 import difflib
-import functools
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
-from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
 
+from funke.dialect.rewrites import (
+    LOG_OF,
+    NOW,
+    Rewrite,
+    array_slice,
+    call,
+    concat_ws,
+    elt,
+    extreme,
+    fill,
+    instr,
+    json_value,
+    locate,
+    log,
+    overlay,
+    parse_url,
+    proctime,
+    rand,
+    regexp_extract,
+    sign,
+    str_to_map,
+    substring,
+    timestampdiff,
+    to_date,
+    to_timestamp,
+    to_timestamp_ltz,
+    truncate,
+)
 from funke.errors import PlanError, UnsupportedError
 
 #: What funke does with a built-in function (see the module's text).
 FLINK, REWRITTEN, PLANNER, DIFFERS, REFUSED = "flink", "rewritten", "planner", "differs", "refused"
-
-#: A rewrite given as a function: the call's arguments (Flink's meaning already given to each) and their
-#: types (Spark's names, None where the planner does not know one) to Spark SQL.
-Rewrite = Callable[[list[exp.Expression], list[str | None]], exp.Expression]
 
 
 @dataclass(frozen=True)
@@ -66,34 +86,6 @@ class Builtin:
             return self.rewrite(args, types)
         assert self.rewrite is not None
         return fill(self.rewrite, args)
-
-
-def fill(template: str, args: list[exp.Expression]) -> exp.Expression:
-    """``template`` (Spark SQL over ``{0}``, ``{1}``, ...) with each placeholder replaced by its argument."""
-    tree = _template(template).copy()
-
-    def put(n: exp.Expression) -> exp.Expression:
-        if isinstance(n, exp.Column) and not n.table and n.name.startswith("__fk_arg"):
-            return exp.Paren(this=args[int(n.name[8:])].copy())
-        return n
-
-    return tree.transform(put)
-
-
-class _Verbatim(Spark):
-    """Spark SQL read with every function call as written (sqlglot's Spark writes its own ``LOG10(x)`` as
-    ``LOG(10, x)``, which is another number)."""
-
-    class Parser(Spark.Parser):
-        FUNCTIONS: ClassVar[dict] = {}
-
-
-@functools.cache
-def _template(template: str) -> exp.Expression:
-    text = template
-    for i in range(10):
-        text = text.replace("{" + str(i) + "}", f"__fk_arg{i}")
-    return sqlglot.parse_one(text, read=_Verbatim)
 
 
 #: sqlglot's nodes for Flink's special call syntax, which carry no spelled name: their Flink name.
@@ -203,295 +195,6 @@ def markdown() -> str:
     return "\n".join(lines)
 
 
-# -- rewrites given as functions ---------------------------------------------------------------------------
-
-
-def _call(name: str, *args: exp.Expression) -> exp.Expression:
-    return exp.Anonymous(this=name, expressions=list(args))
-
-
-def _to_timestamp_ltz(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    precision = args[1].name if len(args) == 2 and isinstance(args[1], exp.Literal) else None
-    spark = {"3": "TIMESTAMP_MILLIS", "0": "TIMESTAMP_SECONDS"}.get(precision or "") if len(args) == 2 else "TIMESTAMP_MILLIS"
-    if spark is None:
-        raise PlanError(
-            f"Flink SQL: TO_TIMESTAMP_LTZ({args[0].sql()}, {args[1].sql()}): funke reads epoch milliseconds (precision 3) or seconds (0), a literal"
-        )
-    return _call(spark, args[0])
-
-
-def _regexp_extract(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    if len(args) == 2:
-        return fill("CASE WHEN {0} RLIKE {1} THEN REGEXP_EXTRACT({0}, {1}, 0) END", args)
-    return fill("CASE WHEN {2} >= 0 AND {0} RLIKE {1} THEN REGEXP_EXTRACT({0}, {1}, {2}) END", args)
-
-
-_OVERLAY = (
-    "ELEMENT_AT(TRANSFORM(ARRAY(NAMED_STRUCT('s', {0}, 'r', {1}, 'p', {2}, 'n', {3})), a -> CASE WHEN a.s IS NULL OR a.r IS NULL "
-    "OR a.p IS NULL OR a.n IS NULL THEN NULL WHEN a.p < 1 OR a.p > CHAR_LENGTH(a.s) THEN a.s WHEN a.n <= 0 THEN "
-    "CONCAT(SUBSTRING(a.s, 1, a.p - 1), a.r) ELSE CONCAT(SUBSTRING(a.s, 1, a.p - 1), a.r, SUBSTRING(a.s, a.p + a.n)) END), 1)"
-)
-
-
-def _overlay(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    return fill(_OVERLAY, [*args[:3], args[3] if len(args) == 4 else _call("CHAR_LENGTH", args[1].copy())])
-
-
-def _substring(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    if len(args) == 2:
-        return _call("SUBSTRING", *args)
-    return fill("CASE WHEN {2} >= 0 THEN SUBSTRING({0}, {1}, {2}) END", args)
-
-
-def _concat_ws(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    return _call("CONCAT_WS", *args)
-
-
-def _instr(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    return _call("INSTR", *args)
-
-
-def _locate(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    return _call("LOCATE", *args) if len(args) == 2 else fill("LOCATE({0}, {1}, GREATEST({2}, 1)) + {2} * 0", args)
-
-
-def _parse_url(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    call = "TRY_PARSE_URL({0}, {1})" if len(args) == 2 else "TRY_PARSE_URL({0}, {1}, {2})"
-    return fill(f"CASE WHEN {{0}} RLIKE '^(?i)(https?|ftp|file|jar|mailto):' THEN {call} END", args)
-
-
-def _str_to_map(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    delimiters = args[1:] if len(args) == 3 else [exp.Literal.string(","), exp.Literal.string("=")]
-    return fill(
-        "CASE WHEN {0} = '' THEN CAST(MAP() AS MAP<STRING, STRING>) ELSE STR_TO_MAP({0}, {1}, {2}) END", [args[0], *delimiters]
-    )
-
-
-def _elt(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    if len(args) < 2:
-        raise PlanError("Flink SQL: ELT takes an index and at least one value")
-    values = exp.Array(expressions=[a.copy() for a in args[1:]])
-    return fill("CASE WHEN {0} >= 1 THEN TRY_ELEMENT_AT({1}, {0}) END", [args[0], values])
-
-
-#: ARRAY_SLICE's offset ``{1}`` of the array ``{0}`` as a position from 1: a negative one counts from the end, 0 is 1.
-_SLICE_AT = "CASE WHEN {1} < 0 THEN SIZE({0}) + {1} + 1 WHEN {1} = 0 THEN 1 ELSE {1} END"
-
-
-def _array_slice(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    """Flink's ``ARRAY_SLICE(a, start [, end])``: Spark's ``slice(a, from, length)`` over the offsets made positions,
-    clamped to the array (``end`` left out: the array's length)."""
-    start = _SLICE_AT
-    end = _SLICE_AT.replace("{1}", "{2}") if len(args) == 3 else "SIZE({0})"
-    first = f"GREATEST({start}, 1)"
-    null = " OR ".join(f"{{{i}}} IS NULL" for i in range(len(args)))
-    return fill(f"CASE WHEN {null} THEN NULL ELSE SLICE({{0}}, {first}, GREATEST(LEAST({end}, SIZE({{0}})) - {first} + 1, 0)) END", args)
-
-
-def _extreme(spark: str) -> Rewrite:
-    """GREATEST/LEAST as Flink's: NULL when an argument is NULL (Spark's skip NULLs)."""
-
-    def rewrite(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-        values = exp.Array(expressions=[a.copy() for a in args])
-        return fill(f"ELEMENT_AT(TRANSFORM(ARRAY({{0}}), a -> IF(EXISTS(a, x -> x IS NULL), NULL, {spark}(a))), 1)", [values])
-
-    return rewrite
-
-
-def _proctime(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    if args:
-        raise UnsupportedError(
-            f"Flink SQL: PROCTIME({', '.join(a.sql() for a in args)}) is not supported by funke yet: PROCTIME() takes no arguments"
-        )
-    return _call("TIMESTAMP_MILLIS", _call("UNIX_MILLIS", exp.CurrentTimestamp()))
-
-
-def _json_value(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    path = args[1]
-    if not (isinstance(path, exp.Literal) and path.is_string and path.name.startswith("$")):
-        raise PlanError(
-            f"Flink SQL: JSON_VALUE({', '.join(a.sql() for a in args)}): funke's JSON_VALUE takes a '$...' path literal"
-        )
-    found = _call("TRY_VARIANT_GET", _call("TRY_PARSE_JSON", args[0]), path)
-    scalar = exp.Not(
-        this=exp.RegexpLike(this=_call("SCHEMA_OF_VARIANT", found), expression=exp.Literal.string("^(OBJECT|ARRAY)"))
-    )
-    as_text = _call("TRY_VARIANT_GET", found.copy(), exp.Literal.string("$"), exp.Literal.string("string"))
-    return exp.Case(ifs=[exp.If(this=scalar, true=as_text)])
-
-
-#: A logarithm with Flink's IEEE results: -Infinity of 0, NaN of a negative number (Spark: NULL).
-_LOG_OF = (
-    "CASE WHEN {{0}} > 0 THEN {} WHEN {{0}} = 0 THEN CAST('-Infinity' AS DOUBLE) WHEN {{0}} < 0 THEN CAST('NaN' AS DOUBLE) END"
-)
-
-
-def _log(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    if len(args) == 1:
-        return fill(_LOG_OF.format("LN({0})"), args)
-    ln_x, ln_b = fill(_LOG_OF.format("LN({0})"), [args[1]]), fill(_LOG_OF.format("LN({0})"), [args[0]])
-    ieee = fill("CASE WHEN {1} = 0 THEN {0} * POWER({1}, -1) ELSE {0} / {1} END", [ln_x, ln_b])
-    return fill("CASE WHEN {0} > 0 AND {1} > 0 THEN LOG({0}, {1}) ELSE {2} END", [*args, ieee])
-
-
-def _sign(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    sign = _call("SIGN", args[0])
-    return exp.Cast(this=sign, to=exp.DataType.build(types[0])) if types[0] in _INTEGERS else sign
-
-
-def _truncate(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    places = args[1] if len(args) == 2 else exp.Literal.number(0)
-    cut = fill("CASE WHEN {0} < 0 THEN CEIL({0}, {1}) ELSE FLOOR({0}, {1}) END", [args[0], places])
-    kind = types[0]
-    return exp.Cast(this=cut, to=exp.DataType.build(kind)) if kind in _INTEGERS or kind in ("double", "float") else cut
-
-
-def _rand(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    return _call("RAND")
-
-
-#: Flink's clock reading, TIMESTAMP_LTZ(3): the micro-batch's instant in milliseconds.
-NOW = "TIMESTAMP_MILLIS(UNIX_MILLIS(CURRENT_TIMESTAMP()))"
-
-_DIFF_MONTHS = (
-    "TRANSFORM(ARRAY(NAMED_STRUCT('s', CAST({0} AS TIMESTAMP), 'e', CAST({1} AS TIMESTAMP))), p -> TRANSFORM(ARRAY(NAMED_STRUCT("
-    "'ds', CAST(p.s AS DATE), 'de', CAST(p.e AS DATE), 'm', (YEAR(p.e) - YEAR(p.s)) * 12 + MONTH(p.e) - MONTH(p.s))), q -> TRANSFORM("
-    "ARRAY(CASE WHEN q.de >= q.ds THEN q.m - IF(ADD_MONTHS(q.ds, q.m) > q.de, 1, 0) ELSE q.m + IF(ADD_MONTHS(q.de, -q.m) > q.ds, 1, 0) END), "
-    "x -> x - IF(ADD_MONTHS(q.ds, x) = q.de AND DATE_FORMAT(p.e, 'HH:mm:ss.SSS') < DATE_FORMAT(p.s, 'HH:mm:ss.SSS'), 1, 0))[0])[0])[0]"
-)
-_WRAP_INT = "CAST(PMOD({} + 2147483648, 4294967296) - 2147483648 AS INT)"
-#: TIMESTAMPDIFF(unit, {0}, {1}) by unit, as Flink counts (an INT that wraps around).
-_TIMESTAMPDIFF = {
-    **{u: _WRAP_INT.format(f"TIMESTAMPDIFF({u}, {{0}}, {{1}})") for u in ("SECOND", "MINUTE", "HOUR", "DAY", "WEEK")},
-    "MILLISECOND": _WRAP_INT.format("TIMESTAMPDIFF(SECOND, {0}, {1}) * 1000"),
-    "MICROSECOND": _WRAP_INT.format("TIMESTAMPDIFF(SECOND, {0}, {1}) * 1000000"),
-    "MONTH": f"CAST({_DIFF_MONTHS} AS INT)", "QUARTER": f"CAST({_DIFF_MONTHS} DIV 3 AS INT)", "YEAR": f"CAST({_DIFF_MONTHS} DIV 12 AS INT)",
-}  # fmt: skip
-
-
-def _unit(e: exp.Expression) -> str:
-    return e.name.upper().removeprefix("SQL_TSI_")
-
-
-def _timestampdiff(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    template = _TIMESTAMPDIFF.get(_unit(args[0]))
-    if template is None:
-        raise PlanError(
-            f"Flink SQL: TIMESTAMPDIFF({args[0].sql()}, ...): a unit funke does not know ({', '.join(_TIMESTAMPDIFF)})"
-        )
-    return fill(template, args[1:])
-
-
-_TO_DATE_1 = r"TRY_TO_DATE(REGEXP_EXTRACT({0}, '^\\s*(\\d\\d?\\d?\\d?-\\d\\d?-\\d\\d?)(\\s|$)', 1), 'y-M-d')"
-_TO_TIMESTAMP_1 = (
-    r"CASE WHEN {0} RLIKE '^\\d\\d\\d\\d-\\d\\d?-\\d\\d?( \\d\\d?:\\d\\d?:\\d\\d?(\\.\\d?\\d?\\d?\\d?\\d?\\d?\\d?\\d?\\d?)?)?$' "
-    r"THEN DATE_TRUNC('MILLISECOND', TRY_TO_TIMESTAMP({0})) END"
-)
-
-
-def _to_date(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    return fill(_TO_DATE_1, args) if len(args) == 1 else _call("TRY_TO_DATE", *args)
-
-
-def _to_timestamp(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
-    if len(args) == 1:
-        return fill(_TO_TIMESTAMP_1, args)
-    return fill("DATE_TRUNC('MILLISECOND', TRY_TO_TIMESTAMP({0}, {1}))", args)
-
-
-#: EXTRACT(unit FROM {0}) by unit, as Flink gives it (a BIGINT; SECOND whole seconds, MILLISECOND the fraction's).
-_EXTRACT = {
-    **{u: f"CAST(EXTRACT({u} FROM {{0}}) AS BIGINT)" for u in ("YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "DOW", "DOY")},
-    "SECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0})) AS BIGINT)",
-    "MILLISECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0}) * 1000) % 1000 AS BIGINT)",
-    "MICROSECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0}) * 1000000) % 1000000 AS BIGINT)",
-    "NANOSECOND": "CAST(FLOOR(EXTRACT(SECOND FROM {0}) * 1000000) % 1000000 * 1000 AS BIGINT)",
-    "EPOCH": "CAST(FLOOR(UNIX_MICROS(CAST({0} AS TIMESTAMP)) / 1000000) AS BIGINT)",
-    "DECADE": "CAST(FLOOR(YEAR({0}) / 10) AS BIGINT)",
-    "CENTURY": "CAST(FLOOR((YEAR({0}) + 99) / 100) AS BIGINT)",
-    "MILLENNIUM": "CAST(FLOOR((YEAR({0}) + 999) / 1000) AS BIGINT)",
-    "ISODOW": "CAST(EXTRACT(DAYOFWEEK_ISO FROM {0}) AS BIGINT)",
-    "ISOYEAR": "CAST(EXTRACT(YEAROFWEEK FROM {0}) AS BIGINT)",
-}  # fmt: skip
-
-
-def extract(unit: str, value: exp.Expression) -> exp.Expression:
-    """Flink's ``EXTRACT(unit FROM value)``."""
-    template = _EXTRACT.get(unit.upper())
-    if template is None:
-        raise PlanError(f"Flink SQL: EXTRACT({unit} FROM ...): a unit funke does not know ({', '.join(_EXTRACT)})")
-    return fill(template, [value])
-
-
-#: FLOOR/CEIL(timestamp TO unit), and of a DATE, as Flink rounds (a WEEK from Sunday; CEIL to a MONTH or
-#: longer looks at the date only).
-_FLOOR_TO = {
-    **{u: f"DATE_TRUNC('{u}', {{0}})" for u in ("YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND")},
-    "WEEK": "DATE_TRUNC('WEEK', {0} + INTERVAL 1 DAY) - INTERVAL 1 DAY",
-    "DECADE": "MAKE_TIMESTAMP(YEAR({0}) DIV 10 * 10, 1, 1, 0, 0, 0)",
-    "CENTURY": "MAKE_TIMESTAMP((YEAR({0}) - 1) DIV 100 * 100 + 1, 1, 1, 0, 0, 0)",
-    "MILLENNIUM": "MAKE_TIMESTAMP((YEAR({0}) - 1) DIV 1000 * 1000 + 1, 1, 1, 0, 0, 0)",
-}  # fmt: skip
-_FLOOR_DATE_TO = {
-    **{u: "{0}" for u in ("DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND")},
-    **{u: f"TRUNC({{0}}, '{u}')" for u in ("YEAR", "QUARTER", "MONTH")},
-    "WEEK": "DATE_ADD(TRUNC(DATE_ADD({0}, 1), 'WEEK'), -1)",
-    "DECADE": "MAKE_DATE(YEAR({0}) DIV 10 * 10, 1, 1)",
-    "CENTURY": "MAKE_DATE((YEAR({0}) - 1) DIV 100 * 100 + 1, 1, 1)",
-    "MILLENNIUM": "MAKE_DATE((YEAR({0}) - 1) DIV 1000 * 1000 + 1, 1, 1)",
-}  # fmt: skip
-_CEIL_DATE_TO = {
-    **{u: "{0}" for u in ("HOUR", "MINUTE", "SECOND", "MILLISECOND")},
-    "DAY": "DATE_ADD({0}, 1)",
-    "MONTH": "ADD_MONTHS(TRUNC(DATE_ADD({0}, -1), 'MONTH'), 1)",
-    "QUARTER": "ADD_MONTHS(TRUNC(DATE_ADD({0}, -1), 'QUARTER'), 3)",
-    "YEAR": "ADD_MONTHS(TRUNC(DATE_ADD({0}, -1), 'YEAR'), 12)",
-    "WEEK": "DATE_ADD(TRUNC(DATE_ADD({0}, 7), 'WEEK'), -1)",
-    "DECADE": "MAKE_DATE(YEAR({0}) DIV 10 * 10 + 10, 1, 1)",
-    "CENTURY": "MAKE_DATE((YEAR({0}) - 1) DIV 100 * 100 + 101, 1, 1)",
-    "MILLENNIUM": "MAKE_DATE((YEAR({0}) - 1) DIV 1000 * 1000 + 1001, 1, 1)",
-}  # fmt: skip
-_CEIL_TO = {
-    "MILLISECOND": "DATE_TRUNC('MILLISECOND', {0} + INTERVAL '0.000999' SECOND)",
-    "SECOND": "DATE_TRUNC('SECOND', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '0.999' SECOND)",
-    "MINUTE": "DATE_TRUNC('MINUTE', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '59.999' SECOND)",
-    "HOUR": "DATE_TRUNC('HOUR', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '59:59.999' MINUTE TO SECOND)",
-    "DAY": "DATE_TRUNC('DAY', DATE_TRUNC('MILLISECOND', {0}) + INTERVAL '0 23:59:59.999' DAY TO SECOND)",
-    **{u: f"CAST({t.replace('{0}', 'CAST({0} AS DATE)')} AS TIMESTAMP)" for u, t in _CEIL_DATE_TO.items() if u not in ("HOUR", "MINUTE", "SECOND", "MILLISECOND", "DAY")},
-}  # fmt: skip
-
-
-def rounded(ceil: bool, value: exp.Expression, kind: str | None) -> exp.Expression:
-    """Flink's ``CEIL(x)``/``FLOOR(x)`` of a number of type ``kind``: of that type (Spark's is a BIGINT, NaN
-    0, and past BIGINT's range the job fails); Spark's where the type is unknown."""
-    spark = "CEIL" if ceil else "FLOOR"
-    if kind in _INTEGERS:
-        return value
-    if kind in ("double", "float"):
-        limit = 4503599627370496 if kind == "double" else 8388608  # (from here on every such number is whole)
-        return fill(f"CASE WHEN ABS({{0}}) < {limit} THEN CAST({spark}({{0}}) AS {kind.upper()}) ELSE {{0}} END", [value])
-    if kind is not None and kind.startswith("decimal("):
-        precision = kind[len("decimal(") :].split(",")[0]
-        return fill(f"CAST({spark}({{0}}) AS DECIMAL({precision}, 0))", [value])
-    return exp.Ceil(this=value) if ceil else exp.Floor(this=value)
-
-
-def round_to(ceil: bool, unit: str, value: exp.Expression, kind: str | None) -> exp.Expression:
-    """Flink's ``FLOOR(value TO unit)`` (``ceil``: ``CEIL``) of a value of type ``kind`` (a TIMESTAMP when unknown)."""
-    if kind == "time":
-        raise PlanError(f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}) of a TIME: Spark computes with no TIME values")
-    table = (_CEIL_DATE_TO if ceil else _FLOOR_DATE_TO) if kind == "date" else (_CEIL_TO if ceil else _FLOOR_TO)
-    template = table.get(unit.upper())
-    if template is None:
-        raise PlanError(
-            f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}): a unit funke does not know ({', '.join(table)})"
-        )
-    return fill(template, [value])
-
-
-_INTEGERS = ("tinyint", "smallint", "int", "bigint")
-
-
 def _b(
     names: str,
     category: str,
@@ -526,16 +229,16 @@ _TABLE: tuple[Builtin, ...] = (
     _b("POWER SQRT SIN SINH COS COSH TAN TANH COT ASIN ACOS ATAN ATAN2 DEGREES RADIANS PI E BIN HEX", "arithmetic", FLINK),
     _b("ABS", "arithmetic", DIFFERS, "of the smallest INT or BIGINT the job fails (Spark's ANSI overflow); Flink gives that value"),
     _b("EXP", "arithmetic", DIFFERS, "the last bit of some results (Spark computes with `StrictMath`, Flink with `Math`): `EXP(1)` is 2.7182818284590455, Flink 2.718281828459045"),
-    _b("LN", "arithmetic", DIFFERS, "of 0 Flink gives -Infinity, of a negative NaN; Spark NULL. The last bit of some results differs (`StrictMath`)", _LOG_OF.format("LN({0})"), (1,)),
-    _b("LOG10", "arithmetic", REWRITTEN, "sqlglot writes Spark's `LOG(10, x)` (`LOG10(1000)` 2.9999999999999996); of 0 -Infinity, of a negative NaN, as LN", _LOG_OF.format("LOG10({0})"), (1,)),
-    _b("LOG2", "arithmetic", DIFFERS, "as LOG10; the last bit of some results differs (`LOG2(3)`)", _LOG_OF.format("LOG2({0})"), (1,)),
-    _b("LOG", "arithmetic", DIFFERS, "`LOG(x)` is LN; `LOG(b, x)`: Flink's `ln(x) / ln(b)` in IEEE arithmetic (NaN, -Infinity) where Spark gives NULL for a base or value up to 0", _log, (1, 2)),
+    _b("LN", "arithmetic", DIFFERS, "of 0 Flink gives -Infinity, of a negative NaN; Spark NULL. The last bit of some results differs (`StrictMath`)", LOG_OF.format("LN({0})"), (1,)),
+    _b("LOG10", "arithmetic", REWRITTEN, "sqlglot writes Spark's `LOG(10, x)` (`LOG10(1000)` 2.9999999999999996); of 0 -Infinity, of a negative NaN, as LN", LOG_OF.format("LOG10({0})"), (1,)),
+    _b("LOG2", "arithmetic", DIFFERS, "as LOG10; the last bit of some results differs (`LOG2(3)`)", LOG_OF.format("LOG2({0})"), (1,)),
+    _b("LOG", "arithmetic", DIFFERS, "`LOG(x)` is LN; `LOG(b, x)`: Flink's `ln(x) / ln(b)` in IEEE arithmetic (NaN, -Infinity) where Spark gives NULL for a base or value up to 0", log, (1, 2)),
     _b("CEIL CEILING", "arithmetic", DIFFERS, "of a DOUBLE or an integer Spark gives a BIGINT (NaN is 0, a value past BIGINT fails the job), where Flink keeps the argument's type: funke too where it knows the type (a column, a CAST, a literal), Spark's otherwise; `CEIL(t TO unit)`: see temporal"),
     _b("FLOOR", "arithmetic", DIFFERS, "as CEIL"),
-    _b("SIGN", "arithmetic", DIFFERS, "Spark's is a DOUBLE; Flink's the argument's type (an integer here; a DECIMAL argument still gives a DOUBLE)", _sign, (1,)),
+    _b("SIGN", "arithmetic", DIFFERS, "Spark's is a DOUBLE; Flink's the argument's type (an integer here; a DECIMAL argument still gives a DOUBLE)", sign, (1,)),
     _b("ROUND", "arithmetic", DIFFERS, "where rounding an integer overflows (`ROUND(2147483647, -1)`) the job fails; Flink wraps around"),
-    _b("TRUNCATE", "arithmetic", REWRITTEN, "sqlglot writes `CAST(x AS BIGINT)`, dropping the places (`TRUNCATE(42.324, 2)` 42); funke: `FLOOR`/`CEIL` to the places, of the argument's type", _truncate, (1, 2)),
-    _b("RAND", "arithmetic", DIFFERS, "`RAND()`; a seeded `RAND(n)` is refused: Spark cannot give Flink's sequence. Two `RAND()` calls of one row differ (Flink evaluates them once)", _rand, (0,)),
+    _b("TRUNCATE", "arithmetic", REWRITTEN, "sqlglot writes `CAST(x AS BIGINT)`, dropping the places (`TRUNCATE(42.324, 2)` 42); funke: `FLOOR`/`CEIL` to the places, of the argument's type", truncate, (1, 2)),
+    _b("RAND", "arithmetic", DIFFERS, "`RAND()`; a seeded `RAND(n)` is refused: Spark cannot give Flink's sequence. Two `RAND()` calls of one row differ (Flink evaluates them once)", rand, (0,)),
     _b("RAND_INTEGER", "arithmetic", REWRITTEN, "no Spark function: `FLOOR(RAND() * n)`; the seeded form is refused, as RAND's", "CASE WHEN {0} > 0 THEN CAST(FLOOR(RAND() * {0}) AS INT) WHEN {0} <= 0 THEN RAISE_ERROR('bound must be positive') END", (1,)),
     _b("UNHEX", "arithmetic", REWRITTEN, "of an odd number of digits Flink drops the first (`'414'` is 0x0014; Spark 0x0414)", "UNHEX(REGEXP_REPLACE({0}, '^[0-9a-fA-F]((?:..)*)$', '00$1'))", (1,)),
     _b("MOD", "arithmetic", DIFFERS, "`MOD(a, b)` and `a % b` of integers: Flink's result has `b`'s type, Spark's the wider one (equal values): funke casts to `b`'s type where it knows both"),
@@ -543,7 +246,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("CAST", "conversion", DIFFERS, "rewritten where the source type is known: a BOOLEAN as a string is `'TRUE'`/`'FALSE'` (Spark lower case), a TIMESTAMP column is written with its milliseconds (`.000`). Where Flink's CAST truncates or wraps (`'1.5'` to INT is 1, 3000000000 to INT wraps, 1e20 to INT saturates) Spark's fails the job"),
     _b("TRY_CAST", "conversion", DIFFERS, "as CAST; where Flink's CAST truncates or wraps (`'1.5'` to INT), Spark's TRY_CAST gives NULL"),
     # -- temporal ------------------------------------------------------------------------------------------
-    _b("TO_TIMESTAMP_LTZ", "temporal", REWRITTEN, "Spark's `timestamp_millis`/`timestamp_seconds`; one argument is milliseconds; the precision must be the literal 3 or 0 (Flink also takes others, and strings)", _to_timestamp_ltz, (1, 2)),
+    _b("TO_TIMESTAMP_LTZ", "temporal", REWRITTEN, "Spark's `timestamp_millis`/`timestamp_seconds`; one argument is milliseconds; the precision must be the literal 3 or 0 (Flink also takes others, and strings)", to_timestamp_ltz, (1, 2)),
     _b("CURRENT_DATE", "temporal", FLINK, "the micro-batch's date (a bounded run's one date), where Flink's streaming mode reads the clock per row"),
     _b("CURRENT_TIMESTAMP NOW", "temporal", DIFFERS, "Spark's has microseconds, Flink's TIMESTAMP_LTZ(3) milliseconds; the micro-batch's time (a bounded run's one instant), where Flink's streaming mode reads the clock per row", NOW, (0,)),
     _b("CURRENT_ROW_TIMESTAMP", "temporal", DIFFERS, "no Spark function: as CURRENT_TIMESTAMP, the micro-batch's time, where Flink reads the clock per row", NOW, (0,)),
@@ -555,18 +258,18 @@ _TABLE: tuple[Builtin, ...] = (
     _b("WEEK", "temporal", REWRITTEN, "no Spark function: `weekofyear` (the ISO week), a BIGINT", "CAST(WEEKOFYEAR({0}) AS BIGINT)", (1,)),
     Builtin(("FLOOR(t TO unit)", "CEIL(t TO unit)"), "temporal", REWRITTEN, "no Spark syntax: `date_trunc` and Flink's rules (a WEEK starts on Sunday; CEIL to a MONTH, QUARTER or YEAR looks at the date only; DECADE, CENTURY, MILLENNIUM); of a TIME refused"),
     _b("TIMESTAMPADD", "temporal", DIFFERS, "of a DATE by DAY, WEEK, MONTH, QUARTER or YEAR Spark gives a TIMESTAMP, Flink a DATE; the `SQL_TSI_` unit names fail the job"),
-    _b("TIMESTAMPDIFF", "temporal", REWRITTEN, "sqlglot misreads its arguments; Flink's is an INT that wraps around, and a MONTH, QUARTER or YEAR counts with month-end clamping (2020-01-31 to 2020-02-29 is one month; Spark's `timestampdiff` 0)", _timestampdiff, (3,)),
+    _b("TIMESTAMPDIFF", "temporal", REWRITTEN, "sqlglot misreads its arguments; Flink's is an INT that wraps around, and a MONTH, QUARTER or YEAR counts with month-end clamping (2020-01-31 to 2020-02-29 is one month; Spark's `timestampdiff` 0)", timestampdiff, (3,)),
     _b("DATE_FORMAT", "temporal", DIFFERS, "Spark's pattern letters are java.time's: `u w W Y e c n A B` and five-letter text styles fail the job; of a STRING argument that does not parse Spark fails the job, Flink gives NULL"),
     _b("FROM_UNIXTIME", "temporal", DIFFERS, "the pattern letters Spark rejects fail the job (as DATE_FORMAT); instants before 1582 are proleptic Gregorian (Flink Julian)"),
     _b("UNIX_TIMESTAMP", "temporal", DIFFERS, "a string that does not parse fails the job (Flink: -9223372036854775808); Flink also reads a matching prefix leniently"),
-    _b("TO_DATE", "temporal", DIFFERS, "a string that does not parse is NULL (Spark fails the job); one argument reads `y-M-d` and what Flink's reads before a blank. Flink 2.3's two-argument form gives 5471-09-27 for a string that does not parse (a bug): funke NULL", _to_date, (1, 2)),
-    _b("TO_TIMESTAMP", "temporal", DIFFERS, "a string that does not parse is NULL (Spark fails the job); milliseconds, Flink's TIMESTAMP(3); Flink's fallbacks of the two-argument form are not reproduced", _to_timestamp, (1, 2)),
+    _b("TO_DATE", "temporal", DIFFERS, "a string that does not parse is NULL (Spark fails the job); one argument reads `y-M-d` and what Flink's reads before a blank. Flink 2.3's two-argument form gives 5471-09-27 for a string that does not parse (a bug): funke NULL", to_date, (1, 2)),
+    _b("TO_TIMESTAMP", "temporal", DIFFERS, "a string that does not parse is NULL (Spark fails the job); milliseconds, Flink's TIMESTAMP(3); Flink's fallbacks of the two-argument form are not reproduced", to_timestamp, (1, 2)),
     _b("CONVERT_TZ", "temporal", REFUSED, "no Spark function with Flink's lenient parsing and time zone names (unknown zones are GMT in Flink)"),
-    _b("PROCTIME", "time attribute", PLANNER, "the view's processing-time attribute (alone as a column); inside an expression the micro-batch's time", _proctime),
+    _b("PROCTIME", "time attribute", PLANNER, "the view's processing-time attribute (alone as a column); inside an expression the micro-batch's time", proctime),
     _b("CURRENT_WATERMARK", "time attribute", PLANNER, "each row given the watermark when it is read (a SELECT or WHERE over a view)"),
     _b("SOURCE_WATERMARK", "time attribute", REFUSED, "no funke connector makes its own watermarks: declare `WATERMARK FOR ts AS ts - INTERVAL ...`"),
     # -- string -------------------------------------------------------------------------------------------
-    _b("REGEXP_EXTRACT", "string", DIFFERS, "Spark gives `''` where the regex does not match (Flink NULL) and takes group 1 when none is given (Flink group 0); a negative group is NULL. A group that takes no part in the match is `''` (Flink NULL); an invalid regex or a group past the last fails the job (Flink NULL)", _regexp_extract, (2, 3)),
+    _b("REGEXP_EXTRACT", "string", DIFFERS, "Spark gives `''` where the regex does not match (Flink NULL) and takes group 1 when none is given (Flink group 0); a negative group is NULL. A group that takes no part in the match is `''` (Flink NULL); an invalid regex or a group past the last fails the job (Flink NULL)", regexp_extract, (2, 3)),
     _b("CHAR_LENGTH CHARACTER_LENGTH", "string", FLINK, ""),
     _b("UPPER", "string", FLINK, "of a string literal Flink's CHAR(n) type may cut the result (`UPPER('straße')` is `'STRASS'`); of a STRING column equal"),
     _b("LOWER", "string", FLINK, "as UPPER"),
@@ -593,26 +296,26 @@ _TABLE: tuple[Builtin, ...] = (
     _b("IF", "string", FLINK, ""),
     _b("IFNULL", "string", FLINK, ""),
     _b("REGEXP_REPLACE", "string", DIFFERS, "Spark reads `$1` and `\\\\` in the replacement; Flink takes it as written. An invalid regex fails the job (Flink: NULL)", "REGEXP_REPLACE({0}, {1}, REPLACE(REPLACE({2}, '\\\\', '\\\\\\\\'), '$', '\\\\$'))", (3,)),
-    _b("OVERLAY", "string", REWRITTEN, "a position before 1 or past the end leaves the string as it is in Flink (Spark pads); `FOR n` with n <= 0 replaces to the end", _overlay, (3, 4)),
-    _b("SUBSTRING SUBSTR", "string", REWRITTEN, "a negative length is NULL in Flink, `''` in Spark", _substring, (2, 3)),
+    _b("OVERLAY", "string", REWRITTEN, "a position before 1 or past the end leaves the string as it is in Flink (Spark pads); `FOR n` with n <= 0 replaces to the end", overlay, (3, 4)),
+    _b("SUBSTRING SUBSTR", "string", REWRITTEN, "a negative length is NULL in Flink, `''` in Spark", substring, (2, 3)),
     _b("REPLACE", "string", REWRITTEN, "an empty search string puts the replacement between every character in Flink (Java's `String.replace`); Spark gives the string", "REGEXP_REPLACE({0}, CONCAT('\\\\Q', REPLACE({1}, '\\\\E', '\\\\E\\\\\\\\E\\\\Q'), '\\\\E'), REPLACE(REPLACE({2}, '\\\\', '\\\\\\\\'), '$', '\\\\$'))", (3,)),
     _b("REGEXP_EXTRACT_ALL REGEXP_COUNT REGEXP_INSTR", "string", DIFFERS, "an invalid regex or group index fails the job (Flink: NULL); a group that takes no part in a match is `''` (Flink NULL)"),
     _b("REGEXP_SUBSTR", "string", DIFFERS, "an empty match is `''` in Flink, NULL in Spark; an invalid regex fails the job (Flink: NULL)", "CASE WHEN {0} RLIKE {1} THEN REGEXP_EXTRACT({0}, {1}, 0) END", (2,)),
     _b("REGEXP", "string", DIFFERS, "an empty regex is FALSE in Flink, TRUE in Spark; an invalid regex fails the job (Flink: FALSE)", "IF({1} = '', CASE WHEN {0} IS NOT NULL THEN FALSE END, {0} RLIKE {1})", (2,)),
     _b("INITCAP", "string", REWRITTEN, "Flink starts a word after any character but `[A-Za-z0-9]` and leaves other characters as they are; Spark splits words at spaces", "AGGREGATE(SPLIT({0}, ''), NAMED_STRUCT('s', '', 'w', FALSE), (acc, c) -> NAMED_STRUCT('s', CONCAT(acc.s, CASE WHEN c RLIKE '^[A-Za-z0-9]$' THEN IF(acc.w, LOWER(c), UPPER(c)) ELSE c END), 'w', c RLIKE '^[A-Za-z0-9]$'), acc -> acc.s)", (1,)),
-    _b("CONCAT_WS", "string", REWRITTEN, "sqlglot writes a form that is NULL when an argument is NULL; Flink (and Spark's own `concat_ws`) skip NULL arguments", _concat_ws),
+    _b("CONCAT_WS", "string", REWRITTEN, "sqlglot writes a form that is NULL when an argument is NULL; Flink (and Spark's own `concat_ws`) skip NULL arguments", concat_ws),
     _b("LPAD", "string", REWRITTEN, "a negative length or an empty pad is NULL in Flink; Spark gives `''` or the string", "CASE WHEN {1} >= 0 AND {2} <> '' THEN LPAD({0}, {1}, {2}) END", (3,)),
     _b("RPAD", "string", REWRITTEN, "as LPAD", "CASE WHEN {1} >= 0 AND {2} <> '' THEN RPAD({0}, {1}, {2}) END", (3,)),
     _b("FROM_BASE64", "string", REWRITTEN, "sqlglot writes Spark's `unbase64`, a BINARY; Flink's is the UTF-8 STRING", "CAST(TO_BINARY({0}, 'base64') AS STRING)", (1,)),
     _b("ASCII", "string", REWRITTEN, "of a non-ASCII first character Flink gives its first UTF-8 byte, signed (-61 for `é`); Spark the code point (233)", "(CAST(CONV(HEX(SUBSTRING(ENCODE(CONCAT({0}, CHR(0)), 'UTF-8'), 1, 1)), 16, 10) AS INT) + 128) % 256 - 128", (1,)),
     _b("DECODE", "string", DIFFERS, "malformed bytes fail the job (Flink: U+FFFD)"),
     _b("ENCODE", "string", REWRITTEN, "a character the charset lacks (US-ASCII, ISO-8859-1) is `?` in Flink; Spark fails the job", "ENCODE(CASE UPPER({1}) WHEN 'US-ASCII' THEN REGEXP_REPLACE({0}, '[^\\\\x00-\\\\x7F]', '?') WHEN 'ISO-8859-1' THEN REGEXP_REPLACE({0}, '[^\\\\x00-\\\\xFF]', '?') ELSE {0} END, {1})", (2,)),
-    _b("INSTR", "string", REWRITTEN, "sqlglot writes LOCATE and drops a third and fourth argument; funke takes Flink's two-argument form (the others are refused)", _instr, (2,)),
-    _b("LOCATE", "string", REWRITTEN, "a start up to 0 searches from 1 in Flink (Spark: 0); a NULL start is NULL", _locate, (2, 3)),
-    _b("PARSE_URL", "string", DIFFERS, "an invalid URL, an unknown protocol or none is NULL in Flink; Spark fails the job or parses it. Java's URL reads some URLs Spark's rejects (`http://a b.com/x`): NULL", _parse_url, (2, 3)),
+    _b("INSTR", "string", REWRITTEN, "sqlglot writes LOCATE and drops a third and fourth argument; funke takes Flink's two-argument form (the others are refused)", instr, (2,)),
+    _b("LOCATE", "string", REWRITTEN, "a start up to 0 searches from 1 in Flink (Spark: 0); a NULL start is NULL", locate, (2, 3)),
+    _b("PARSE_URL", "string", DIFFERS, "an invalid URL, an unknown protocol or none is NULL in Flink; Spark fails the job or parses it. Java's URL reads some URLs Spark's rejects (`http://a b.com/x`): NULL", parse_url, (2, 3)),
     _b("SPLIT_INDEX", "string", REWRITTEN, "no Spark function: `split` at the separator taken as written (an empty one splits at whitespace, as Flink's), NULL past the last part, for a negative index or an empty string", "CASE WHEN {2} >= 0 THEN TRY_ELEMENT_AT(FILTER(SPLIT({0}, IF({1} = '', '\\\\p{javaWhitespace}', CONCAT('\\\\Q', REPLACE({1}, '\\\\E', '\\\\E\\\\\\\\E\\\\Q'), '\\\\E')), -1), fk_x -> {0} <> ''), {2} + 1) END", (3,)),
-    _b("STR_TO_MAP", "string", DIFFERS, "Spark's one-argument form splits keys at `:`; Flink's at `=`; of `''` Flink's is an empty map (Spark `{'': NULL}`). A duplicate key fails the job (Flink: the last wins)", _str_to_map, (1, 3)),
-    _b("ELT", "string", REWRITTEN, "an index out of range is NULL in Flink; Spark fails the job", _elt),
+    _b("STR_TO_MAP", "string", DIFFERS, "Spark's one-argument form splits keys at `:`; Flink's at `=`; of `''` Flink's is an empty map (Spark `{'': NULL}`). A duplicate key fails the job (Flink: the last wins)", str_to_map, (1, 3)),
+    _b("ELT", "string", REWRITTEN, "an index out of range is NULL in Flink; Spark fails the job", elt),
     _b("PRINTF", "string", DIFFERS, "a format that does not fit its arguments fails the job (Flink: NULL)"),
     _b("TRANSLATE", "string", REWRITTEN, "a NULL from or to string is `''` in Flink; NULL in Spark", "TRANSLATE({0}, COALESCE({1}, ''), COALESCE({2}, ''))", (3,)),
     _b("URL_DECODE", "string", REWRITTEN, "a malformed escape is NULL in Flink; Spark fails the job", "TRY_URL_DECODE({0})", (1,)),
@@ -625,11 +328,11 @@ _TABLE: tuple[Builtin, ...] = (
     _b("IS_ALPHA", "string", REWRITTEN, "no Spark function: every character a letter (NULL and `''` FALSE)", "COALESCE({0} RLIKE '^\\\\p{L}+$', FALSE)", (1,)),
     _b("IS_DIGIT", "string", REWRITTEN, "no Spark function: every character a digit", "COALESCE({0} RLIKE '^\\\\p{Nd}+$', FALSE)", (1,)),
     _b("IS_DECIMAL", "string", REWRITTEN, "no Spark function: a string Java reads as a number", "COALESCE({0} RLIKE '^(\\\\p{Nd}+|[\\\\x00-\\\\x20]*[+-]?(NaN|Infinity|((\\\\d+\\\\.?\\\\d*|\\\\.\\\\d+)([eE][+-]?\\\\d+)?|0[xX]([0-9a-fA-F]+\\\\.?|[0-9a-fA-F]*\\\\.[0-9a-fA-F]+)[pP][+-]?\\\\d+)[fFdD]?)[\\\\x00-\\\\x20]*)$', FALSE)", (1,)),
-    _b("GREATEST", "string", REWRITTEN, "a NULL argument makes Flink's NULL; Spark skips NULLs", _extreme("ARRAY_MAX")),
-    _b("LEAST", "string", REWRITTEN, "as GREATEST", _extreme("ARRAY_MIN")),
+    _b("GREATEST", "string", REWRITTEN, "a NULL argument makes Flink's NULL; Spark skips NULLs", extreme("ARRAY_MAX")),
+    _b("LEAST", "string", REWRITTEN, "as GREATEST", extreme("ARRAY_MIN")),
     # -- collection ---------------------------------------------------------------------------------------
     _b("ARRAY", "collection", FLINK, "`ARRAY[a, b, ...]`"),
-    _b("ROW", "collection", REWRITTEN, "Spark has no ROW(...): `named_struct` with Flink's field names `EXPR$0`, `EXPR$1`, ...", lambda args, _: _call("NAMED_STRUCT", *[x for i, a in enumerate(args) for x in (exp.Literal.string(f"EXPR${i}"), a)])),
+    _b("ROW", "collection", REWRITTEN, "Spark has no ROW(...): `named_struct` with Flink's field names `EXPR$0`, `EXPR$1`, ...", lambda args, _: call("NAMED_STRUCT", *[x for i, a in enumerate(args) for x in (exp.Literal.string(f"EXPR${i}"), a)])),
     _b("CARDINALITY", "collection", FLINK),
     _b("ELEMENT", "collection", REWRITTEN, "no Spark function: the sole element, NULL for an empty array, and the job fails for more than one (as Flink's)", "element_at(transform(array({0}), a -> CASE WHEN size(a) > 1 THEN raise_error('Array has more than one element.') ELSE try_element_at(a, 1) END), 1)", (1,)),
     _b("ARRAY_APPEND", "collection", DIFFERS, "sqlglot's `array_append` of a NULL array gives `[x]`; Flink NULL. Flink cuts a string to the array's CHAR(n) type (`ARRAY['a']` and `'bcd'` give `['a', 'b']`), funke does not", "concat({0}, array({1}))", (2,)),
@@ -646,7 +349,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("ARRAY_POSITION", "collection", REWRITTEN, "Spark's is a BIGINT; Flink's an INT", "CAST(array_position({0}, {1}) AS INT)", (2,)),
     _b("ARRAY_REMOVE", "collection", REWRITTEN, "Spark's gives NULL for a NULL needle; Flink removes the NULL elements", "filter({0}, fk_x -> NOT (fk_x <=> {1}))", (2,)),
     _b("ARRAY_REVERSE", "collection", REWRITTEN, "Spark's is `reverse`", "reverse({0})", (1,)),
-    _b("ARRAY_SLICE", "collection", REWRITTEN, "Spark's `slice` takes a length, not an end, and fails for a start of 0: the offsets are made Flink's (1-based, 0 the first, negative from the end, the end inclusive, clamped to the array; [] when the start is after the end; NULL for a NULL argument)", _array_slice, (2, 3)),
+    _b("ARRAY_SLICE", "collection", REWRITTEN, "Spark's `slice` takes a length, not an end, and fails for a start of 0: the offsets are made Flink's (1-based, 0 the first, negative from the end, the end inclusive, clamped to the array; [] when the start is after the end; NULL for a NULL argument)", array_slice, (2, 3)),
     _b("ARRAY_SORT", "collection", DIFFERS, "Spark's `array_sort` puts NULLs last and its second argument is a comparator; funke: `sort_array` (ascending, NULLs first, Flink's default); the ascending and NULL-order arguments are refused. NaN sorts last (Flink: by its order of comparison)", "sort_array({0})", (1,)),
     _b("SPLIT", "collection", REWRITTEN, "Spark's `split` takes a regex and gives `['']` for `''` (Flink `[]`) and a trailing `''` for an empty delimiter (Flink one element per character)", r"CASE WHEN {1} = '' THEN regexp_extract_all({0}, '(?s).', 0) WHEN {0} = '' THEN array() ELSE split({0}, concat('\\Q', replace({1}, '\\E', '\\E\\\\E\\Q'), '\\E'), -1) END", (2,)),
     _b("MAP_ENTRIES", "collection", FLINK),
@@ -667,7 +370,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("JSON_EXISTS", "json", REFUSED, "no Spark function; funke does not rewrite it yet"),
     Builtin(("IS JSON",), "json", REFUSED, "Spark's JSON parser is not Flink's (it refuses duplicate keys Flink accepts); funke does not rewrite it yet"),
     _b("JSON_QUOTE JSON_UNQUOTE", "json", REFUSED, "no Spark function with Flink's escaping; funke does not rewrite it yet"),
-    _b("JSON_VALUE", "json", DIFFERS, "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)`, NULL unless the value is a scalar; differs where numbers print (Flink `'2.0'`, `'1.50'`; funke `'2'`, `'1.5'`) and for a duplicate key (Flink the last value, funke NULL); the path must be a literal without `lax`/`strict`; `RETURNING`, `ON EMPTY`, `ON ERROR` are not parsed", _json_value, (2,)),
+    _b("JSON_VALUE", "json", DIFFERS, "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)`, NULL unless the value is a scalar; differs where numbers print (Flink `'2.0'`, `'1.50'`; funke `'2'`, `'1.5'`) and for a duplicate key (Flink the last value, funke NULL); the path must be a literal without `lax`/`strict`; `RETURNING`, `ON EMPTY`, `ON ERROR` are not parsed", json_value, (2,)),
     # -- grouping -----------------------------------------------------------------------------------------
     _b("GROUP_ID", "grouping", REFUSED, "funke has no GROUPING SETS, ROLLUP or CUBE"),
     _b("GROUPING GROUPING_ID", "grouping", REFUSED, "funke has no GROUPING SETS, ROLLUP or CUBE"),

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from funke.dialect.functions import fill
+from funke.dialect.rewrites import fill
 from funke.plan.types import INTEGRAL, Schema
 from funke.table.sql_types import type_of, wider
 

@@ -51,8 +51,9 @@ from typing import Any
 from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
-from funke.dialect.functions import NOW, check_calls, extract, fill, round_to, rounded
+from funke.dialect.functions import check_calls
 from funke.dialect.functions import lowered as builtin_call
+from funke.dialect.rewrites import NOW, extract, fill, round_to, rounded
 from funke.dialect.syntax import Descriptor, TableArg, WindowTvf, interval_ms, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Expr, ProcTime, Sql
