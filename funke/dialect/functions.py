@@ -151,6 +151,9 @@ def check_calls(tree: exp.Expression, sql: str, user_functions: Collection[str],
                 f"Flink SQL: unknown function {spelled} at {at(node)}{hint}: it is no Flink SQL built-in function and no "
                 "function of this table environment (Spark's own functions are not Flink SQL)"
             )
+        if builtin.status == PLANNER and builtin.category == "aggregate" and isinstance(node, exp.Anonymous):
+            # (sqlglot reads a call of it with the wrong count of arguments as a plain call, which Spark would run)
+            raise PlanError(f"Flink SQL: {name} at {at(node)} with {len(node.expressions)} argument(s) is no call of Flink's {name}: {builtin.note}")
         if builtin.status == REFUSED and (builtin.category not in _PLANNER_REFUSES or not isinstance(node, exp.AggFunc)):
             # (an aggregate or window function sqlglot does not read as one: the planner would not see it)
             raise UnsupportedError(f"Flink SQL: {name} (at {at(node)}) is not supported by funke yet: {builtin.note}")
@@ -206,7 +209,7 @@ def _b(
     return Builtin(tuple(names.split()), category, status, note, rewrite, arities)
 
 
-_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG (and Python aggregate functions: `udaf`)"
+_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG and PERCENTILE (and Python aggregate functions: `udaf`)"
 
 #: Flink SQL's built-in functions, by category as Flink's documentation orders them.
 # fmt: off
@@ -391,7 +394,8 @@ _TABLE: tuple[Builtin, ...] = (
     _b("FIRST_VALUE LAST_VALUE", "aggregate", PLANNER, "the first (last) non-NULL value in arrival order; over an updating input a retraction takes that value's first occurrence away (Flink's `...WithRetract` functions); in GROUP BY, window and OVER aggregations"),
     _b("LISTAGG", "aggregate", PLANNER, "the non-NULL strings in arrival order, joined by the separator (a string literal; `,` without one); NULL over none; a retraction takes the value's first occurrence away; `DISTINCT`; of a non-string refused, as in Flink"),
     _b("ARRAY_AGG", "aggregate", PLANNER, "the values in arrival order, NULLs kept (`IGNORE NULLS`: not; `RESPECT NULLS`, the default); NULL over no row; a retraction takes the value's first occurrence away; `DISTINCT`"),
-    _b("COLLECT JSON_OBJECTAGG JSON_ARRAYAGG PERCENTILE", "aggregate", REFUSED, _FUNKE_AGGREGATES),
+    _b("PERCENTILE", "aggregate", PLANNER, "`PERCENTILE(x, p [, frequency])`, `p` a literal in [0, 1] or an ARRAY of them (Flink takes an expression too, and then reads any row's); Flink's exact percentile (a DOUBLE; ARRAY<DOUBLE> for an ARRAY), computed as Flink 2.x does, in group, window and OVER aggregations"),
+    _b("COLLECT JSON_OBJECTAGG JSON_ARRAYAGG", "aggregate", REFUSED, _FUNKE_AGGREGATES),
     # -- window (OVER) functions --------------------------------------------------------------------------
     _b("UNNEST", "table function", PLANNER, "`CROSS JOIN UNNEST(array)`: a lateral join with Spark's `explode`"),
     _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`, a rank range `rn > m AND rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),

@@ -53,6 +53,19 @@ class ListAgg(exp.Expression, exp.AggFunc):
     _sql_names = ["LISTAGG"]
 
 
+class Percentile(exp.Expression, exp.AggFunc):
+    """``PERCENTILE(x, percentage [, frequency])``: Flink's exact percentile (sqlglot reads it as a plain call)."""
+
+    arg_types = {"this": True, "percentage": True, "frequency": False}
+    _sql_names = ["PERCENTILE"]
+
+
+def _percentile(args: list[exp.Expression]) -> exp.Expression:
+    if len(args) not in (2, 3):
+        return exp.Anonymous(this="PERCENTILE", expressions=args)  # (the planner names the wrong count)
+    return Percentile(this=args[0], percentage=args[1], frequency=args[2] if len(args) == 3 else None)
+
+
 def _listagg(args: list[exp.Expression]) -> exp.Expression:
     first = args[0] if len(args) == 1 else None
     if isinstance(first, exp.Distinct) and len(first.expressions) == 2:  # (LISTAGG(DISTINCT s, ','))
@@ -187,7 +200,7 @@ class Flink(Dialect):
         #: The functions funke rewrites to give Flink's meaning (``funke.dialect.functions``) are kept as
         #: written, their arguments in Flink's order (sqlglot's own parse would misplace some: REGEXP_EXTRACT's
         #: third is the group, not a position), for the planner to rewrite.
-        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg}
+        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg, "PERCENTILE": _percentile}
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.dialect.functions import call_name
-from funke.dialect.syntax import ListAgg
+from funke.dialect.syntax import ListAgg, Percentile
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
@@ -45,7 +45,7 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
     exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop", exp.StddevSamp: "stddev_samp",
     exp.Stddev: "stddev_samp", exp.FirstValue: "first_value", exp.LastValue: "last_value", ListAgg: "listagg",
-    exp.ArrayAgg: "array_agg",
+    exp.ArrayAgg: "array_agg", Percentile: "percentile",
 }  # fmt: skip
 #: The aggregates Flink computes by Welford's algorithm (``funke.table.builtin_aggregates.Variance``): funke's
 #: operators compute them, not Spark's window aggregation (its ``var_pop`` rounds differently).
@@ -54,7 +54,7 @@ _VARIANCES = frozenset(Variance.KINDS)
 #: them in arrival order (Spark's ``first``, ``collect_list`` and ``listagg`` do not retract, and order otherwise).
 _VALUES = frozenset(Values.KINDS)
 #: The built-in aggregates only funke's window operator computes in a window aggregation.
-_FUNKE_ONLY = _VARIANCES | _VALUES
+_FUNKE_ONLY = _VARIANCES | _VALUES | {"percentile"}
 #: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
@@ -277,7 +277,7 @@ class AggregateLowering:
         ``get_value``); a built-in's is None (``funke.table.builtin_aggregates`` makes it)."""
         name = _AGGREGATES.get(type(node))
         if name is None:
-            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG run")
+            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG and PERCENTILE run")
         return name, None
 
     def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
@@ -290,7 +290,22 @@ class AggregateLowering:
             if not (isinstance(separator, exp.Literal) and separator.is_string):
                 raise PlanError(f"Flink SQL: LISTAGG's separator at {self.at(separator)} must be a string literal, not {separator.sql()}")
             given.append(separator)
+        if isinstance(node, Percentile):  # (the percentage a literal, or an ARRAY of them, in [0, 1]; the frequency)
+            frequency = node.args.get("frequency")
+            given += [self._percentage(node.args["percentage"]), *([exp.Cast(this=frequency.copy(), to=exp.DataType.build("bigint"))] if frequency else [])]
         return given, distinct
+
+    def _percentage(self, p: exp.Expression) -> exp.Expression:
+        """PERCENTILE's percentage: a number literal in [0, 1] or an ARRAY of them (Flink takes an expression too,
+        and then any row's value: funke refuses one)."""
+        parts = p.expressions if isinstance(p, exp.Array) else [p]
+        for part in parts or [p]:
+            number = part.this if isinstance(part, exp.Neg) else part
+            if not (isinstance(number, exp.Literal) and not number.is_string):
+                raise self.refuse(p, f"PERCENTILE's percentage {p.sql()}", "a number in [0, 1] or an ARRAY of them, written as literals")
+            if not 0 <= float(part.sql()) <= 1:
+                raise PlanError(f"Flink SQL: PERCENTILE's percentage {part.sql()} at {self.at(part)} is not in [0, 1]")
+        return exp.Cast(this=p.copy(), to=exp.DataType.build("array<double>" if isinstance(p, exp.Array) else "double", dialect="spark"))
 
     def _aggregate_call(self, node: exp.Expression, stream: Any) -> tuple[AggregateCall, Any]:
         """An aggregate call of the query (``f(x)``, ``f(DISTINCT x, ...)``, ``f(...) FILTER (WHERE c)``) as an
@@ -308,8 +323,13 @@ class AggregateLowering:
             and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string))
         ):
             given = []  # COUNT(*), COUNT(1): every row
-        elif function is None and name != "count" and len(given) != (2 if name == "listagg" and node.args.get("separator") else 1):
+        elif function is None and name not in ("count", "percentile") and len(given) != (2 if name == "listagg" and node.args.get("separator") else 1):
             raise self.refuse(node, f"{node.sql()} (it takes one argument)")
+        if name == "percentile":
+            frequency = node.args.get("frequency")
+            for what, a, ok in (("a number", given[0], is_numeric), ("an integer frequency", frequency, lambda t: t in INTEGRAL)):
+                if a is not None and (t := type_of(a, stream.schema)) is not None and not ok(t):
+                    raise SchemaError(f"Flink SQL: PERCENTILE at {self.at(node)} takes {what}, not a {t.upper()} ({a.sql()})")
         if name == "listagg" and (t := type_of(given[0], stream.schema)) is not None and t != "string":
             raise SchemaError(f"Flink SQL: LISTAGG at {self.at(node)} takes a string, not a {t.upper()} ({given[0].sql()}): CAST it")
         alias = self._hide()  # (named before its arguments, as earlier versions did: the same names, the same uids)
@@ -338,6 +358,8 @@ class AggregateLowering:
         if call.function is not None:
             return getattr(call.function, "result_type", None)
         column = call.args[0] if call.args and call.name != "count" else None
+        if call.name == "percentile":  # (a DOUBLE, or an ARRAY of them for an ARRAY of percentages)
+            return "array<double>" if schema.field(call.args[1], node="PERCENTILE").dtype.startswith("array") else "double"
         if call.name == "lag":  # (an OVER aggregation's LAG: its value's type)
             return schema.field(column, node="LAG").dtype if column else None
         if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)

@@ -5,7 +5,7 @@ of ``funke.table.planner.Planner`` that lower them.
 of the query must have the same window, as in Flink; ``ORDER BY`` the view's event-time attribute or its
 ``PROCTIME()`` one, ascending; the frame ``ROWS`` or ``RANGE BETWEEN ... PRECEDING AND CURRENT ROW`` (without a frame:
 ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW``, SQL's default). The view must be insert-only.
-The aggregates are COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG and ARRAY_AGG (an
+The aggregates are COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG, PERCENTILE (an
 integer SUM, AVG or variance keeps its type, as in a GROUP BY), and ``LAG(x [, offset [, default]])`` over the
 default frame: in streaming mode Flink's (the rows of one time share the value the last of them sees), in batch
 mode the rows before each row (``funke.table.builtin_aggregates.Lag``). LEAD is refused (Flink runs none in

@@ -123,6 +123,24 @@ def _variance(values: list, kind: str) -> float | None:
     return float(fn([Fraction(x) for x in xs]) if kind.startswith("var") else fn(xs))
 
 
+def _percentile(values: list, p: float) -> float | None:
+    xs = sorted(v for v in values if v is not None)
+    if not xs:
+        return None
+    at = p * (len(xs) - 1)
+    below = math.floor(at)
+    return float(xs[below] + (at - below) * (xs[min(below + 1, len(xs) - 1)] - xs[below]))
+
+
+def _frames(per_key: dict[str, list]) -> list[tuple]:
+    """Each row's (key, time, value, the values of its frame: the row and the one before it)."""
+    out = []
+    for k, vs in per_key.items():
+        seconds = [s for kk, _, s in ROWS if kk == k]
+        out += [(k, dt.datetime(2024, 1, 1, 0, 0, s), vs[i], vs[max(0, i - 1) : i + 1]) for i, s in enumerate(seconds)]
+    return out
+
+
 def _truncated(value: float | None) -> int | None:
     return None if value is None else math.trunc(value)
 
@@ -175,6 +193,13 @@ def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_ov
              "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"), None,
         ),
         "lag": ("SELECT k, ts, LAG(v) OVER w AS l, LAG(v, 2, -1) OVER w AS l2 FROM o WINDOW w AS (PARTITION BY k ORDER BY ts)", None),
+        "percentile_group": ("SELECT k, PERCENTILE(v, 0.5) AS m, PERCENTILE(v, ARRAY[0.25, 0.9]) AS q FROM o GROUP BY k", ("k",)),
+        "percentile_updating": ("SELECT PERCENTILE(s, 0.3) AS m FROM sums", ()),
+        "percentile_window": (
+            ("SELECT window_start, PERCENTILE(v, 0.75) AS p FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+             "GROUP BY window_start, window_end"), None,
+        ),
+        "percentile_over": ("SELECT k, ts, PERCENTILE(v, 0.5) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS p FROM o", None),
     })  # fmt: skip
     per_key: dict[str, list] = {}
     for k, v, _ in ROWS:
@@ -234,3 +259,14 @@ def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_ov
         lags += [(k, dt.datetime(2024, 1, 1, 0, 0, s), vs[i - 1] if i else None, vs[i - 2] if i > 1 else -1) for i, s in enumerate(seconds)]
     assert ("a", dt.datetime(2024, 1, 1, 0, 0, 5), 3, 1) in lags
     assert sorted(got["lag"].elements(), key=repr) == sorted(lags, key=repr)
+
+    def rounded(rows):
+        return sorted((tuple(tuple(round(x, 9) for x in v) if isinstance(v, tuple) else round(v, 9) if isinstance(v, float) else v for v in r) for r in rows), key=repr)
+
+    # (PERCENTILE: the values in order, interpolated between the two around p * (n - 1), NULLs left out)
+    assert rounded(got["percentile_group"].elements()) == rounded(
+        (k, _percentile(vs, 0.5), (_percentile(vs, 0.25), _percentile(vs, 0.9))) for k, vs in per_key.items()
+    )
+    assert rounded(got["percentile_updating"].elements()) == rounded([(_percentile(list(totals().values()), 0.3),)])
+    assert rounded(got["percentile_window"].elements()) == rounded((start, _percentile([v for _, v in kv], 0.75)) for start, kv in windows.items())
+    assert rounded(got["percentile_over"].elements()) == rounded((k, t, _percentile(frame, 0.5)) for k, t, _, frame in _frames(per_key))

@@ -497,3 +497,22 @@ def test_lag_over_the_default_frame_is_flinks_streaming_lag_and_in_batch_mode_re
 def test_what_flink_refuses_of_lag_and_lead_is_refused_naming_it(t_env, sql, refused):
     with pytest.raises(fk.UnsupportedError, match=refused):
         t_env.sql_query(sql)
+
+
+def test_percentile_plans_flinks_types_runs_on_funkes_operators_and_refuses_what_flink_would_not_run(t_env):
+    table = t_env.sql_query("SELECT k, PERCENTILE(v, 0.5) AS m, PERCENTILE(p, ARRAY[0.1, 0.9], v) AS q FROM ev GROUP BY k")
+    assert [f.dtype for f in table.get_schema().fields][1:] == ["double", "array<double>"]
+    windowed = t_env.sql_query(f"SELECT window_start, PERCENTILE(v, 1) AS m FROM {TUMBLE} GROUP BY window_start, window_end")
+    assert [c.name for c in _function(windowed, nodes.WindowAggregate).function.aggregate_fn.calls] == ["percentile"]
+    with pytest.raises(fk.PlanError, match=r"PERCENTILE's percentage 1.5 at line 1, column 22 is not in \[0, 1\]"):
+        t_env.sql_query("SELECT PERCENTILE(v, 1.5) FROM ev")
+    with pytest.raises(fk.PlanError, match=r"PERCENTILE's percentage -0.1 .* is not in \[0, 1\]"):
+        t_env.sql_query("SELECT PERCENTILE(v, ARRAY[0.5, -0.1]) FROM ev")
+    with pytest.raises(fk.UnsupportedError, match=r"PERCENTILE's percentage v / 10.0 .*written as literals"):
+        t_env.sql_query("SELECT PERCENTILE(v, v / 10.0) FROM ev")
+    with pytest.raises(fk.SchemaError, match=r"PERCENTILE at line 1, column 8 takes a number, not a STRING \(k\)"):
+        t_env.sql_query("SELECT PERCENTILE(k, 0.5) FROM ev")
+    with pytest.raises(fk.SchemaError, match=r"takes an integer frequency, not a DOUBLE \(p\)"):
+        t_env.sql_query("SELECT PERCENTILE(v, 0.5, p) FROM ev")
+    with pytest.raises(fk.PlanError, match=r"PERCENTILE at line 1, column 8 with 1 argument\(s\) is no call of Flink's PERCENTILE"):
+        t_env.sql_query("SELECT PERCENTILE(v) FROM ev")

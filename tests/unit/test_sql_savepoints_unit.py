@@ -123,14 +123,17 @@ def test_a_temporal_joins_waiting_rows_and_versions_go_through_a_savepoint():
     assert got == [(at(15), 1), (at(25), None)]
 
 
-def test_an_over_aggregations_waiting_rows_and_accumulators_with_lag_go_through_a_savepoint():
+def test_an_over_aggregations_waiting_rows_and_accumulators_with_lag_and_percentile_go_through_a_savepoint():
     from funke.table.over import Frame, OverAggregate
 
-    calls = (AggregateCall("l", "lag", ("v", "one", "none")), AggregateCall("s", "sum", ("v",)), AggregateCall("a", "array_agg", ("v",), filter="big"))
+    calls = (
+        AggregateCall("l", "lag", ("v", "one", "none")), AggregateCall("s", "sum", ("v",)), AggregateCall("a", "array_agg", ("v",), filter="big"),
+        AggregateCall("p", "percentile", ("v", "half")),
+    )  # fmt: skip
     make = lambda: KeyedProcessOperator(OverAggregate("t", Frame("RANGE"), calls))
 
     def over_row(k, v, s):
-        return k, {"k": k, "v": v, "t": T + dt.timedelta(seconds=s), "one": 1, "none": None, "big": v > 2}
+        return k, {"k": k, "v": v, "t": T + dt.timedelta(seconds=s), "one": 1, "none": None, "big": v > 2, "half": 0.5}
 
     op = make()
     for key, value in (over_row("a", 3, 1), over_row("a", 1, 2), over_row("b", 5, 1), over_row("a", 4, 3)):
@@ -143,6 +146,6 @@ def test_an_over_aggregations_waiting_rows_and_accumulators_with_lag_go_through_
     final = timestamp_to_millis(T + dt.timedelta(seconds=10))
     got, want = restored.advance_watermark(final), op.advance_watermark(final)
     assert [r.value for r in got] == [r.value for r in want]
-    assert [(r.value["k"], r.value["v"], r.value["l"], r.value["s"], r.value["a"]) for r in got] == [
-        ("a", 4, 1, 8, [3, 4]), ("a", 6, 4, 14, [3, 4, 6]), ("b", 7, 5, 12, [5, 7]),
+    assert [(r.value["k"], r.value["v"], r.value["l"], r.value["s"], r.value["a"], r.value["p"]) for r in got] == [
+        ("a", 4, 1, 8, [3, 4], 3.0), ("a", 6, 4, 14, [3, 4, 6], 3.5), ("b", 7, 5, 12, [5, 7], 6.0),
     ]  # fmt: skip
