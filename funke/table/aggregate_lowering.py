@@ -388,6 +388,17 @@ class AggregateLowering:
         return column
 
 
+#: Why IGNORE or RESPECT NULLS of another call than ARRAY_AGG is refused.
+NULL_TREATMENTS = "ARRAY_AGG takes IGNORE NULLS; FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs"
+
+
+def argument_not_null(call: exp.Expression) -> exp.Expression:
+    """``x IS NOT NULL`` of an aggregate call's argument (``ARRAY_AGG(x)``, ``ARRAY_AGG(DISTINCT x)``): the
+    condition ``IGNORE NULLS`` filters its rows by."""
+    arg = call.this.expressions[0] if isinstance(call.this, exp.Distinct) else call.this
+    return exp.Not(this=exp.Is(this=arg.copy(), expression=exp.Null()))
+
+
 def null_treatments(query: exp.Select, refuse: Callable[..., Exception]) -> None:
     """``ARRAY_AGG(x IGNORE NULLS)`` as ``ARRAY_AGG(x) FILTER (WHERE x IS NOT NULL)`` (with a FILTER of its own,
     both conditions), ``ARRAY_AGG(x RESPECT NULLS)`` as ``ARRAY_AGG(x)`` (Flink's default), in the query's SELECT
@@ -402,13 +413,12 @@ def null_treatments(query: exp.Select, refuse: Callable[..., Exception]) -> None
         elif isinstance(n, treatments) and isinstance(n.this, exp.ArrayAgg):
             treatment, shell = n, n.this
         elif isinstance(n, treatments):
-            raise refuse(n, f"{n.sql()}", "ARRAY_AGG takes IGNORE NULLS; FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs")
+            raise refuse(n, f"{n.sql()}", NULL_TREATMENTS)
         else:
             return n
         if isinstance(treatment, exp.RespectNulls):
             return shell
-        arg = shell.this.expressions[0] if isinstance(shell.this, exp.Distinct) else shell.this
-        held = exp.Not(this=exp.Is(this=arg.copy(), expression=exp.Null()))
+        held = argument_not_null(shell)
         outer = n.parent
         if isinstance(outer, exp.Filter) and outer.this is n:  # (... IGNORE NULLS) FILTER (WHERE c): both
             outer.set("expression", exp.Where(this=exp.and_(outer.expression.this, held)))

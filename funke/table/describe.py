@@ -26,10 +26,10 @@ from sqlglot import exp
 
 from funke.dialect.functions import BUILTINS, REFUSED
 from funke.dialect.syntax import TableArg, WindowTvf
-from funke.table.data_types import flink_name
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.nodes import Node
 from funke.plan.types import Schema
+from funke.table.data_types import flink_name
 from funke.table.ddl import TableDef, flink_sql
 from funke.table.planner import is_proctime
 

@@ -22,6 +22,7 @@ from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.table.aggregate import AggregateCall
+from funke.table.aggregate_lowering import NULL_TREATMENTS, argument_not_null
 from funke.table.lowering import select_item
 from funke.table.over import Frame, OverAggregate
 from funke.table.sql_types import INTEGRAL, type_of
@@ -162,11 +163,10 @@ def over_null_treatment(window: exp.Window, refuse: Any) -> None:
     if not isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
         return
     if not isinstance(function.this, exp.ArrayAgg):
-        raise refuse(function, function.sql(), "ARRAY_AGG takes IGNORE NULLS; FIRST_VALUE, LAST_VALUE and LISTAGG skip NULLs")
+        raise refuse(function, function.sql(), NULL_TREATMENTS)
     call = function.this
     if isinstance(function, exp.IgnoreNulls):
-        held = exp.Not(this=exp.Is(this=call.this.copy(), expression=exp.Null()))
-        call = exp.Filter(this=call, expression=exp.Where(this=held))
+        call = exp.Filter(this=call, expression=exp.Where(this=argument_not_null(call)))
         call.meta[_IGNORES_NULLS] = True
     window.set("this", call)
 
