@@ -375,8 +375,8 @@ _TABLE: tuple[Builtin, ...] = (
     _b("JSON_QUOTE JSON_UNQUOTE", "json", REFUSED, "no Spark function with Flink's escaping; funke does not rewrite it yet"),
     _b("JSON_VALUE", "json", DIFFERS, "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)`, NULL unless the value is a scalar; differs where numbers print (Flink `'2.0'`, `'1.50'`; funke `'2'`, `'1.5'`) and for a duplicate key (Flink the last value, funke NULL); the path must be a literal without `lax`/`strict`; `RETURNING`, `ON EMPTY`, `ON ERROR` are not parsed", json_value, (2,)),
     # -- grouping -----------------------------------------------------------------------------------------
-    _b("GROUP_ID", "grouping", REFUSED, "funke has no GROUPING SETS, ROLLUP or CUBE"),
-    _b("GROUPING GROUPING_ID", "grouping", REFUSED, "funke has no GROUPING SETS, ROLLUP or CUBE"),
+    _b("GROUP_ID", "grouping", PLANNER, "in an aggregation's SELECT list or HAVING: the count of the same grouping set's earlier copies (`GROUPING SETS ((a), (a))`: 0, then 1), a BIGINT"),
+    _b("GROUPING GROUPING_ID", "grouping", PLANNER, "in an aggregation's SELECT list or HAVING: `GROUPING(a, b)` the bits of the arguments the row's grouping set lacks (`a` the high one), a BIGINT"),
     # -- catalog ------------------------------------------------------------------------------------------
     _b("CURRENT_DATABASE", "catalog", REWRITTEN, "funke's one database, `default_database` (Flink's default)", "'default_database'", (0,)),
     # -- legacy group windows -----------------------------------------------------------------------------

@@ -34,7 +34,8 @@ from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.builtin_aggregates import Values, Variance
 from funke.table.changelog import ROW_KIND, changelog_mode
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, kind_first, select_item
+from funke.table.grouping_sets import expand
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, expression_text, kind_first, select_item
 from funke.table.sql_types import type_of
 
 if TYPE_CHECKING:
@@ -62,16 +63,6 @@ _WINDOW_TIME = exp.Sub(
 
 #: ``build(stream, keys, calls, global_)``: the aggregation's operator over ``stream``.
 Build = Callable[[Any, list[str], list[AggregateCall], bool], Any]
-
-
-def expression_text(e: exp.Expression) -> str:
-    """``e`` as text that two spellings of one expression share (quoting aside), to match a GROUP BY
-    expression with the same expression in the SELECT list."""
-
-    def plain(n: exp.Expression) -> exp.Expression:
-        return exp.Identifier(this=n.name, quoted=False) if isinstance(n, exp.Identifier) else n
-
-    return e.copy().transform(plain).sql()
 
 
 class AggregateLowering:
@@ -260,6 +251,30 @@ class AggregateLowering:
                 raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
             items.append(select_item(e, i, rewrite(body)))
         return out.select(*kind_first(out, [self.typed_sql(x, out.schema) for x in items]))
+
+    def _grouping_sets(self, query: exp.Select, stream: Any, tvf: Tvf | None) -> Any:
+        """A GROUP BY of grouping sets (``GROUPING SETS``, ``ROLLUP``, ``CUBE``; or one calling ``GROUPING``), as
+        Flink runs it (``funke.table.grouping_sets``): the rows of ``stream`` copied once per grouping set, a
+        varying grouping expression computed in each copy (NULL in the copies of the sets without it), and one
+        aggregation of the copies."""
+
+        def aggregate(n: exp.Expression) -> bool:
+            return self._is_aggregate_call(n) or (isinstance(n, exp.Filter) and self._is_aggregate_call(n.this))
+
+        x = expand(query, self._hide, self.at, aggregate)
+        if x.set_id is not None:
+            values = [(self.typed_sql(e, stream.schema), name) for e, name in x.varying]
+            copies = []
+            for i, members in enumerate(x.sets):
+                present = {expression_text(m) for m in members}
+                columns: list[Any] = [f"`{c}`" for c in stream.columns]
+                for (e, _), (value, name) in zip(x.varying, values, strict=True):
+                    if expression_text(e) not in present:  # (NULL of the value's type)
+                        value = Sql(f"CASE WHEN FALSE THEN {value.text} END", declared=value.dtype(stream.schema, name))
+                    columns.append(value.alias(name))
+                copies.append(stream.select(*columns, Sql(f"CAST({i} AS INT)", declared="int").alias(x.set_id)))
+            stream = copies[0].union(*copies[1:])
+        return self._window_aggregate(x.query, stream, tvf) if tvf is not None else self._group_aggregate(x.query, stream)
 
     def _is_aggregate_call(self, node: exp.Expression) -> bool:
         """Whether ``node`` calls an aggregate function (a built-in here; a registered user function where

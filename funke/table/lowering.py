@@ -117,3 +117,13 @@ class SplitCondition:
                     "BETWEEN, IN, CASE, COALESCE, ABS and CAST; any function of one side's columns runs",
                 ) from None
         return PairCondition(exp.and_(*(s.condition for s in splits)).sql(dialect="spark"), schema, *sides)
+
+
+def expression_text(e: exp.Expression) -> str:
+    """``e`` as text that two spellings of one expression share (quoting aside), to match a GROUP BY
+    expression with the same expression in the SELECT list."""
+
+    def plain(n: exp.Expression) -> exp.Expression:
+        return exp.Identifier(this=n.name, quoted=False) if isinstance(n, exp.Identifier) else n
+
+    return e.copy().transform(plain).sql()

@@ -72,6 +72,7 @@ from funke.semantics.windows import (
 from funke.table.aggregate_lowering import AggregateLowering
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode
 from funke.table.columns import check_window_query
+from funke.table.grouping_sets import grouping_call, has_grouping_sets
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
@@ -223,6 +224,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             return self._over_aggregate(query, stream, source.this)
         aggregated = self._aggregates(query)
         if query.args.get("group") or query.args.get("having") or aggregated:
+            if has_grouping_sets(query):
+                return self._grouping_sets(query, stream, tvf)
             if tvf is None:
                 return self._group_aggregate(query, stream)
             return self._window_aggregate(query, stream, tvf)
@@ -682,6 +685,8 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 lowered = builtin_call(n, self.sql, args, types, lambda what: self.refuse(n, what))
                 if lowered is not None:
                     return lowered
+            if grouping_call(n):  # (an aggregation's SELECT list and HAVING have none left: funke.table.grouping_sets)
+                raise PlanError(f"Flink SQL: {n.sql()} at {self.at(n)} outside the SELECT list and HAVING of an aggregation: it tells a GROUP BY's grouping sets apart")
             if is_localtimestamp(n, schema):
                 return fill(NOW, [])
             if isinstance(n, exp.SimilarTo):

@@ -270,3 +270,45 @@ def test_variances_first_last_value_listagg_and_array_agg_in_group_window_and_ov
     assert rounded(got["percentile_updating"].elements()) == rounded([(_percentile(list(totals().values()), 0.3),)])
     assert rounded(got["percentile_window"].elements()) == rounded((start, _percentile([v for _, v in kv], 0.75)) for start, kv in windows.items())
     assert rounded(got["percentile_over"].elements()) == rounded((k, t, _percentile(frame, 0.5)) for k, t, _, frame in _frames(per_key))
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_grouping_sets_rollup_and_cube_in_group_and_window_aggregations(env, bounded):
+    got = run(env, bounded, {
+        "rollup": ("SELECT k, v, COUNT(*) AS n, SUM(v) AS s, GROUPING_ID(k, v) AS g FROM o GROUP BY ROLLUP (k, v)", None),
+        # over an updating input (each key's SUM and COUNT move as rows come), a grouping set twice
+        "sets": ("SELECT c, COUNT(*) AS n, SUM(s) AS t, GROUP_ID() AS gid FROM sums GROUP BY GROUPING SETS ((c), (c), ())", None),
+        "having": ("SELECT UPPER(k) AS kk, SUM(v) AS s, GROUPING(UPPER(k)) AS g FROM o GROUP BY CUBE (UPPER(k)) HAVING SUM(v) > 5", None),
+        "window": (
+            ("SELECT window_start, k, COUNT(*) AS n, GROUPING(k) AS g FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+             "GROUP BY window_start, window_end, CUBE (k)"), None,
+        ),
+    })  # fmt: skip
+
+    def grouped(rows: list[tuple], by) -> dict[tuple, list[tuple]]:
+        out: dict[tuple, list[tuple]] = {}
+        for r in rows:
+            out.setdefault(by(r), []).append(r)
+        return out
+
+    def total(vs: list) -> int | None:
+        return sum(v for v in vs if v is not None) if any(v is not None for v in vs) else None
+
+    rollup = Counter()
+    for by, g in ((lambda r: (r[0], r[1]), 0), (lambda r: (r[0], None), 1), (lambda r: (None, None), 3)):
+        for key, rs in grouped(ROWS, by).items():
+            rollup[(*key, len(rs), total([r[1] for r in rs]), g)] += 1
+    assert got["rollup"] == rollup
+    sums = totals()
+    counts = {k: sum(1 for kk, v, _ in ROWS if kk == k and v is not None) for k in sums}
+    by_c = grouped([(counts[k], sums[k]) for k in sums], lambda r: r[0])
+    per_c = Counter((c, len(rs), total([s for _, s in rs]), gid) for c, rs in by_c.items() for gid in (0, 1))
+    assert got["sets"] == per_c + Counter({(None, len(sums), total(list(sums.values())), 0): 1})
+    having = Counter((k.upper(), total([r[1] for r in rs]), 0) for k, rs in grouped(ROWS, lambda r: r[0]).items())
+    having[(None, total([r[1] for r in ROWS]), 1)] += 1
+    assert got["having"] == Counter({row: n for row, n in having.items() if row[1] is not None and row[1] > 5})
+    window = Counter()
+    for by, g in ((lambda r: (r[2] - r[2] % 10, r[0]), 0), (lambda r: (r[2] - r[2] % 10, None), 1)):
+        for (start, k), rs in grouped(ROWS, by).items():
+            window[(dt.datetime(2024, 1, 1, 0, 0, start), k, len(rs), g)] += 1
+    assert got["window"] == window

@@ -516,3 +516,42 @@ def test_percentile_plans_flinks_types_runs_on_funkes_operators_and_refuses_what
         t_env.sql_query("SELECT PERCENTILE(v, 0.5, p) FROM ev")
     with pytest.raises(fk.PlanError, match=r"PERCENTILE at line 1, column 8 with 1 argument\(s\) is no call of Flink's PERCENTILE"):
         t_env.sql_query("SELECT PERCENTILE(v) FROM ev")
+
+
+def test_grouping_sets_copy_each_row_once_per_set_into_one_aggregation_and_what_the_planner_refuses(t_env):
+    """Flink's Expand: one aggregation of the rows' copies (not one per grouping set), keyed by the grouping
+    expressions every set has, a column per expression some set lacks, and the set's number."""
+    table = t_env.sql_query(
+        f"SELECT window_start, k, SUM(v) AS s, GROUPING(k) AS g FROM {TUMBLE} GROUP BY window_start, window_end, ROLLUP (k)"
+    )
+    [window] = [n for n in nodes.walk([table._stream.node]) if isinstance(n, nodes.WindowAggregate)]
+    assert len([n for n in nodes.walk([table._stream.node]) if isinstance(n, nodes.Union)]) == 1
+    assert [f.name for f in table.get_schema().fields] == ["window_start", "k", "s", "g"]
+    assert [f.dtype for f in table.get_schema().fields][1:] == ["string", "int", "bigint"]
+    updating = t_env.sql_query("SELECT k, COUNT(*) AS n, GROUP_ID() AS gid FROM ev GROUP BY GROUPING SETS ((k), (k), ())")
+    assert len([n for n in nodes.walk([updating._stream.node]) if isinstance(getattr(n, "function", None), GroupAggregate)]) == 1
+    for sql, error, message in [
+        ("SELECT GROUPING(v) FROM ev GROUP BY ROLLUP (k)", fk.PlanError, r"GROUPING\(v\) at line 1, column 8: v is no expression of the GROUP BY"),
+        ("SELECT GROUP_ID(k) FROM ev GROUP BY CUBE (k)", fk.PlanError, r"GROUP_ID\(k\) at line 1, column 8: GROUP_ID\(\) takes no argument"),
+        ("SELECT GROUPING(k) FROM ev", fk.PlanError, r"GROUPING\(k\) at line 1, column 8 in a query without GROUP BY"),
+        ("SELECT k FROM ev WHERE GROUPING(k) = 0", fk.PlanError, "outside the SELECT list and HAVING of an aggregation"),
+        ("SELECT k FROM ev GROUP BY k WITH ROLLUP", fk.PlanError, r"WITH ROLLUP .* is no Flink SQL"),
+        (f"SELECT COUNT(*) FROM ev GROUP BY CUBE ({', '.join('k' + str(i) for i in range(9))})", fk.UnsupportedError, "more than 256 grouping sets"),
+    ]:
+        with pytest.raises(error, match=message):
+            t_env.sql_query(sql)
+
+
+def test_grouping_sets_expand_as_flink_orders_them():
+    from funke.dialect.syntax import parse
+    from funke.table.grouping_sets import grouping_sets
+
+    def sets(group_by: str) -> list[list[str]]:
+        return [[e.sql() for e in s] for s in grouping_sets(parse(f"SELECT 1 FROM t GROUP BY {group_by}").args["group"], str)]
+
+    assert sets("GROUPING SETS ((a, b), a, ())") == [["a", "b"], ["a"], []]
+    assert sets("ROLLUP (a, (b, c))") == [["a", "b", "c"], ["a"], []]
+    assert sets("CUBE (a, b)") == [["a", "b"], ["a"], ["b"], []]
+    assert sets("a, ROLLUP (a, b)") == [["a", "b"], ["a"], ["a"]]  # (a set twice: GROUP_ID tells them apart)
+    assert sets("ROLLUP (a), ROLLUP (b)") == [["a", "b"], ["a"], ["b"], []]
+    assert sets("GROUPING SETS (ROLLUP (a), b)") == [["a"], [], ["b"]]
