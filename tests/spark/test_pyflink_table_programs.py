@@ -278,3 +278,28 @@ def test_values_and_a_select_without_from_print_as_pyflink_prints_them(capsys, b
     assert lines == [border, row(*op, "a", "b", "c"), border, row(*([] if batch else ["+I"]), 1, "X", "TRUE"), border, "1 row in set"]
     got = t_env.sql_query("SELECT n, s FROM (VALUES (1, 'a'), (2.5, CAST(NULL AS STRING))) AS t(n, s) WHERE n > 0").execute().collect()
     assert sorted((tuple(r) for r in got), key=repr) == [(Decimal("1.0"), "a"), (Decimal("2.5"), None)]
+
+
+def test_collect_is_a_closeable_iterator_and_leaving_its_with_block_stops_an_endless_query():
+    """PyFlink's idiom ``with table_result.collect() as results: for result in results: ...``: over an endless
+    datagen table, the first rows come as the job runs, and leaving the block stops the job."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.execute_sql(
+        "CREATE TABLE endless (id INT) WITH ('connector' = 'datagen', 'rows-per-second' = '20', 'fields.id.kind' = 'sequence', "
+        "'fields.id.start' = '1', 'fields.id.end' = '1000000')"
+    )
+    result = t_env.execute_sql("SELECT id * 2 AS twice FROM endless")
+    got = []
+    with result.collect() as rows:
+        for row in rows:
+            got.append(row.twice)
+            if len(got) == 3:
+                break
+    handle = result.get_job_client()
+    handle.wait(120)  # (stopped by the with block: it ends; an endless job would not)
+    assert handle.done and len(set(got)) == 3 and all(v % 2 == 0 for v in got)
+    bounded = TableEnvironment.create(EnvironmentSettings.in_batch_mode()).execute_sql("SELECT * FROM (VALUES (1), (2)) AS t(x)")
+    with bounded.collect() as rows:
+        assert sorted(r.x for r in rows) == [1, 2]

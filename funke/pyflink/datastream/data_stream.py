@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Self
 
 import funke as fk
 from funke.errors import PlanError, UnsupportedError
@@ -352,7 +352,7 @@ class DataStream:
         with ``limit``, a list of at most that many."""
         sink = self._chained(Tail("collect", out_type=self._type), f"{VALUE} binary", "Collect").collect()
         handle, _, _ = self._env._start(job_execution_name or "collect")
-        iterator = CloseableIterator(handle, sink)
+        iterator = CloseableIterator(_arrivals(handle, sink), handle)
         if limit is not None:
             out = [v for _, v in zip(range(limit), iterator, strict=False)]
             iterator.close()
@@ -379,42 +379,50 @@ def _existing(strategy: Any) -> Any:
 
 
 class CloseableIterator:
-    """``execute_and_collect()``'s values: the job's collected rows, as they arrive, until it ends."""
+    """PyFlink's ``CloseableIterator``: a job's collected values as they arrive, until it ends (what
+    ``execute_and_collect()`` and ``TableResult.collect()`` give). ``close()``, or leaving a ``with`` block,
+    stops the job if it still runs."""
 
-    def __init__(self, handle: Any, sink: Any) -> None:
-        self._handle, self._sink, self._seen = handle, sink, 0
+    def __init__(self, values: Iterator[Any], handle: Any) -> None:
+        self._values, self._handle = values, handle
 
     def __iter__(self) -> Iterator[Any]:
         return self
 
     def __next__(self) -> Any:
-        import time
-
-        while True:
-            rows = self._sink.rows
-            if self._seen < len(rows):
-                self._seen += 1
-                return loads(rows[self._seen - 1][VALUE])
-            if self._handle.done:
-                self._handle.wait()  # (raises the job's error, if it failed)
-                rows = self._sink.rows
-                if self._seen >= len(rows):
-                    raise StopIteration
-                continue
-            time.sleep(0.05)
+        return next(self._values)
 
     def next(self) -> Any:
         return next(self)
 
     def close(self) -> None:
-        if not self._handle.done:
+        if self._handle is not None and not self._handle.done:
             self._handle.stop()
 
-    def __enter__(self) -> CloseableIterator:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _arrivals(handle: Any, sink: Any) -> Iterator[Any]:
+    """The values of a collect sink as the job adds them, until it ends (raising the job's error, if it failed)."""
+    import time
+
+    seen = 0
+    while True:
+        rows = sink.rows
+        if seen < len(rows):
+            seen += 1
+            yield loads(rows[seen - 1][VALUE])
+            continue
+        if handle.done:
+            handle.wait()
+            if seen >= len(sink.rows):
+                return
+            continue
+        time.sleep(0.05)
 
 
 class DataStreamSink:

@@ -14,6 +14,7 @@ from typing import Any
 
 from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
+from funke.pyflink.datastream.data_stream import CloseableIterator
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
 from funke.semantics.java_text import java_float
 from funke.table import environment as fk_table
@@ -484,13 +485,18 @@ class TableResult:
             raise TimeoutError(f"the job did not end within {timeout_ms} ms (TableResult.wait); it goes on running")
         return self
 
-    def collect(self) -> Iterator[Row]:
+    def collect(self) -> CloseableIterator:
+        """The result's ``Row``s, with their kinds, as the job gives them: PyFlink's ``CloseableIterator``
+        (``with result.collect() as rows: ...`` stops the job, if it still runs, when the block is left)."""
+        if self._table is None and self._shown is None:
+            raise PlanError("collect() is for the result of a query (Table.execute() or execute_sql('SELECT ...'))")
+        return CloseableIterator(self._rows(), self._inner.get_job_client())
+
+    def _rows(self) -> Iterator[Row]:
         if self._shown is not None:  # a SHOW statement's answer
             names, rows = self._shown
             yield from (_row(names, r) for r in rows)
             return
-        if self._table is None:
-            raise PlanError("collect() is for the result of a query (Table.execute() or execute_sql('SELECT ...'))")
         names = list(self._table.columns)
         for values in self._inner.collect():
             row = _row(names, [values.get(n) for n in names])
