@@ -294,7 +294,7 @@ def test_collect_is_a_closeable_iterator_and_leaving_its_with_block_stops_an_end
     got = []
     with result.collect() as rows:
         for row in rows:
-            got.append(row.twice)
+            got.append(row[0])
             if len(got) == 3:
                 break
     handle = result.get_job_client()
@@ -302,4 +302,4 @@ def test_collect_is_a_closeable_iterator_and_leaving_its_with_block_stops_an_end
     assert handle.done and len(set(got)) == 3 and all(v % 2 == 0 for v in got)
     bounded = TableEnvironment.create(EnvironmentSettings.in_batch_mode()).execute_sql("SELECT * FROM (VALUES (1), (2)) AS t(x)")
     with bounded.collect() as rows:
-        assert sorted(r.x for r in rows) == [1, 2]
+        assert sorted(repr(r) for r in rows) == ['<Row(1)>', '<Row(2)>']  # (no field names, as PyFlink's)

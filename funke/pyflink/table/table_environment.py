@@ -23,10 +23,28 @@ from funke.table.data_types import DataType, RowType, flink_name
 from funke.table.tableau import tableau
 
 
-def _row(names: Sequence[str], values: Sequence[Any]) -> Row:
+def _named_row(names: Sequence[str], values: Sequence[Any]) -> Row:
+    """A row a Python function takes whole (``map``, ``flat_map`` of a Table), its fields named, as PyFlink's."""
     row = Row(*values)
     row.set_field_names(list(names))
     return row
+
+
+def _row(values: Sequence[Any]) -> Row:
+    """A collected row as PyFlink's ``TableResult.collect()`` gives it: without field names (``<Row(1, 'a')>``;
+    read by position), a ROW value in it too."""
+    return Row(*(_nameless(v) for v in values))
+
+
+def _nameless(value: Any) -> Any:
+    """A ROW value (Spark's, a tuple) as a ``Row`` without field names; in an ARRAY or a MAP too."""
+    if isinstance(value, tuple):
+        return _row(value)
+    if isinstance(value, list):
+        return [_nameless(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _nameless(v) for k, v in value.items()}
+    return value
 
 
 class EnvironmentSettings:
@@ -83,7 +101,7 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
     """``TableEnvironment.create(EnvironmentSettings.in_streaming_mode())``: Flink SQL and the Table API on
     funke (``funke.table.StreamTableEnvironment`` with PyFlink's conventions)."""
 
-    row_factory = staticmethod(_row)
+    row_factory = staticmethod(_named_row)
 
     def __init__(self, env: Any, streaming: bool = True) -> None:
         super().__init__(env)
@@ -494,12 +512,12 @@ class TableResult:
 
     def _rows(self) -> Iterator[Row]:
         if self._shown is not None:  # a SHOW statement's answer
-            names, rows = self._shown
-            yield from (_row(names, r) for r in rows)
+            _, rows = self._shown
+            yield from (_row(r) for r in rows)
             return
         names = list(self._table.columns)
         for values in self._inner.collect():
-            row = _row(names, [values.get(n) for n in names])
+            row = _row([values.get(n) for n in names])
             row.set_row_kind(RowKind.of_short(values.get(ROW_KIND_NAME)))  # (to_changelog_stream's column)
             yield row
 
