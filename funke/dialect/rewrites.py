@@ -6,6 +6,7 @@ of built-in functions names.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -167,6 +168,186 @@ def json_value(args: list[exp.Expression], types: list[str | None]) -> exp.Expre
     )
     as_text = call("TRY_VARIANT_GET", found.copy(), exp.Literal.string("$"), exp.Literal.string("string"))
     return exp.Case(ifs=[exp.If(this=scalar, true=as_text)])
+
+
+#: A JSON path funke gives Flink's meaning: an optional mode, then ``$`` and steps ``.key``, ``['key']`` and ``[n]``
+#: (Flink's paths are Jayway JsonPath's; Spark's variant paths have these steps, no wildcards, filters or
+#: negative indexes).
+_JSON_PATH = re.compile(r"(?:\s*(lax|strict)\s+)?(\$(?:\.[^\W\d]\w*|\['[^'\\]*'\]|\[\"[^\"\\]*\"\]|\[\d+\])*)", re.IGNORECASE)
+_ON_ERROR = ("TRUE ON ERROR", "FALSE ON ERROR", "UNKNOWN ON ERROR", "ERROR ON ERROR")
+
+
+def _json_path(function: str, path: exp.Expression) -> tuple[str, str]:
+    """A path literal's mode (``lax``, or Flink's default ``strict``) and its steps as Spark's variant path."""
+    found = _JSON_PATH.fullmatch(path.name) if isinstance(path, exp.Literal) and path.is_string else None
+    if found is None:
+        raise PlanError(
+            f"Flink SQL: {function}(..., {path.sql()}): funke takes a path literal of `$` and `.key`, `['key']` and `[n]` steps "
+            "(with `lax` or `strict` before it); not a wildcard, a `..` scan, a filter or a negative index"
+        )
+    return (found.group(1) or "strict").lower(), found.group(2)
+
+
+def json_exists(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``JSON_EXISTS(s, path [{TRUE | FALSE | UNKNOWN | ERROR} ON ERROR])``: whether the path leads to a
+    value that is not JSON null. In lax mode anything else is FALSE; in strict mode (Flink's default, no mode
+    written) a path that leads nowhere or to a JSON null is an error, as is a text that is no JSON, and ON ERROR
+    gives the result (FALSE when not written)."""
+    on_error = args[2].name.upper() if len(args) == 3 and isinstance(args[2], exp.Var) else "FALSE ON ERROR"
+    if on_error not in _ON_ERROR or (len(args) == 3 and not isinstance(args[2], exp.Var)):
+        raise PlanError(f"Flink SQL: JSON_EXISTS takes a text, a path and an ON ERROR clause, not {args[2].sql()}")
+    mode, path = _json_path("JSON_EXISTS", args[1])
+    error = {
+        "TRUE ON ERROR": "TRUE", "FALSE ON ERROR": "FALSE", "UNKNOWN ON ERROR": "CAST(NULL AS BOOLEAN)",
+        "ERROR ON ERROR": "RAISE_ERROR(CONCAT('JSON_EXISTS: no value at ', {1}, ' in ', {0}))",
+    }[on_error]  # fmt: skip
+    found = "TRY_VARIANT_GET(TRY_PARSE_JSON({0}), {2}) IS NOT NULL AND NOT IS_VARIANT_NULL(TRY_VARIANT_GET(TRY_PARSE_JSON({0}), {2}))"
+    error = "FALSE" if mode == "lax" else error
+    return fill(
+        f"CASE WHEN {{0}} IS NULL THEN NULL WHEN TRY_PARSE_JSON({{0}}) IS NULL THEN {error} WHEN {found} THEN TRUE ELSE {error} END",
+        [args[0], args[1], exp.Literal.string(path)],
+    )
+
+
+def is_json(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``s IS JSON [VALUE | SCALAR | ARRAY | OBJECT]``: whether Jackson reads a JSON value at the start of
+    ``s`` (what follows it is not read: ``'[1] x'`` is JSON), of that kind; FALSE for NULL. Spark's parser is
+    Jackson too, and reads as much; what kind of value it is, its first character tells."""
+    kind = args[1].name.upper()
+    first = {"VALUE": None, "SCALAR": "NOT {0} RLIKE '^[ \\t\\n\\r]*[\\\\[{]'", "ARRAY": "{0} RLIKE '^[ \\t\\n\\r]*\\\\['", "OBJECT": "{0} RLIKE '^[ \\t\\n\\r]*[{]'"}[kind]
+    test = "TRY_PARSE_JSON({0}) IS NOT NULL" + (f" AND {first}" if first else "")
+    return fill(f"COALESCE({test}, FALSE)", args[:1])
+
+
+def json_quote(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    r"""Flink's ``JSON_QUOTE(s)``: ``s`` in double quotes, with ``"``, ``\``, ``/`` and the short escapes (``\n``, ``\t``,
+    ``\b``, ``\f``, ``\r``) escaped and every character past ASCII written ``\uxxxx``; other control characters
+    stay as they are. Flink writes each UTF-16 unit as the code point that starts there: a character past U+FFFF
+    is its code point's hex digits (``\u1f600``) and then its low surrogate's (``\ude00``)."""
+    return fill(_JSON_QUOTE, args)
+
+
+_JSON_QUOTE = (
+    "CONCAT('\"', ARRAY_JOIN(TRANSFORM(REGEXP_EXTRACT_ALL({0}, '(?s).', 0), c -> CASE "
+    "WHEN c = '\"' THEN '\\\\\"' WHEN c = '\\\\' THEN '\\\\\\\\' WHEN c = '/' THEN '\\\\/' WHEN c = '\\b' THEN '\\\\b' "
+    "WHEN c = CHR(12) THEN '\\\\f' WHEN c = '\\n' THEN '\\\\n' WHEN c = '\\r' THEN '\\\\r' WHEN c = '\\t' THEN '\\\\t' "
+    "WHEN ASCII(c) < 128 THEN c "
+    "WHEN ASCII(c) < 65536 THEN CONCAT('\\\\u', LPAD(LOWER(HEX(ASCII(c))), 4, '0')) "
+    "ELSE CONCAT('\\\\u', LOWER(HEX(ASCII(c))), '\\\\u', LOWER(HEX(56320 + ((ASCII(c) - 65536) & 1023)))) END), ''), '\"')"
+)
+
+
+def json_unquote(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    r"""Flink's ``JSON_UNQUOTE(s)``: a text that is JSON (as ``IS JSON``: Jackson reads a value at its start) and both
+    starts and ends with ``"`` is what lies between them, unescaped (``'"a"b"'`` is ``a"b``); any other text is
+    itself. The part between is unescaped as a JSON string with its bare ``"`` escaped."""
+    return fill(_JSON_UNQUOTE, args)
+
+
+_JSON_UNQUOTE = (
+    "CASE WHEN CHAR_LENGTH({0}) >= 2 AND STARTSWITH({0}, '\"') AND ENDSWITH({0}, '\"') AND TRY_PARSE_JSON({0}) IS NOT NULL "
+    "THEN COALESCE(TRY_VARIANT_GET(TRY_PARSE_JSON(CONCAT('\"', REGEXP_REPLACE(SUBSTRING({0}, 2, CHAR_LENGTH({0}) - 2), "
+    "'(?<!\\\\\\\\)((?:\\\\\\\\\\\\\\\\)*)\"', '$1\\\\\\\\\"'), '\"')), '$', 'string'), {0}) ELSE {0} END"
+)
+
+
+#: The types (Spark's names) whose JSON text Spark's ``to_json`` writes as Flink writes it (both are Jackson's):
+#: strings escaped alike, integers, booleans, a DECIMAL with its scale (``1.50``), bytes in base64.
+_JSON_TEXT_TYPES = re.compile(r"string|varchar\(\d+\)|tinyint|smallint|int|bigint|boolean|binary|decimal\(\d+, ?\d+\)")
+
+
+def json_string(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``JSON_STRING(x)``: ``x``'s JSON text, NULL for NULL; of the types Spark's ``to_json`` writes alike."""
+    if args[0].meta.get("json_text"):  # (JSON_STRING(JSON_OBJECT(...)): Flink's is the JSON as it is)
+        return args[0]
+    if types[0] is not None and not _JSON_TEXT_TYPES.fullmatch(types[0]):
+        raise UnsupportedError(
+            f"Flink SQL: JSON_STRING({args[0].sql()}) is not supported by funke yet: funke gives Flink's JSON text of a "
+            f"STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value (this one is {types[0]}: CAST it to one); "
+            "Flink writes a DOUBLE as a BigDecimal (`1.0E+20`), a TIMESTAMP in ISO form, a MAP with its keys in order"
+        )
+    return fill("CASE WHEN {0} IS NOT NULL THEN {1} END", [args[0], _checked_json_text("JSON_STRING", args[0], types[0])])
+
+
+#: ``{0}``'s JSON text as Spark's Jackson writes it (``null`` for NULL).
+_JSON_TEXT = "SUBSTRING(TO_JSON(ARRAY({0})), 2, CHAR_LENGTH(TO_JSON(ARRAY({0}))) - 2)"
+#: Spark's names (``typeof``) of the types in ``_JSON_TEXT_TYPES``, and of NULL's (``void``).
+_JSON_TEXT_TYPEOF = "^(string|tinyint|smallint|int|bigint|boolean|binary|decimal\\\\(\\\\d+,\\\\d+\\\\)|void)$"
+
+
+def _checked_json_text(function: str, value: exp.Expression, kind: str | None) -> exp.Expression:
+    """``value``'s JSON text; where the planner does not know its type (``kind`` None), the job fails for a value
+    of a type whose text Spark writes otherwise than Flink (Spark's ``typeof`` names it), not writing it wrong."""
+    if kind is not None:
+        return fill(_JSON_TEXT, [value])
+    return fill(
+        f"CASE WHEN TYPEOF({{0}}) RLIKE '{_JSON_TEXT_TYPEOF}' THEN {_JSON_TEXT} ELSE RAISE_ERROR(CONCAT("
+        f"'{function}: funke writes the JSON of a STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value as Flink does, not of a ', "
+        "TYPEOF({0}), ' (CAST it to one)')) END",
+        [value],
+    )
+
+
+def _on_null(args: list[exp.Expression], default: str) -> tuple[list[exp.Expression], bool]:
+    """The arguments before an ON NULL clause (the parser's last argument), and whether a NULL is left out."""
+    if args and isinstance(args[-1], exp.Var):
+        return args[:-1], args[-1].name.upper() == "ABSENT ON NULL"
+    return args, default == "ABSENT"
+
+
+def _json_member(function: str, value: exp.Expression, kind: str | None, absent: bool) -> exp.Expression:
+    """A value of JSON_OBJECT or JSON_ARRAY as JSON text: another such call's text as it is (Flink inserts it as
+    JSON), one of the types Spark's ``to_json`` writes as Flink does as that; NULL when left out."""
+    if value.meta.get("json_text"):
+        return value
+    if kind is not None and not _JSON_TEXT_TYPES.fullmatch(kind):
+        raise UnsupportedError(
+            f"Flink SQL: {function} with the value {value.sql()} is not supported by funke yet: funke gives Flink's JSON "
+            f"of a STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value, and of JSON_OBJECT and JSON_ARRAY (this one "
+            f"is {kind}: CAST it to one); Flink writes a DOUBLE as a BigDecimal (`1.0E+20`), a TIMESTAMP in ISO form, "
+            "`JSON(s)` with its numbers as written"
+        )
+    text = _checked_json_text(function, value, kind)
+    return fill("CASE WHEN {0} IS NOT NULL THEN {1} END", [value, text]) if absent else text
+
+
+def _json_text(open_: str, members: list[exp.Expression], close: str) -> exp.Expression:
+    """The members' texts joined by commas (those NULL left out) between ``open_`` and ``close``, marked as JSON."""
+    text = call("CONCAT", exp.Literal.string(open_), call("CONCAT_WS", exp.Literal.string(","), *members), exp.Literal.string(close))
+    if not members:
+        text = exp.Literal.string(open_ + close)
+    text.meta["json_text"] = True  # (a value of an enclosing JSON_OBJECT or JSON_ARRAY: JSON, not a string)
+    return text
+
+
+def json_array(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``JSON_ARRAY(v, ... [NULL | ABSENT] ON NULL)``: the values' JSON text in order; a NULL is ``null``
+    or, by default, left out."""
+    values, absent = _on_null(args, "ABSENT")
+    return _json_text("[", [_json_member("JSON_ARRAY", v, k, absent) for v, k in zip(values, types, strict=False)], "]")
+
+
+def json_object(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``JSON_OBJECT(KEY k VALUE v, ... [NULL | ABSENT] ON NULL)``: Flink writes the members in the order
+    of their keys (Java's order of strings: UTF-16 units), the last of a duplicate key winning; a NULL value is
+    ``null`` (by default) or left out (and then a duplicate's last value that is not NULL wins). funke orders
+    them while planning: the keys must be string literals."""
+    pairs, absent = _on_null(args, "NULL")
+    values: dict[str, exp.Expression] = {}
+    for i in range(0, len(pairs), 2):
+        key, value = pairs[i], pairs[i + 1]
+        if not (isinstance(key, exp.Literal) and key.is_string):
+            raise UnsupportedError(
+                f"Flink SQL: JSON_OBJECT with the key {key.sql()} is not supported by funke yet: funke orders the members "
+                "while planning, as Flink orders them, and takes string literals as keys"
+            )
+        text = _json_member("JSON_OBJECT", value, types[i + 1], absent)
+        values[key.name] = call("COALESCE", text, values[key.name]) if absent and key.name in values else text
+    members = [
+        fill("CASE WHEN {1} IS NOT NULL THEN CONCAT(" + _JSON_TEXT + ", ':', {1}) END", [exp.Literal.string(k), values[k]])
+        for k in sorted(values, key=lambda k: k.encode("utf-16-be"))
+    ]
+    return _json_text("{", members, "}")
 
 
 #: A logarithm with Flink's IEEE results: -Infinity of 0, NaN of a negative number (Spark: NULL).

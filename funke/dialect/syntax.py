@@ -127,16 +127,79 @@ class Flink(Dialect):
 
         def _parse_json_array(self, name: str) -> exp.Expression:
             """``JSON_ARRAY(v, ... [NULL | ABSENT] ON NULL)`` (and ``JSON_ARRAYAGG``), which sqlglot does not read:
-            a call of ``name`` with the ON NULL choice in its ``on_null`` meta."""
+            a call of ``name`` with the ON NULL choice, when written, as its last argument (an ``exp.Var``) and in its
+            ``on_null`` meta."""
             def on_null() -> str | None:
                 return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
 
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
             choice = on_null()  # (JSON_ARRAY(NULL ON NULL): no values)
             values = [] if choice else self._parse_csv(self._parse_assignment)
-            node = self.expression(exp.Anonymous(this=name, expressions=values))
-            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end, on_null=choice or on_null())
+            choice = choice or on_null()
+            node = self.expression(exp.Anonymous(this=name, expressions=[*values, *([exp.var(f"{choice} ON NULL")] if choice else [])]))
+            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end, on_null=choice)
             return node
+
+        def _parse_flink_json_object(self) -> exp.Expression:
+            """``JSON_OBJECT([KEY] k VALUE v, ... [NULL | ABSENT] ON NULL)``: a call of JSON_OBJECT with the keys and
+            values in turn, and the ON NULL choice, when written, as its last argument (an ``exp.Var``)."""
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+
+            def on_null() -> str | None:
+                return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
+
+            args: list[exp.Expression] = []
+            choice = on_null()
+            while not choice and self._curr and self._curr.token_type != TokenType.R_PAREN:
+                self._match_text_seq("KEY")
+                args.append(self._parse_assignment())
+                if not self._match_text_seq("VALUE"):
+                    self.raise_error("Expecting VALUE after a JSON_OBJECT key")
+                args.append(self._parse_assignment())
+                choice = on_null()
+                if not choice and not self._match(TokenType.COMMA):
+                    break
+            node = self.expression(exp.Anonymous(this="JSON_OBJECT", expressions=[*args, *([exp.var(f"{choice} ON NULL")] if choice else [])]))
+            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
+            return node
+
+        def _parse_json_exists(self) -> exp.Expression:
+            """``JSON_EXISTS(s, path [{TRUE | FALSE | UNKNOWN | ERROR} ON ERROR])``, which sqlglot does not read: a
+            call of JSON_EXISTS with the ON ERROR choice, when written, as its last argument (an ``exp.Var``)."""
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+            args = self._parse_csv(self._parse_assignment)
+            choice = next((c for c in ("TRUE", "FALSE", "UNKNOWN", "ERROR") if self._match_text_seq(c, "ON", "ERROR")), None)
+            if self._curr and self._curr.token_type != TokenType.R_PAREN:
+                self.raise_error("Flink SQL's JSON_EXISTS takes a text, a path and {TRUE | FALSE | UNKNOWN | ERROR} ON ERROR")
+            node = self.expression(exp.Anonymous(this="JSON_EXISTS", expressions=[*args, *([exp.var(f"{choice} ON ERROR")] if choice else [])]))
+            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
+            return node
+
+        def _parse_json_query(self) -> exp.Expression:
+            """``JSON_QUERY(s, path [RETURNING type] [wrapper] [... ON EMPTY] [... ON ERROR])``, which funke refuses
+            (``funke.dialect.functions``): a call of JSON_QUERY, its clauses read past, so the refusal names it."""
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+            args = self._parse_csv(self._parse_assignment)
+            depth = 0
+            while self._curr and (depth or self._curr.token_type != TokenType.R_PAREN):
+                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(self._curr.token_type, 0)
+                self._advance()
+            node = self.expression(exp.Anonymous(this="JSON_QUERY", expressions=args))
+            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
+            return node
+
+        def _parse_is(self, this: exp.Expression | None) -> exp.Expression | None:
+            """``s IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`` as a call ``IS JSON`` of ``s`` and the kind (an
+            ``exp.Var``), which funke rewrites as any other (sqlglot's ``Is`` of a ``JSON`` is no call)."""
+            node = super()._parse_is(this)
+            test = node.this if isinstance(node, exp.Not) else node
+            if not (isinstance(test, exp.Is) and isinstance(test.expression, exp.JSON)):
+                return node
+            json = test.expression
+            if json.args.get("with_") is not None or json.args.get("unique"):
+                self.raise_error("Flink SQL's IS JSON takes no [WITH | WITHOUT] UNIQUE KEYS")
+            call = exp.Anonymous(this="IS JSON", expressions=[test.this, exp.var(json.name or "VALUE")])
+            return exp.Not(this=call) if test is not node else call
 
         def _parse_window_tvf(self, name: str) -> exp.Expression:
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
@@ -205,6 +268,9 @@ class Flink(Dialect):
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},
             **{name: (lambda n: lambda self: self._parse_json_array(n))(name) for name in ("JSON_ARRAY", "JSON_ARRAYAGG")},
+            "JSON_EXISTS": lambda self: self._parse_json_exists(),
+            "JSON_OBJECT": lambda self: self._parse_flink_json_object(),
+            "JSON_QUERY": lambda self: self._parse_json_query(),
         }
 
 

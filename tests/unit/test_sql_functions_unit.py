@@ -84,6 +84,55 @@ def test_a_refused_builtin_says_why(t_env):
             t_env.sql_query(f"SELECT {call} FROM t")
 
 
+def test_json_predicates_are_read_as_calls_with_their_clauses():
+    """``s IS [NOT] JSON kind`` and JSON_EXISTS's ON ERROR clause reach the rewrite (tests/spark/test_sql_functions.py
+    runs them against PyFlink 2.3's answers)."""
+    assert _spark("s IS NOT JSON OBJECT") == r"NOT COALESCE(NOT TRY_PARSE_JSON((s)) IS NULL AND (s) RLIKE '^[ \t\n\r]*[{]', FALSE)"
+    assert "RAISE_ERROR" in _spark("JSON_EXISTS(s, 'strict $.a' ERROR ON ERROR)")
+    assert "RAISE_ERROR" not in _spark("JSON_EXISTS(s, 'lax $.a' ERROR ON ERROR)")  # (lax mode has no errors)
+    assert "'$.a'" in _spark("JSON_EXISTS(s, 'LAX $.a')")
+
+
+@pytest.mark.parametrize("path", ["$.*", "$..a", "$.a[-1]", "$[?(@.a > 1)]", "$.a[*]", "lax$.a", "$ .a"])
+def test_json_exists_refuses_paths_spark_cannot_follow(path):
+    with pytest.raises(PlanError, match=rf"JSON_EXISTS\(\.\.\., '{re.escape(path)}'\): funke takes a path literal of `\$` and `\.key`"):
+        _spark(f"JSON_EXISTS(s, '{path}')")
+
+
+def test_json_clauses_funke_does_not_read_are_refused_not_ignored(t_env):
+    with pytest.raises(PlanError, match=r"JSON_EXISTS\(\.\.\., s\): funke takes a path literal"):
+        _spark("JSON_EXISTS(s, s)")
+    with pytest.raises(PlanError, match=r"SQL syntax error at line 1, column \d+: Flink SQL's JSON_EXISTS takes a text, a path and \{TRUE"):
+        _spark("JSON_EXISTS(s, '$.a' TRUE ON EMPTY)")  # (no clause of Flink's JSON_EXISTS)
+    with pytest.raises(PlanError, match=r"Flink SQL's IS JSON takes no \[WITH \| WITHOUT\] UNIQUE KEYS"):
+        _spark("s IS JSON WITH UNIQUE KEYS")
+    with pytest.raises(UnsupportedError, match=r"JSON_STRING\(CAST\(n AS DOUBLE\)\) is not supported by funke yet: .*this one is double"):
+        t_env.sql_query("SELECT JSON_STRING(CAST(n AS DOUBLE)) FROM t")
+    # (a type the planner cannot tell: Spark's typeof decides when the job runs, failing it for a DOUBLE)
+    assert "RAISE_ERROR(CONCAT('JSON_STRING: funke writes the JSON of a STRING, an integer" in _spark("JSON_STRING(UPPER(s))")
+    assert t_env.sql_query("SELECT JSON_STRING(n) AS j, JSON_QUOTE(s) AS q FROM t").get_schema().names == ("j", "q")
+    refused = {
+        "JSON_QUERY(s, '$.a')": "JSON_QUERY", "JSON_QUERY(s, '$.a' RETURNING ARRAY<STRING> WITH CONDITIONAL ARRAY WRAPPER EMPTY ARRAY ON EMPTY)": "JSON_QUERY",
+        "JSON_ARRAY(JSON('[1]'))": "JSON",
+    }  # fmt: skip
+    for call, name in refused.items():
+        with pytest.raises(UnsupportedError, match=rf"{name} \(at line 1, column \d+\) is not supported by funke yet: "):
+            t_env.sql_query(f"SELECT {call} FROM t")
+
+
+def test_json_constructors_refuse_values_and_keys_funke_cannot_write_as_flink(t_env):
+    names = t_env.sql_query("SELECT JSON_OBJECT('b' VALUE n, 'a' VALUE JSON_ARRAY(s, n NULL ON NULL) ABSENT ON NULL) AS o FROM t")
+    assert names.get_schema().names == ("o",)
+    with pytest.raises(UnsupportedError, match=r"JSON_OBJECT with the key s is not supported by funke yet: .*string literals as keys"):
+        t_env.sql_query("SELECT JSON_OBJECT(s VALUE n) FROM t")
+    with pytest.raises(UnsupportedError, match=r"JSON_ARRAY with the value CAST\(n AS DOUBLE\) .*\(this one is double: CAST it"):
+        t_env.sql_query("SELECT JSON_ARRAY(CAST(n AS DOUBLE)) FROM t")
+    with pytest.raises(UnsupportedError, match=r"JSON_OBJECT with the value ts .*\(this one is timestamp"):
+        t_env.sql_query("SELECT JSON_OBJECT('t' VALUE ts) FROM t")
+    with pytest.raises(PlanError, match=r"SQL syntax error at line 1, column \d+: Expecting VALUE after a JSON_OBJECT key"):
+        t_env.sql_query("SELECT JSON_OBJECT('a', n) FROM t")
+
+
 def test_a_python_function_is_no_unknown_function(t_env):
     t_env.create_temporary_function("shout", udf(lambda s: s.upper() + "!", result_type="STRING"))
     assert t_env.sql_query("SELECT shout(s) AS x FROM t").get_schema().names == ("x",)
