@@ -90,6 +90,9 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
+        # Flink's JSON functions read an object with a key twice (the last value wins); Spark's parser of JSON
+        # into VARIANT, which funke's JSON functions rewrite onto, refuses one unless told to keep the last.
+        "spark.sql.variant.allowDuplicateKeys": "true",
         "spark.ui.enabled": str(settings.ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.memory": settings.driver_memory,
@@ -128,6 +131,7 @@ SESSION_CONF = (
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
     "spark.sql.execution.arrow.pyspark.enabled",
     "spark.sql.session.timeZone",
+    "spark.sql.variant.allowDuplicateKeys",
 )
 
 
