@@ -216,7 +216,7 @@ def _b(
     return Builtin(tuple(names.split()), category, status, note, rewrite, arities)
 
 
-_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG and PERCENTILE (and Python aggregate functions: `udaf`)"
+_FUNKE_AGGREGATES = "funke's aggregates run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG, PERCENTILE, JSON_ARRAYAGG and JSON_OBJECTAGG (and Python aggregate functions: `udaf`)"
 
 #: Flink SQL's built-in functions, by category as Flink's documentation orders them.
 # fmt: off
@@ -405,7 +405,9 @@ _TABLE: tuple[Builtin, ...] = (
     _b("LISTAGG", "aggregate", PLANNER, "the non-NULL strings in arrival order, joined by the separator (a string literal; `,` without one); NULL over none; a retraction takes the value's first occurrence away; `DISTINCT`; of a non-string refused, as in Flink"),
     _b("ARRAY_AGG", "aggregate", PLANNER, "the values in arrival order, NULLs kept (`IGNORE NULLS`: not; `RESPECT NULLS`, the default); NULL over no row; a retraction takes the value's first occurrence away; `DISTINCT`"),
     _b("PERCENTILE", "aggregate", PLANNER, "`PERCENTILE(x, p [, frequency])`, `p` a literal in [0, 1] or an ARRAY of them (Flink takes an expression too, and then reads any row's); Flink's exact percentile (a DOUBLE; ARRAY<DOUBLE> for an ARRAY), computed as Flink 2.x does, in group, window and OVER aggregations"),
-    _b("COLLECT JSON_OBJECTAGG JSON_ARRAYAGG", "aggregate", REFUSED, _FUNKE_AGGREGATES),
+    _b("JSON_ARRAYAGG", "aggregate", PLANNER, "`JSON_ARRAYAGG(v [NULL | ABSENT] ON NULL)` (ABSENT by default): the values' JSON text in arrival order, `[]` over none; a retraction takes the value's first occurrence away; values of the types `JSON_ARRAY` takes (a DOUBLE, TIMESTAMP, DATE, ARRAY... refused while planning); in group and window aggregations (Flink's parser takes no DISTINCT, FILTER or OVER with it). Flink in batch mode sorts a group's rows first (another order); funke keeps arrival order in both modes"),
+    _b("JSON_OBJECTAGG", "aggregate", PLANNER, "`JSON_OBJECTAGG([KEY] k VALUE v [NULL | ABSENT] ON NULL)` (NULL by default): the members in key order (UTF-16 order, as Flink's), `{}` over none; a key met twice or a NULL key fails the job, as in Flink; a retraction takes the key away; a STRING key, values of the types `JSON_OBJECT` takes; in group and window aggregations (Flink's parser takes no DISTINCT, FILTER or OVER with it). A key written with `||` does not parse: write `CONCAT(...)`"),
+    _b("COLLECT", "aggregate", REFUSED, "Flink's COLLECT gives a MULTISET, a type Spark lacks (of INTs a `MULTISET<INT NOT NULL>`); " + _FUNKE_AGGREGATES),
     # -- window (OVER) functions --------------------------------------------------------------------------
     _b("UNNEST", "table function", PLANNER, "`CROSS JOIN UNNEST(array)`: a lateral join with Spark's `explode`"),
     _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`, a rank range `rn > m AND rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),

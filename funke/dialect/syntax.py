@@ -60,6 +60,13 @@ class Percentile(exp.Expression, exp.AggFunc):
     _sql_names = ["PERCENTILE"]
 
 
+class JsonArrayAgg(exp.Expression, exp.AggFunc):
+    """``JSON_ARRAYAGG(v [NULL | ABSENT] ON NULL)``: ``null_handling`` the choice when written (sqlglot has no node)."""
+
+    arg_types = {"this": True, "null_handling": False}  # noqa: RUF012
+    _sql_names = ["JSON_ARRAYAGG"]  # noqa: RUF012
+
+
 def _percentile(args: list[exp.Expression]) -> exp.Expression:
     if len(args) not in (2, 3):
         return exp.Anonymous(this="PERCENTILE", expressions=args)  # (the planner names the wrong count)
@@ -137,6 +144,8 @@ class Flink(Dialect):
             values = [] if choice else self._parse_csv(self._parse_assignment)
             choice = choice or on_null()
             node = self.expression(exp.Anonymous(this=name, expressions=[*values, *([exp.var(f"{choice} ON NULL")] if choice else [])]))
+            if name == "JSON_ARRAYAGG" and len(values) == 1:  # (an aggregate: its own node; other counts stay a plain call)
+                node = self.expression(JsonArrayAgg(this=values[0], null_handling=exp.var(f"{choice} ON NULL") if choice else None))
             node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end, on_null=choice)
             return node
 

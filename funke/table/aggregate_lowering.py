@@ -20,19 +20,21 @@ counts non-NULL values.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from funke.dialect.functions import call_name
-from funke.dialect.syntax import ListAgg, Percentile
-from funke.errors import PlanError, SchemaError
+from funke.dialect.rewrites import json_string
+from funke.dialect.syntax import JsonArrayAgg, ListAgg, Percentile
+from funke.errors import PlanError, SchemaError, UnsupportedError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
-from funke.table.builtin_aggregates import Values, Variance
+from funke.table.builtin_aggregates import JsonAgg, Values, Variance
 from funke.table.changelog import ROW_KIND, changelog_mode
 from funke.table.grouping_sets import expand
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, expression_text, kind_first, select_item
@@ -46,7 +48,7 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
     exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop", exp.StddevSamp: "stddev_samp",
     exp.Stddev: "stddev_samp", exp.FirstValue: "first_value", exp.LastValue: "last_value", ListAgg: "listagg",
-    exp.ArrayAgg: "array_agg", Percentile: "percentile",
+    exp.ArrayAgg: "array_agg", Percentile: "percentile", JsonArrayAgg: "json_arrayagg", exp.JSONObjectAgg: "json_objectagg",
 }  # fmt: skip
 #: The aggregates Flink computes by Welford's algorithm (``funke.table.builtin_aggregates.Variance``): funke's
 #: operators compute them, not Spark's window aggregation (its ``var_pop`` rounds differently).
@@ -55,7 +57,7 @@ _VARIANCES = frozenset(Variance.KINDS)
 #: them in arrival order (Spark's ``first``, ``collect_list`` and ``listagg`` do not retract, and order otherwise).
 _VALUES = frozenset(Values.KINDS)
 #: The built-in aggregates only funke's window operator computes in a window aggregation.
-_FUNKE_ONLY = _VARIANCES | _VALUES | {"percentile"}
+_FUNKE_ONLY = _VARIANCES | _VALUES | {"percentile", *JsonAgg.KINDS}
 #: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
@@ -292,11 +294,13 @@ class AggregateLowering:
         ``get_value``); a built-in's is None (``funke.table.builtin_aggregates`` makes it)."""
         name = _AGGREGATES.get(type(node))
         if name is None:
-            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG and PERCENTILE run")
+            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG, PERCENTILE, JSON_ARRAYAGG and JSON_OBJECTAGG run")
         return name, None
 
     def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
         """The arguments of an aggregate call, and whether they are DISTINCT."""
+        if isinstance(node, (JsonArrayAgg, exp.JSONObjectAgg)):
+            return self._json_aggregate_arguments(node, schema), False
         arg = node.this
         distinct = isinstance(arg, exp.Distinct)
         given = list(arg.expressions) if distinct else [arg]
@@ -309,6 +313,34 @@ class AggregateLowering:
             frequency = node.args.get("frequency")
             given += [self._percentage(node.args["percentage"]), *([exp.Cast(this=frequency.copy(), to=exp.DataType.build("bigint"))] if frequency else [])]
         return given, distinct
+
+    def _json_aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> list[exp.Expression]:
+        """JSON_ARRAYAGG's value, JSON_OBJECTAGG's key and value: the value as its JSON text, as Flink's planner wraps
+        it in JSON_STRING (``null`` for a NULL under NULL ON NULL, NULL under ABSENT ON NULL: no element); of the
+        types whose text funke writes as Flink does (``funke.dialect.rewrites``), or JSON_OBJECT/JSON_ARRAY's JSON."""
+        name = "JSON_ARRAYAGG" if isinstance(node, JsonArrayAgg) else "JSON_OBJECTAGG"
+        if isinstance(node, JsonArrayAgg):
+            key, value, default = None, node.this, "ABSENT"
+        else:
+            pairs = node.expressions
+            if len(pairs) != 1 or not isinstance(pairs[0], exp.JSONKeyValue) or node.args.get("unique_keys") is not None:
+                raise self.refuse(node, node.sql(), "JSON_OBJECTAGG(KEY k VALUE v [NULL | ABSENT] ON NULL), one key and value")
+            key, value, default = pairs[0].this, pairs[0].expression, "NULL"
+            if (t := type_of(key, schema)) is not None and not re.fullmatch(r"string|varchar\(\d+\)", t):
+                raise SchemaError(f"Flink SQL: JSON_OBJECTAGG's key {key.sql()} at {self.at(key)} must be a string, not a {t.upper()}: CAST it")
+        choice = node.args.get("null_handling")
+        absent = (choice.name if isinstance(choice, exp.Expression) else str(choice or default + " ON NULL")).upper().startswith("ABSENT")
+        if (t := type_of(value, schema)) is not None and not _json_text_type(value, t):
+            raise self.refuse(
+                node, f"{name} of the value {value.sql()} ({t.upper()})",
+                "funke writes the JSON of a STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value (CAST it to one), and "
+                "of JSON_OBJECT and JSON_ARRAY; Flink writes a DOUBLE as a BigDecimal (`1.0E+20`), a TIMESTAMP in ISO form",
+            )
+        text: exp.Expression = exp.Anonymous(this="JSON_STRING", expressions=[value.copy()])
+        if not absent:
+            text = exp.Coalesce(this=text, expressions=[exp.Literal.string("null")])
+        text = exp.Cast(this=text, to=exp.DataType.build("string"))  # (a type the operator's schema knows)
+        return [text] if key is None else [exp.Cast(this=key.copy(), to=exp.DataType.build("string")), text]
 
     def _percentage(self, p: exp.Expression) -> exp.Expression:
         """PERCENTILE's percentage: a number literal in [0, 1] or an ARRAY of them (Flink takes an expression too,
@@ -338,13 +370,15 @@ class AggregateLowering:
             and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string))
         ):
             given = []  # COUNT(*), COUNT(1): every row
-        elif function is None and name not in ("count", "percentile") and len(given) != (2 if name == "listagg" and node.args.get("separator") else 1):
+        elif function is None and name not in ("count", "percentile", "json_objectagg") and len(given) != (2 if name == "listagg" and node.args.get("separator") else 1):
             raise self.refuse(node, f"{node.sql()} (it takes one argument)")
         if name == "percentile":
             frequency = node.args.get("frequency")
             for what, a, ok in (("a number", given[0], is_numeric), ("an integer frequency", frequency, lambda t: t in INTEGRAL)):
                 if a is not None and (t := type_of(a, stream.schema)) is not None and not ok(t):
                     raise SchemaError(f"Flink SQL: PERCENTILE at {self.at(node)} takes {what}, not a {t.upper()} ({a.sql()})")
+        if condition is not None and name in JsonAgg.KINDS:
+            raise self.refuse(node, f"{name.upper()}(...) FILTER (WHERE ...)", f"Flink's parser takes no FILTER after {name.upper()}: aggregate over a subquery's rows")
         if name == "listagg" and (t := type_of(given[0], stream.schema)) is not None and t != "string":
             raise SchemaError(f"Flink SQL: LISTAGG at {self.at(node)} takes a string, not a {t.upper()} ({given[0].sql()}): CAST it")
         alias = self._hide()  # (named before its arguments, as earlier versions did: the same names, the same uids)
@@ -375,6 +409,8 @@ class AggregateLowering:
         column = call.args[0] if call.args and call.name != "count" else None
         if call.name == "percentile":  # (a DOUBLE, or an ARRAY of them for an ARRAY of percentages)
             return "array<double>" if schema.field(call.args[1], node="PERCENTILE").dtype.startswith("array") else "double"
+        if call.name in JsonAgg.KINDS:
+            return "string"
         if call.name == "lag":  # (an OVER aggregation's LAG: its value's type)
             return schema.field(column, node="LAG").dtype if column else None
         if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)
@@ -401,6 +437,15 @@ class AggregateLowering:
             what = f"a {t.upper()} argument" if t else "an argument whose type funke cannot tell"
             raise self.refuse(call, f"{name}({arg.sql()}) of {what}", f"CAST it: {name}(CAST({arg.sql()} AS DOUBLE))")
         return column
+
+
+def _json_text_type(value: exp.Expression, kind: str) -> bool:
+    """Whether funke writes the JSON text of ``value``, of type ``kind``, as Flink does (JSON_STRING's rule)."""
+    try:
+        json_string([value.copy()], [kind])
+    except UnsupportedError:
+        return False
+    return True
 
 
 #: Why IGNORE or RESPECT NULLS of another call than ARRAY_AGG is refused.

@@ -315,6 +315,100 @@ class Values:
         return list(held)
 
 
+def json_string(text: str) -> str:
+    r"""``text`` as a JSON string, as Flink's Jackson writes it: ``"`` and ``\`` escaped, the control characters
+    below U+0020 as ``\b``, ``\t``, ``\n``, ``\f``, ``\r`` or ``\u00XX`` (upper-case hex digits), all else (``/``,
+    U+007F, any other character) as it is. (Python's ``json.dumps`` writes ``\u001f`` and non-ASCII escaped.)
+
+    >>> print(json_string('q"x/\\é\t' + chr(1) + chr(31) + chr(127)))
+    "q\"x/\\é\t\u0001\u001F"
+    """
+    out = []
+    for c in text:
+        if c in _JSON_ESCAPES:
+            out.append(_JSON_ESCAPES[c])
+        elif c < " ":
+            out.append(f"\\u{ord(c):04X}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+class JsonAgg:
+    """``JSON_ARRAYAGG(v)`` and ``JSON_OBJECTAGG(KEY k VALUE v)`` as Flink's ``JsonArrayAggFunction`` and
+    ``JsonObjectAggFunction`` compute them, over each value's JSON text (computed before, in Spark, as Flink's
+    planner wraps the value in ``JSON_STRING``: ``null`` for a NULL under NULL ON NULL, NULL under ABSENT ON NULL,
+    which is skipped). JSON_ARRAYAGG: ``[the texts, in arrival order]``, a retraction taking the text's first
+    occurrence away, ``[]`` over none. JSON_OBJECTAGG: ``[{key: text}]``, written in the keys' order (Java's order
+    of strings: UTF-16 units); a NULL key or a key held already fails the job, as in Flink; a retraction takes the
+    key away; ``{}`` over none. Flink's parser takes no DISTINCT, FILTER or OVER with either.
+
+    >>> agg = JsonAgg("json_arrayagg")
+    >>> acc = agg.create_accumulator()
+    >>> for v in ("1", None, '"a"', "null", "1"):
+    ...     agg.accumulate(acc, v)
+    >>> agg.retract(acc, "1"); agg.get_value(acc)
+    '["a",null,1]'
+    >>> agg = JsonAgg("json_objectagg")
+    >>> acc = agg.create_accumulator()
+    >>> agg.accumulate(acc, "b", "1"); agg.accumulate(acc, "a", None); agg.accumulate(acc, "B", "[2]"); agg.get_value(acc)
+    '{"B":[2],"b":1}'
+    >>> agg.accumulate(acc, "b", "3")
+    Traceback (most recent call last):
+    ...
+    ValueError: Flink SQL: JSON_OBJECTAGG met the key 'b' twice (Flink fails the job too: duplicate key)
+    """
+
+    KINDS = ("json_arrayagg", "json_objectagg")
+
+    def __init__(self, kind: str) -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown aggregate {kind!r}: use {', '.join(self.KINDS)}")
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"JsonAgg({self.kind!r})"
+
+    def create_accumulator(self) -> list[Any]:
+        return [[]] if self.kind == "json_arrayagg" else [{}]
+
+    def accumulate(self, acc: list[Any], *args: Any) -> None:
+        if self.kind == "json_arrayagg":
+            if args[0] is not None:
+                acc[0].append(args[0])
+            return
+        key, text = args
+        if key is None:
+            raise ValueError("Flink SQL: JSON_OBJECTAGG met a NULL key (Flink fails the job too)")
+        if key in acc[0]:  # (before ABSENT ON NULL skips a NULL value, as Flink checks)
+            raise ValueError(f"Flink SQL: JSON_OBJECTAGG met the key {key!r} twice (Flink fails the job too: duplicate key)")
+        if text is not None:  # (ABSENT ON NULL: no member)
+            acc[0][key] = text
+
+    def retract(self, acc: list[Any], *args: Any) -> None:
+        if self.kind == "json_arrayagg":
+            if args[0] is not None:
+                with contextlib.suppress(ValueError):  # (a value never held: nothing to take back)
+                    acc[0].remove(args[0])
+            return
+        acc[0].pop(args[0], None)
+
+    def merge(self, acc: list[Any], others: Iterable[list[Any]]) -> None:
+        for o in others:
+            for held in o[0] if self.kind == "json_arrayagg" else o[0].items():
+                self.accumulate(acc, *((held,) if self.kind == "json_arrayagg" else held))
+
+    def get_value(self, acc: list[Any]) -> str:
+        if self.kind == "json_arrayagg":
+            return "[" + ",".join(acc[0]) + "]"
+        held = acc[0]
+        members = (json_string(k) + ":" + held[k] for k in sorted(held, key=lambda k: k.encode("utf-16-be")))
+        return "{" + ",".join(members) + "}"
+
+
 def hashable(value: Any) -> Any:
     """``value`` as a dict key: an ARRAY's list as a tuple, a MAP's or ROW's dict as its sorted items."""
     if isinstance(value, list):
@@ -481,6 +575,8 @@ def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> A
         made = Lag()
     elif name == "percentile":
         made = Percentile()
+    elif name in JsonAgg.KINDS:
+        made = JsonAgg(name)
     else:
-        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS, *Values.KINDS))}")
+        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS, *Values.KINDS, *JsonAgg.KINDS))}")
     return Distinct(made) if distinct else made

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from funke.dialect.syntax import JsonArrayAgg
 from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
@@ -73,6 +74,9 @@ class OverLowering:
         columns: dict[int, exp.Expression] = {}
         for w in overs:
             function = w.this.this if isinstance(w.this, exp.Filter) else w.this
+            if isinstance(function, (JsonArrayAgg, exp.JSONObjectAgg)):
+                name = "JSON_ARRAYAGG" if isinstance(function, JsonArrayAgg) else "JSON_OBJECTAGG"
+                raise self.refuse(w, f"{name}(...) OVER (...)", f"Flink's parser takes no OVER after {name}: it runs in GROUP BY and window aggregations")
             if function.args.get("distinct") or isinstance(function.this, exp.Distinct):
                 raise self.refuse(w, "DISTINCT in an OVER aggregate")
             call, stream = self._lag_call(w, stream) if isinstance(function, exp.Lag) else self._aggregate_call(w.this, stream)

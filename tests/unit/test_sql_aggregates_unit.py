@@ -4,6 +4,7 @@ over the materialized input, and what the planner makes of each construct."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from fractions import Fraction
@@ -524,7 +525,7 @@ def test_grouping_sets_copy_each_row_once_per_set_into_one_aggregation_and_what_
     table = t_env.sql_query(
         f"SELECT window_start, k, SUM(v) AS s, GROUPING(k) AS g FROM {TUMBLE} GROUP BY window_start, window_end, ROLLUP (k)"
     )
-    [window] = [n for n in nodes.walk([table._stream.node]) if isinstance(n, nodes.WindowAggregate)]
+    assert len([n for n in nodes.walk([table._stream.node]) if isinstance(n, nodes.WindowAggregate)]) == 1
     assert len([n for n in nodes.walk([table._stream.node]) if isinstance(n, nodes.Union)]) == 1
     assert [f.name for f in table.get_schema().fields] == ["window_start", "k", "s", "g"]
     assert [f.dtype for f in table.get_schema().fields][1:] == ["string", "int", "bigint"]
@@ -555,3 +556,68 @@ def test_grouping_sets_expand_as_flink_orders_them():
     assert sets("a, ROLLUP (a, b)") == [["a", "b"], ["a"], ["a"]]  # (a set twice: GROUP_ID tells them apart)
     assert sets("ROLLUP (a), ROLLUP (b)") == [["a", "b"], ["a"], ["b"], []]
     assert sets("GROUPING SETS (ROLLUP (a), b)") == [["a"], [], ["b"]]
+
+
+def test_json_aggregates_accumulate_retract_and_merge_json_texts_as_flink_writes_them():
+    """JSON_ARRAYAGG: the values' JSON texts in arrival order (a NULL text, ABSENT ON NULL's, skipped), a
+    retraction taking the first occurrence away, ``[]`` over none; JSON_OBJECTAGG: members in key order (UTF-16
+    units: "B" < "a" < "é" < "😀" < U+FFFF), a key Jackson escapes as Flink does, a duplicate or NULL key failing."""
+    from funke.table.builtin_aggregates import JsonAgg, json_string
+
+    arrays = JsonAgg("json_arrayagg")
+    acc = arrays.create_accumulator()
+    assert arrays.get_value(acc) == "[]"
+    for text in ("1", None, '"x"', "null", "1", '{"a":1}'):
+        arrays.accumulate(acc, text)
+    assert arrays.get_value(acc) == '[1,"x",null,1,{"a":1}]'
+    arrays.retract(acc, "1")
+    arrays.retract(acc, "7")  # (never held: nothing taken)
+    arrays.retract(acc, None)
+    assert arrays.get_value(acc) == '["x",null,1,{"a":1}]'
+    other = arrays.create_accumulator()
+    arrays.accumulate(other, "true")
+    arrays.merge(acc, [other])
+    assert arrays.get_value(acc) == '["x",null,1,{"a":1},true]' and json.loads(json.dumps(acc)) == acc  # (JSON state)
+
+    objects = JsonAgg("json_objectagg")
+    acc = objects.create_accumulator()
+    assert objects.get_value(acc) == "{}"
+    for key, text in (("a", "1"), ("\uffff", "4"), ("😀", "3"), ("é", "2"), ("B", "null"), ("z", None)):
+        objects.accumulate(acc, key, text)
+    assert objects.get_value(acc) == '{"B":null,"a":1,"é":2,"😀":3,"\uffff":4}'
+    with pytest.raises(ValueError, match="JSON_OBJECTAGG met the key 'a' twice"):
+        objects.accumulate(acc, "a", None)  # (even a NULL value left out under ABSENT ON NULL, as Flink)
+    with pytest.raises(ValueError, match="JSON_OBJECTAGG met a NULL key"):
+        objects.accumulate(acc, None, "1")
+    objects.retract(acc, "a", "1")
+    objects.accumulate(acc, "a", '"again"')  # (a key taken away may come again)
+    other = objects.create_accumulator()
+    objects.accumulate(other, 'q"/\\' + chr(1) + chr(31) + "\t", "[1]")
+    objects.merge(acc, [other])
+    assert objects.get_value(acc) == '{"B":null,"a":"again","q\\"/\\\\\\u0001\\u001F\\t":[1],"é":2,"😀":3,"\uffff":4}'
+    assert json.loads(json.dumps(acc)) == acc
+    # (Jackson as Flink uses it: "/", U+007F and non-ASCII as they are; control characters by name or \u00XX)
+    assert json_string("/\x7fé😀\b\f\n\r") == '"/\x7fé😀\\b\\f\\n\\r"'
+
+
+def test_json_aggregates_plan_a_string_run_on_funkes_window_operator_and_refuse_what_flink_would_not_run(t_env):
+    table = t_env.sql_query(
+        "SELECT k, JSON_ARRAYAGG(v) AS a, JSON_ARRAYAGG(v NULL ON NULL) AS n, JSON_OBJECTAGG(KEY k VALUE JSON_ARRAY(v)) AS o FROM ev GROUP BY k"
+    )
+    assert [f.dtype for f in table.get_schema().fields][1:] == ["string", "string", "string"]
+    windowed = t_env.sql_query(
+        f"SELECT window_start, JSON_ARRAYAGG(k) AS a, JSON_OBJECTAGG(k VALUE v ABSENT ON NULL) AS o FROM {TUMBLE} GROUP BY window_start, window_end"
+    )
+    assert [c.name for c in _function(windowed, nodes.WindowAggregate).function.aggregate_fn.calls] == ["json_arrayagg", "json_objectagg"]
+    for sql, error, message in [
+        ("SELECT JSON_ARRAYAGG(p) FROM ev", fk.UnsupportedError, r"JSON_ARRAYAGG of the value p \(DOUBLE\).*1.0E\+20"),
+        ("SELECT JSON_OBJECTAGG(KEY k VALUE ts) FROM ev", fk.UnsupportedError, r"JSON_OBJECTAGG of the value ts \(TIMESTAMP\)"),
+        ("SELECT JSON_OBJECTAGG(KEY v VALUE k) FROM ev", fk.SchemaError, r"JSON_OBJECTAGG's key v at line 1, column 27 must be a string, not a INT: CAST it"),
+        ("SELECT JSON_ARRAYAGG(v) FILTER (WHERE v > 0) FROM ev", fk.UnsupportedError, "Flink's parser takes no FILTER after JSON_ARRAYAGG"),
+        ("SELECT k, JSON_OBJECTAGG(KEY k VALUE v) OVER (PARTITION BY k ORDER BY ts) FROM ev", fk.UnsupportedError, "Flink's parser takes no OVER after JSON_OBJECTAGG"),
+        ("SELECT JSON_ARRAYAGG(v, k) FROM ev", fk.PlanError, r"JSON_ARRAYAGG at line 1, column 8 with 2 argument\(s\) is no call"),
+        ("SELECT JSON_ARRAYAGG(DISTINCT v) FROM ev", fk.PlanError, "syntax error"),  # (Flink's parser refuses it too)
+        ("SELECT COLLECT(v) FROM ev", fk.UnsupportedError, "Flink's COLLECT gives a MULTISET, a type Spark lacks"),
+    ]:
+        with pytest.raises(error, match=message):
+            t_env.sql_query(sql)
