@@ -68,11 +68,21 @@ def run_batch_query(handle: JobHandle, st: QueryState) -> None:
     got = 0
     for m in st.compiled.metrics:
         if m.observation is not None:
-            observed = m.observation.get
+            observed = _observed(m.observation)
             got += int(observed.get("rows") or 0) if m.counts_rows else 0
             st.dead_letters += int(observed.get("dead") or 0)
     st.input_rows, st.batches = got, 1
-    st.output_rows = int(out_obs.get.get("rows") or 0)
+    st.output_rows = int(_observed(out_obs).get("rows") or 0)
     st.record_batch(int((time.monotonic() - t0) * 1000), got)
     commit_partitions(st, final=True)
     st.finished = True
+
+
+def _observed(observation: Any) -> dict[str, Any]:
+    """An ``Observation``'s metrics after its action; none when Spark's optimizer took the observed node away,
+    having proved its input empty (a VALUES whose rows a constant filter removes): no row went through it.
+    (Spark then completes the observation with an empty row, which pyspark's ``get`` fails to convert.)"""
+    jo = getattr(observation, "_jo", None)  # (classic pyspark's JVM Observation; Spark Connect's has none)
+    if jo is not None and jo.getRow().length() == 0:
+        return {}
+    return observation.get
