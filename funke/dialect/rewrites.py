@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
 from funke.errors import PlanError, UnsupportedError
+from funke.semantics.java_text import java_order
 
 #: A rewrite given as a function: the call's arguments (Flink's meaning already given to each) and their
 #: types (Spark's names, None where the planner does not know one) to Spark SQL.
@@ -256,11 +257,16 @@ _JSON_UNQUOTE = (
 _JSON_TEXT_TYPES = re.compile(r"string|varchar\(\d+\)|tinyint|smallint|int|bigint|boolean|binary|decimal\(\d+, ?\d+\)")
 
 
+def json_text_type(kind: str) -> bool:
+    """Whether funke writes the JSON text of a value of type ``kind`` (Spark's name) as Flink does."""
+    return _JSON_TEXT_TYPES.fullmatch(kind) is not None
+
+
 def json_string(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
     """Flink's ``JSON_STRING(x)``: ``x``'s JSON text, NULL for NULL; of the types Spark's ``to_json`` writes alike."""
     if args[0].meta.get("json_text"):  # (JSON_STRING(JSON_OBJECT(...)): Flink's is the JSON as it is)
         return args[0]
-    if types[0] is not None and not _JSON_TEXT_TYPES.fullmatch(types[0]):
+    if types[0] is not None and not json_text_type(types[0]):
         raise UnsupportedError(
             f"Flink SQL: JSON_STRING({args[0].sql()}) is not supported by funke yet: funke gives Flink's JSON text of a "
             f"STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value (this one is {types[0]}: CAST it to one); "
@@ -300,7 +306,7 @@ def _json_member(function: str, value: exp.Expression, kind: str | None, absent:
     JSON), one of the types Spark's ``to_json`` writes as Flink does as that; NULL when left out."""
     if value.meta.get("json_text"):
         return value
-    if kind is not None and not _JSON_TEXT_TYPES.fullmatch(kind):
+    if kind is not None and not json_text_type(kind):
         raise UnsupportedError(
             f"Flink SQL: {function} with the value {value.sql()} is not supported by funke yet: funke gives Flink's JSON "
             f"of a STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value, and of JSON_OBJECT and JSON_ARRAY (this one "
@@ -345,7 +351,7 @@ def json_object(args: list[exp.Expression], types: list[str | None]) -> exp.Expr
         values[key.name] = call("COALESCE", text, values[key.name]) if absent and key.name in values else text
     members = [
         fill("CASE WHEN {1} IS NOT NULL THEN CONCAT(" + _JSON_TEXT + ", ':', {1}) END", [exp.Literal.string(k), values[k]])
-        for k in sorted(values, key=lambda k: k.encode("utf-16-be"))
+        for k in sorted(values, key=java_order)
     ]
     return _json_text("{", members, "}")
 

@@ -87,6 +87,12 @@ def _as_written(name: str) -> Any:
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
+def _placed(node: exp.Expression, token: Any) -> exp.Expression:
+    """``node`` placed at ``token`` (a call's name: its errors point there), as sqlglot places a node it reads."""
+    node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
+    return node
+
+
 class Flink(Dialect):
     class Tokenizer(tokens.Tokenizer):
         IDENTIFIERS = ["`"]
@@ -136,41 +142,36 @@ class Flink(Dialect):
             """``JSON_ARRAY(v, ... [NULL | ABSENT] ON NULL)`` (and ``JSON_ARRAYAGG``), which sqlglot does not read:
             a call of ``name`` with the ON NULL choice, when written, as its last argument (an ``exp.Var``) and in its
             ``on_null`` meta."""
-            def on_null() -> str | None:
-                return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
-
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
-            choice = on_null()  # (JSON_ARRAY(NULL ON NULL): no values)
+            choice = self._parse_on_null()  # (JSON_ARRAY(NULL ON NULL): no values)
             values = [] if choice else self._parse_csv(self._parse_assignment)
-            choice = choice or on_null()
+            choice = choice or self._parse_on_null()
             node = self.expression(exp.Anonymous(this=name, expressions=[*values, *([exp.var(f"{choice} ON NULL")] if choice else [])]))
             if name == "JSON_ARRAYAGG" and len(values) == 1:  # (an aggregate: its own node; other counts stay a plain call)
                 node = self.expression(JsonArrayAgg(this=values[0], null_handling=exp.var(f"{choice} ON NULL") if choice else None))
-            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end, on_null=choice)
-            return node
+            node.meta["on_null"] = choice
+            return _placed(node, token)
+
+        def _parse_on_null(self) -> str | None:
+            """``NULL ON NULL`` or ``ABSENT ON NULL`` next: its choice, read past; None for neither."""
+            return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
 
         def _parse_flink_json_object(self) -> exp.Expression:
             """``JSON_OBJECT([KEY] k VALUE v, ... [NULL | ABSENT] ON NULL)``: a call of JSON_OBJECT with the keys and
             values in turn, and the ON NULL choice, when written, as its last argument (an ``exp.Var``)."""
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
-
-            def on_null() -> str | None:
-                return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
-
             args: list[exp.Expression] = []
-            choice = on_null()
+            choice = self._parse_on_null()
             while not choice and self._curr and self._curr.token_type != TokenType.R_PAREN:
                 self._match_text_seq("KEY")
                 args.append(self._parse_assignment())
                 if not self._match_text_seq("VALUE"):
                     self.raise_error("Expecting VALUE after a JSON_OBJECT key")
                 args.append(self._parse_assignment())
-                choice = on_null()
+                choice = self._parse_on_null()
                 if not choice and not self._match(TokenType.COMMA):
                     break
-            node = self.expression(exp.Anonymous(this="JSON_OBJECT", expressions=[*args, *([exp.var(f"{choice} ON NULL")] if choice else [])]))
-            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
-            return node
+            return _placed(self.expression(exp.Anonymous(this="JSON_OBJECT", expressions=[*args, *([exp.var(f"{choice} ON NULL")] if choice else [])])), token)
 
         def _parse_json_exists(self) -> exp.Expression:
             """``JSON_EXISTS(s, path [{TRUE | FALSE | UNKNOWN | ERROR} ON ERROR])``, which sqlglot does not read: a
@@ -180,9 +181,7 @@ class Flink(Dialect):
             choice = next((c for c in ("TRUE", "FALSE", "UNKNOWN", "ERROR") if self._match_text_seq(c, "ON", "ERROR")), None)
             if self._curr and self._curr.token_type != TokenType.R_PAREN:
                 self.raise_error("Flink SQL's JSON_EXISTS takes a text, a path and {TRUE | FALSE | UNKNOWN | ERROR} ON ERROR")
-            node = self.expression(exp.Anonymous(this="JSON_EXISTS", expressions=[*args, *([exp.var(f"{choice} ON ERROR")] if choice else [])]))
-            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
-            return node
+            return _placed(self.expression(exp.Anonymous(this="JSON_EXISTS", expressions=[*args, *([exp.var(f"{choice} ON ERROR")] if choice else [])])), token)
 
         def _parse_json_query(self) -> exp.Expression:
             """``JSON_QUERY(s, path [RETURNING type] [wrapper] [... ON EMPTY] [... ON ERROR])``, which funke refuses
@@ -193,9 +192,7 @@ class Flink(Dialect):
             while self._curr and (depth or self._curr.token_type != TokenType.R_PAREN):
                 depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(self._curr.token_type, 0)
                 self._advance()
-            node = self.expression(exp.Anonymous(this="JSON_QUERY", expressions=args))
-            node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
-            return node
+            return _placed(self.expression(exp.Anonymous(this="JSON_QUERY", expressions=args)), token)
 
         def _parse_is(self, this: exp.Expression | None) -> exp.Expression | None:
             """``s IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`` as a call ``IS JSON`` of ``s`` and the kind (an

@@ -36,3 +36,13 @@ def java_float(value: float, *, single: bool) -> str:
             head, tail = "0", "0" * (-first - 1) + text
         return f"{minus}{head}.{tail or '0'}"
     return f"{minus}{text[0]}.{text[1:] or '0'}E{first}"
+
+
+def java_order(text: str) -> bytes:
+    """A sort key of Java's order of strings (``String.compareTo``: by UTF-16 code units, so a character past
+    U+FFFF sorts before U+FFFF), the order Flink's JSON_OBJECT and JSON_OBJECTAGG write their keys in.
+
+    >>> sorted(["b", "\uffff", "a", "\U0001f600", "B"], key=java_order) == ["B", "a", "b", "\U0001f600", "\uffff"]
+    True
+    """
+    return text.encode("utf-16-be")

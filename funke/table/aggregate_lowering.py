@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.dialect.functions import call_name
-from funke.dialect.rewrites import json_string
+from funke.dialect.rewrites import json_text_type
 from funke.dialect.syntax import JsonArrayAgg, ListAgg, Percentile
-from funke.errors import PlanError, SchemaError, UnsupportedError
+from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
@@ -318,7 +318,7 @@ class AggregateLowering:
         """JSON_ARRAYAGG's value, JSON_OBJECTAGG's key and value: the value as its JSON text, as Flink's planner wraps
         it in JSON_STRING (``null`` for a NULL under NULL ON NULL, NULL under ABSENT ON NULL: no element); of the
         types whose text funke writes as Flink does (``funke.dialect.rewrites``), or JSON_OBJECT/JSON_ARRAY's JSON."""
-        name = "JSON_ARRAYAGG" if isinstance(node, JsonArrayAgg) else "JSON_OBJECTAGG"
+        name = _AGGREGATES[type(node)].upper()
         if isinstance(node, JsonArrayAgg):
             key, value, default = None, node.this, "ABSENT"
         else:
@@ -330,7 +330,7 @@ class AggregateLowering:
                 raise SchemaError(f"Flink SQL: JSON_OBJECTAGG's key {key.sql()} at {self.at(key)} must be a string, not a {t.upper()}: CAST it")
         choice = node.args.get("null_handling")
         absent = (choice.name if isinstance(choice, exp.Expression) else str(choice or default + " ON NULL")).upper().startswith("ABSENT")
-        if (t := type_of(value, schema)) is not None and not _json_text_type(value, t):
+        if (t := type_of(value, schema)) is not None and not json_text_type(t):
             raise self.refuse(
                 node, f"{name} of the value {value.sql()} ({t.upper()})",
                 "funke writes the JSON of a STRING, an integer, a BOOLEAN, a DECIMAL or a BINARY value (CAST it to one), and "
@@ -437,15 +437,6 @@ class AggregateLowering:
             what = f"a {t.upper()} argument" if t else "an argument whose type funke cannot tell"
             raise self.refuse(call, f"{name}({arg.sql()}) of {what}", f"CAST it: {name}(CAST({arg.sql()} AS DOUBLE))")
         return column
-
-
-def _json_text_type(value: exp.Expression, kind: str) -> bool:
-    """Whether funke writes the JSON text of ``value``, of type ``kind``, as Flink does (JSON_STRING's rule)."""
-    try:
-        json_string([value.copy()], [kind])
-    except UnsupportedError:
-        return False
-    return True
 
 
 #: Why IGNORE or RESPECT NULLS of another call than ARRAY_AGG is refused.

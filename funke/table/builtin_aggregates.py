@@ -32,6 +32,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from funke.semantics.java_text import java_order
+
 
 class Count:
     """``COUNT(*)`` (no arguments) or ``COUNT(x, ...)``: the rows whose arguments are all non-NULL."""
@@ -315,12 +317,12 @@ class Values:
         return list(held)
 
 
-def json_string(text: str) -> str:
+def jackson_quoted(text: str) -> str:
     r"""``text`` as a JSON string, as Flink's Jackson writes it: ``"`` and ``\`` escaped, the control characters
     below U+0020 as ``\b``, ``\t``, ``\n``, ``\f``, ``\r`` or ``\u00XX`` (upper-case hex digits), all else (``/``,
     U+007F, any other character) as it is. (Python's ``json.dumps`` writes ``\u001f`` and non-ASCII escaped.)
 
-    >>> print(json_string('q"x/\\é\t' + chr(1) + chr(31) + chr(127)))
+    >>> print(jackson_quoted('q"x/\\é\t' + chr(1) + chr(31) + chr(127)))
     "q\"x/\\é\t\u0001\u001F"
     """
     out = []
@@ -405,7 +407,7 @@ class JsonAgg:
         if self.kind == "json_arrayagg":
             return "[" + ",".join(acc[0]) + "]"
         held = acc[0]
-        members = (json_string(k) + ":" + held[k] for k in sorted(held, key=lambda k: k.encode("utf-16-be")))
+        members = (jackson_quoted(k) + ":" + held[k] for k in sorted(held, key=java_order))
         return "{" + ",".join(members) + "}"
 
 

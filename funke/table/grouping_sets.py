@@ -1,5 +1,5 @@
 """Flink SQL's ``GROUPING SETS``, ``ROLLUP`` and ``CUBE``, and the ``GROUPING``, ``GROUPING_ID`` and
-``GROUP_ID`` functions, written out as one plain aggregation per grouping set.
+``GROUP_ID`` functions, run as one aggregation of each row's copies, one per grouping set.
 
 ``GROUP BY k, ROLLUP (a, b)`` groups the rows three times: by ``(k, a, b)``, ``(k, a)`` and ``(k)``.
 funke runs it as Flink's planner does (``expand``): each row is copied once per grouping set, in the

@@ -562,7 +562,7 @@ def test_json_aggregates_accumulate_retract_and_merge_json_texts_as_flink_writes
     """JSON_ARRAYAGG: the values' JSON texts in arrival order (a NULL text, ABSENT ON NULL's, skipped), a
     retraction taking the first occurrence away, ``[]`` over none; JSON_OBJECTAGG: members in key order (UTF-16
     units: "B" < "a" < "é" < "😀" < U+FFFF), a key Jackson escapes as Flink does, a duplicate or NULL key failing."""
-    from funke.table.builtin_aggregates import JsonAgg, json_string
+    from funke.table.builtin_aggregates import JsonAgg, jackson_quoted
 
     arrays = JsonAgg("json_arrayagg")
     acc = arrays.create_accumulator()
@@ -597,7 +597,7 @@ def test_json_aggregates_accumulate_retract_and_merge_json_texts_as_flink_writes
     assert objects.get_value(acc) == '{"B":null,"a":"again","q\\"/\\\\\\u0001\\u001F\\t":[1],"é":2,"😀":3,"\uffff":4}'
     assert json.loads(json.dumps(acc)) == acc
     # (Jackson as Flink uses it: "/", U+007F and non-ASCII as they are; control characters by name or \u00XX)
-    assert json_string("/\x7fé😀\b\f\n\r") == '"/\x7fé😀\\b\\f\\n\\r"'
+    assert jackson_quoted("/\x7fé😀\b\f\n\r") == '"/\x7fé😀\\b\\f\\n\\r"'
 
 
 def test_json_aggregates_plan_a_string_run_on_funkes_window_operator_and_refuse_what_flink_would_not_run(t_env):
