@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -35,7 +36,7 @@ from funke.plan.nodes import Aggregate
 from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.builtin_aggregates import JsonAgg, Values, Variance
-from funke.table.changelog import ROW_KIND, changelog_mode
+from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
 from funke.table.grouping_sets import expand
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, expression_text, kind_first, select_item
 from funke.table.sql_types import type_of
@@ -126,7 +127,8 @@ class AggregateLowering:
         result (``funke.table.aggregate``): a changelog of each key's aggregates, kind in ``ROW_KIND``.
         Over an updating input it retracts what the input takes away."""
         group = query.args.get("group")
-        stream, keys, grouped = self._group_keys(list(group.expressions) if group is not None else [], stream, ())
+        by = [g for g in (group.expressions if group is not None else []) if not (isinstance(g, exp.Tuple) and not g.expressions)]
+        stream, keys, grouped = self._group_keys(by, stream, ())  # (``GROUP BY ()``: one group, as without GROUP BY)
         retracting = changelog_mode(stream.node).retracts
 
         def build(s: Any, keys: list[str], calls: list[AggregateCall], global_: bool) -> Any:
@@ -219,6 +221,8 @@ class AggregateLowering:
         if window and not calls:  # (GROUP BY alone: each key's row once per window; a count to compute, unread)
             calls.append(AggregateCall(self._hide(), "count"))
         global_ = not keys
+        if global_ and not window and self.batch and self.rows is not None:
+            stream, calls = self._with_marker_row(stream, calls)
         if global_:  # one group for all rows (Flink's global aggregation): one constant key
             keys = [self._hide()]
             stream = stream.with_column(keys[0], Sql("0", declared="int"))
@@ -253,6 +257,31 @@ class AggregateLowering:
                 raise self.refuse(e, "SELECT * in an aggregation", "name the columns")
             items.append(select_item(e, i, rewrite(body)))
         return out.select(*kind_first(out, [self.typed_sql(x, out.schema) for x in items]))
+
+    def _with_marker_row(self, stream: Any, calls: list[AggregateCall]) -> tuple[Any, list[AggregateCall]]:
+        """Batch mode: a global aggregation's input with one marker row more, and its calls, each filtered to the
+        input's own rows. Flink's batch global aggregation gives one row over no row at all (``COUNT(*)`` 0, ``SUM``
+        NULL, ``JSON_ARRAYAGG`` ``[]``, a user's function its value of a new accumulator); funke's group aggregation
+        gives a row per key it saw, and the marker row is the key seen, which no aggregate reads."""
+        real = self._hide()
+        used = dict.fromkeys([*(a for c in calls for a in c.args), *(c.filter for c in calls if c.filter)])
+        kind = [ROW_KIND] if ROW_KIND in stream.columns else []
+        rows = stream.select(*(f"`{c}`" for c in (*kind, *used)), Sql(f"TRUE AS `{real}`", declared="boolean"))
+        marker = [Sql(f"'{INSERT}' AS `{ROW_KIND}`", declared="string") for _ in kind]
+        for c in used:
+            dtype = stream.schema.field(c, node="an aggregate").dtype
+            marker.append(Sql(f"CAST(NULL AS {dtype}) AS `{c}`", declared=dtype))
+        assert self.rows is not None
+        marked = rows.union(self.rows(1).select(*marker, Sql(f"FALSE AS `{real}`", declared="boolean")))
+        state_mode(marked.node, changelog_mode(rows.node))
+        filtered = []
+        for c in calls:
+            only = real
+            if c.filter is not None:
+                only = self._hide()
+                marked = marked.with_column(only, Sql(f"`{c.filter}` AND `{real}`", declared="boolean"))
+            filtered.append(replace(c, filter=only))
+        return marked, filtered
 
     def _grouping_sets(self, query: exp.Select, stream: Any, tvf: Tvf | None) -> Any:
         """A GROUP BY of grouping sets (``GROUPING SETS``, ``ROLLUP``, ``CUBE``; or one calling ``GROUPING``), as
