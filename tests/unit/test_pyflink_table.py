@@ -7,8 +7,18 @@ import pytest
 
 from funke.errors import PlanError
 from funke.pyflink.common.types import Row, RowKind
-from funke.pyflink.table import DataTypes, EnvironmentSettings, FormatDescriptor, Schema, TableDescriptor, TableEnvironment
+from funke.pyflink.table import (
+    DataTypes,
+    EnvironmentSettings,
+    FormatDescriptor,
+    ResultKind,
+    Schema,
+    TableDescriptor,
+    TableEnvironment,
+    TableSchema,
+)
 from funke.pyflink.table import table_environment as te
+from funke.pyflink.table.catalog import ResolvedSchema
 from funke.pyflink.table.expressions import call, col, concat, if_then_else, lit
 from funke.pyflink.table.window import Slide, Tumble
 
@@ -79,7 +89,8 @@ def t_env() -> TableEnvironment:
 
 def test_from_elements_infers_pyflink_s_types_and_table_operations_plan(t_env):
     table = t_env.from_elements([(1, "a", 1.5), (2, "b", None)], ["id", "s", "x"])
-    assert [(f.name, f.dtype) for f in table.get_schema().fields] == [("id", "bigint"), ("s", "string"), ("x", "double")]
+    assert table.get_schema().get_field_names() == ["id", "s", "x"]
+    assert [t.spark_type for t in table.get_schema().get_field_data_types()] == ["bigint", "string", "double"]
     assert t_env.from_elements([(1,)]).columns == ("_1",)
     out = table.add_columns((col("id") * 10).alias("ten")).drop_columns(col("x")).rename_columns(col("s").alias("name"))
     assert out.columns == ("id", "name", "ten")
@@ -90,6 +101,65 @@ def test_from_elements_infers_pyflink_s_types_and_table_operations_plan(t_env):
         table.drop_columns(col("nope"))
     with pytest.raises(PlanError, match="has only NULLs"):
         t_env.from_elements([(None,)], ["n"])
+
+
+def test_get_schema_is_pyflink_s_table_schema_printed_as_pyflink_2_3_prints_it(t_env, capsys):
+    fields = [("a", DataTypes.INT(False)), ("b", DataTypes.STRING()), ("c", DataTypes.DOUBLE()), ("ts", DataTypes.TIMESTAMP(3)),
+              ("d", DataTypes.DECIMAL(10, 2)), ("r", DataTypes.ROW([DataTypes.FIELD("x", DataTypes.INT()), DataTypes.FIELD("y", DataTypes.STRING())])),
+              ("arr", DataTypes.ARRAY(DataTypes.BIGINT()))]  # fmt: skip
+    table = t_env.from_elements([(1, "a", 1.5, None, None, None, None)], DataTypes.ROW([DataTypes.FIELD(n, t) for n, t in fields]))
+    schema = table.get_schema()
+    assert isinstance(schema, TableSchema) and isinstance(table.get_resolved_schema(), ResolvedSchema)
+    assert str(schema) == (  # (PyFlink 2.3's text, a newline after the last column)
+        "root\n |-- a: INT NOT NULL\n |-- b: STRING\n |-- c: DOUBLE\n |-- ts: TIMESTAMP(3)\n |-- d: DECIMAL(10, 2)\n"
+        " |-- r: ROW<`x` INT, `y` STRING>\n |-- arr: ARRAY<BIGINT>\n"
+    )
+    assert schema.get_field_names() == ["a", "b", "c", "ts", "d", "r", "arr"] and schema.get_field_count() == 7
+    assert schema.get_field_name(1) == "b" and schema.get_field_name(99) is None and schema.get_field_data_type("zz") is None
+    assert schema.get_field_data_type(0) == DataTypes.INT(False) and schema.get_field_data_type("d") == DataTypes.DECIMAL(10, 2)
+    assert [t.nullable for t in schema.get_field_data_types()] == [False] + [True] * 6
+    assert schema.to_row_data_type().field_names() == schema.get_field_names()
+    table.print_schema()
+    assert capsys.readouterr().out == (
+        "(\n  `a` INT NOT NULL,\n  `b` STRING,\n  `c` DOUBLE,\n  `ts` TIMESTAMP(3),\n  `d` DECIMAL(10, 2),\n"
+        "  `r` ROW<`x` INT, `y` STRING>,\n  `arr` ARRAY<BIGINT>\n)\n"
+    )
+    assert str(t_env.from_elements([(1, "a", 1.5)], ["id", "s", "x"]).get_schema()) == "root\n |-- id: BIGINT\n |-- s: STRING\n |-- x: DOUBLE\n"
+
+
+def test_a_ddl_table_s_schema_has_its_rowtime_and_watermark_and_a_query_s_its_nullability(t_env):
+    created = t_env.execute_sql(
+        "CREATE TABLE src (id INT NOT NULL, name STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+        "WITH ('connector'='datagen', 'number-of-rows'='3')"
+    )
+    assert created.get_result_kind() == ResultKind.SUCCESS == 0
+    assert str(created.get_table_schema()) == "root\n |-- result: STRING\n"
+    assert str(created.get_resolved_schema()) == "(\n  `result` STRING\n)"
+    src = t_env.from_path("src")
+    assert str(src.get_schema()) == (
+        "root\n |-- id: INT NOT NULL\n |-- name: STRING\n |-- ts: TIMESTAMP(3) *ROWTIME*\n"
+        " |-- WATERMARK FOR ts: TIMESTAMP(3) AS `ts` - INTERVAL '1' SECOND\n"
+    )
+    assert str(src.get_resolved_schema()) == (
+        "(\n  `id` INT NOT NULL,\n  `name` STRING,\n  `ts` TIMESTAMP(3) *ROWTIME*,\n"
+        "  WATERMARK FOR `ts`: TIMESTAMP(3) AS `ts` - INTERVAL '1' SECOND\n)"
+    )
+    assert src.get_schema().get_field_data_type("ts") == DataTypes.TIMESTAMP(3)
+    grouped = src.group_by(src.name).select(src.name, src.id.count.alias("n"))
+    assert str(grouped.get_schema()) == "root\n |-- name: STRING\n |-- n: BIGINT NOT NULL\n"
+    assert str(t_env.sql_query("SELECT * FROM src").get_schema()) == (  # (a query's schema has no watermark)
+        "root\n |-- id: INT NOT NULL\n |-- name: STRING\n |-- ts: TIMESTAMP(3) *ROWTIME*\n"
+    )
+    t_env.execute_sql("CREATE VIEW v AS SELECT id, name FROM src")
+    assert str(t_env.from_path("v").get_schema()) == "root\n |-- id: INT NOT NULL\n |-- name: STRING\n"
+    described = [list(r)[:3] for r in t_env.execute_sql(f"DESCRIBE {grouped}".replace("`", "")).collect()]
+    assert described == [["name", "STRING", True], ["n", "BIGINT", False]]  # (DESCRIBE of a Table API table: its funke schema)
+    shown = t_env.execute_sql("SHOW TABLES")
+    assert shown.get_result_kind() == ResultKind.SUCCESS_WITH_CONTENT
+    assert str(shown.get_table_schema()) == "root\n |-- table name: STRING\n"
+    described = t_env.execute_sql("DESCRIBE src").get_table_schema()
+    assert described.get_field_names() == ["name", "type", "null", "key", "extras", "watermark"]
+    assert described.get_field_data_type("null") == DataTypes.BOOLEAN()
 
 
 def test_the_table_config_takes_pyflink_s_parallelism_as_a_hint_and_refuses_unknown_options(t_env):

@@ -3,7 +3,7 @@
 
 Translated: ``TableEnvironment`` / ``StreamTableEnvironment`` with ``EnvironmentSettings``, ``from_elements``,
 ``from_pandas``, ``from_path``, ``create_temporary_table`` with ``TableDescriptor``/``Schema``/``FormatDescriptor``,
-``execute_sql`` (DDL, INSERT, SELECT), ``sql_query``, statement sets, the expression DSL
+``execute_sql`` (DDL, INSERT, SELECT), ``sql_query``, ``get_schema()`` (``TableSchema``), ``ResultKind``, statement sets, the expression DSL
 (``pyflink.table.expressions``), Python functions (``pyflink.table.udf``), group windows
 (``pyflink.table.window``), ``Table`` operations and ``TableResult.print()`` / ``collect()`` in PyFlink's
 formats. The rest of PyFlink's names can be imported, and using one is refused, naming it.
@@ -27,6 +27,7 @@ from funke.pyflink.table.table_environment import (
     TableEnvironment,
     TableResult,
 )
+from funke.pyflink.table.table_schema import ResultKind, TableSchema
 from funke.pyflink.table.udf import AggregateFunction, FunctionContext, ScalarFunction, TableAggregateFunction, TableFunction
 from funke.table.data_types import DataType, DataTypes
 
@@ -39,8 +40,8 @@ class ExplainDetail:
 
 #: PyFlink's pyflink.table names funke does not translate (importable; refused when used).
 NAMES = frozenset(
-    ["GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableSchema", "TableSink",
-     "TableSource", "ResultKind", "SqlDialect", "Module", "ModuleEntry", "Catalog",
+    ["GroupedTable", "GroupWindowedTable", "OverWindowedTable", "WindowGroupedTable", "TableSink",
+     "TableSource", "SqlDialect", "Module", "ModuleEntry", "Catalog",
      "HiveCatalog", "JdbcCatalog", "CatalogDatabase", "CatalogBaseTable", "CatalogFunction", "CatalogPartition",
      "CatalogPartitionSpec", "PlanReference", "CompiledPlan"]
 )  # fmt: skip
@@ -73,6 +74,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AggregateFunction", "ChangelogMode", "DataType", "DataTypes", "EnvironmentSettings", "ExplainDetail", "Expression", "FormatDescriptor",
-    "FunctionContext", "Row", "RowKind", "ScalarFunction", "Schema", "StatementSet", "StreamTableEnvironment", "Table",
-    "TableAggregateFunction", "TableConfig", "TableDescriptor", "TableEnvironment", "TableFunction", "TableResult",
+    "FunctionContext", "ResultKind", "Row", "RowKind", "ScalarFunction", "Schema", "StatementSet",
+    "StreamTableEnvironment", "Table", "TableAggregateFunction", "TableConfig", "TableDescriptor", "TableEnvironment",
+    "TableFunction", "TableResult", "TableSchema",
 ]  # fmt: skip

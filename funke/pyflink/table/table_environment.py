@@ -16,10 +16,13 @@ from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.datastream.data_stream import CloseableIterator
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
+from funke.pyflink.table.table_schema import Column, ResolvedSchema, ResultKind, TableSchema, Watermark
 from funke.semantics.java_text import java_float
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
-from funke.table.data_types import DataType, RowType, flink_name
+from funke.table.data_types import DataType, DataTypes, RowType
+from funke.table.describe import view_columns, view_rows
+from funke.table.namespace import DEFAULT_CATALOG, DEFAULT_DATABASE
 from funke.table.tableau import tableau
 
 
@@ -138,7 +141,10 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         if any(len(r) != len(names) for r in rows):
             raise PlanError(f"from_elements(): every element needs {len(names)} value(s) ({', '.join(names)})")
         ddl = ", ".join(f"`{n}` {t}" for n, t in zip(names, types, strict=True))
-        return self.from_data_stream(self.env.from_collection(rows, ddl))
+        table = self.from_data_stream(self.env.from_collection(rows, ddl))
+        if isinstance(schema, RowType):  # (the declared types, as get_schema() prints them: TIMESTAMP(3), INT NOT NULL)
+            table._declared = {n: (t.flink, not t.nullable) for n, t in zip(names, schema.field_types(), strict=True)}
+        return table
 
     def from_pandas(self, pdf: Any, schema: Any = None, splits_num: int = 1) -> Table:
         """A bounded table of a pandas DataFrame's rows (its column names, or ``schema``'s)."""
@@ -148,7 +154,54 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         return self.from_elements(rows, schema)
 
     def from_path(self, path: str) -> Table:
-        return self.sql_query(f"SELECT * FROM `{path}`")
+        table = self.sql_query(f"SELECT * FROM `{path}`")
+        table._path = path
+        return table
+
+    def sql_query(self, query: str) -> Table:  # type: ignore[override]
+        table = super().sql_query(query)
+        table._sql = query  # (what get_schema() reads its columns' Flink types and nullability from)
+        return table
+
+    # -- schemas (get_schema(), DESCRIBE) ---------------------------------------------------------
+    def _schema(self, table: Table) -> TableSchema:
+        """``table``'s PyFlink ``TableSchema``: its columns as DESCRIBE gives them (``funke.table.describe``)."""
+        schema = fk_table.Table.get_schema(table)
+        rows = view_rows(schema, self._flink_columns(table), table._stream.node, "Table.get_schema()")
+        columns = []
+        for (name, kind, nullable, *_), f in zip(rows, schema.fields, strict=True):
+            text, _, marker = kind.partition(" *")
+            columns.append(Column(name, DataType(text, f.dtype or "", bool(nullable)), f" *{marker}" if marker else ""))
+        return TableSchema(columns, self._watermark(table._path) if table._path is not None else None)
+
+    def _watermark(self, path: str) -> Watermark | None:
+        """The watermark of a table of ``CREATE TABLE`` (part of its schema, as Flink's; a query's schema has none)."""
+        declared = self._tables.get(path)
+        if declared is None or not declared.watermark:
+            return None
+        column = declared.watermark[0]
+        kind = {n: k for n, k, *_ in self._describe(path, f"DESCRIBE {path}")}[column]
+        return Watermark(column, kind.split(" *")[0], declared.watermark_sql or "")
+
+    def _flink_columns(self, table: Table) -> dict[str, tuple[str, bool]]:
+        """The columns of ``table`` whose Flink type is known, with whether they are NOT NULL (``view_columns``)."""
+        if table._sql is None:
+            return dict(table._declared)
+        from funke.dialect.syntax import parse
+
+        return view_columns(parse(table._sql, self._functions.names()), self._known_columns)
+
+    def _known_columns(self, name: str) -> dict[str, tuple[str, bool]] | None:
+        view = self._views.get(name)
+        if name not in self._known and isinstance(view, Table):  # (a Table API table's: its query's)
+            return self._flink_columns(view)
+        return super()._known_columns(name)
+
+    def _describe(self, name: str, statement: str) -> list[list[Any]]:
+        view = self._views.get(name)
+        if name not in self._tables and isinstance(view, Table):  # (its get_schema() is PyFlink's TableSchema: funke's is its stream's)
+            return view_rows(fk_table.Table.get_schema(view), self._known_columns(name) or {}, view._stream.node, statement)
+        return super()._describe(name, statement)
 
     def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
         """A table of a connector (``TableDescriptor.for_connector(...)...build()``): its ``CREATE TABLE``."""
@@ -213,7 +266,7 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         from funke.pyflink.datastream._wire import RowReader
         from funke.pyflink.datastream.data_stream import DataStream
 
-        fields = table.get_schema().fields
+        fields = _fields(table)
         row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
         columns = [f"`{f.name}`" for f in fields] + ([kinds] if kinds else [])
         return DataStream(env, stream.select(*columns), type_info=row_type, reader=RowReader(row_type, kinds=kinds), known=True)
@@ -225,7 +278,15 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         """DDL, ``INSERT INTO`` (a job) or a ``SELECT`` (a job whose rows ``print()`` / ``collect()`` give)."""
         if stmt.lstrip().upper().startswith(("SELECT", "WITH")):
             return self.sql_query(stmt).execute()
-        return TableResult(self, super().execute_sql(stmt), None)
+        result = super().execute_sql(stmt)
+        if result.get_job_client() is None:
+            return TableResult(self, result, None)
+        from sqlglot import exp
+
+        from funke.dialect.syntax import parse
+
+        target = parse(stmt, self._functions.names()).this  # (an INSERT INTO's: its result has a column per table written)
+        return TableResult(self, result, None, inserted=[(target.this if isinstance(target, exp.Schema) else target).name])
 
     def _select_items(self, exprs: Any) -> str:
         """PyFlink's names for a select's unnamed expressions: ``EXPR$i`` for an aggregate call, the i-th
@@ -282,9 +343,14 @@ class StreamTableEnvironment(TableEnvironment):
 
 class Table(fk_table.Table):
     """PyFlink's ``Table``: funke's, with columns as attributes (``table.data``), PyFlink's expressions,
-    and ``"%s" % table`` naming it for SQL."""
+    ``"%s" % table`` naming it for SQL, and PyFlink's schemas (``get_schema()``, ``get_resolved_schema()``)."""
 
     _t_env: TableEnvironment
+    #: The query the table is (``sql_query``), the Flink types its columns were declared with (``from_elements``),
+    #: and the table it reads (``from_path``), whose watermark is in its schema: what its schema is read from.
+    _sql: str | None = None
+    _declared: Any = ()
+    _path: str | None = None
 
     def __getattr__(self, name: str) -> Any:
         stream = self.__dict__.get("_stream")
@@ -388,11 +454,16 @@ class Table(fk_table.Table):
         rows = [tuple(r) for r in self.execute().collect() if r.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER)]
         return pd.DataFrame(rows, columns=list(self.columns))
 
+    def get_schema(self) -> TableSchema:  # type: ignore[override]
+        """PyFlink's ``TableSchema`` of the table: its columns' names and ``DataTypes`` (funke's own ``Schema``
+        of Spark types is ``funke.table.Table.get_schema``)."""
+        return self._t_env._schema(self)
+
+    def get_resolved_schema(self) -> ResolvedSchema:
+        return self.get_schema().to_resolved_schema()
+
     def print_schema(self) -> None:
-        print("(")
-        fields = self.get_schema().fields
-        print(",\n".join(f"  `{f.name}` {flink_name(f.dtype)}" for f in fields))
-        print(")")
+        print(self.get_resolved_schema())
 
     def explain(self, *extra_details: Any) -> str:  # type: ignore[override]
         return super().explain()
@@ -484,8 +555,29 @@ class TableResult:
     """PyFlink's ``TableResult``: ``wait()``, ``print()`` (PyFlink's table of rows), ``collect()`` (``Row``s
     with their kinds) and ``get_job_client()``."""
 
-    def __init__(self, t_env: TableEnvironment, inner: fk_table.TableResult, table: Table | None) -> None:
-        self._t_env, self._inner, self._table = t_env, inner, table
+    def __init__(self, t_env: TableEnvironment, inner: fk_table.TableResult, table: Table | None, inserted: Sequence[str] = ()) -> None:
+        self._t_env, self._inner, self._table, self._inserted = t_env, inner, table, list(inserted)
+
+    def get_result_kind(self) -> int:
+        """``ResultKind.SUCCESS`` for a DDL statement's result, ``SUCCESS_WITH_CONTENT`` for any other."""
+        content = self._table is not None or self._shown is not None or self._inserted
+        return ResultKind.SUCCESS_WITH_CONTENT if content else ResultKind.SUCCESS
+
+    def get_table_schema(self) -> TableSchema:
+        """The result's columns: a query's; a SHOW's or DESCRIBE's; an INSERT's (the rows written to each
+        table, ``default_catalog.default_database.t BIGINT``); a DDL statement's (``result STRING``)."""
+        if self._table is not None:
+            return self._table.get_schema()
+        if self._shown is not None:
+            names, rows = self._shown
+            kinds = [DataTypes.BOOLEAN() if any(isinstance(r[i], bool) for r in rows) else DataTypes.STRING() for i in range(len(names))]
+            return TableSchema([Column(n, t) for n, t in zip(names, kinds, strict=True)])
+        if self._inserted:
+            return TableSchema([Column(f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}.{t}", DataTypes.BIGINT()) for t in self._inserted])
+        return TableSchema([Column("result", DataTypes.STRING())])
+
+    def get_resolved_schema(self) -> ResolvedSchema:
+        return self.get_table_schema().to_resolved_schema()
 
     def get_job_client(self) -> Any:
         return self._inner.get_job_client()
@@ -530,7 +622,7 @@ class TableResult:
         if self._table is None:
             print("OK")
             return
-        fields = self._table.get_schema().fields
+        fields = _fields(self._table)
         rows = list(self.collect())
         streaming = self._t_env._streaming
         names = (["op"] if streaming else []) + [f.name for f in fields]
@@ -549,7 +641,8 @@ class StatementSet(fk_table.StatementSet):
         return self
 
     def execute(self) -> TableResult:  # type: ignore[override]
-        return TableResult(self._t_env, super().execute(), None)
+        inserted = [s.explicit_uid.removeprefix("insert-") for s in self._sinks]
+        return TableResult(self._t_env, super().execute(), None, inserted=inserted)
 
 
 TableEnvironment._table = Table
@@ -558,6 +651,11 @@ _NULL = "<NULL>"
 _MAX_WIDTH = 30
 #: Column widths PyFlink's print gives a type in streaming mode (a negative sign included); others 30.
 _WIDTHS = {"tinyint": 4, "smallint": 6, "int": 11, "bigint": 20, "boolean": 5, "date": 10, "timestamp": 23}
+
+
+def _fields(table: Any) -> Any:
+    """The table's columns in funke's ``Schema`` (Spark types), which a PyFlink table's ``get_schema()`` is not."""
+    return fk_table.Table.get_schema(table).fields
 
 
 def _type_width(spark: str | None) -> int:

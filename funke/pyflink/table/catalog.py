@@ -1,0 +1,9 @@
+"""PyFlink's ``pyflink.table.catalog`` on funke: ``ResolvedSchema`` (what ``Table.get_resolved_schema()`` and
+``TableResult.get_resolved_schema()`` give). funke has one catalog and database, Flink's default ones;
+PyFlink's catalog classes are not translated."""
+
+from __future__ import annotations
+
+from funke.pyflink.table.table_schema import ResolvedSchema
+
+__all__ = ["ResolvedSchema"]
