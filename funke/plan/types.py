@@ -210,4 +210,12 @@ def compatible(value_type: str | None, declared: str | None) -> bool:
         return True
     if value_type == "timestamp" and declared in ("timestamp", "timestamp_ntz"):
         return True
-    return False
+    return declared.startswith(_CONTAINERS.get(value_type, ()))
+
+
+#: The Python values a column of a declared type takes as well as its own (a ROW as a tuple or ``Row``, as PyFlink
+#: takes them): their fields or elements are checked as Spark stores them.
+_CONTAINERS: dict[str, tuple[str, ...]] = {
+    "Decimal": ("decimal",), "list": ("array<", "struct<"), "tuple": ("array<", "struct<"), "Row": ("struct<",),
+    "dict": ("map<", "struct<"),
+}  # fmt: skip

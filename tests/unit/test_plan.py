@@ -212,3 +212,20 @@ def test_processing_time_windows_and_triggers_plan_on_the_general_path():
     pt = s.key_by("k").window(TumblingProcessingTimeWindows.of(fk.seconds(10))).count()
     assert place(pt.node).path == GENERAL and "not an event-time" in place(pt.node).why
 
+
+
+def test_a_collection_takes_a_decimal_and_containers_for_their_declared_types_and_refuses_others():
+    """As PyFlink's from_elements: a Decimal for a DECIMAL, a tuple, list or Row for a ROW, a list or tuple for an
+    ARRAY, a dict for a MAP (their elements are checked by Spark as it stores them); a container for a scalar is not."""
+    from decimal import Decimal
+
+    from funke.connectors.sources import collection
+    from funke.pyflink.common import Row
+
+    ddl = "d decimal(10,2), r struct<x: int, y: string>, l array<int>, m map<string, int>"
+    rows = [(Decimal("1.25"), (2, "x"), [1, 2], {"a": 1}), (None, Row(3, "y"), (4,), {}), (Decimal(2), [5, "z"], [], None)]
+    assert len(collection(rows, ddl).rows) == 3
+    with pytest.raises(fk.SchemaError, match="column 'n' is declared int but the value \\[1\\] is list"):
+        collection([([1],)], "n int")
+    with pytest.raises(fk.SchemaError, match="column 'r' is declared struct<x:int> but the value Decimal\\('1'\\) is Decimal"):
+        collection([(Decimal(1),)], "r struct<x: int>")
