@@ -15,7 +15,7 @@ from funke.connectors.base import SourceSpec
 from funke.errors import PlanError, SchemaError, UnsupportedError
 from funke.plan.expr import Expr, to_expr
 from funke.plan.pytypes import as_row, is_typed_class, schema_of_class
-from funke.plan.types import Field, Schema, compatible, python_type_name
+from funke.plan.types import Field, Schema, held, python_type_name
 from funke.semantics.time import Duration, to_millis
 
 #: Name of the row index a generator's expressions are written in.
@@ -133,7 +133,7 @@ def collection(rows: Iterable[Any], schema: str | Schema | None = None, *, rows_
     tuples = tuple(_as_tuple(r, declared, i) for i, r in enumerate(rows))
     for i, r in enumerate(tuples):
         for v, f in zip(r, declared):
-            if not compatible(python_type_name(v), f.dtype):
+            if not held(v, f.dtype):
                 raise SchemaError(
                     f"collection row {i}: column '{f.name}' is declared {f.dtype} but the value {v!r} is {python_type_name(v)}"
                 )

@@ -210,11 +210,19 @@ def compatible(value_type: str | None, declared: str | None) -> bool:
         return True
     if value_type == "timestamp" and declared in ("timestamp", "timestamp_ntz"):
         return True
-    return declared.startswith(_CONTAINERS.get(value_type, ()))
+    return False
 
 
-#: The Python values a column of a declared type takes as well as its own (a ROW as a tuple or ``Row``, as PyFlink
-#: takes them): their fields or elements are checked as Spark stores them.
+def held(value: object, declared: str | None) -> bool:
+    """Can a column of ``declared`` hold ``value``, a row's value given in Python (``from_collection``, PyFlink's
+    ``from_elements``): ``compatible``, or a Decimal for a DECIMAL, a tuple, list or ``Row`` for a ROW, a list or
+    tuple for an ARRAY, a dict for a MAP, as PyFlink takes them (their fields and elements checked by Spark as it
+    stores them)."""
+    kind = python_type_name(value)
+    return compatible(kind, declared) or (declared or "").startswith(_CONTAINERS.get(kind or "", ()))
+
+
+#: The containers ``held`` takes for a declared type's prefix.
 _CONTAINERS: dict[str, tuple[str, ...]] = {
     "Decimal": ("decimal",), "list": ("array<", "struct<"), "tuple": ("array<", "struct<"), "Row": ("struct<",),
     "dict": ("map<", "struct<"),
