@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from funke.bench.measure import Run, filesystem
+from funke.bench.measure import Run
 from funke.bench.reference import reference_counts
+from funke.bench.resources import filesystem
 from funke.bench.ysb import (
     SYSTEM,
     BenchMismatchError,

@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 import funke as fk
-from funke.bench.measure import ProgressLog, percentile
+from funke.bench.measure import percentile
+from funke.bench.progress import ProgressLog
 from funke.errors import JobFailedError, PlanError
 from funke.windows import TumblingEventTimeWindows
 

@@ -103,7 +103,7 @@ class CpuSampler:
     """CPU seconds of this process, the JVM and its Python workers, sampled with the wall clock until stopped."""
 
     def __init__(self, spark: Any, interval_s: float = 0.2):
-        from funke.bench.measure import cpu_seconds
+        from funke.bench.resources import cpu_seconds
 
         try:
             jvm_pid = spark.sparkContext._gateway.proc.pid

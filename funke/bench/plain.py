@@ -38,20 +38,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from examples import ysb
-from funke.bench.measure import (
-    WATERMARK_DELAY_MS,
-    Batch,
-    LatencyRun,
-    ProgressLog,
-    Run,
-    arrivals,
-    batch_window_rows,
-    latency_run,
-    parquet_windows,
-    split_firings,
-)
+from funke.bench.latency import WATERMARK_DELAY_MS, LatencyRun, arrivals, latency_run
+from funke.bench.measure import Batch, Run
+from funke.bench.progress import ProgressLog
 from funke.bench.reference import EVENTS_PER_SECOND, MAX_DISORDER_MS, WINDOW_MS
 from funke.bench.sinks import batch_path
+from funke.bench.window_rows import batch_window_rows, parquet_windows, split_firings
 from funke.connectors.sources import GeneratorSource
 from funke.errors import JobFailedError
 from funke.plan.expr import Sql
@@ -309,8 +301,6 @@ def rate_events(spark: Any, events: int, rows_per_batch: int, columns: dict[str,
 def parquet_until_read(spark: Any, frame: Any, events: int, out: str, checkpoint: str, timeout_s: float) -> float:
     """Stream ``frame`` to Parquet at ``out`` until every source's offset is past ``events`` and that
     batch committed; the wall seconds from the query's start."""
-    from funke.bench.measure import ProgressLog
-
     progress = ProgressLog(spark)
     started = time.monotonic()
     try:

@@ -30,7 +30,9 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 
 from examples import ysb
 from funke.bench import plain
-from funke.bench.measure import Batch, ProgressLog, Run, parquet_windows
+from funke.bench.measure import Batch, Run
+from funke.bench.progress import ProgressLog
+from funke.bench.window_rows import parquet_windows
 
 SYSTEM = plain.SYSTEM
 NAME = "plain_kafka"

@@ -16,7 +16,9 @@ from typing import Any
 from rich.table import Table
 
 from funke.bench.checkpoint import CheckpointBench
-from funke.bench.measure import LATENCY_PARTS, TOO_SMALL, LatencyRun, Run, gib, size
+from funke.bench.latency import LATENCY_PARTS, LatencyRun
+from funke.bench.measure import TOO_SMALL, Run
+from funke.bench.resources import gib, size
 from funke.bench.ysb import VARIANTS, YsbBench
 from funke.errors import FunkeError
 
@@ -247,7 +249,7 @@ def _latency(r: LatencyRun | None) -> str:
 
 
 def _latency_parts(r: LatencyRun | None) -> str:
-    """The p50 of each part of the latency (:data:`funke.bench.measure.LATENCY_PARTS`), in seconds."""
+    """The p50 of each part of the latency (:data:`funke.bench.latency.LATENCY_PARTS`), in seconds."""
     parts = r and r.parts_p50_ms
     return " / ".join(f"{x / 1000:.2f}" for x in parts) + " s" if parts else "—"
 

@@ -77,8 +77,8 @@ def during_ysb(
     how much longer the micro-batches that ran meanwhile took than the job's median otherwise."""
     import examples.ysb as ysb
     import funke as fk
-    from funke.bench.measure import diff_windows, parquet_windows
     from funke.bench.reference import reference_counts
+    from funke.bench.window_rows import diff_windows, parquet_windows
     from funke.bench.ysb import session
 
     spark = spark or session()

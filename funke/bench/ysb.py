@@ -44,23 +44,13 @@ from typing import Any
 import funke as fk
 from examples import ysb
 from funke.bench import plain
-from funke.bench.measure import (
-    Batch,
-    LatencyRun,
-    MemorySampler,
-    ProgressLog,
-    Run,
-    arrivals,
-    batch_window_rows,
-    diff_windows,
-    filesystem,
-    latency_run,
-    parquet_windows,
-    split_firings,
-    state_bytes,
-)
+from funke.bench.latency import LatencyRun, arrivals, latency_run
+from funke.bench.measure import Batch, Run
+from funke.bench.progress import ProgressLog
 from funke.bench.reference import WindowKey, reference_counts
+from funke.bench.resources import MemorySampler, filesystem, state_bytes
 from funke.bench.sinks import AppendParquetSink, BatchParquetSink
+from funke.bench.window_rows import batch_window_rows, diff_windows, parquet_windows, split_firings
 from funke.errors import FunkeError, JobFailedError, PlanError, UnsupportedError
 
 SYSTEM = "funke"

@@ -37,8 +37,9 @@ import funke as fk
 from examples import ysb
 from funke.bench import plain_kafka
 from funke.bench import ysb as bench
-from funke.bench.measure import MemorySampler, Run, filesystem, state_bytes
+from funke.bench.measure import Run
 from funke.bench.reference import reference_counts
+from funke.bench.resources import MemorySampler, filesystem, state_bytes
 from funke.errors import PlanError
 from funke.spark.kafka_jvm import has_connector
 

@@ -27,17 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from funke.cep.sql import sql_text
-from funke.semantics.cep import (
+from funke.semantics.cep_conditions import AndCondition, Condition, OrCondition, SubtypeCondition, as_condition
+from funke.semantics.cep_pattern import (
     AfterMatchSkipStrategy,
-    AndCondition,
-    Condition,
     Consuming,
     MalformedPatternError,
-    OrCondition,
     Quantifier,
-    SubtypeCondition,
-    as_condition,
     validate,
+    window_of,
 )
 from funke.semantics.time import Duration, to_millis
 
@@ -291,8 +288,6 @@ class Pattern:
     @property
     def window(self) -> int | None:
         """The smallest ``within`` of the whole pattern in ms, or None."""
-        from funke.semantics.cep import window_of
-
         return window_of(self) or None
 
     def names(self) -> list[str]:

@@ -41,7 +41,8 @@ from typing import Any, ClassVar
 
 from funke.errors import PlanError
 from funke.plan.types import INTEGRAL, normalize_type
-from funke.semantics.cep import AndCondition, Condition, Consuming, NotCondition, OrCondition, SimpleCondition
+from funke.semantics.cep_conditions import AndCondition, Condition, NotCondition, OrCondition, SimpleCondition
+from funke.semantics.cep_pattern import Consuming
 
 __all__ = ["SqlCondition", "bind", "drops_nothing_a_match_needs", "prefilter"]
 

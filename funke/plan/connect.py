@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from funke.errors import PlanError
 from funke.plan.joins import check_two_keyed
-from funke.plan.nodes import DeclaredOutput, Node
+from funke.plan.node import DeclaredOutput, Node
 from funke.plan.types import Schema
 
 

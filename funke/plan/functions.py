@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from funke.errors import SchemaError
 from funke.plan.expr import Expr, Sql
-from funke.plan.nodes import Node
+from funke.plan.node import Node
 from funke.plan.types import Schema
 
 #: How each kind runs (explain()).

@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from funke.errors import PlanError, SchemaError, did_you_mean
-from funke.plan.nodes import WINDOW_COLUMNS, Node
+from funke.plan.node import Node
+from funke.plan.stateful import WINDOW_COLUMNS
 from funke.plan.types import INTEGRAL, Field, Schema
 from funke.semantics.windows import WindowAssigner
 

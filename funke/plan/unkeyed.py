@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from funke.errors import PlanError
-from funke.plan.nodes import DeclaredOutput, KeyedProcess, Node
+from funke.plan.node import DeclaredOutput, Node
+from funke.plan.stateful import KeyedProcess
 from funke.plan.types import Schema
 
 

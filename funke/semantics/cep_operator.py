@@ -53,7 +53,8 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from funke.semantics.cep import NFA, CepOutput, NFAState, PatternLike, Run
+from funke.semantics.cep import NFA, CepOutput, NFAState, Run
+from funke.semantics.cep_pattern import PatternLike
 from funke.semantics.functions import KeyedProcessFunction, OutputTag, collect_rows
 from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
 from funke.semantics.timers import TimeDomain

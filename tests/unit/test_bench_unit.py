@@ -18,20 +18,12 @@ import funke.bench.ysb as bench
 from examples import ysb
 from funke.bench import report
 from funke.bench.checkpoint import CheckpointBench, run_checkpoint
-from funke.bench.measure import (
-    Batch,
-    LatencyRun,
-    Memory,
-    Run,
-    diff_windows,
-    filesystem,
-    latency_run,
-    percentile,
-    split_firings,
-    window_counts,
-)
+from funke.bench.latency import LatencyRun, latency_run
+from funke.bench.measure import Batch, Run, percentile
 from funke.bench.reference import WINDOW_MS, reference_counts
+from funke.bench.resources import Memory, filesystem
 from funke.bench.sinks import AppendParquetSink, BatchParquetSink
+from funke.bench.window_rows import diff_windows, split_firings, window_counts
 from funke.bench.ysb import VARIANTS, BenchMismatchError, YsbBench, check_heap, check_options, checkpoint_root, run_ysb
 from funke.cli.main import app
 from funke.errors import FunkeError, PlanError, UnsupportedError
