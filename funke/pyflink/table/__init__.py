@@ -20,13 +20,12 @@ from funke.pyflink.table.expressions import Expression
 from funke.pyflink.table.table_environment import (
     ChangelogMode,
     EnvironmentSettings,
-    StatementSet,
     StreamTableEnvironment,
     Table,
     TableConfig,
     TableEnvironment,
-    TableResult,
 )
+from funke.pyflink.table.table_result import StatementSet, TableResult
 from funke.pyflink.table.table_schema import ResultKind, TableSchema
 from funke.pyflink.table.udf import AggregateFunction, FunctionContext, ScalarFunction, TableAggregateFunction, TableFunction
 from funke.table.data_types import DataType, DataTypes

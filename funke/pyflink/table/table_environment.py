@@ -1,7 +1,7 @@
-"""PyFlink's ``TableEnvironment``, ``Table`` and ``TableResult`` on funke: a thin translation onto
-``funke.table`` (each Table API call is the Flink SQL it stands for, planned by funke's SQL planner), with
-PyFlink's conventions: rows a function takes whole are ``Row``s, ``TableResult.print()`` draws PyFlink's
-table, ``collect()`` gives ``Row``s with their kinds, and ``"%s" % table`` names the table for SQL.
+"""PyFlink's ``TableEnvironment`` and ``Table`` on funke: a thin translation onto ``funke.table`` (each Table
+API call is the Flink SQL it stands for, planned by funke's SQL planner), with PyFlink's conventions: rows a
+function takes whole are ``Row``s, ``"%s" % table`` names the table for SQL, and its results are PyFlink's
+``TableResult`` (``funke.pyflink.table.table_result``).
 """
 
 from __future__ import annotations
@@ -9,21 +9,18 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
-from funke.pyflink.datastream.data_stream import CloseableIterator
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
-from funke.pyflink.table.table_schema import Column, ResolvedSchema, ResultKind, TableSchema, Watermark
-from funke.semantics.java_text import java_float
+from funke.pyflink.table.table_result import StatementSet, TableResult, table_fields
+from funke.pyflink.table.table_schema import Column, ResolvedSchema, TableSchema, Watermark
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
-from funke.table.data_types import DataType, DataTypes, RowType
+from funke.table.data_types import DataType, RowType
 from funke.table.describe import view_columns, view_rows
-from funke.table.namespace import DEFAULT_CATALOG, DEFAULT_DATABASE
-from funke.table.tableau import tableau
 
 
 def _named_row(names: Sequence[str], values: Sequence[Any]) -> Row:
@@ -31,23 +28,6 @@ def _named_row(names: Sequence[str], values: Sequence[Any]) -> Row:
     row = Row(*values)
     row.set_field_names(list(names))
     return row
-
-
-def _row(values: Sequence[Any]) -> Row:
-    """A collected row as PyFlink's ``TableResult.collect()`` gives it: without field names (``<Row(1, 'a')>``;
-    read by position), a ROW value in it too."""
-    return Row(*(_nameless(v) for v in values))
-
-
-def _nameless(value: Any) -> Any:
-    """A ROW value (Spark's, a tuple) as a ``Row`` without field names; in an ARRAY or a MAP too."""
-    if isinstance(value, tuple):
-        return _row(value)
-    if isinstance(value, list):
-        return [_nameless(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _nameless(v) for k, v in value.items()}
-    return value
 
 
 class EnvironmentSettings:
@@ -266,7 +246,7 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         from funke.pyflink.datastream._wire import RowReader
         from funke.pyflink.datastream.data_stream import DataStream
 
-        fields = _fields(table)
+        fields = table_fields(table)
         row_type = Types.ROW_NAMED([f.name for f in fields], [_type_info(f.dtype, f.name) for f in fields])
         columns = [f"`{f.name}`" for f in fields] + ([kinds] if kinds else [])
         return DataStream(env, stream.select(*columns), type_info=row_type, reader=RowReader(row_type, kinds=kinds), known=True)
@@ -551,138 +531,7 @@ class ChangelogMode:
         return f"ChangelogMode.{self._mode.replace('-', '_')}()"
 
 
-class TableResult:
-    """PyFlink's ``TableResult``: ``wait()``, ``print()`` (PyFlink's table of rows), ``collect()`` (``Row``s
-    with their kinds) and ``get_job_client()``."""
-
-    def __init__(self, t_env: TableEnvironment, inner: fk_table.TableResult, table: Table | None, inserted: Sequence[str] = ()) -> None:
-        self._t_env, self._inner, self._table, self._inserted = t_env, inner, table, list(inserted)
-
-    def get_result_kind(self) -> int:
-        """``ResultKind.SUCCESS`` for a DDL statement's result, ``SUCCESS_WITH_CONTENT`` for any other."""
-        content = self._table is not None or self._shown is not None or self._inserted
-        return ResultKind.SUCCESS_WITH_CONTENT if content else ResultKind.SUCCESS
-
-    def get_table_schema(self) -> TableSchema:
-        """The result's columns: a query's; a SHOW's or DESCRIBE's; an INSERT's (the rows written to each
-        table, ``default_catalog.default_database.t BIGINT``); a DDL statement's (``result STRING``)."""
-        if self._table is not None:
-            return self._table.get_schema()
-        if self._shown is not None:
-            names, rows = self._shown
-            kinds = [DataTypes.BOOLEAN() if any(isinstance(r[i], bool) for r in rows) else DataTypes.STRING() for i in range(len(names))]
-            return TableSchema([Column(n, t) for n, t in zip(names, kinds, strict=True)])
-        if self._inserted:
-            return TableSchema([Column(f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}.{t}", DataTypes.BIGINT()) for t in self._inserted])
-        return TableSchema([Column("result", DataTypes.STRING())])
-
-    def get_resolved_schema(self) -> ResolvedSchema:
-        return self.get_table_schema().to_resolved_schema()
-
-    def get_job_client(self) -> Any:
-        return self._inner.get_job_client()
-
-    @property
-    def _shown(self) -> tuple[list[str], list[list[Any]]] | None:
-        return self._inner.content if self._inner is not None else None
-
-    def wait(self, timeout_ms: int | None = None) -> TableResult:
-        """Block until the job ends; with ``timeout_ms``, raise ``TimeoutError`` if it has not ended by then
-        (Flink's ``TableResult.await(timeout)`` throws its ``TimeoutException``)."""
-        self._inner.wait(None if timeout_ms is None else timeout_ms / 1000)
-        handle = self._inner.get_job_client()
-        if timeout_ms is not None and handle is not None and not handle.done:
-            raise TimeoutError(f"the job did not end within {timeout_ms} ms (TableResult.wait); it goes on running")
-        return self
-
-    def collect(self) -> CloseableIterator:
-        """The result's ``Row``s, with their kinds, as the job gives them: PyFlink's ``CloseableIterator``
-        (``with result.collect() as rows: ...`` stops the job, if it still runs, when the block is left)."""
-        if self._table is None and self._shown is None:
-            raise PlanError("collect() is for the result of a query (Table.execute() or execute_sql('SELECT ...'))")
-        return CloseableIterator(self._rows(), self._inner.get_job_client())
-
-    def _rows(self) -> Iterator[Row]:
-        if self._shown is not None:  # a SHOW statement's answer
-            _, rows = self._shown
-            yield from (_row(r) for r in rows)
-            return
-        names = list(self._table.columns)
-        for values in self._inner.collect():
-            row = _row([values.get(n) for n in names])
-            row.set_row_kind(RowKind.of_short(values.get(ROW_KIND_NAME)))  # (to_changelog_stream's column)
-            yield row
-
-    def print(self) -> None:
-        """The rows as PyFlink 2.3 prints them: a table whose columns are as wide as their types print (a
-        longer value cut with ``...``), with each row's kind in streaming mode; ``N rows in set``, or ``Empty set``."""
-        if self._shown is not None:  # a SHOW statement's answer: Flink prints it as wide as its values
-            print(tableau(*self._shown))
-            return
-        if self._table is None:
-            print("OK")
-            return
-        fields = _fields(self._table)
-        rows = list(self.collect())
-        streaming = self._t_env._streaming
-        names = (["op"] if streaming else []) + [f.name for f in fields]
-        cells = [([str(r.get_row_kind())] if streaming else []) + [_tableau(v, f.dtype) for v, f in zip(r, fields, strict=True)] for r in rows]
-        widths = ([2] if streaming else []) + [max(len(f.name), len(_NULL), _type_width(f.dtype)) for f in fields]
-        print(tableau(names, cells, widths))
-
-
-class StatementSet(fk_table.StatementSet):
-    """Several inserts run as one job: ``add_insert_sql`` and ``add_insert(table_path, table)``."""
-
-    def add_insert(self, target_path: str, table: Table, overwrite: bool = False) -> StatementSet:
-        if overwrite:
-            raise UnsupportedError("add_insert(overwrite=True): INSERT OVERWRITE is not supported by funke")
-        self.add_insert_sql(f"INSERT INTO `{target_path}` SELECT * FROM {table}")
-        return self
-
-    def execute(self) -> TableResult:  # type: ignore[override]
-        inserted = [s.explicit_uid.removeprefix("insert-") for s in self._sinks]
-        return TableResult(self._t_env, super().execute(), None, inserted=inserted)
-
-
 TableEnvironment._table = Table
-
-_NULL = "<NULL>"
-_MAX_WIDTH = 30
-#: Column widths PyFlink's print gives a type in streaming mode (a negative sign included); others 30.
-_WIDTHS = {"tinyint": 4, "smallint": 6, "int": 11, "bigint": 20, "boolean": 5, "date": 10, "timestamp": 23}
-
-
-def _fields(table: Any) -> Any:
-    """The table's columns in funke's ``Schema`` (Spark types), which a PyFlink table's ``get_schema()`` is not."""
-    return fk_table.Table.get_schema(table).fields
-
-
-def _type_width(spark: str | None) -> int:
-    if spark is None:
-        return _MAX_WIDTH
-    if spark.startswith("decimal("):
-        return int(spark[8:].split(",")[0]) + 2
-    return _WIDTHS.get(spark, _MAX_WIDTH)
-
-
-def _tableau(value: Any, spark: str) -> str:
-    """A value as PyFlink's printed table writes it (SQL's text forms: ``2021-01-01 10:00:00.000``)."""
-    if value is None:
-        return _NULL
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        return java_float(value, single=spark == "float")
-    if isinstance(value, dt.datetime):
-        return f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d}"
-    if isinstance(value, (dt.date, decimal.Decimal)):
-        return str(value)
-    if isinstance(value, Row):
-        return "(" + ", ".join(_tableau(v, "") for v in value) + ")"
-    if isinstance(value, (list, tuple)):  # (a NULL in an array is NULL, as Flink's cast of the array to a string writes it)
-        return "[" + ", ".join("NULL" if v is None else _tableau(v, "") for v in value) + "]"
-    return str(value)
 
 
 def _inferred(values: list[Any], name: str) -> str:
@@ -775,6 +624,6 @@ def _plain(value: Any) -> Any:
 
 
 __all__ = [
-    "DataType", "EnvironmentSettings", "Schema", "StatementSet", "StreamTableEnvironment", "Table", "TableConfig",
-    "TableDescriptor", "TableEnvironment", "TableResult",
+    "DataType", "EnvironmentSettings", "Schema", "StreamTableEnvironment", "Table", "TableConfig", "TableDescriptor",
+    "TableEnvironment",
 ]  # fmt: skip
