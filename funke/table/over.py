@@ -20,6 +20,11 @@ micro-batch are peers and leave together at the next advance of processing time 
 rows together); nothing is late. Aggregates are Flink's built-ins
 (``funke.table.builtin_aggregates``), accumulated as rows enter the frame and retracted as they leave it.
 
+In batch mode (``OverAtEnd``) a key's rows are kept until the end of the input, then ordered by the window's
+``ORDER BY`` (any columns; ties in arrival order, as funke's batch sort keeps them) and given their values as
+above, peers being the rows equal in every ``ORDER BY`` column, and with the window functions that read the
+whole partition (``WINDOW_FUNCTIONS``: LEAD, NTILE, CUME_DIST, PERCENT_RANK, RANK, DENSE_RANK, ROW_NUMBER).
+
 >>> over = OverAggregate("ts", Frame("ROWS", 1), [AggregateCall("s", "sum", ("v",))])
 >>> acc, kept, out = None, [], []
 >>> for row in ({"ts": 1, "v": 1}, {"ts": 2, "v": 2}, {"ts": 2, "v": 4}):
@@ -33,12 +38,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from funke.semantics.functions import KeyedProcessFunction
-from funke.semantics.state import MapStateDescriptor, ValueStateDescriptor
-from funke.semantics.time import timestamp_to_millis
+from funke.semantics.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from funke.semantics.time import MAX_WATERMARK, timestamp_to_millis
 from funke.table.aggregate import AggregateCall, apply_calls
+from funke.table.rank import Order, compare, ranked
+
+#: The window functions of a batch-mode OVER that read the whole partition, by name, with their result type
+#: (LEAD's is its value's): each an ``AggregateCall`` whose arguments are columns (LEAD's value, offset and
+#: default, as ``LAG``'s; NTILE's number of buckets; none for the others).
+WINDOW_FUNCTIONS = {
+    "lead": None, "ntile": "bigint", "cume_dist": "double", "percent_rank": "double", "rank": "bigint",
+    "dense_rank": "bigint", "row_number": "bigint",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -145,3 +160,106 @@ class OverAggregate(KeyedProcessFunction):
 
     def _values(self, acc: list[Any], *, lag_only: bool = False) -> dict[str, Any]:
         return {c.alias: f.get_value(a) for f, a, c in zip(self._functions, acc, self.calls, strict=True) if c.name == "lag" or not lag_only}
+
+
+class OverAtEnd(OverAggregate):
+    """An OVER aggregation in batch mode (the module's docstring): per key, the rows kept until the end of the
+    input, then ordered by ``order`` and each given its frame's aggregates (LAG row by row, ``row_wise``) and
+    its window functions (``calls`` named in ``WINDOW_FUNCTIONS``). ``RANGE n PRECEDING`` takes one ``ORDER BY``
+    column: a number, or a time (n in milliseconds); the rows whose value is NULL are a frame of their own.
+
+    >>> over = OverAtEnd([Order("v")], Frame("RANGE"), [AggregateCall("s", "sum", ("v",)), AggregateCall("r", "rank")])
+    >>> [(r["v"], r["s"], r["r"]) for r in over.values([{"v": 2}, {"v": 1}, {"v": 2}])]
+    [(1, 1, 1), (2, 5, 2), (2, 5, 2)]
+    """
+
+    def __init__(self, order: Sequence[Order], frame: Frame, calls: Sequence[AggregateCall]) -> None:
+        self.order = tuple(order)
+        self.window_calls = tuple(c for c in calls if c.name in WINDOW_FUNCTIONS)
+        super().__init__(order[0].column if order else "", frame, [c for c in calls if c.name not in WINDOW_FUNCTIONS], row_wise=True)
+        self.rows = ListStateDescriptor("rows")
+        self.armed = ValueStateDescriptor("armed")
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"OverAtEnd({list(self.order)!r}, {str(self.frame)!r}, {[*self.calls, *self.window_calls]!r})"
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> None:
+        ctx.get_list_state(self.rows).add(value)
+        armed = ctx.get_state(self.armed)
+        if not armed.value():
+            armed.update(True)
+            ctx.timer_service().register_event_time_timer(MAX_WATERMARK)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[dict[str, Any]]:
+        state = ctx.get_list_state(self.rows)
+        rows = state.get()
+        state.clear()
+        ctx.get_state(self.armed).clear()
+        yield from self.values(rows)
+
+    def values(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A key's rows (in arrival order) in order, each with its values."""
+        ordered = ranked(rows, self.order, None, stable=True)
+        groups: list[list[dict[str, Any]]] = []  # (the peers: rows equal in every ORDER BY column)
+        for row in ordered:
+            if groups and compare(self.order, groups[-1][0], row) == 0:
+                groups[-1].append(row)
+            else:
+                groups.append([row])
+        acc, kept, out, previous = None, [], [], 0
+        for group in groups:
+            position = self._position(group[0])
+            if (position is None) != (previous is None):  # (NULLs, first or last, are a RANGE frame of their own)
+                acc, kept = None, []
+            acc, kept, values = self.step(acc, kept, group, 0 if position is None else position)
+            out += values
+            previous = position
+        start = 0
+        for dense, group in enumerate(groups, 1):
+            end = start + len(group)
+            for i in range(start, end):
+                out[i].update({c.alias: window_value(c, out, i, start, end, dense) for c in self.window_calls})
+            start = end
+        return out
+
+    def _position(self, row: dict[str, Any]) -> Any:
+        """A row's place for a ``RANGE n PRECEDING`` frame: its ORDER BY value (a time in milliseconds), negated
+        when descending; None for a NULL; 0 for other frames."""
+        if self.frame.kind != "RANGE" or self.frame.preceding is None:
+            return 0
+        v = row[self.order[0].column]
+        if v is None:
+            return None
+        v = v if isinstance(v, (int, float, Decimal)) else timestamp_to_millis(v)
+        return -v if self.order[0].descending else v
+
+
+def window_value(call: AggregateCall, rows: list[dict[str, Any]], i: int, start: int, end: int, dense: int) -> Any:
+    """The value of a window function (``WINDOW_FUNCTIONS``) for ``rows[i]``, ``rows`` a partition in order,
+    the row's peers ``rows[start:end]``, their group the ``dense``-th.
+
+    >>> rows = [{"v": 1}, {"v": 2}, {"v": 2}, {"v": 3}, {"v": 5}]
+    >>> [window_value(AggregateCall("c", "cume_dist"), rows, i, s, e, d) for i, s, e, d in ((0, 0, 1, 1), (2, 1, 3, 2))]
+    [0.2, 0.6]
+    """
+    n = len(rows)
+    name = call.name
+    if name == "row_number":
+        return i + 1
+    if name == "rank":
+        return start + 1
+    if name == "dense_rank":
+        return dense
+    if name == "percent_rank":
+        return start / (n - 1) if n > 1 else 0.0
+    if name == "cume_dist":
+        return end / n
+    if name == "ntile":  # (n rows in b buckets: the first n % b buckets one row larger than the others)
+        size, extra = divmod(n, rows[i][call.args[0]])
+        big = extra * (size + 1)
+        return i // (size + 1) + 1 if i < big else extra + (i - big) // size + 1
+    if name == "lead":
+        value, offset, default = call.args
+        j = i + rows[i][offset]  # (a negative offset reads the rows before, as LAG)
+        return rows[j][value] if 0 <= j < n else rows[i][default]
+    raise ValueError(f"unknown window function {name!r}: use {', '.join(WINDOW_FUNCTIONS)}")

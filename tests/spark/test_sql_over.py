@@ -43,3 +43,45 @@ def test_over_rows_and_range_frames_give_each_row_its_frame_s_aggregates(env, bo
     assert sorted((r["k"], seconds(r), r["v"], r["top"]) for r in got_range.rows) == sorted(
         [("a", 1, 10, 10), ("a", 2, 20, 20), ("a", 2, 1, 20), ("a", 5, 3, 3), ("b", 1, 5, 5), ("b", 4, 7, 7)]
     )
+
+
+def test_batch_mode_window_functions_over_a_whole_partition_give_pyflinks_rows():
+    """In batch mode an OVER window orders by any column; LAG, LEAD (offset 2, a default), NTILE (3 buckets over 7,
+    5, 3 and 1 rows), CUME_DIST, PERCENT_RANK, RANK, DENSE_RANK, ROW_NUMBER and SUM in one SELECT, ties in ORDER BY
+    (peers), a NULL value and four partitions. The expected rows are PyFlink 2.3's for the same query (checked
+    against it, batch mode, parallelism 1: ties in arrival order)."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql(
+        "CREATE TEMPORARY VIEW t AS SELECT * FROM (VALUES ('a', 1, 10), ('a', 2, 20), ('a', 2, 5), ('a', 3, CAST(NULL AS INT)), ('a', 5, 7), "
+        "('b', 1, 1), ('b', 1, 2), ('b', 1, 3), ('c', 4, 9), ('d', 1, 1), ('d', 2, 2), ('d', 3, 3), ('d', 4, 4), ('d', 5, 5), ('d', 6, 6), "
+        "('d', 7, 7)) AS v(k, o, x)"
+    )
+    query = (
+        "SELECT k, o, x, LAG(x) OVER w AS lg, LEAD(x) OVER w AS ld, LEAD(o, 2, -1) OVER w AS ld2, NTILE(3) OVER w AS nt, "
+        "CUME_DIST() OVER w AS cd, PERCENT_RANK() OVER w AS pr, RANK() OVER w AS rk, DENSE_RANK() OVER w AS dr, "
+        "ROW_NUMBER() OVER w AS rn, SUM(x) OVER w AS s FROM t WINDOW w AS (PARTITION BY k ORDER BY o)"
+    )
+    schema = t_env.sql_query(query).get_schema()  # (PyFlink's: the same types, NOT NULL but for lg, ld and s)
+    assert [str(t) for t in schema.get_field_data_types()][3:] == ["INT", "INT", "INT", "BIGINT", "DOUBLE", "DOUBLE", "BIGINT", "BIGINT", "BIGINT", "INT"]
+    with t_env.execute_sql(query).collect() as it:
+        got = sorted((tuple(r) for r in it), key=repr)
+    assert got == sorted([
+        ("a", 1, 10, None, 20, 2, 1, 0.2, 0.0, 1, 1, 1, 10),
+        ("a", 2, 20, 10, 5, 3, 1, 0.6, 0.25, 2, 2, 2, 35),
+        ("a", 2, 5, 20, None, 5, 2, 0.6, 0.25, 2, 2, 3, 35),
+        ("a", 3, None, 5, 7, -1, 2, 0.8, 0.75, 4, 3, 4, 35),
+        ("a", 5, 7, None, None, -1, 3, 1.0, 1.0, 5, 4, 5, 42),
+        ("b", 1, 1, None, 2, 1, 1, 1.0, 0.0, 1, 1, 1, 6),
+        ("b", 1, 2, 1, 3, -1, 2, 1.0, 0.0, 1, 1, 2, 6),
+        ("b", 1, 3, 2, None, -1, 3, 1.0, 0.0, 1, 1, 3, 6),
+        ("c", 4, 9, None, None, -1, 1, 1.0, 0.0, 1, 1, 1, 9),
+        ("d", 1, 1, None, 2, 3, 1, 0.14285714285714285, 0.0, 1, 1, 1, 1),
+        ("d", 2, 2, 1, 3, 4, 1, 0.2857142857142857, 0.16666666666666666, 2, 2, 2, 3),
+        ("d", 3, 3, 2, 4, 5, 1, 0.42857142857142855, 0.3333333333333333, 3, 3, 3, 6),
+        ("d", 4, 4, 3, 5, 6, 2, 0.5714285714285714, 0.5, 4, 4, 4, 10),
+        ("d", 5, 5, 4, 6, 7, 2, 0.7142857142857143, 0.6666666666666666, 5, 5, 5, 15),
+        ("d", 6, 6, 5, 7, -1, 3, 0.8571428571428571, 0.8333333333333334, 6, 6, 6, 21),
+        ("d", 7, 7, 6, None, -1, 3, 1.0, 1.0, 7, 7, 7, 28),
+    ], key=repr)  # fmt: skip
