@@ -39,6 +39,7 @@ from funke.dialect.rewrites import (
     json_array,
     json_exists,
     json_object,
+    json_query,
     json_quote,
     json_string,
     json_unquote,
@@ -374,7 +375,7 @@ _TABLE: tuple[Builtin, ...] = (
     # -- json ---------------------------------------------------------------------------------------------
     _b("PARSE_JSON", "json", REWRITTEN, "sqlglot drops the call (the string stays a string); Spark's `parse_json`", "parse_json({0})", (1,)),
     _b("TRY_PARSE_JSON", "json", FLINK),
-    _b("JSON_QUERY", "json", REFUSED, "Flink writes the numbers of the value found as the text has them (`1.50`, `1e3` as `1E+3`); Spark's variant, the one parser of JSON values Spark has, keeps no such text (`to_json` writes `1.5`, `1000.0`)"),
+    _b("JSON_QUERY", "json", DIFFERS, "rewritten (no Spark function): `try_variant_get(try_parse_json(s), path)` and `to_json` of it, with each number's text kept (Spark's variant keeps none: funke reads every number as a string first) and written as Flink writes it (Java's BigDecimal: `1.50`, `1e3` as `1E+3`, `-0.0` as `0.0`); the keys sorted (by UTF-16 units), the last of a duplicate key, no whitespace, Jackson's escapes (non-ASCII as it is), as Flink's; a STRING to JSON_OBJECT, JSON_ARRAY and JSON_STRING, as in Flink. Strict mode (the default) and lax mode; `RETURNING STRING` (or a VARCHAR of no length) and `ARRAY<STRING>`; `WITHOUT`, `WITH CONDITIONAL`, `WITH UNCONDITIONAL` `[ARRAY] WRAPPER`; `{NULL, EMPTY ARRAY, EMPTY OBJECT, ERROR} ON EMPTY` and `ON ERROR` (ERROR fails the job, as in Flink). The path must be a literal of `$`, `.key`, `['key']`, `[n]` (no wildcards, `..`, filters, negative indexes: refused), as must another RETURNING type (Flink cuts a VARCHAR(n) short). A text with the character DEL (U+007F, or escaped `\\u007f`), U+0001 or U+0002 fails the job (funke's marks). Differs for a text with an escaped lone surrogate (`\\ud800`): Spark's parser refuses it (ON ERROR in strict mode, ON EMPTY in lax mode; Flink reads it)", json_query, (2, 3, 4, 5, 6)),
     _b("JSON_OBJECT", "json", REWRITTEN, "no Spark function: the members in the order of their keys, as Flink writes them (the last of a duplicate key wins), `NULL ON NULL` (the default) and `ABSENT ON NULL`; the values' text is `to_json`'s, a nested JSON_OBJECT or JSON_ARRAY inserted as JSON. Refused: a key that is no string literal, a value that is no STRING, integer, BOOLEAN, DECIMAL or BINARY, as Flink writes a DOUBLE as a BigDecimal (`1.0E+20`), a TIMESTAMP in ISO form; where funke cannot tell a value's type while planning, the job fails for such a value (CAST it)", json_object),
     _b("JSON_ARRAY", "json", REWRITTEN, "no Spark function: as JSON_OBJECT's values, in order; `ABSENT ON NULL` (the default) and `NULL ON NULL`", json_array),
     _b("JSON", "json", REFUSED, "Flink inserts `JSON(s)` into JSON_OBJECT and JSON_ARRAY with its numbers as written (`1.50`, `1e3` as `1E+3`); Spark's variant, the one parser of JSON values Spark has, keeps no such text"),
@@ -413,8 +414,8 @@ _TABLE: tuple[Builtin, ...] = (
     _b("ROW_NUMBER", "window function", PLANNER, "in a Top-N (`WHERE rn <= n`, a rank range `rn > m AND rn <= n`) or a deduplication (`rn = 1`), as Flink plans them"),
     _b("RANK DENSE_RANK", "window function", PLANNER, "in a Top-N in batch mode (regular or window, `WHERE rk <= n` or a rank range); refused in a stream, as Flink refuses them"),
     _b("LAG", "window function", PLANNER, "`LAG(x [, offset [, default]]) OVER w` over the default frame; in streaming mode Flink's (the rows of one time share the value the last of them sees), in batch mode the rows before each row"),
-    _b("LEAD", "window function", REFUSED, "Flink runs no LEAD in streaming mode (`LAG` reads the rows before); funke has none in batch mode either"),
-    _b("CUME_DIST PERCENT_RANK NTILE", "window function", REFUSED, "funke's OVER aggregations run COUNT, SUM, MIN, MAX, AVG, the variances, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG and LAG, and ROW_NUMBER (RANK, DENSE_RANK in batch mode) in a Top-N"),
+    _b("LEAD", "window function", PLANNER, "`LEAD(x [, offset [, default]]) OVER w` in batch mode: the value `offset` rows after (a negative offset: before), the default past the partition's end; refused in streaming mode, as Flink refuses it"),
+    _b("CUME_DIST PERCENT_RANK NTILE", "window function", PLANNER, "in batch mode, over a whole partition at the end of the input, peers (ties in ORDER BY) as Flink's: a DOUBLE (CUME_DIST, PERCENT_RANK), a BIGINT (`NTILE(n)`, n a positive integer literal; the first buckets one row larger); ROW_NUMBER, RANK and DENSE_RANK also outside a Top-N there; refused in streaming mode, as Flink refuses them"),
 )
 # fmt: on
 

@@ -210,6 +210,112 @@ def json_exists(args: list[exp.Expression], types: list[str | None]) -> exp.Expr
     )
 
 
+#: JSON_QUERY's number marking. Spark's variant keeps no number's text (``1.50`` is read as 1.5, ``1e3`` as
+#: 1000.0), which Flink writes as Java's BigDecimal of it (``1.50``, ``1E+3``): every number outside a string
+#: (strings are matched whole, so a number in one is left) becomes a string of DEL (U+007F) and its text, which
+#: the variant keeps and ``to_json`` writes as it is. CHR(1) and CHR(2) mark a number's ends while the strings
+#: are matched (a string leaves them empty, and they are dropped).
+_JQ_MARKED = (
+    "REPLACE(REPLACE(REPLACE(REGEXP_REPLACE({0}, CONCAT('(\"(?:[^\"', CHR(92), CHR(92), ']++|', CHR(92), CHR(92), "
+    "'.)*+\")|(-?(?:0|[1-9][0-9]*)(?:[.][0-9]+)?(?:[eE][+-]?[0-9]+)?)'), CONCAT('$1', CHR(1), '$2', CHR(2))), "
+    "CONCAT(CHR(1), CHR(2)), ''), CHR(1), CONCAT('\"', CHR(127))), CHR(2), '\"')"
+)
+#: A text a marked number could be confused with: DEL in it (as it is or escaped), or a marker character.
+_JQ_UNMARKABLE = (
+    "INSTR({0}, CHR(127)) > 0 OR INSTR({0}, CHR(1)) > 0 OR INSTR({0}, CHR(2)) > 0 "
+    "OR INSTR(LOWER({0}), CONCAT(CHR(92), 'u007f')) > 0"
+)
+#: Java's ``BigDecimal.toString()`` of the number text ``n`` (Flink's Jackson reads a JSON number as one): the
+#: digits without leading zeros, the scale (fraction digits less the exponent), plain for a scale from 0 and an
+#: exponent from -6, else scientific (``1E+3``, ``1.0E-7``); zero has no sign.
+_JQ_NUMBER = (
+    "ELEMENT_AT(TRANSFORM(ARRAY(NAMED_STRUCT("
+    "'d', REGEXP_REPLACE(CONCAT(REGEXP_EXTRACT(n, '^-?([0-9]+)', 1), REGEXP_EXTRACT(n, '[.]([0-9]+)', 1)), '^0+(?=[0-9])', ''), "
+    "'s', LENGTH(REGEXP_EXTRACT(n, '[.]([0-9]+)', 1)) - CAST(COALESCE(NULLIF(REGEXP_EXTRACT(n, '[eE][+]?(-?[0-9]+)$', 1), ''), '0') AS BIGINT), "
+    "'g', IF(STARTSWITH(n, '-'), '-', ''))), "
+    "r -> CONCAT(IF(r.d = '0', '', r.g), CASE "
+    "WHEN r.s = 0 THEN r.d "
+    "WHEN r.s > 0 AND LENGTH(r.d) - 1 - r.s >= -6 THEN IF(LENGTH(r.d) > r.s, "
+    "CONCAT(SUBSTRING(r.d, 1, LENGTH(r.d) - r.s), '.', SUBSTRING(r.d, LENGTH(r.d) - r.s + 1)), "
+    "CONCAT('0.', REPEAT('0', r.s - LENGTH(r.d)), r.d)) "
+    "ELSE CONCAT(SUBSTRING(r.d, 1, 1), IF(LENGTH(r.d) > 1, CONCAT('.', SUBSTRING(r.d, 2)), ''), 'E', "
+    "IF(LENGTH(r.d) - 1 - r.s > 0, '+', ''), CAST(LENGTH(r.d) - 1 - r.s AS STRING)) END)), 1)"
+)
+#: The JSON text of the (marked) variant ``v`` as Flink writes it: ``to_json``'s (no whitespace, the keys sorted,
+#: the last of a duplicate key, Jackson's escapes) with each marked number in its place.
+_JQ_TEXT = (
+    "ELEMENT_AT(TRANSFORM(ARRAY(TO_JSON(v)), j -> ARRAY_JOIN(TRANSFORM(SPLIT(j, CONCAT('\"', CHR(127), '[-+.0-9eE]*\"'), -1), "
+    "(p, i) -> CONCAT(p, COALESCE(ELEMENT_AT(TRANSFORM(ARRAY(TRY_ELEMENT_AT(REGEXP_EXTRACT_ALL(j, CONCAT('\"', CHR(127), "
+    f"'([-+.0-9eE]*)\"'), 1), i + 1)), n -> {_JQ_NUMBER}), 1), ''))), '')), 1)"
+)
+#: An element of JSON_QUERY's ``ARRAY<STRING>`` as Flink gives it: a string as it is, a number as Flink writes
+#: it, JSON null as NULL, anything else its JSON text.
+_JQ_ELEMENT = (
+    "CASE WHEN IS_VARIANT_NULL(v) THEN NULL WHEN SCHEMA_OF_VARIANT(v) = 'STRING' THEN ELEMENT_AT(TRANSFORM("
+    "ARRAY(VARIANT_GET(v, '$', 'string')), n -> IF(STARTSWITH(n, CHR(127)), ELEMENT_AT(TRANSFORM(ARRAY(SUBSTRING(n, 2)), "
+    f"n -> {_JQ_NUMBER}), 1), n)), 1) ELSE {_JQ_TEXT} END"
+)
+_JQ_EMPTY = {"STRING": {"NULL": "CAST(NULL AS STRING)", "EMPTY ARRAY": "'[]'", "EMPTY OBJECT": "'{}'"},
+             "ARRAY<STRING>": {"NULL": "CAST(NULL AS ARRAY<STRING>)", "EMPTY ARRAY": "CAST(ARRAY() AS ARRAY<STRING>)"}}  # fmt: skip
+
+
+def json_query(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``JSON_QUERY(s, path [RETURNING STRING | ARRAY<STRING>] [wrapper] [... ON EMPTY] [... ON ERROR])``:
+    the JSON text of the object or array the path leads to. An error (strict mode, Flink's default: a text that
+    is no JSON, a path that leads nowhere or to JSON null, a scalar without a wrapper) gives the ON ERROR choice;
+    lax mode has these empty, and gives the ON EMPTY choice (both NULL when not written). A conditional wrapper
+    puts what is no array in one, an unconditional one everything. ``RETURNING ARRAY<STRING>`` gives the array's
+    elements (a string as it is, any other value its JSON text)."""
+    clauses = {c.name.split(" ON ")[-1] if " ON " in c.name else c.name.split()[0]: c.name for c in args[2:] if isinstance(c, exp.Var)}
+    if len(args) < 2 or len(clauses) != len(args) - 2:
+        raise PlanError("Flink SQL: JSON_QUERY takes a text, a path and its clauses")
+    returning = clauses.get("RETURNING", "RETURNING STRING").removeprefix("RETURNING ")
+    if returning not in _JQ_EMPTY:
+        raise UnsupportedError(
+            f"Flink SQL: JSON_QUERY(... RETURNING {returning}) is not supported by funke yet: funke's JSON_QUERY returns "
+            "STRING (a VARCHAR of no length) or ARRAY<STRING>"
+        )
+    mode, path = _json_path("JSON_QUERY", args[1])
+    wrapper = clauses.get("WITHOUT", clauses.get("WITH", "WITHOUT ARRAY WRAPPER"))
+    failures = {
+        "EMPTY": "RAISE_ERROR('JSON_QUERY: Empty result of JSON_QUERY function is not allowed')",
+        "ERROR": "RAISE_ERROR(CONCAT('JSON_QUERY: no JSON value of the kind asked for at ', {1}, ' in ', {0}))",
+    }
+    on = {}
+    for which in ("EMPTY", "ERROR"):
+        choice = clauses.get(which, f"NULL ON {which}").removesuffix(f" ON {which}")
+        if choice not in (*_JQ_EMPTY[returning], "ERROR"):
+            raise PlanError(f"Flink SQL: JSON_QUERY(... {choice} ON {which}) is not allowed when returning {returning} (Flink refuses it too)")
+        on[which] = failures[which] if choice == "ERROR" else _JQ_EMPTY[returning][choice]
+    error = on["EMPTY"] if mode == "lax" else on["ERROR"]
+    if returning == "STRING":
+        text = _JQ_TEXT
+        found = {
+            "WITHOUT ARRAY WRAPPER": f"WHEN SCHEMA_OF_VARIANT(v) RLIKE '^(OBJECT|ARRAY)' THEN {text} ELSE {error}",
+            "WITH CONDITIONAL ARRAY WRAPPER": f"WHEN SCHEMA_OF_VARIANT(v) LIKE 'ARRAY%' THEN {text} ELSE CONCAT('[', {text}, ']')",
+            "WITH UNCONDITIONAL ARRAY WRAPPER": f"ELSE CONCAT('[', {text}, ']')",
+        }[wrapper]
+    else:
+        elements = f"TRANSFORM(CAST(v AS ARRAY<VARIANT>), v -> {_JQ_ELEMENT})"
+        found = {
+            "WITHOUT ARRAY WRAPPER": (
+                f"WHEN SCHEMA_OF_VARIANT(v) LIKE 'ARRAY%' THEN {elements} WHEN SCHEMA_OF_VARIANT(v) LIKE 'OBJECT%' THEN {on['ERROR']} ELSE {error}"
+            ),
+            "WITH CONDITIONAL ARRAY WRAPPER": f"WHEN SCHEMA_OF_VARIANT(v) LIKE 'ARRAY%' THEN {elements} ELSE ARRAY({_JQ_ELEMENT})",
+            "WITH UNCONDITIONAL ARRAY WRAPPER": f"ELSE ARRAY({_JQ_ELEMENT})",
+        }[wrapper]
+    unmarkable = (
+        "RAISE_ERROR(CONCAT('JSON_QUERY: funke does not read a JSON text with the character DEL (U+007F) or U+0001, "
+        "U+0002 in it: ', {0}))"
+    )
+    return fill(
+        f"CASE WHEN {{0}} IS NULL THEN NULL WHEN TRY_PARSE_JSON({{0}}) IS NULL THEN {error} WHEN {_JQ_UNMARKABLE} THEN {unmarkable} "
+        f"ELSE ELEMENT_AT(TRANSFORM(ARRAY(TRY_VARIANT_GET(TRY_PARSE_JSON({_JQ_MARKED}), {{2}})), v -> CASE "
+        f"WHEN v IS NULL OR IS_VARIANT_NULL(v) THEN {error} {found} END), 1) END",
+        [args[0], args[1], exp.Literal.string(path)],
+    )
+
+
 def is_json(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
     """Flink's ``s IS JSON [VALUE | SCALAR | ARRAY | OBJECT]``: whether Jackson reads a JSON value at the start of
     ``s`` (what follows it is not read: ``'[1] x'`` is JSON), of that kind; FALSE for NULL. Spark's parser is

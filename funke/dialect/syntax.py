@@ -87,6 +87,22 @@ def _as_written(name: str) -> Any:
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
+def _returning(kind: exp.Expression | None) -> str:
+    """JSON_QUERY's ``RETURNING`` type as funke names it: ``STRING`` (a VARCHAR of no length, or Flink's largest),
+    ``ARRAY<STRING>``, or the type as written, which the rewrite refuses."""
+
+    def string(t: exp.Expression | None) -> bool:
+        size = t.find(exp.DataTypeParam) if isinstance(t, exp.DataType) else None
+        text = isinstance(t, exp.DataType) and t.this in (exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR)
+        return text and (size is None or size.name == "2147483647")
+
+    if string(kind):
+        return "STRING"
+    if isinstance(kind, exp.DataType) and kind.this == exp.DataType.Type.ARRAY and len(kind.expressions) == 1 and string(kind.expressions[0]):
+        return "ARRAY<STRING>"
+    return kind.sql() if kind is not None else "?"
+
+
 def _placed(node: exp.Expression, token: Any) -> exp.Expression:
     """``node`` placed at ``token`` (a call's name: its errors point there), as sqlglot places a node it reads."""
     node.meta.update(line=token.line, col=token.col, start=token.start, end=token.end)
@@ -184,15 +200,30 @@ class Flink(Dialect):
             return _placed(self.expression(exp.Anonymous(this="JSON_EXISTS", expressions=[*args, *([exp.var(f"{choice} ON ERROR")] if choice else [])])), token)
 
         def _parse_json_query(self) -> exp.Expression:
-            """``JSON_QUERY(s, path [RETURNING type] [wrapper] [... ON EMPTY] [... ON ERROR])``, which funke refuses
-            (``funke.dialect.functions``): a call of JSON_QUERY, its clauses read past, so the refusal names it."""
+            """``JSON_QUERY(s, path [RETURNING type] [wrapper] [... ON EMPTY] [... ON ERROR])``, which sqlglot does
+            not read: a call of JSON_QUERY with each clause written as an ``exp.Var`` after the path
+            (``RETURNING ARRAY<STRING>``, ``WITH CONDITIONAL ARRAY WRAPPER``, ``EMPTY ARRAY ON EMPTY``...)."""
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
             args = self._parse_csv(self._parse_assignment)
-            depth = 0
-            while self._curr and (depth or self._curr.token_type != TokenType.R_PAREN):
-                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(self._curr.token_type, 0)
-                self._advance()
-            return _placed(self.expression(exp.Anonymous(this="JSON_QUERY", expressions=args)), token)
+            clauses: list[exp.Expression] = []
+            if self._match_text_seq("RETURNING"):
+                kind = self._parse_types()
+                clauses.append(exp.var(f"RETURNING {_returning(kind)}"))
+            if self._match_text_seq("WITHOUT"):
+                self._match_text_seq("ARRAY")
+                clauses.append(exp.var("WITHOUT ARRAY WRAPPER") if self._match_text_seq("WRAPPER") else self.raise_error("Expecting WRAPPER"))
+            elif self._match_text_seq("WITH"):
+                which = next((w for w in ("CONDITIONAL", "UNCONDITIONAL") if self._match_text_seq(w)), "UNCONDITIONAL")
+                self._match_text_seq("ARRAY")
+                clauses.append(exp.var(f"WITH {which} ARRAY WRAPPER") if self._match_text_seq("WRAPPER") else self.raise_error("Expecting WRAPPER"))
+            for on in ("EMPTY", "ERROR"):
+                choice = next((c for c in ("NULL", "EMPTY ARRAY", "EMPTY OBJECT", "ERROR") if self._match_text_seq(*c.split(), "ON", on)), None)
+                clauses += [exp.var(f"{choice} ON {on}")] if choice else []
+            if self._curr and self._curr.token_type != TokenType.R_PAREN:
+                self.raise_error(
+                    "Flink SQL's JSON_QUERY takes a text, a path, then RETURNING, a WRAPPER clause, ... ON EMPTY and ... ON ERROR, in that order"
+                )
+            return _placed(self.expression(exp.Anonymous(this="JSON_QUERY", expressions=[*args, *clauses])), token)
 
         def _parse_is(self, this: exp.Expression | None) -> exp.Expression | None:
             """``s IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`` as a call ``IS JSON`` of ``s`` and the kind (an

@@ -341,6 +341,75 @@ CASES = [
     ('JSON_EXISTS(\'{"a":{}}\', \'$.a\')', 'True'),  # JSON_EXISTS (PyFlink 2.3's answer)
     ('JSON_EXISTS(\'{"a":false}\', \'$.a\')', 'True'),  # JSON_EXISTS (PyFlink 2.3's answer)
     ('JSON_EXISTS(\'{"a":1}\', \'$.A\')', 'False'),  # JSON_EXISTS (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"x":1.50,"y":1e3,"z":[1,2.0,"s"],"b":true,"n":null}}\', \'$.a\')', '\'{"b":true,"n":null,"x":1.50,"y":1E+3,"z":[1,2.0,"s"]}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\' { "b" : 2 , "a" : [ 1 , { "c" : 3 } ] } \', \'$\')', '\'{"a":[1,{"c":3}],"b":2}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1,"b":2,"a":3}\', \'$\')', '\'{"a":3,"b":2}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"s":"h\\u00e9 \\"q\\" /x é 中 \\n\\t\\b\\f\\r ","k\\u0001":"\\u001f"}}\', \'$.a\')', '\'{"k\\\\u0001":"\\\\u001F","s":"hé \\\\"q\\\\" /x é 中 \\\\n\\\\t\\\\b\\\\f\\\\r "}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'$.a\')', "'[1,2]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'$.a\' WITH WRAPPER)', "'[[1,2]]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'$.a\' WITH CONDITIONAL WRAPPER)', "'[1,2]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'$.a\' WITH CONDITIONAL WRAPPER)', "'[1]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"b":1}}\', \'$.a\' WITH CONDITIONAL WRAPPER)', '\'[{"b":1}]\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":"s"}\', \'$.a\' WITH WRAPPER)', '\'["s"]\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.b\' EMPTY ARRAY ON EMPTY)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.b\' EMPTY OBJECT ON EMPTY)', "'{}'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'strict $.b\' EMPTY ARRAY ON EMPTY)', 'None'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'strict $.b\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'$.a\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.a\' EMPTY ARRAY ON ERROR)', 'None'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.a\' EMPTY OBJECT ON EMPTY)', "'{}'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY('bad', '$.a' EMPTY ARRAY ON ERROR)", "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY('bad', 'lax $.a' EMPTY OBJECT ON EMPTY)", "'{}'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY('bad', 'lax $.a' EMPTY OBJECT ON ERROR)", 'None'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY(CAST(NULL AS STRING), '$.a' EMPTY ARRAY ON ERROR)", 'None'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'$.a\' RETURNING ARRAY<STRING>)', "['1', '2']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'$.a\' RETURNING ARRAY<STRING> WITH WRAPPER)', "['1']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.b\' RETURNING ARRAY<STRING> EMPTY ARRAY ON EMPTY)', '[]'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.a\' WITH WRAPPER EMPTY ARRAY ON EMPTY NULL ON ERROR)', "'[1]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY('[1] x', '$')", "'[1]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'"s"\', \'$\' WITH WRAPPER)', '\'["s"]\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":12345678901234567890,"b":-0,"c":-0.0,"d":1E5,"e":1.0e-7,"f":0.1e2,"g":1e+2,"h":123e-2}\', \'$\')', '\'{"a":12345678901234567890,"b":0,"c":0.0,"d":1E+5,"e":1.0E-7,"f":1E+1,"g":1E+2,"h":1.23}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[]}\', \'$.a\')', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{}}\', \'$.a\')', "'{}'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[]}\', \'$.a\' RETURNING ARRAY<STRING>)', '[]'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a b":[1]}\', \'$[\'\'a b\'\']\')', "'[1]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":"x\\/y"}\', \'$\')', '\'{"a":"x/y"}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":null}\', \'strict $.a\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":null}\', \'lax $.a\' EMPTY ARRAY ON EMPTY)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":null}\', \'strict $.a\' WITH WRAPPER EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":null}\', \'lax $.a\' WITH WRAPPER EMPTY ARRAY ON EMPTY)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.b\' WITH WRAPPER EMPTY ARRAY ON EMPTY)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY('bad', 'lax $.a' EMPTY ARRAY ON EMPTY)", "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ("JSON_QUERY('bad', 'strict $.a' EMPTY ARRAY ON EMPTY)", 'None'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'strict $.a[2]\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'lax $.a[2]\' EMPTY ARRAY ON EMPTY)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'strict $.a.b\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'strict $[0]\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'[{"a":[1]}]\', \'lax $.a\' EMPTY ARRAY ON EMPTY)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'[{"a":[1]}]\', \'strict $.a\' EMPTY ARRAY ON ERROR)', "'[]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,"x",{"b":2.50},[3]]}\', \'$.a\' RETURNING ARRAY<STRING>)', '[\'1\', \'x\', \'{"b":2.50}\', \'[3]\']'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":["x","y"]}\', \'$.a\' RETURNING ARRAY<STRING>)', "['x', 'y']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1.50,1e3]}\', \'$.a\' RETURNING ARRAY<STRING>)', "['1.50', '1E+3']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[{"b":1},[2,3]]}\', \'$.a\' RETURNING ARRAY<STRING>)', '[\'{"b":1}\', \'[2,3]\']'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":"x"}\', \'$.a\' RETURNING ARRAY<STRING> WITH WRAPPER)', "['x']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'$.a\' RETURNING ARRAY<STRING> WITH UNCONDITIONAL WRAPPER)', "['[1,2]']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'$.a\' RETURNING ARRAY<STRING> EMPTY ARRAY ON ERROR)', '[]'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.a\' RETURNING ARRAY<STRING> EMPTY ARRAY ON EMPTY)', '[]'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[0.00000001,0.0000001,0e3,0e-10,-1.50,-0.0,1.0e-7,100e-2,0.000]}\', \'$.a\')', "'[1E-8,1E-7,0E+3,0E-10,-1.50,0.0,1.0E-7,1.00,0.000]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"\\uffff":1,"😀":2,"a":3}\', \'$\')', '\'{"a":3,"😀":2,"\\uffff":1}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":"é\\u001b\\u0000"}\', \'$\')', '\'{"a":"é\\\\u001B\\\\u0000"}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a": [ 1 , 2 ] }\', \'lax    $.a\')', "'[1,2]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":1}\', \'lax $.a\' WITH CONDITIONAL WRAPPER ERROR ON EMPTY)', "'[1]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"b":1}}\', \'$.a\' RETURNING ARRAY<STRING> EMPTY ARRAY ON ERROR)', '[]'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"b":1}}\', \'lax $.a\' RETURNING ARRAY<STRING> EMPTY ARRAY ON EMPTY)', 'None'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"b":1}}\', \'lax $.a\' RETURNING ARRAY<STRING> EMPTY ARRAY ON ERROR)', '[]'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":{"b":1}}\', \'$.a\' RETURNING ARRAY<STRING> WITH WRAPPER)', '[\'{"b":1}\']'),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,"\\u00e9\\n"]}\', \'$.a\' RETURNING ARRAY<STRING>)', "['1', 'é\\n']"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1,2]}\', \'$.a\' RETURNING VARCHAR)', "'[1,2]'"),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'k\' VALUE JSON_QUERY(\'{"a":[1,2.50]}\', \'$.a\'))', '\'{"k":"[1,2.50]"}\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_ARRAY(JSON_QUERY(\'{"a":[1,2.50]}\', \'$.a\'))', '\'["[1,2.50]"]\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_STRING(JSON_QUERY(\'{"a":[1,2.50]}\', \'$.a\'))', '\'"[1,2.50]"\''),  # JSON_QUERY (PyFlink 2.3's answer)
+    ('JSON_QUERY(\'{"a":[1.5E+02, 1e400, 123456789012345678901234567890123456789012345.5]}\', \'$.a\')', "'[1.5E+2,1E+400,123456789012345678901234567890123456789012345.5]'"),  # JSON_QUERY (PyFlink 2.3's answer)
     ('JSON_EXISTS(\'{"a":1,"a":2}\', \'$.a\')', 'True'),  # JSON_EXISTS (PyFlink 2.3's answer: a duplicate key, the last value)
     ('JSON_EXISTS(\'{"a":1,"a":null}\', \'$.a\')', 'False'),  # JSON_EXISTS (PyFlink 2.3's answer: a duplicate key, the last value)
     ('JSON_EXISTS(\'{"a":null,"a":1}\', \'$.a\')', 'True'),  # JSON_EXISTS (PyFlink 2.3's answer: a duplicate key, the last value)
@@ -573,6 +642,22 @@ def test_a_json_value_funke_cannot_write_as_flink_fails_the_job(spark):
     whose JSON text is Flink's; a DOUBLE (Flink writes ``1.0E+20``) fails the job rather than be written otherwise."""
     for expression in ("JSON_STRING(ABS(-1.5e0))", "JSON_OBJECT('a' VALUE COALESCE(1.5e0, 2e0))"):
         with pytest.raises(Exception, match=r"funke writes the JSON of a STRING, an integer, .* not of a double \(CAST it to one\)"):
+            spark.sql("SELECT " + _spark_sql(expression)).collect()
+
+
+def test_json_query_error_on_empty_or_error_fails_the_job_as_in_flink(spark):
+    failing = {
+        "JSON_QUERY('bad', 'lax $.a' ERROR ON EMPTY)": "Empty result of JSON_QUERY function is not allowed",
+        "JSON_QUERY('{\"a\":1}', 'lax $.b' ERROR ON EMPTY)": "Empty result of JSON_QUERY function is not allowed",
+        "JSON_QUERY('{\"a\":1}', 'strict $.b' ERROR ON ERROR)": "no JSON value of the kind asked for at strict \\$.b",
+        "JSON_QUERY('bad', 'strict $.b' ERROR ON ERROR)": "no JSON value of the kind asked for",
+        "JSON_QUERY('{\"a\":1}', '$.a' ERROR ON ERROR)": "no JSON value of the kind asked for",  # (a scalar, no wrapper)
+        "JSON_QUERY('{\"a\":{\"b\":1}}', 'lax $.a' RETURNING ARRAY<STRING> ERROR ON ERROR)": "no JSON value",  # (an object)
+        # (funke marks numbers with DEL: a text that has one could be read otherwise, and fails the job)
+        "JSON_QUERY('{\"a\":\"\\u007f1\"}', '$')": "funke does not read a JSON text with the character DEL",
+    }
+    for expression, message in failing.items():
+        with pytest.raises(Exception, match=message):
             spark.sql("SELECT " + _spark_sql(expression)).collect()
 
 

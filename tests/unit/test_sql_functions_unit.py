@@ -110,12 +110,29 @@ def test_json_clauses_funke_does_not_read_are_refused_not_ignored(t_env):
     assert "RAISE_ERROR(CONCAT('JSON_STRING: funke writes the JSON of a STRING, an integer" in _spark("JSON_STRING(UPPER(s))")
     assert t_env.sql_query("SELECT JSON_STRING(n) AS j, JSON_QUOTE(s) AS q FROM t").get_schema().names == ("j", "q")
     refused = {
-        "JSON_QUERY(s, '$.a')": "JSON_QUERY", "JSON_QUERY(s, '$.a' RETURNING ARRAY<STRING> WITH CONDITIONAL ARRAY WRAPPER EMPTY ARRAY ON EMPTY)": "JSON_QUERY",
         "JSON_ARRAY(JSON('[1]'))": "JSON",
     }  # fmt: skip
     for call, name in refused.items():
         with pytest.raises(UnsupportedError, match=rf"{name} \(at line 1, column \d+\) is not supported by funke yet: "):
             t_env.sql_query(f"SELECT {call} FROM t")
+
+
+def test_json_query_reads_its_clauses_and_refuses_what_funke_cannot_give_as_flink(t_env):
+    call = parse("SELECT JSON_QUERY(s, 'lax $.a' RETURNING ARRAY<STRING> WITH CONDITIONAL ARRAY WRAPPER EMPTY ARRAY ON EMPTY ERROR ON ERROR)")
+    clauses = [a.name for a in call.expressions[0].expressions[2:]]
+    assert clauses == ["RETURNING ARRAY<STRING>", "WITH CONDITIONAL ARRAY WRAPPER", "EMPTY ARRAY ON EMPTY", "ERROR ON ERROR"]
+    plain = parse("SELECT JSON_QUERY(s, '$' RETURNING VARCHAR WITH WRAPPER NULL ON ERROR)").expressions[0].expressions[2:]
+    assert [a.name for a in plain] == ["RETURNING STRING", "WITH UNCONDITIONAL ARRAY WRAPPER", "NULL ON ERROR"]
+    assert t_env.sql_query("SELECT JSON_QUERY(s, '$.a') AS q, JSON_QUERY(s, '$' RETURNING ARRAY<STRING>) AS a FROM t").get_schema().names == ("q", "a")
+    assert "RAISE_ERROR('JSON_QUERY: Empty result of JSON_QUERY function is not allowed')" in _spark("JSON_QUERY(s, 'lax $.a' ERROR ON EMPTY)")
+    with pytest.raises(UnsupportedError, match=r"JSON_QUERY\(\.\.\. RETURNING VARCHAR\(3\)\) is not supported by funke yet: .*STRING .* or ARRAY<STRING>"):
+        _spark("JSON_QUERY(s, '$.a' RETURNING VARCHAR(3))")
+    with pytest.raises(PlanError, match=r"JSON_QUERY\(\.\.\. EMPTY OBJECT ON EMPTY\) is not allowed when returning ARRAY<STRING>"):
+        _spark("JSON_QUERY(s, 'lax $.a' RETURNING ARRAY<STRING> EMPTY OBJECT ON EMPTY)")
+    with pytest.raises(PlanError, match=r"JSON_QUERY\(\.\.\., '\$\.a\[\*\]'\): funke takes a path literal of `\$`"):
+        _spark("JSON_QUERY(s, '$.a[*]')")
+    with pytest.raises(PlanError, match=r"Flink SQL's JSON_QUERY takes a text, a path, then RETURNING, a WRAPPER clause"):
+        _spark("JSON_QUERY(s, '$.a' NULL ON ERROR WITH WRAPPER)")
 
 
 def test_json_constructors_refuse_values_and_keys_funke_cannot_write_as_flink(t_env):
@@ -166,3 +183,38 @@ def test_a_computed_column_calls_flinks_functions_too(t_env):
     t_env.execute_sql("CREATE TABLE c (s STRING, u AS UPPER(s), bad AS DATE_ADD(s, 1)) WITH ('connector' = 'datagen')")
     with pytest.raises(PlanError, match="unknown function DATE_ADD"):
         t_env.sql_query("SELECT u FROM c")
+
+
+def test_batch_mode_window_functions_plan_with_flinks_types_and_a_stream_refuses_them_as_flink_does(t_env):
+    """Types and refusals checked against PyFlink 2.3: NTILE and the ranks BIGINT, CUME_DIST and PERCENT_RANK DOUBLE,
+    LEAD its value's type; in streaming mode "... Function is not supported in stream mode"; in batch mode a frame
+    with a ranking function or LEAD, and no ORDER BY with RANK or CUME_DIST, are refused (NTILE takes both)."""
+    for f in ("LEAD(n)", "NTILE(2)", "CUME_DIST()", "PERCENT_RANK()"):
+        name = f.split("(")[0]
+        with pytest.raises(UnsupportedError, match=rf"Flink runs no {name} in streaming mode .*run it in batch mode"):
+            t_env.sql_query(f"SELECT s, {f} OVER (PARTITION BY s ORDER BY ts) AS r FROM t")
+    batch = StreamTableEnvironment.create(fk.StreamEnvironment(app="functions", runtime_mode="batch"))
+    batch.execute_sql("CREATE TEMPORARY VIEW v AS SELECT * FROM (VALUES ('a', 1, 10), ('a', 2, CAST(NULL AS INT))) AS v(k, o, x)")
+    w = "OVER (PARTITION BY k ORDER BY o DESC, x)"
+    table = batch.sql_query(
+        f"SELECT k, LEAD(x, 2, -1) {w} AS l, LEAD(CAST(o AS BIGINT), -1, 0) {w} AS l2, NTILE(3) {w} + 1 AS nt, CUME_DIST() {w} AS cd, "
+        f"PERCENT_RANK() {w} AS pr, RANK() {w} AS rk, DENSE_RANK() {w} AS dr, ROW_NUMBER() {w} AS rn, SUM(x) {w} AS s FROM v"
+    )
+    assert [(f.name, f.dtype) for f in table.get_schema().fields] == [
+        ("k", "string"), ("l", "int"), ("l2", "bigint"), ("nt", "bigint"), ("cd", "double"), ("pr", "double"),
+        ("rk", "bigint"), ("dr", "bigint"), ("rn", "bigint"), ("s", "int"),
+    ]  # fmt: skip
+    assert batch.sql_query("SELECT k, NTILE(2) OVER (PARTITION BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS n FROM v").get_schema().names == ("k", "n")
+    # (two windows in one SELECT, as Flink's batch mode takes them: an operator each)
+    two = batch.sql_query("SELECT k, SUM(x) OVER (PARTITION BY k ORDER BY o ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s, LEAD(x) OVER (ORDER BY o) AS l FROM v")
+    assert two.get_schema().names == ("k", "s", "l") and str(two.explain()).count("OverAtEnd") == 2
+    for sql, refused in [
+        ("SELECT RANK() OVER (PARTITION BY k ORDER BY o ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM v", "a frame for RANK.*no ROWS/RANGE"),
+        ("SELECT LEAD(x) OVER (PARTITION BY k ORDER BY o ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM v", "a frame for LEAD"),
+        ("SELECT CUME_DIST() OVER (PARTITION BY k) FROM v", r"CUME_DIST\(\) OVER \(\.\.\.\) without ORDER BY"),
+        ("SELECT NTILE(0) OVER (PARTITION BY k ORDER BY o) FROM v", "NTILE's argument 0 .*a positive integer literal"),
+        ("SELECT NTILE(o) OVER (PARTITION BY k ORDER BY o) FROM v", "NTILE's argument o"),
+        ("SELECT LEAD(x, o) OVER (PARTITION BY k ORDER BY o) FROM v", "LEAD's offset o .*an integer literal"),
+    ]:
+        with pytest.raises(UnsupportedError, match=refused):
+            batch.sql_query(sql)
