@@ -173,21 +173,38 @@ class Flink(Dialect):
             return next((c for c in ("NULL", "ABSENT") if self._match_text_seq(c, "ON", "NULL")), None)
 
         def _parse_flink_json_object(self) -> exp.Expression:
-            """``JSON_OBJECT([KEY] k VALUE v, ... [NULL | ABSENT] ON NULL)``: a call of JSON_OBJECT with the keys and
+            """``JSON_OBJECT([KEY] k VALUE v, ... [NULL | ABSENT] ON NULL)`` (or ``k : v``): a call of JSON_OBJECT with the keys and
             values in turn, and the ON NULL choice, when written, as its last argument (an ``exp.Var``)."""
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
             args: list[exp.Expression] = []
             choice = self._parse_on_null()
             while not choice and self._curr and self._curr.token_type != TokenType.R_PAREN:
-                self._match_text_seq("KEY")
+                keyed = self._match_text_seq("KEY")
                 args.append(self._parse_assignment())
-                if not self._match_text_seq("VALUE"):
+                if not self._match_key_value(keyed):
                     self.raise_error("Expecting VALUE after a JSON_OBJECT key")
                 args.append(self._parse_assignment())
                 choice = self._parse_on_null()
                 if not choice and not self._match(TokenType.COMMA):
                     break
             return _placed(self.expression(exp.Anonymous(this="JSON_OBJECT", expressions=[*args, *([exp.var(f"{choice} ON NULL")] if choice else [])])), token)
+
+        def _match_key_value(self, keyed: bool) -> bool:
+            """What parts a JSON key from its value, read past: ``VALUE``, or ``:`` after a key without ``KEY`` before
+            it (as Flink's parser takes them)."""
+            return bool(self._match_text_seq("VALUE") or (not keyed and self._match(TokenType.COLON)))
+
+        def _parse_flink_json_objectagg(self) -> exp.Expression:
+            """``JSON_OBJECTAGG([KEY] k VALUE v [NULL | ABSENT] ON NULL)`` (or ``k : v``), its key any expression (``k || '_x'``, which
+            sqlglot's reading, a column or a literal, does not take): sqlglot's node of it."""
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+            keyed = self._match_text_seq("KEY")
+            key = self._parse_assignment()
+            if not self._match_key_value(keyed):
+                self.raise_error("Expecting VALUE after JSON_OBJECTAGG's key")
+            pair = self.expression(exp.JSONKeyValue(this=key, expression=self._parse_assignment()))
+            choice = self._parse_on_null()
+            return _placed(self.expression(exp.JSONObjectAgg(expressions=[pair], null_handling=f"{choice} ON NULL" if choice else None)), token)
 
         def _parse_json_exists(self) -> exp.Expression:
             """``JSON_EXISTS(s, path [{TRUE | FALSE | UNKNOWN | ERROR} ON ERROR])``, which sqlglot does not read: a
@@ -307,6 +324,7 @@ class Flink(Dialect):
             **{name: (lambda n: lambda self: self._parse_json_array(n))(name) for name in ("JSON_ARRAY", "JSON_ARRAYAGG")},
             "JSON_EXISTS": lambda self: self._parse_json_exists(),
             "JSON_OBJECT": lambda self: self._parse_flink_json_object(),
+            "JSON_OBJECTAGG": lambda self: self._parse_flink_json_objectagg(),
             "JSON_QUERY": lambda self: self._parse_json_query(),
         }
 

@@ -609,12 +609,17 @@ def test_json_aggregates_plan_a_string_run_on_funkes_window_operator_and_refuse_
         f"SELECT window_start, JSON_ARRAYAGG(k) AS a, JSON_OBJECTAGG(k VALUE v ABSENT ON NULL) AS o FROM {TUMBLE} GROUP BY window_start, window_end"
     )
     assert [c.name for c in _function(windowed, nodes.WindowAggregate).function.aggregate_fn.calls] == ["json_arrayagg", "json_objectagg"]
+    # (a key of any expression, and k : v without KEY, as Flink's parser reads them)
+    colon = t_env.sql_query("SELECT JSON_OBJECTAGG(k || '_x' : v ABSENT ON NULL) AS o, JSON_OBJECTAGG(KEY UPPER(k) VALUE v) AS u FROM ev")
+    assert colon.get_schema().names == ("o", "u")
     for sql, error, message in [
         ("SELECT JSON_ARRAYAGG(p) FROM ev", fk.UnsupportedError, r"JSON_ARRAYAGG of the value p \(DOUBLE\).*1.0E\+20"),
         ("SELECT JSON_OBJECTAGG(KEY k VALUE ts) FROM ev", fk.UnsupportedError, r"JSON_OBJECTAGG of the value ts \(TIMESTAMP\)"),
         ("SELECT JSON_OBJECTAGG(KEY v VALUE k) FROM ev", fk.SchemaError, r"JSON_OBJECTAGG's key v at line 1, column 27 must be a string, not a INT: CAST it"),
         ("SELECT JSON_ARRAYAGG(v) FILTER (WHERE v > 0) FROM ev", fk.UnsupportedError, "Flink's parser takes no FILTER after JSON_ARRAYAGG"),
         ("SELECT k, JSON_OBJECTAGG(KEY k VALUE v) OVER (PARTITION BY k ORDER BY ts) FROM ev", fk.UnsupportedError, "Flink's parser takes no OVER after JSON_OBJECTAGG"),
+        ("SELECT JSON_OBJECTAGG(KEY k : v) FROM ev", fk.PlanError, "line 1, column 29: Expecting VALUE after JSON_OBJECTAGG's key"),
+        ("SELECT JSON_OBJECT(KEY 'k' : v) FROM ev", fk.PlanError, "Expecting VALUE after a JSON_OBJECT key"),
         ("SELECT JSON_ARRAYAGG(v, k) FROM ev", fk.PlanError, r"JSON_ARRAYAGG at line 1, column 8 with 2 argument\(s\) is no call"),
         ("SELECT JSON_ARRAYAGG(DISTINCT v) FROM ev", fk.PlanError, "syntax error"),  # (Flink's parser refuses it too)
         ("SELECT COLLECT(v) FROM ev", fk.UnsupportedError, "Flink's COLLECT gives a MULTISET, a type Spark lacks"),
