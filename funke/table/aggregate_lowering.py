@@ -42,7 +42,7 @@ from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, expressi
 from funke.table.sql_types import type_of
 
 if TYPE_CHECKING:
-    from funke.table.planner import Tvf
+    from funke.table.from_lowering import Tvf
 
 #: The built-in aggregates by sqlglot's node.
 _AGGREGATES: dict[type[exp.Expression], str] = {

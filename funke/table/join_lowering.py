@@ -43,7 +43,8 @@ from funke.table.rank import OuterPairRows, PairRows
 from funke.table.temporal_join import TemporalJoin
 
 if TYPE_CHECKING:
-    from funke.table.planner import Planner, Tvf
+    from funke.table.from_lowering import Tvf
+    from funke.table.planner import Planner
 
 
 class JoinLowering:

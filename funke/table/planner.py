@@ -15,7 +15,8 @@ What runs (the first part of Flink SQL's streaming dialect):
 * a window Top-N (window deduplication with N = 1): ``ROW_NUMBER() OVER (PARTITION BY window_start,
   window_end[, keys] ORDER BY ...) AS rownum`` in a subquery, ``WHERE rownum <= N`` (or a rank range,
   ``rownum > M AND rownum <= N``) outside it, over a window TVF or a relation carrying its windows
-  (``funke.table.rank``); in batch mode by ``RANK()`` or ``DENSE_RANK()`` too.
+  (lowered by ``funke.table.rank_lowering`` onto ``funke.table.rank``'s operators); in batch mode by ``RANK()``
+  or ``DENSE_RANK()`` too.
 
 * a join of two relations, lowered by ``funke.table.join_lowering`` (the methods of ``Planner`` it
   inherits): an inner interval join of two views (key equalities and both time attributes bounded
@@ -31,7 +32,8 @@ What runs (the first part of Flink SQL's streaming dialect):
   over it is refused.
 
 Around them: ``UNION ALL`` (by position), subqueries in ``FROM`` and ``WITH``, ``CURRENT_WATERMARK(ts)``
-(``funke.table.watermark``).
+(``funke.table.watermark``). What a FROM reads (a view, a subquery, a window TVF, ``VALUES``) is lowered by
+``funke.table.from_lowering``.
 
 What this module and ``funke.table.join_lowering`` share (the window TVF's columns, ``is_updating``)
 is in ``funke.table.lowering``.
@@ -50,37 +52,25 @@ from typing import Any
 
 from sqlglot import exp
 
-from funke.connectors.tables import StaticTable
 from funke.dialect.functions import check_calls
 from funke.dialect.functions import lowered as builtin_call
 from funke.dialect.rewrites import NOW, extract, fill, round_to, rounded
-from funke.dialect.syntax import Descriptor, TableArg, WindowTvf, interval_ms, position
+from funke.dialect.syntax import position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.expr import Expr, ProcTime, Sql
 from funke.plan.types import Field, Schema
-from funke.semantics.windows import (
-    CumulativeEventTimeWindows,
-    CumulativeProcessingTimeWindows,
-    EventTimeSessionWindows,
-    ProcessingTimeSessionWindows,
-    SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows,
-    TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows,
-    WindowAssigner,
-)
 from funke.table.aggregate_lowering import AggregateLowering
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode
 from funke.table.columns import check_window_query
+from funke.table.from_lowering import FromLowering, Tvf, unqualify
 from funke.table.grouping_sets import grouping_call, has_grouping_sets
 from funke.table.join_lowering import JoinLowering
 from funke.table.join_views import JoinViews
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, is_updating, kind_first
 from funke.table.meaning import CALL_ARGS, SIMILAR_TO, arithmetic, cast, is_localtimestamp, keyword_column, overlaps, subscript
-from funke.table.namespace import object_name
 from funke.table.over_lowering import OverLowering, named_windows
-from funke.table.rank import DENSE_RANK, RANK, ROW_NUMBER, Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
-from funke.table.sort import RankAtEnd, SortLowering
+from funke.table.rank_lowering import RankLowering
+from funke.table.sort import SortLowering
 from funke.table.sql_types import exact_type, type_of
 from funke.table.subqueries import SET_OPERATION_CLAUSES, SubqueryLowering
 from funke.table.udf_lowering import PythonFunctionLowering
@@ -98,30 +88,16 @@ _REFUSED = {
 }
 
 
-#: Each window TVF's arguments, as a hint when they do not fit.
-_TVF_SHAPES = {
-    "TUMBLE": (3, "TABLE t, DESCRIPTOR(ts), size"),
-    "HOP": (4, "TABLE t, DESCRIPTOR(ts), slide, size"),
-    "CUMULATE": (4, "TABLE t, DESCRIPTOR(ts), step, size"),
-    "SESSION": (3, "TABLE t [PARTITION BY key | (key, ...)], DESCRIPTOR(ts), gap"),
-}
-
-
-@dataclass(frozen=True)
-class Tvf:
-    """A window TVF in FROM: its name, the assigner it is, its time attribute, SESSION's keys."""
-
-    kind: str
-    assigner: WindowAssigner
-    time: str
-    partition: tuple[str, ...] | None = None
-
-
 @dataclass
-class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering, SubqueryLowering, SortLowering):
-    """Lowers one query; ``views`` maps each view name to a function returning its DataStream. Its joins
-    are lowered by the methods of ``JoinLowering`` (``funke.table.join_lowering``), its aggregations by
-    those of ``AggregateLowering`` (``funke.table.aggregate_lowering``); joins of more than two relations
+class Planner(
+    JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering, OverLowering, SubqueryLowering, SortLowering,
+    RankLowering, FromLowering,
+):
+    """Lowers one query; ``views`` maps each view name to a function returning its DataStream. What its FROM
+    reads (views, subqueries, window TVFs, VALUES) is lowered by the methods of ``FromLowering``
+    (``funke.table.from_lowering``); its joins by those of ``JoinLowering`` (``funke.table.join_lowering``),
+    its aggregations by those of ``AggregateLowering`` (``funke.table.aggregate_lowering``), its Top-Ns and
+    deduplications by those of ``RankLowering`` (``funke.table.rank_lowering``); joins of more than two relations
     and queries over joined rows by those of ``JoinViews`` (``funke.table.join_views``); its Python
     functions by those of ``PythonFunctionLowering`` (``funke.table.udf_lowering``), found in ``functions``
     (a Python aggregate function plugs into ``AggregateLowering`` there)."""
@@ -210,7 +186,7 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
                 if key not in ("from_", "with_") and isinstance(node, (exp.Subquery, exp.Select)):
                     raise self.refuse(node, "a subquery outside FROM", "a subquery in FROM runs, and IN or [NOT] EXISTS as a term of WHERE")
         stream, tvf = self._source(source.this)
-        _unqualify(query)
+        unqualify(query)
         if tvf is not None:
             check_window_query(query, stream.schema, self.at)
         stream = self._current_watermark(query, stream, tvf)
@@ -304,120 +280,6 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
             views[cte.alias] = lambda stream=stream: stream
         self.views = views
 
-    # -- FROM ------------------------------------------------------------------------------
-    def _source(self, node: exp.Expression) -> tuple[Any, Tvf | None]:
-        if isinstance(node, exp.Subquery):
-            return self.lower(node.this), None
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name.upper() == "TABLE":
-            inner = node.this.expressions[0] if len(node.this.expressions) == 1 else None
-            if not isinstance(inner, WindowTvf):
-                raise self.refuse(node, "a table function other than a window TVF")
-            return self._window_tvf(inner)
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-            view = self._view(node)
-            if isinstance(view, StaticTable):
-                raise self.refuse(
-                    node, f"reading the lookup table {node.name} here",
-                    f"a static or jdbc table is read by a lookup join: FROM s JOIN {node.name} FOR SYSTEM_TIME AS OF s.ts AS t ON s.k = t.k",
-                )
-            return view, None
-        if isinstance(node, exp.Values) and self.rows is not None:
-            return self._values(node), None
-        raise self.refuse(node, f"{node.sql(dialect='spark')} in FROM")
-
-    def _values(self, node: exp.Values) -> Any:
-        """``(VALUES (a, b), (c, d)) [AS t(x, y)]``: a bounded stream of its rows, each column the value of its row's
-        expression (a CASE on the row's number, so Spark gives the column one type, the common type of its values,
-        as Flink does); unnamed columns are ``EXPR$0``, ``EXPR$1``, ..."""
-        rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in node.expressions]
-        width = len(rows[0])
-        for t, r in zip(node.expressions, rows, strict=True):
-            if len(r) != width:
-                raise PlanError(f"Flink SQL: the row {t.sql()} of VALUES at {self.at(t)} has {len(r)} value(s), the first row {width}")
-        alias = node.args.get("alias")
-        names = [c.name for c in alias.columns] if alias is not None and alias.columns else [f"EXPR${i}" for i in range(width)]
-        if len(names) != width:
-            raise PlanError(f"Flink SQL: VALUES at {self.at(node)} names {len(names)} columns for rows of {width}")
-        assert self.rows is not None
-        stream = self.rows(len(rows))
-        number = exp.column("_fk_row")
-        columns = []
-        for j, name in enumerate(names):
-            value = rows[-1][j].copy()
-            if len(rows) > 1:
-                ifs = [exp.If(this=exp.EQ(this=number.copy(), expression=exp.Literal.number(i)), true=r[j].copy()) for i, r in enumerate(rows[:-1])]
-                value = exp.Case(ifs=ifs, default=value)
-            typed = self.typed_sql(value, stream.schema)
-            columns.append(Sql(f"{typed.text} AS `{name}`", declared=typed.declared))
-        return stream.select(*columns)
-
-    def _view(self, table: exp.Table) -> Any:
-        name = object_name(table, f"{table.sql()} (at {self.at(table)})")
-        if name not in self.views:
-            known = ", ".join(sorted(v for v in self.views if not v.startswith("_fk_"))) or "none"
-            raise PlanError(f"Flink SQL: no view named {name!r} (at {self.at(table)}); tables and views: {known}")
-        return self.views[name]()
-
-    def _window_tvf(self, tvf: WindowTvf) -> tuple[Any, Tvf]:
-        kind = tvf.name.upper()
-        args = tvf.expressions
-        count, shape = _TVF_SHAPES[kind]  # (the dialect parses these four only)
-        offset = 0
-        if kind != "SESSION" and len(args) == count + 1:  # (TUMBLE, HOP, CUMULATE: an offset last, as in Flink)
-            offset, args = self._interval_ms(args[-1], "the window offset"), args[:-1]
-        if len(args) != count or not isinstance(args[0], TableArg) or not isinstance(args[1], Descriptor):
-            offset_shape = "" if kind == "SESSION" else f" or {kind}({shape}, offset)"
-            raise self.refuse(tvf, f"{kind} with these arguments", f"write {kind}({shape}){offset_shape}")
-        partition = args[0].args.get("partition")
-        if partition and kind != "SESSION":
-            raise self.refuse(args[0], f"PARTITION BY in {kind}", "only SESSION takes keys; GROUP BY them")
-        stream = self._view(args[0].this)
-        self._insert_only(stream, args[0], f"a {kind} window")
-        keys = tuple(c.name for c in partition or ())
-        for c in partition or ():
-            stream.schema.field(c.name, node=f"PARTITION BY at {self.at(c)}")
-        columns = args[1].expressions
-        time = columns[0].name if len(columns) == 1 else None
-        attributes = [t for t in (stream.node.event_time, stream.node.proc_time) if t is not None]
-        if time is None or time not in attributes:
-            raise PlanError(
-                f"Flink SQL: DESCRIPTOR({', '.join(c.sql() for c in columns)}) at {self.at(args[1])} must name a time "
-                f"attribute of the view: {' or '.join(map(repr, attributes))} (the column its watermark is on, or a PROCTIME() column)"
-                if attributes else
-                f"Flink SQL: {kind} at {self.at(tvf)} needs a view with a time attribute: create it from a stream with "
-                "watermarks (WATERMARK FOR ...), or add a processing-time one (pt AS PROCTIME())"
-            )
-        sizes = [self._interval_ms(a) for a in args[2:]]
-        on_clock = time == stream.node.proc_time and time != stream.node.event_time
-        try:
-            # An offset shifts the windows' alignment (Flink's: any length, positive or negative; offsets a whole
-            # alignment period apart give the same windows): taken modulo that period (HOP's slide, else the size).
-            aligned = lambda period: offset % period if period > 0 else offset
-            assigner: WindowAssigner = {
-                "TUMBLE": lambda: (TumblingProcessingTimeWindows if on_clock else TumblingEventTimeWindows).of(sizes[0], aligned(sizes[0])),
-                "HOP": lambda: (SlidingProcessingTimeWindows if on_clock else SlidingEventTimeWindows).of(sizes[1], sizes[0], aligned(sizes[0])),
-                "CUMULATE": lambda: (CumulativeProcessingTimeWindows if on_clock else CumulativeEventTimeWindows).of(
-                    sizes[1], sizes[0], aligned(sizes[1])
-                ),
-                "SESSION": lambda: (ProcessingTimeSessionWindows if on_clock else EventTimeSessionWindows).with_gap(sizes[0]),
-            }[kind]()
-        except ValueError as e:
-            raise PlanError(f"Flink SQL: {kind} at {self.at(tvf)}: {e}") from None
-        return stream, Tvf(kind, assigner, time, keys if partition else None)
-
-    def _interval_ms(self, node: exp.Expression, what: str = "the window size") -> int:
-        ms = interval_ms(node)
-        if ms is not None:
-            return ms
-        raise self.refuse(node, f"{what} {node.sql()}", "write INTERVAL 'n' SECOND (or MILLISECOND, MINUTE, HOUR, DAY)")
-
-    def _tvf_rows(self, stream: Any, where: exp.Where | None) -> Any:
-        """A window TVF's view filtered by the WHERE of the query reading it (before windows are assigned)."""
-        if where is None:
-            return stream
-        self._no_window_columns(where.this, "WHERE")
-        return stream.filter(self.spark_sql(where.this, stream.schema))
-
     def _known_types(self, stream: Any, what: str, skip: Collection[str] = ()) -> None:
         """``what`` keeps rows in funke's state, so it needs each column's type: refuse columns whose type
         only Spark knows (an expression funke cannot type), naming them. ``skip``: columns it reads but
@@ -463,181 +325,6 @@ class Planner(JoinLowering, JoinViews, PythonFunctionLowering, AggregateLowering
         for c in calls:
             c.replace(exp.column(column, quoted=True))
         return marked
-
-    # -- window Top-N and deduplication ---------------------------------------------------------
-    def _top_n(self, outer: exp.Select, inner: exp.Select) -> Any:
-        """``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY window_start, window_end[, keys]
-        ORDER BY ...) AS rownum FROM r) WHERE rownum <= N [AND ...]``: Flink's window Top-N (window
-        deduplication when N is 1). ``r`` is a window TVF (its rows ranked per window by the window
-        operator, late rows dropped) or a relation carrying window_start and window_end, such as a window
-        aggregation (its rows ranked when the watermark passes the window's end). Without window bounds in
-        its PARTITION BY, the regular Top-N or a deduplication. The outer WHERE's conditions on rownum give
-        the ranks kept (``_rank_range``); RANK() and DENSE_RANK() run in batch mode, as in Flink."""
-        if inner.args.get("joins"):  # (a Top-N over joined rows: it ranks the rows of the join as a view)
-            inner = self._over_join(inner)
-        self._no_refused_parts(inner)
-        for arg in ("group", "having"):
-            if inner.args.get(arg):
-                raise self.refuse(inner.args[arg], "an aggregation in the query of a Top-N", "aggregate in a subquery of its FROM")
-        ranks = [e for e in inner.expressions if isinstance(e.unalias(), exp.Window)]
-        over = ranks[0].unalias()
-        if len(ranks) > 1:
-            raise self.refuse(ranks[1], "a second OVER window in one query")
-        function = _TOP_N_FUNCTIONS.get(type(over.this))
-        if function is None:
-            raise self.refuse(over, f"{over.this.sql()} OVER (...)", "a Top-N takes ROW_NUMBER(), and in batch mode RANK() or DENSE_RANK()")
-        if over.args.get("spec"):
-            raise self.refuse(over, "a window frame (ROWS/RANGE) in a Top-N")
-        rownum = ranks[0].alias if isinstance(ranks[0], exp.Alias) else None
-        if rownum is None:
-            raise self.refuse(over, f"{function}() without a name", f"name it: {function}() OVER (...) AS rownum")
-        partition = [c.name if isinstance(c, exp.Column) and not c.table else None for c in over.args.get("partition_by") or []]
-        if None in partition:
-            raise self.refuse(over, "PARTITION BY an expression", "partition by columns")
-        windowed = WINDOW_START in partition and WINDOW_END in partition
-        keys = [c for c in partition if c not in (WINDOW_START, WINDOW_END)] if windowed else partition
-        if function != ROW_NUMBER and not self.batch:
-            raise PlanError(
-                f"Flink SQL: {function}() at {self.at(over)} in a {'window ' if windowed else ''}Top-N in streaming mode: as in Flink, "
-                "a stream's Top-N ranks by ROW_NUMBER() only; number the rows with ROW_NUMBER(), or run in batch mode"
-            )
-        ordered = over.args.get("order")
-        if ordered is None:
-            raise self.refuse(over, f"{function}() without ORDER BY")
-        order = []
-        for o in ordered.expressions:
-            if not isinstance(o.this, exp.Column) or o.this.table:
-                raise self.refuse(o, f"ORDER BY {o.this.sql()} in a Top-N (only columns)")
-            order.append(Order(o.this.name, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
-        start, limit, rest = self._rank_range(outer, rownum)
-
-        source = inner.args["from_"].this
-        stream, tvf = self._source(source)
-        if windowed:
-            self._insert_only(stream, source, "a window Top-N")
-        where = inner.args.get("where")
-        if not windowed:
-            if tvf is not None:
-                raise self.refuse(over, "a Top-N over a window TVF not partitioned by window_start and window_end")
-            if where is not None:
-                stream = stream.filter(self.spark_sql(where.this, stream.schema))
-            time = stream.node.event_time
-            schema = self._fields(stream.schema.without((ROW_KIND,)), order, keys)
-            star = list(schema.names)
-            ddl = Schema((Field(ROW_KIND, "string"), *schema.fields, Field(rownum, "bigint")))
-            partition = tuple(keys)
-            if not keys:
-                keys = [self._hide()]
-                stream = stream.with_column(keys[0], Sql("0", declared="int"))
-            # (the row number costs updates of every rank that moves: only when the result shows it)
-            shown = any(isinstance(e, exp.Star) or any(c.name == rownum for c in e.find_all(exp.Column)) for e in outer.expressions)
-            fn: Any
-            attribute = order[0].column if limit == 1 and len(order) == 1 and order[0].column in (time, stream.node.proc_time) else None
-            if function != ROW_NUMBER:  # (batch mode: above)
-                if is_updating(stream):
-                    self._known_types(stream, "a Top-N over an updating result")
-                ddl = Schema((*schema.fields, Field(rownum, "bigint")))
-                fn, attribute = RankAtEnd(order, function, start, limit, rownum), None
-            elif is_updating(stream):  # (Flink's retractable Top-N: every row kept, a retracted one taken out)
-                self._known_types(stream, "a Top-N over an updating result")
-                fn = RetractableTopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition, start=start)
-            elif attribute is not None and attribute != time and not order[0].descending and not self.state_ttl_ms:
-                # Flink's keep-first deduplication on processing time: each key's first row, on Spark's dropDuplicates
-                # insert-only; its keys stay for the job's life (with a state TTL: below)
-                fn = None
-            elif attribute is not None:
-                fn = Deduplicate(attribute, keep_last=order[0].descending, rownum=rownum, ttl_ms=self.state_ttl_ms, partition=partition)
-            else:
-                fn = TopN(order, limit, rownum, numbered=shown, ttl_ms=self.state_ttl_ms, partition=partition, start=start)
-            if fn is None:
-                first = stream.key_by(keys, nulls=True).deduplicate(name="ROW_NUMBER() deduplication")
-                ranked = first.with_column(rownum, Sql("CAST(1 AS BIGINT)", declared="bigint"))
-            else:
-                ranked = stream.key_by(keys, nulls=True).process(fn, output_schema=ddl)
-        elif tvf is not None:
-            stream = self._tvf_rows(stream, where)
-            if tvf.kind == "SESSION":
-                raise self.refuse(source, "a window Top-N over SESSION windows", "rank the rows of a SESSION window aggregation")
-            schema = self._fields(stream.schema, order, keys)
-            star = [*schema.names, WINDOW_START, WINDOW_END, WINDOW_TIME]  # (Flink's columns of a window TVF)
-            bounds = (Field(WINDOW_START, "timestamp"), Field(WINDOW_END, "timestamp"), Field(WINDOW_TIME, "timestamp"))
-            ddl = Schema((*schema.fields, *bounds, Field(rownum, "bigint")))
-            if not keys:
-                keys = [self._hide()]
-                stream = stream.with_column(keys[0], Sql("0", declared="int"))
-            fn = WindowTopN(order, limit, rownum, start=start, function=function, keep_last=_keeps_last(order, limit, start, stream.node.event_time, stream.node.proc_time))
-            ranked = stream.key_by(keys, nulls=True).window(tvf.assigner).process(fn, output_schema=ddl)
-        else:
-            if stream.node.watermark is None:  # (its windows would never close in a stream)
-                raise PlanError(
-                    f"Flink SQL: the Top-N at {self.at(over)} ranks rows by their window_end, but {source.sql()} has no watermark: "
-                    "rank a window TVF or a window aggregation"
-                )
-            if where is not None:
-                stream = stream.filter(self.spark_sql(where.this, stream.schema))
-            schema = self._fields(stream.schema, order, [WINDOW_START, WINDOW_END, *keys])
-            star = list(schema.names)
-            ddl = Schema((*schema.fields, Field(rownum, "bigint")))
-            fn = WindowResultTopN(order, limit, rownum, start=start, function=function, keep_last=_keeps_last(order, limit, start, WINDOW_TIME, stream.node.event_time))
-            ranked = stream.key_by([WINDOW_START, WINDOW_END, *keys], nulls=True).process(fn, output_schema=ddl)
-        items: list[exp.Expression] = []
-        for e in inner.expressions:
-            if isinstance(e, exp.Star):
-                items += [exp.column(c, quoted=True) for c in star]
-            else:
-                items.append(exp.column(rownum, quoted=True) if isinstance(e.unalias(), exp.Window) else e)
-        view = ranked.select(*kind_first(ranked, self._projection(items, ranked.schema)))
-        _unqualify(outer)
-        if rest is not None:
-            view = view.filter(self.spark_sql(rest, view.schema))
-        return view.select(*kind_first(view, self._projection(outer.expressions, view.schema)))
-
-    def _fields(self, schema: Schema, order: list[Order], keys: list[str]) -> Schema:
-        """``schema``, checking the Top-N's ORDER BY and PARTITION BY columns are in it."""
-        for name in (*(o.column for o in order), *keys):
-            schema.field(name, node="the Top-N's OVER (...)")
-        return schema
-
-    def _rank_range(self, outer: exp.Select, rownum: str) -> tuple[int, int, exp.Expression | None]:
-        """The ranks a Top-N keeps, ``start`` to ``end``, from the conditions on ``rownum`` ANDed in the outer
-        WHERE (``rownum <= N``, ``< N``, ``= N``, ``> M``, ``>= M``, ``BETWEEN M AND N``, either way round; several
-        narrow the range, as in Flink), and the rest of the outer WHERE (ANDed)."""
-        where = outer.args.get("where")
-        terms = conjuncts(where.this) if where is not None else []
-        starts, ends, rest = [1], [], []
-        hint = f"filter it: WHERE {rownum} <= N, or {rownum} > M AND {rownum} <= N"
-        flipped = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE, exp.EQ: exp.EQ}
-        for t in terms:
-            if not any(c.name == rownum for c in t.find_all(exp.Column)):
-                rest.append(t)
-                continue
-            bounds = [t.args.get("low"), t.args.get("high")] if isinstance(t, exp.Between) else [t.expression]
-            numbers = [b.to_py() if isinstance(b, exp.Literal) and not b.is_string else None for b in bounds]
-            subject, kind = t.this, type(t)
-            if type(t) in flipped and isinstance(t.expression, exp.Column) and isinstance(t.this, exp.Literal):  # (N >= rownum)
-                subject, kind, numbers = t.expression, flipped[type(t)], [t.this.to_py() if not t.this.is_string else None]
-            if not (isinstance(subject, exp.Column) and subject.name == rownum and kind in (*flipped, exp.Between)) or not all(
-                type(x) is int for x in numbers  # (not a bool)
-            ):
-                raise self.refuse(t, f"the condition {t.sql()} on {rownum}", hint)
-            if kind in (exp.GT, exp.GTE, exp.EQ, exp.Between):
-                starts.append(numbers[0] + (kind is exp.GT))
-            if kind in (exp.LT, exp.LTE, exp.EQ, exp.Between):
-                ends.append(numbers[-1] - (kind is exp.LT))
-        if len(starts) > 1 and not ends:
-            raise PlanError(
-                f"Flink SQL: the Top-N at {self.at(where)} has no upper bound on {rownum}: as in Flink, a Top-N keeps the rows "
-                f"ranked up to N; {hint}"
-            )
-        if not ends:
-            raise self.refuse(outer, f"a Top-N without a condition on {rownum}", hint)
-        start, end = max(starts), min(ends)
-        if start > end:
-            raise PlanError(
-                f"Flink SQL: the conditions on {rownum} at {self.at(where)} keep no rank ({rownum} from {start} to {end}): "
-                f"a Top-N keeps the rows ranked M to N, with 1 <= M <= N"
-            )
-        return start, end, (exp.and_(*rest) if rest else None)
 
     def _hide(self) -> str:
         self._hidden += 1
@@ -736,25 +423,6 @@ def is_proctime(e: exp.Expression) -> bool:
     return isinstance(e, exp.Anonymous) and e.name.upper() == "PROCTIME" and not e.expressions
 
 
-#: The functions a Top-N ranks by (``funke.table.rank``): ROW_NUMBER(), and in batch mode RANK() and DENSE_RANK().
-_TOP_N_FUNCTIONS = {exp.RowNumber: ROW_NUMBER, exp.Rank: RANK, exp.DenseRank: DENSE_RANK}
-
-
-def _keeps_last(order: list[Order], limit: int, start: int, *attributes: str | None) -> bool:
-    """Whether a window Top-N is Flink's window deduplication keeping the last row: ``rn = 1`` by a time attribute,
-    descending (ties: the last arrival); any other keeps ties in arrival order."""
-    return limit == 1 and start == 1 and len(order) == 1 and order[0].descending and order[0].column in {a for a in attributes if a}
-
-
 def _ranks(query: exp.Select) -> bool:
     """Whether the query's SELECT list has an OVER window (a ROW_NUMBER of a Top-N)."""
     return any(isinstance(n, exp.Window) for e in query.expressions for n in e.walk())
-
-
-def _unqualify(query: exp.Select) -> None:
-    """``t.x`` in ``query`` (not in its subqueries), with ``t`` its FROM relation or that's alias: the stream's column ``x``."""
-    named = {query.args["from_"].this.alias_or_name} - {""}
-    for column in query.find_all(exp.Column):
-        if column.table and column.table in named and column.find_ancestor(exp.Select) is query:
-            column.set("table", None)
-
