@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from funke.dialect.convert_tz import convert_tz
 from funke.dialect.rewrites import (
     LOG_OF,
     NOW,
@@ -275,7 +276,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("UNIX_TIMESTAMP", "temporal", DIFFERS, "a string that does not parse fails the job (Flink: -9223372036854775808); Flink also reads a matching prefix leniently"),
     _b("TO_DATE", "temporal", DIFFERS, "a string that does not parse is NULL (Spark fails the job); one argument reads `y-M-d` and what Flink's reads before a blank. Flink 2.3's two-argument form gives 5471-09-27 for a string that does not parse (a bug): funke NULL", to_date, (1, 2)),
     _b("TO_TIMESTAMP", "temporal", DIFFERS, "a string that does not parse is NULL (Spark fails the job); milliseconds, Flink's TIMESTAMP(3); Flink's fallbacks of the two-argument form are not reproduced", to_timestamp, (1, 2)),
-    _b("CONVERT_TZ", "temporal", REFUSED, "no Spark function with Flink's lenient parsing and time zone names (unknown zones are GMT in Flink)"),
+    _b("CONVERT_TZ", "temporal", DIFFERS, "no Spark function: Java's lenient reading (fields roll over: `2020-02-30` is March 1st), Java's zone names (an unknown one, `utc` or `+05:30`, is GMT; `EST` is -05:00, `PST` America/Los_Angeles) and Java's choice in a DST overlap (the later offset) are reproduced. The zones must be string literals (`SystemV/` ids refused); a zone name is known when the tz database knows it (one Spark's JDK lacks fails the job; Flink's JDK reads it as GMT); a text with digits other than 0-9 (Flink reads them), or whose instant falls before 1900-01-02 (UTC) or result after the year 9999, fails the job (Flink gives Java's legacy answers: before 1900 a zone's present standard offset, before 1582 Julian dates), as does an instant after 2037 in a zone with transitions of its own after 2037 (Africa/Casablanca, Africa/El_Aaiun, Asia/Gaza, Asia/Hebron: Flink's Java zones follow the recurring rule there)", convert_tz, (3,)),
     _b("PROCTIME", "time attribute", PLANNER, "the view's processing-time attribute (alone as a column); inside an expression the micro-batch's time", proctime),
     _b("CURRENT_WATERMARK", "time attribute", PLANNER, "each row given the watermark when it is read (a SELECT or WHERE over a view)"),
     _b("SOURCE_WATERMARK", "time attribute", REFUSED, "no funke connector makes its own watermarks: declare `WATERMARK FOR ts AS ts - INTERVAL ...`"),

@@ -82,6 +82,21 @@ def test_a_refused_builtin_says_why(t_env):
         t_env.sql_query("SELECT JSON_ARRAYAGG(n, s) FROM t")
 
 
+def test_convert_tz_takes_zone_literals_and_refuses_what_it_cannot_give_as_flink():
+    """CONVERT_TZ's zones are resolved while planning, as Java's TimeZone.getTimeZone does (tests/spark/
+    test_sql_functions.py runs it against PyFlink 2.3's answers)."""
+    with pytest.raises(PlanError, match=r"CONVERT_TZ\(\.\.\., s, \.\.\.\): funke takes the time zones as string literals"):
+        _spark("CONVERT_TZ('2020-01-01 00:00:00', s, 'UTC')")
+    with pytest.raises(UnsupportedError, match=r"CONVERT_TZ with the zone 'SystemV/EST5' is not supported by funke yet: a JDK-only zone id"):
+        _spark("CONVERT_TZ(s, 'UTC', 'SystemV/EST5')")
+    with pytest.raises(PlanError, match=r"CONVERT_TZ with 2 arguments \(funke gives Flink's CONVERT_TZ for 3\)"):
+        _spark("CONVERT_TZ(s, 'UTC')")
+    assert "RAISE_ERROR(CONCAT('CONVERT_TZ: funke gives no instant before 1900-01-02" in _spark("CONVERT_TZ(s, 'UTC', 'Asia/Kolkata')")
+    # (Flink's Java zones follow Casablanca's recurring rule after 2037, the tz database lists Ramadan transitions)
+    assert "after 2037 in Africa/Casablanca" in _spark("CONVERT_TZ(s, 'Africa/Casablanca', 'UTC')")
+    assert "after 2037" not in _spark("CONVERT_TZ(s, 'America/New_York', 'UTC')")
+
+
 def test_json_predicates_are_read_as_calls_with_their_clauses():
     """``s IS [NOT] JSON kind`` and JSON_EXISTS's ON ERROR clause reach the rewrite (tests/spark/test_sql_functions.py
     runs them against PyFlink 2.3's answers)."""
