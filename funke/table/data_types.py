@@ -47,10 +47,18 @@ class DataType:
     def not_null(self) -> DataType:
         return type(self)(**{**self.__dict__, "nullable": False})
 
-    def __repr__(self) -> str:
+    def as_summary_string(self) -> str:
+        """How Flink SQL writes the type (``INT NOT NULL``, ``ARRAY<STRING>``): what schemas print."""
         return self.flink + ("" if self.nullable else " NOT NULL")
 
-    __str__ = __repr__
+    def __repr__(self) -> str:
+        """PyFlink's: its logical type's class and parameters (``IntType(false)``, ``VarCharType(2147483647, true)``)."""
+        return _class_form(self.flink, self.nullable)
+
+    def __str__(self) -> str:
+        """PyFlink's: the type's name, without parameters (``INT``, ``VARCHAR`` for a STRING, ``ROW``)."""
+        form = repr(self)
+        return self.flink if form.startswith("DataType(") else form.split("(", 1)[0].removesuffix("Type").upper()
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,12 @@ class RowField:
     data_type: DataType
     description: str | None = None
 
+    def __repr__(self) -> str:
+        return f"RowField({self.name}, {self.data_type!r}, {'...' if self.description is None else self.description})"
+
+    def __str__(self) -> str:
+        return f"RowField({self.name}, {self.data_type})"
+
 
 @dataclass(frozen=True, repr=False)
 class RowType(DataType):
@@ -70,6 +84,9 @@ class RowType(DataType):
 
     def field_names(self) -> list[str]:
         return [f.name for f in self.fields]
+
+    def __repr__(self) -> str:
+        return f"RowType({','.join(map(repr, self.fields))})" if self.fields else super().__repr__()
 
     def field_types(self) -> list[DataType]:
         return [f.data_type for f in self.fields]
@@ -171,12 +188,12 @@ class DataTypes:
     @staticmethod
     def ARRAY(element_type: DataType, nullable: bool = True) -> ArrayType:
         t = _data_type(element_type)
-        return ArrayType(f"ARRAY<{t!r}>", f"array<{t.spark_type}>", nullable, element_type=t)
+        return ArrayType(f"ARRAY<{t.as_summary_string()}>", f"array<{t.spark_type}>", nullable, element_type=t)
 
     @staticmethod
     def MAP(key_type: DataType, value_type: DataType, nullable: bool = True) -> MapType:
         k, v = _data_type(key_type), _data_type(value_type)
-        return MapType(f"MAP<{k!r}, {v!r}>", f"map<{k.spark_type},{v.spark_type}>", nullable, key_type=k, value_type=v)
+        return MapType(f"MAP<{k.as_summary_string()}, {v.as_summary_string()}>", f"map<{k.spark_type},{v.spark_type}>", nullable, key_type=k, value_type=v)
 
     @staticmethod
     def FIELD(name: str, data_type: DataType, description: str | None = None) -> RowField:
@@ -188,7 +205,7 @@ class DataTypes:
         for f in fields:
             if not isinstance(f, RowField):
                 raise PlanError(f"DataTypes.ROW takes DataTypes.FIELD(name, type)s, got {f!r}")
-        flink = f"ROW<{', '.join(f'`{f.name}` {f.data_type!r}' for f in fields)}>"
+        flink = f"ROW<{', '.join(f'`{f.name}` {f.data_type.as_summary_string()}' for f in fields)}>"
         spark = f"struct<{','.join(f'{f.name}:{f.data_type.spark_type}' for f in fields)}>"
         return RowType(flink, spark, nullable, fields=fields)
 
@@ -203,6 +220,72 @@ class DataTypes:
         raise UnsupportedError(
             "DataTypes.MULTISET is not supported by funke: use DataTypes.MAP(element, DataTypes.INT()) (element -> count)"
         )
+
+
+#: Flink's logical type classes (PyFlink's ``repr``) by SQL name, with the defaults of their parameters.
+_CLASSES = {
+    "BOOLEAN": ("BooleanType", ()), "TINYINT": ("TinyIntType", ()), "SMALLINT": ("SmallIntType", ()),
+    "INT": ("IntType", ()), "INTEGER": ("IntType", ()), "BIGINT": ("BigIntType", ()), "FLOAT": ("FloatType", ()),
+    "DOUBLE": ("DoubleType", ()), "DECIMAL": ("DecimalType", ("10", "0")), "STRING": ("VarCharType", (str(2**31 - 1),)),
+    "VARCHAR": ("VarCharType", ("1",)), "CHAR": ("CharType", ("1",)), "BYTES": ("VarBinaryType", (str(2**31 - 1),)),
+    "VARBINARY": ("VarBinaryType", ("1",)), "BINARY": ("BinaryType", ("1",)), "DATE": ("DateType", ()),
+    "TIME": ("TimeType", ("0",)), "TIMESTAMP": ("TimestampType", ("6",)),
+    "TIMESTAMP_LTZ": ("LocalZonedTimestampType", ("6",)), "NULL": ("NullType", ()),
+    "ARRAY": ("ArrayType", ()), "MAP": ("MapType", ()), "MULTISET": ("MultisetType", ()), "ROW": ("RowType", ()),
+}  # fmt: skip
+_TYPE_TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*|\d+|[<>(),])")
+
+
+def _class_form(text: str, nullable: bool) -> str:
+    """PyFlink's ``repr`` of the type Flink SQL writes ``text``.
+
+    >>> _class_form("ROW<`a` INT NOT NULL, `b` ARRAY<STRING>>", True)
+    'RowType(RowField(a, IntType(false), ...),RowField(b, ArrayType(VarCharType(2147483647, true), true), ...))'
+    >>> _class_form("DECIMAL(10, 2)", False), _class_form("TIMESTAMP_LTZ(3)", True)
+    ('DecimalType(10, 2, false)', 'LocalZonedTimestampType(3, true)')
+    """
+    tokens = _TYPE_TOKEN.findall(text)
+    try:
+        form, rest = _read_class_form(tokens)
+    except (IndexError, KeyError, ValueError):
+        rest = ["?"]
+    if rest or "".join(tokens) != re.sub(r"\s+", "", text):  # (a type text in a form not read here: Flink SQL's words)
+        return f"DataType({text})"
+    return form.replace("@", "true" if nullable else "false")
+
+
+def _read_class_form(tokens: list[str]) -> tuple[str, list[str]]:
+    """One type off the front of ``tokens``: its class form, its own nullability an ``@`` still to fill."""
+    name, tokens = tokens[0].upper(), tokens[1:]
+    cls, params = _CLASSES[name]
+    if tokens[:1] == ["("]:
+        end = tokens.index(")")
+        params, tokens = tuple(t for t in tokens[1:end] if t != ","), tokens[end + 1 :]
+    if name == "TIMESTAMP" and [t.upper() for t in tokens[:4]] == ["WITH", "LOCAL", "TIME", "ZONE"]:
+        cls, tokens = _CLASSES["TIMESTAMP_LTZ"][0], tokens[4:]
+    inner: list[str] = []
+    if tokens[:1] == ["<"]:
+        tokens = tokens[1:]
+        while tokens[0] != ">":
+            field = ""
+            if name == "ROW":
+                field, tokens = tokens[0].strip("`").replace("``", "`"), tokens[1:]
+            form, tokens = _read_class_form(tokens)
+            form, tokens = _nullability(form, tokens)
+            inner.append(f"RowField({field}, {form}, ...)" if name == "ROW" else form)
+            tokens = tokens[1:] if tokens[0] == "," else tokens
+        tokens = tokens[1:]
+    if name == "ROW":
+        return f"RowType({','.join(inner)})", tokens
+    if name == "NULL":
+        return "NullType(true)", tokens
+    return f"{cls}({', '.join([*inner, *params, '@'])})", tokens
+
+
+def _nullability(form: str, tokens: list[str]) -> tuple[str, list[str]]:
+    if [t.upper() for t in tokens[:2]] == ["NOT", "NULL"]:
+        return form.replace("@)", "false)"), tokens[2:]
+    return form.replace("@)", "true)"), tokens
 
 
 def _data_type(t: Any) -> DataType:

@@ -89,6 +89,8 @@ class TableDef:
     not_null: frozenset[str] = frozenset()
     #: ``WATERMARK FOR``'s expression as Flink writes it (``ts - INTERVAL '5' SECOND``, its names quoted), or None.
     watermark_sql: str | None = None
+    #: The primary key's constraint name: ``CONSTRAINT name``'s, else Flink's ``PK_`` and the columns joined by ``_``.
+    key_name: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -119,6 +121,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     watermark = None
     watermark_sql = None
     key: tuple[str, ...] = ()
+    key_name: str | None = None
     instants: set[str] = set()
     declared: list[str] = []
     not_null: set[str] = set()
@@ -126,9 +129,13 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
         if isinstance(item, exp.ColumnDef):
             constraints = item.args.get("constraints") or []
             formula = next((c.kind.this for c in constraints if isinstance(c.kind, exp.ComputedColumnConstraint)), None)
+            for c in constraints:  # (`id INT [CONSTRAINT name] PRIMARY KEY NOT ENFORCED`: a key of one column)
+                if isinstance(c.kind, exp.PrimaryKeyColumnConstraint):
+                    key, key_name = _primary_key(key, [item.name], c.kind, c.this, at(c))
             other = [
-                c for c in constraints if not isinstance(c.kind, (exp.ComputedColumnConstraint, exp.NotNullColumnConstraint))
-            ]
+                c for c in constraints
+                if not isinstance(c.kind, (exp.ComputedColumnConstraint, exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))
+            ]  # fmt: skip
             if other:
                 raise UnsupportedError(
                     f"Flink SQL: the column constraint {other[0].sql()} (at {at(other[0])}) is not supported by funke"
@@ -146,9 +153,10 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
             watermark = _watermark(item, at)
             watermark_sql = flink_sql(item.args["expression"])
         elif isinstance(item, exp.PrimaryKey):
-            if not any("NOT ENFORCED" in str(o).upper() for o in item.args.get("options") or []):
-                raise PlanError(f"Flink SQL: PRIMARY KEY at {at(item)} must be NOT ENFORCED (Flink does not check keys)")
-            key = tuple(e.name for e in item.expressions)
+            key, key_name = _primary_key(key, [e.name for e in item.expressions], item, None, at(item))
+        elif isinstance(item, exp.Constraint) and [type(e) for e in item.expressions] == [exp.PrimaryKey]:
+            pk = item.expressions[0]
+            key, key_name = _primary_key(key, [e.name for e in pk.expressions], pk, item.this, at(item))
         else:
             raise UnsupportedError(f"Flink SQL: {item.sql()} (at {at(item)}) in CREATE TABLE is not supported by funke")
     names = [c for c, _ in columns] + [c for c, _ in computed]
@@ -174,7 +182,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
                                f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
     definition = TableDef(
         name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants), partition_by,
-        tuple(declared), frozenset({*not_null, *key}), watermark_sql,
+        tuple(declared), frozenset({*not_null, *key}), watermark_sql, key_name,
     )  # fmt: skip
     if partition_by and connector != "filesystem":
         raise UnsupportedError(f"Flink SQL: PARTITIONED BY of table {name}: the {connector} connector writes no partitions; the filesystem connector does")
@@ -284,6 +292,17 @@ def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression
         f"Flink SQL: the watermark {body.sql()} (at {at(item)}) is not supported by funke{': ' + why if why else ''}; "
         f"write WATERMARK FOR {column} AS {column} - INTERVAL 'n' SECOND (n > 0; or MILLISECOND, MINUTE, ...)"
     )
+
+
+def _primary_key(
+    held: tuple[str, ...], columns: list[str], node: exp.Expression, name: exp.Expression | None, where: str
+) -> tuple[tuple[str, ...], str]:
+    """A ``PRIMARY KEY (columns) NOT ENFORCED`` (``CONSTRAINT name`` before it or not): the key and its name."""
+    if held:
+        raise PlanError(f"Flink SQL: a second PRIMARY KEY at {where}: a table has one primary key")
+    if not any("NOT ENFORCED" in str(o).upper() for o in node.args.get("options") or []):
+        raise PlanError(f"Flink SQL: PRIMARY KEY at {where} must be NOT ENFORCED (Flink does not check keys)")
+    return tuple(columns), name.name if name is not None else "PK_" + "_".join(columns)
 
 
 def _options(create: exp.Create, at: Callable[[exp.Expression], str]) -> tuple[dict[str, str], tuple[str, ...]]:

@@ -162,6 +162,87 @@ def test_a_ddl_table_s_schema_has_its_rowtime_and_watermark_and_a_query_s_its_nu
     assert described.get_field_data_type("null") == DataTypes.BOOLEAN()
 
 
+def test_a_resolved_schema_gives_its_columns_watermark_and_primary_key_as_pyflink_s_catalog_objects(t_env):
+    """Every answer here is what PyFlink 2.3 gave for the same calls (side venv): ``get_columns``/``get_column``,
+    ``get_watermark_specs``, ``get_primary_key`` (a CREATE TABLE's key, named ``PK_`` and its columns or by
+    ``CONSTRAINT``, at table level or a column's), and the key printed in both schemas."""
+    t_env.execute_sql(
+        "CREATE TABLE keyed (id INT NOT NULL, name STRING NOT NULL, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, "
+        "PRIMARY KEY (id, name) NOT ENFORCED) WITH ('connector'='datagen')"
+    )
+    schema = t_env.from_path("keyed").get_resolved_schema()
+    assert str(schema) == (
+        "(\n  `id` INT NOT NULL,\n  `name` STRING NOT NULL,\n  `ts` TIMESTAMP(3) *ROWTIME*,\n"
+        "  WATERMARK FOR `ts`: TIMESTAMP(3) AS `ts` - INTERVAL '1' SECOND,\n"
+        "  CONSTRAINT `PK_id_name` PRIMARY KEY (`id`, `name`) NOT ENFORCED\n)"
+    )
+    assert [str(c) for c in schema.get_columns()] == ["`id` INT NOT NULL", "`name` STRING NOT NULL", "`ts` TIMESTAMP(3) *ROWTIME*"]
+    ts = schema.get_column("ts")
+    assert (ts.get_name(), ts.as_summary_string(), ts.is_physical(), ts.get_comment()) == ("ts", "`ts` TIMESTAMP(3) *ROWTIME*", True, None)
+    assert ts.get_data_type() == DataTypes.TIMESTAMP(3) and str(schema.get_column(0)) == "`id` INT NOT NULL"
+    assert schema.get_column("zz") is None and schema.get_column(7) is None
+    [watermark] = schema.get_watermark_specs()
+    assert (watermark.get_rowtime_attribute(), watermark.get_watermark_expression()) == ("ts", "`ts` - INTERVAL '1' SECOND")
+    assert str(watermark) == "WATERMARK FOR `ts`: TIMESTAMP(3) AS `ts` - INTERVAL '1' SECOND"
+    key = schema.get_primary_key()
+    assert (key.get_name(), key.get_columns(), key.get_type_string(), key.is_enforced()) == ("PK_id_name", ["id", "name"], "PRIMARY KEY", False)
+    assert key.as_summary_string() == "CONSTRAINT `PK_id_name` PRIMARY KEY (`id`, `name`) NOT ENFORCED"
+    assert schema.get_primary_key_indexes() == [0, 1]
+    assert str(t_env.from_path("keyed").get_schema()).endswith(" |-- CONSTRAINT PK_id_name PRIMARY KEY (id, name)\n")
+    keyed = t_env.from_path("keyed")  # (a query over the table has no key, as in Flink)
+    assert keyed.select(keyed.id).get_resolved_schema().get_primary_key() is None
+    assert t_env.sql_query("SELECT * FROM keyed").get_resolved_schema().get_primary_key() is None
+    t_env.execute_sql("CREATE TABLE named (id INT, name STRING, CONSTRAINT my_pk PRIMARY KEY (name) NOT ENFORCED) WITH ('connector'='datagen')")
+    t_env.execute_sql("CREATE TABLE by_column (id INT PRIMARY KEY NOT ENFORCED, name STRING) WITH ('connector'='datagen')")
+    t_env.execute_sql("CREATE TABLE by_named_column (id INT CONSTRAINT k PRIMARY KEY NOT ENFORCED, name STRING) WITH ('connector'='datagen')")
+    assert str(t_env.from_path("named").get_resolved_schema()) == (
+        "(\n  `id` INT,\n  `name` STRING NOT NULL,\n  CONSTRAINT `my_pk` PRIMARY KEY (`name`) NOT ENFORCED\n)"
+    )
+    assert t_env.from_path("by_column").get_resolved_schema().get_primary_key().as_summary_string() == (
+        "CONSTRAINT `PK_id` PRIMARY KEY (`id`) NOT ENFORCED"
+    )
+    assert t_env.from_path("by_named_column").get_resolved_schema().get_primary_key().get_name() == "k"
+    with pytest.raises(PlanError, match="a second PRIMARY KEY"):
+        t_env.execute_sql("CREATE TABLE twice (id INT PRIMARY KEY NOT ENFORCED, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector'='datagen')")
+    with pytest.raises(PlanError, match="must be NOT ENFORCED"):
+        t_env.execute_sql("CREATE TABLE enforced (id INT, CONSTRAINT k PRIMARY KEY (id)) WITH ('connector'='datagen')")
+
+
+@pytest.mark.parametrize(("data_type", "shown", "name"), [
+    (DataTypes.INT(), "IntType(true)", "INT"), (DataTypes.INT(False), "IntType(false)", "INT"),
+    (DataTypes.STRING(), "VarCharType(2147483647, true)", "VARCHAR"), (DataTypes.CHAR(3), "CharType(3, true)", "CHAR"),
+    (DataTypes.BYTES(), "VarBinaryType(2147483647, true)", "VARBINARY"), (DataTypes.BINARY(3), "BinaryType(3, true)", "BINARY"),
+    (DataTypes.DECIMAL(38, 18), "DecimalType(38, 18, true)", "DECIMAL"), (DataTypes.TIMESTAMP(3), "TimestampType(3, true)", "TIMESTAMP"),
+    (DataTypes.TIMESTAMP_LTZ(3), "LocalZonedTimestampType(3, true)", "LOCALZONEDTIMESTAMP"), (DataTypes.NULL(), "NullType(true)", "NULL"),
+    (DataTypes.ARRAY(DataTypes.STRING()), "ArrayType(VarCharType(2147483647, true), true)", "ARRAY"),
+    (DataTypes.MAP(DataTypes.STRING(), DataTypes.BIGINT(), False), "MapType(VarCharType(2147483647, true), BigIntType(true), false)", "MAP"),
+    (DataTypes.ROW([DataTypes.FIELD("a", DataTypes.INT()), DataTypes.FIELD("b", DataTypes.STRING(), "desc")]),
+     "RowType(RowField(a, IntType(true), ...),RowField(b, VarCharType(2147483647, true), desc))", "ROW"),
+])  # fmt: skip
+def test_a_data_type_s_repr_and_str_are_pyflink_s(data_type, shown, name):
+    """As PyFlink 2.3's (its logical type's class and parameters; str its name), each checked in a side venv."""
+    assert (repr(data_type), str(data_type)) == (shown, name)
+
+
+def test_an_unresolved_schema_prints_as_pyflink_s_and_pyflink_s_table_modules_import():
+    schema = (
+        Schema.new_builder().column("a", DataTypes.INT()).column("ts", DataTypes.TIMESTAMP(3)).column_by_expression("b", "a + 1")
+        .watermark("ts", "ts - INTERVAL '1' SECOND").column("c", "INT NOT NULL").primary_key_named("my", "a").build()
+    )  # fmt: skip
+    assert str(schema) == (  # (PyFlink 2.3's: the columns, then the watermark and the key; what is unresolved in brackets)
+        "(\n  `a` INT,\n  `ts` TIMESTAMP(3),\n  `b` AS [a + 1],\n  `c` [INT NOT NULL],\n"
+        "  WATERMARK FOR `ts` AS [ts - INTERVAL '1' SECOND],\n  CONSTRAINT `my` PRIMARY KEY (`a`) NOT ENFORCED\n)"
+    )
+    assert str(Schema.new_builder().build()) == "(\n\n)"
+    import importlib
+
+    for module, name in [("types", "DataTypes"), ("schema", "Schema"), ("table_descriptor", "TableDescriptor"),
+                         ("environment_settings", "EnvironmentSettings"), ("result_kind", "ResultKind"), ("statement_set", "StatementSet"),
+                         ("table", "Table"), ("table_config", "TableConfig"), ("changelog_mode", "ChangelogMode"),
+                         ("explain_detail", "ExplainDetail"), ("catalog", "UniqueConstraint")]:  # fmt: skip
+        assert hasattr(importlib.import_module(f"funke.pyflink.table.{module}"), name), module
+
+
 def test_the_table_config_takes_pyflink_s_parallelism_as_a_hint_and_refuses_unknown_options(t_env):
     t_env.get_config().set("parallelism.default", "1")
     assert t_env.get_config().get("parallelism.default") == "1"
@@ -274,8 +355,8 @@ def test_a_scalar_function_s_row_result_goes_to_arrow_by_name_or_by_position():
 
 
 def test_order_by_fetch_is_order_by_limit():
-    from funke.table.rank import TopN
     from funke.plan import nodes as n
+    from funke.table.rank import TopN
 
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     t = t_env.from_elements([(1, "a", 3)], ["id", "k", "v"])
@@ -287,10 +368,10 @@ def test_order_by_fetch_is_order_by_limit():
 
 def test_an_over_window_of_the_table_api_is_sql_s_over_aggregation():
     import funke as fk
+    from funke.plan import nodes as n
     from funke.pyflink.table.expressions import CURRENT_ROW, UNBOUNDED_RANGE, row_interval
     from funke.pyflink.table.window import Over
     from funke.table.over import Frame, OverAggregate
-    from funke.plan import nodes as n
 
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")

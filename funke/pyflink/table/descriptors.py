@@ -48,7 +48,8 @@ class Schema:
             elif kind == "watermark":
                 out.append(f"WATERMARK FOR `{rest[0]}` AS {rest[1]}")
             else:
-                out.append(f"PRIMARY KEY ({', '.join(f'`{c}`' for c in rest[0])}) NOT ENFORCED")
+                named = f"CONSTRAINT `{rest[1]}` " if len(rest) > 1 else ""
+                out.append(f"{named}PRIMARY KEY ({', '.join(f'`{c}`' for c in rest[0])}) NOT ENFORCED")
         return out
 
     class Builder:
@@ -76,6 +77,10 @@ class Schema:
             self._entries.append(("key", tuple(column_names)))
             return self
 
+        def primary_key_named(self, constraint_name: str, *column_names: str) -> Schema.Builder:
+            self._entries.append(("key", tuple(column_names), constraint_name))
+            return self
+
         def from_schema(self, schema: Schema) -> Schema.Builder:
             self._entries.extend(schema.entries)
             return self
@@ -85,6 +90,24 @@ class Schema:
 
     def __repr__(self) -> str:
         return "(" + ", ".join(self._items) + ")"
+
+    def __str__(self) -> str:
+        """Flink's text of an unresolved schema: a line per column, then the watermark and the primary key; what
+        is not resolved yet (a type string, an expression) in brackets."""
+        lines: dict[str, list[str]] = {"column": [], "computed": [], "watermark": [], "key": []}
+        for kind, *rest in self.entries:
+            if kind == "column":
+                t = rest[1]
+                text = t.as_summary_string() if isinstance(t, DataType) else f"[{t}]"
+                lines[kind].append(f"`{rest[0]}` {text}")
+            elif kind == "computed":
+                lines["column"].append(f"`{rest[0]}` AS [{rest[1]}]")
+            elif kind == "watermark":
+                lines[kind].append(f"WATERMARK FOR `{rest[0]}` AS [{rest[1]}]")
+            else:
+                name = rest[1] if len(rest) > 1 else "PK_" + "_".join(rest[0])
+                lines[kind].append(f"CONSTRAINT `{name}` PRIMARY KEY ({', '.join(f'`{c}`' for c in rest[0])}) NOT ENFORCED")
+        return "(\n" + ",\n".join(f"  {x}" for x in (*lines["column"], *lines["watermark"], *lines["key"])) + "\n)"
 
 
 class FormatDescriptor:

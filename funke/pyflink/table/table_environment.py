@@ -16,7 +16,7 @@ from funke.errors import PlanError, UnsupportedError
 from funke.pyflink.common.types import Row, RowKind
 from funke.pyflink.table.descriptors import Schema, TableDescriptor
 from funke.pyflink.table.table_result import StatementSet, TableResult, table_fields
-from funke.pyflink.table.table_schema import Column, ResolvedSchema, TableSchema, Watermark
+from funke.pyflink.table.table_schema import Column, ResolvedSchema, TableSchema, UniqueConstraint, Watermark
 from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType
@@ -152,7 +152,11 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         for (name, kind, nullable, *_), f in zip(rows, schema.fields, strict=True):
             text, _, marker = kind.partition(" *")
             columns.append(Column(name, DataType(text, f.dtype or "", bool(nullable)), f" *{marker}" if marker else ""))
-        return TableSchema(columns, self._watermark(table._path) if table._path is not None else None)
+        if table._path is None:
+            return TableSchema(columns)
+        declared = self._tables.get(table._path)
+        key = declared.primary_key if declared is not None else ()
+        return TableSchema(columns, self._watermark(table._path), UniqueConstraint(declared.key_name, key) if key else None)
 
     def _watermark(self, path: str) -> Watermark | None:
         """The watermark of a table of ``CREATE TABLE`` (part of its schema, as Flink's; a query's schema has none)."""

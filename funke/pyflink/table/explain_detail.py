@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.table.explain_detail``: ``ExplainDetail``."""
+
+from funke.pyflink.table import ExplainDetail
+
+__all__ = ["ExplainDetail"]
