@@ -557,11 +557,17 @@ _EXTRACT = {
 }  # fmt: skip
 
 
-def extract(unit: str, value: exp.Expression) -> exp.Expression:
-    """Flink's ``EXTRACT(unit FROM value)``."""
+#: The units Flink EXTRACTs from a TIME.
+_TIME_UNITS = ("HOUR", "MINUTE", "SECOND", "MILLISECOND")
+
+
+def extract(unit: str, value: exp.Expression, kind: str | None = None) -> exp.Expression:
+    """Flink's ``EXTRACT(unit FROM value)`` of a value of type ``kind`` (None: unknown)."""
     template = _EXTRACT.get(unit.upper())
     if template is None:
         raise PlanError(f"Flink SQL: EXTRACT({unit} FROM ...): a unit funke does not know ({', '.join(_EXTRACT)})")
+    if kind is not None and kind.startswith("time(") and unit.upper() not in _TIME_UNITS:
+        raise PlanError(f"Flink SQL: EXTRACT({unit} FROM ...) of a TIME: Flink EXTRACTs {', '.join(_TIME_UNITS)} from a TIME")
     return fill(template, [value])
 
 
@@ -620,8 +626,8 @@ def rounded(ceil: bool, value: exp.Expression, kind: str | None) -> exp.Expressi
 
 def round_to(ceil: bool, unit: str, value: exp.Expression, kind: str | None) -> exp.Expression:
     """Flink's ``FLOOR(value TO unit)`` (``ceil``: ``CEIL``) of a value of type ``kind`` (a TIMESTAMP when unknown)."""
-    if kind == "time":
-        raise PlanError(f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}) of a TIME: Spark computes with no TIME values")
+    if kind is not None and kind.startswith("time("):
+        raise PlanError(f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}) of a TIME is not supported by funke yet")
     table = (_CEIL_DATE_TO if ceil else _FLOOR_DATE_TO) if kind == "date" else (_CEIL_TO if ceil else _FLOOR_TO)
     template = table.get(unit.upper())
     if template is None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 from collections.abc import Collection, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlglot
 from sqlglot import exp, parser, tokens
@@ -58,6 +59,19 @@ class Percentile(exp.Expression, exp.AggFunc):
 
     arg_types = {"this": True, "percentage": True, "frequency": False}
     _sql_names = ["PERCENTILE"]
+
+
+class Collect(exp.Expression, exp.AggFunc):
+    """``COLLECT(x)``: Flink's MULTISET aggregate (sqlglot reads it as a plain call)."""
+
+    arg_types = {"this": True}  # noqa: RUF012
+    _sql_names = ["COLLECT"]  # noqa: RUF012
+
+
+def _collect(args: list[exp.Expression]) -> exp.Expression:
+    if len(args) != 1:
+        return exp.Anonymous(this="COLLECT", expressions=args)  # (the planner names the wrong count)
+    return Collect(this=args[0])
 
 
 class JsonArrayAgg(exp.Expression, exp.AggFunc):
@@ -135,6 +149,23 @@ class Flink(Dialect):
             ),
         }
         SCHEMA_UNNAMED_CONSTRAINTS = {*parser.Parser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
+        TYPE_LITERAL_PARSERS: ClassVar[dict] = {
+            **parser.Parser.TYPE_LITERAL_PARSERS,
+            exp.DataType.Type.TIME: lambda self, this, data_type: self._parse_time_literal(this, data_type),
+        }
+
+        def _parse_time_literal(self, this: exp.Expression, data_type: exp.DataType) -> exp.Expression:
+            """``TIME 'H:m:s[.fff]'`` as Flink types it: a TIME of the fraction's digits (at most 3, Flink's finest,
+            the rest cut off), ``CAST('HH:mm:ss.fff' AS TIME(p))``; any other text is an error, as in Flink."""
+            text = this.name if isinstance(this, exp.Literal) else ""
+            parts = re.fullmatch(r"\s*(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d*))?\s*", text)
+            if data_type.expressions or not parts or int(parts[1]) > 23 or int(parts[2]) > 59 or int(parts[3]) > 59:
+                self.raise_error(f"Illegal TIME literal {this.sql()}: Flink's is TIME 'HH:mm:ss[.fff]'")
+                return self.expression(exp.Cast(this=this, to=data_type))
+            fraction = (parts[4] or "")[:3]
+            value = f"{int(parts[1]):02}:{int(parts[2]):02}:{int(parts[3]):02}" + (f".{fraction}" if fraction else "")
+            precision = exp.DataTypeParam(this=exp.Literal.number(len(fraction)))
+            return self.expression(exp.Cast(this=exp.Literal.string(value), to=exp.DataType(this=exp.DataType.Type.TIME, expressions=[precision])))
 
         def _parse_tvf_arg(self) -> exp.Expression | None:
             if self._match(TokenType.TABLE):
@@ -317,7 +348,7 @@ class Flink(Dialect):
         #: The functions funke rewrites to give Flink's meaning (``funke.dialect.functions``) are kept as
         #: written, their arguments in Flink's order (sqlglot's own parse would misplace some: REGEXP_EXTRACT's
         #: third is the group, not a position), for the planner to rewrite.
-        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg, "PERCENTILE": _percentile}
+        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg, "PERCENTILE": _percentile, "COLLECT": _collect}
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},

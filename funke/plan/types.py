@@ -216,7 +216,7 @@ def compatible(value_type: str | None, declared: str | None) -> bool:
 def held(value: object, declared: str | None) -> bool:
     """Can a column of ``declared`` hold ``value``, a row's value given in Python (``from_collection``, PyFlink's
     ``from_elements``): ``compatible``, or a Decimal for a DECIMAL, a tuple, list or ``Row`` for a ROW, a list or
-    tuple for an ARRAY, a dict for a MAP, as PyFlink takes them (their fields and elements checked by Spark as it
+    tuple for an ARRAY, a dict for a MAP, a ``datetime.time`` for a TIME, as PyFlink takes them (their fields and elements checked by Spark as it
     stores them)."""
     kind = python_type_name(value)
     return compatible(kind, declared) or (declared or "").startswith(_CONTAINERS.get(kind or "", ()))
@@ -225,5 +225,5 @@ def held(value: object, declared: str | None) -> bool:
 #: The containers ``held`` takes for a declared type's prefix.
 _CONTAINERS: dict[str, tuple[str, ...]] = {
     "Decimal": ("decimal",), "list": ("array<", "struct<"), "tuple": ("array<", "struct<"), "Row": ("struct<",),
-    "dict": ("map<", "struct<"),
+    "dict": ("map<", "struct<"), "time": ("time(",),
 }  # fmt: skip

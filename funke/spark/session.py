@@ -93,6 +93,8 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         # Flink's JSON functions read an object with a key twice (the last value wins); Spark's parser of JSON
         # into VARIANT, which funke's JSON functions rewrite onto, refuses one unless told to keep the last.
         "spark.sql.variant.allowDuplicateKeys": "true",
+        # Flink SQL's TIME is Spark's TIME type, which Spark 4.x keeps behind this flag (funke.table.time_of_day).
+        "spark.sql.timeType.enabled": "true",
         "spark.ui.enabled": str(settings.ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.memory": settings.driver_memory,
@@ -132,6 +134,7 @@ SESSION_CONF = (
     "spark.sql.execution.arrow.pyspark.enabled",
     "spark.sql.session.timeZone",
     "spark.sql.variant.allowDuplicateKeys",
+    "spark.sql.timeType.enabled",
 )
 
 

@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from funke.dialect.functions import call_name
 from funke.dialect.rewrites import json_text_type
-from funke.dialect.syntax import JsonArrayAgg, ListAgg, Percentile
+from funke.dialect.syntax import Collect, JsonArrayAgg, ListAgg, Percentile
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
@@ -37,6 +37,7 @@ from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.builtin_aggregates import JsonAgg, Values, Variance
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
+from funke.table.data_types import flink_name
 from funke.table.grouping_sets import expand
 from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, expression_text, kind_first, select_item
 from funke.table.sql_types import type_of
@@ -50,6 +51,7 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop", exp.StddevSamp: "stddev_samp",
     exp.Stddev: "stddev_samp", exp.FirstValue: "first_value", exp.LastValue: "last_value", ListAgg: "listagg",
     exp.ArrayAgg: "array_agg", Percentile: "percentile", JsonArrayAgg: "json_arrayagg", exp.JSONObjectAgg: "json_objectagg",
+    Collect: "collect",
 }  # fmt: skip
 #: The aggregates Flink computes by Welford's algorithm (``funke.table.builtin_aggregates.Variance``): funke's
 #: operators compute them, not Spark's window aggregation (its ``var_pop`` rounds differently).
@@ -58,7 +60,7 @@ _VARIANCES = frozenset(Variance.KINDS)
 #: them in arrival order (Spark's ``first``, ``collect_list`` and ``listagg`` do not retract, and order otherwise).
 _VALUES = frozenset(Values.KINDS)
 #: The built-in aggregates only funke's window operator computes in a window aggregation.
-_FUNKE_ONLY = _VARIANCES | _VALUES | {"percentile", *JsonAgg.KINDS}
+_FUNKE_ONLY = _VARIANCES | _VALUES | {"percentile", "collect", *JsonAgg.KINDS}
 #: Flink's window_time: the window's last millisecond (the time attribute of its result rows).
 _WINDOW_TIME = exp.Sub(
     this=exp.column("window_end"), expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
@@ -218,6 +220,11 @@ class AggregateLowering:
                 calls.append(call)
                 by_text[text] = self._typed(exp.column(call.alias), call.name, node, stream.schema)
             renamed[id(node)] = by_text[text]
+        if self.batch and any(c.distinct for c in calls) and any(c.name == "collect" and not c.distinct for c in calls):
+            raise self.refuse(
+                query, "COLLECT(x) beside a DISTINCT aggregate in batch mode",
+                "Flink's batch planner fails on it (it takes the MIN of the MULTISET): aggregate the DISTINCT values in a subquery, or run it in streaming mode",
+            )
         if window and not calls:  # (GROUP BY alone: each key's row once per window; a count to compute, unread)
             calls.append(AggregateCall(self._hide(), "count"))
         global_ = not keys
@@ -323,7 +330,7 @@ class AggregateLowering:
         ``get_value``); a built-in's is None (``funke.table.builtin_aggregates`` makes it)."""
         name = _AGGREGATES.get(type(node))
         if name is None:
-            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG, PERCENTILE, JSON_ARRAYAGG and JSON_OBJECTAGG run")
+            raise self.refuse(node, f"the aggregate {node.sql()}", "COUNT, SUM, MIN, MAX, AVG, VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG, PERCENTILE, JSON_ARRAYAGG, JSON_OBJECTAGG and COLLECT run")
         return name, None
 
     def _aggregate_arguments(self, node: exp.Expression, schema: Schema | None) -> tuple[list[exp.Expression], bool]:
@@ -427,9 +434,31 @@ class AggregateLowering:
             self._no_window_columns(condition, "FILTER (WHERE ...)")
             filter_column = self._hide()
             stream = stream.with_column(filter_column, Sql(self.spark_sql(condition, stream.schema), declared="boolean"))
+        if name == "collect":
+            self._collected(node, given[0], stream.schema.field(args[0], node="COLLECT").dtype, type_of(given[0], stream.schema))
         if function is not None and hasattr(function, "for_arguments"):
             function = function.for_arguments([stream.schema.field(a, node=node.sql()).dtype for a in args])
         return AggregateCall(alias, name, tuple(args), distinct, filter_column, function), stream
+
+    def _collected(self, node: exp.Expression, value: exp.Expression, t: str | None, kind: str | None) -> None:
+        """Refuse a COLLECT funke cannot give Flink's MULTISET of: one whose value's type funke cannot tell while
+        planning (the MAP it keeps the MULTISET as needs it), of an ARRAY, a MAP or a ROW (no MAP key funke keeps),
+        and one inside an expression or HAVING (Spark's functions would read the MAP, not a MULTISET). ``t``: the
+        value's column type; ``kind``: its type as far as funke tells it (``array`` for an ARRAY of any type)."""
+        if (t or kind or "").split("<")[0] in ("array", "map", "struct"):
+            what = flink_name(t or kind or "")
+            raise self.refuse(node, f"COLLECT of the value {value.sql()} ({what})", "funke keeps a MULTISET as a MAP of each value to its count, and collects values of atomic types only")
+        if t is None:
+            raise self.refuse(node, f"COLLECT({value.sql()}) of a value whose type funke cannot tell while planning", f"CAST it: COLLECT(CAST({value.sql()} AS STRING))")
+        call = node.parent if isinstance(node.parent, exp.Filter) else node
+        call = call.parent if isinstance(call.parent, exp.Window) else call  # (COLLECT(x) OVER w: the window's)
+        item = call.parent if isinstance(call.parent, exp.Alias) else call
+        if not (isinstance(item.parent, exp.Select) and item.arg_key == "expressions"):
+            raise self.refuse(
+                node, f"COLLECT inside an expression or HAVING ({(call.parent or call).sql()})",
+                "funke keeps a MULTISET as a MAP of each value to its count, which Spark's functions would read as a MAP "
+                "(CARDINALITY counts distinct values; Flink's planner fails on it): COLLECT is a column of the SELECT list as it is",
+            )
 
     def _result_type(self, call: AggregateCall, schema: Schema) -> str | None:
         """The type of a call's result column (the first argument's, as the built-in aggregate keeps it)."""
@@ -440,6 +469,8 @@ class AggregateLowering:
             return "array<double>" if schema.field(call.args[1], node="PERCENTILE").dtype.startswith("array") else "double"
         if call.name in JsonAgg.KINDS:
             return "string"
+        if call.name == "collect":  # (a MULTISET as funke keeps one: each value's count)
+            return f"map<{schema.field(column, node='COLLECT').dtype},int>" if column else None
         if call.name == "lag":  # (an OVER aggregation's LAG: its value's type)
             return schema.field(column, node="LAG").dtype if column else None
         if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)

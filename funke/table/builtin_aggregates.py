@@ -555,6 +555,48 @@ class Lag:
         return values[0] if len(values) == offset + 1 else default
 
 
+class Multiset:
+    """``COLLECT(x)`` as Flink's ``CollectAggFunction``: ``[{value: count}]`` of the non-NULL values, its value
+    that MULTISET as funke keeps one, a MAP of each value to its count (``{}`` over none, never NULL), the values
+    in ascending order. A retraction takes one count away (the value goes at 0; one never held counts -1, as in
+    Flink's); a merge adds the counts.
+
+    >>> agg = Multiset()
+    >>> acc = agg.create_accumulator()
+    >>> for v in ("b", None, "a", "b", "c"):
+    ...     agg.accumulate(acc, v)
+    >>> agg.retract(acc, "c"); agg.get_value(acc)
+    {'a': 1, 'b': 2}
+    """
+
+    def __repr__(self) -> str:
+        return "Multiset()"
+
+    def create_accumulator(self) -> list[Any]:
+        return [{}]
+
+    def accumulate(self, acc: list[Any], x: Any) -> None:
+        if x is not None:
+            acc[0][x] = acc[0].get(x, 0) + 1
+
+    def retract(self, acc: list[Any], x: Any) -> None:
+        if x is None:
+            return
+        count = acc[0].get(x)
+        if count == 1:
+            del acc[0][x]
+        else:
+            acc[0][x] = -1 if count is None else count - 1
+
+    def merge(self, acc: list[Any], others: Iterable[list[Any]]) -> None:
+        for o in others:
+            for x, count in o[0].items():
+                acc[0][x] = acc[0].get(x, 0) + count
+
+    def get_value(self, acc: list[Any]) -> dict[Any, int]:
+        return {x: acc[0][x] for x in sorted(acc[0])}
+
+
 #: The built-in aggregates by SQL name.
 BUILTINS = ("count", "sum", "avg", "min", "max")
 
@@ -579,6 +621,8 @@ def builtin(name: str, *, retracting: bool = False, distinct: bool = False) -> A
         made = Percentile()
     elif name in JsonAgg.KINDS:
         made = JsonAgg(name)
+    elif name == "collect":
+        made = Multiset()
     else:
-        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS, *Values.KINDS, *JsonAgg.KINDS))}")
+        raise ValueError(f"unknown aggregate {name!r}: use {', '.join((*BUILTINS, *Variance.KINDS, *Values.KINDS, *JsonAgg.KINDS, 'collect'))}")
     return Distinct(made) if distinct else made

@@ -98,14 +98,19 @@ class ArrayType(DataType):
 
 
 @dataclass(frozen=True, repr=False)
+class MultisetType(DataType):
+    element_type: DataType | None = None
+
+
+@dataclass(frozen=True, repr=False)
 class MapType(DataType):
     key_type: DataType | None = None
     value_type: DataType | None = None
 
 
 class DataTypes:
-    """PyFlink's ``DataTypes``: each method gives a ``DataType``. ``TIME``, ``INTERVAL``, ``MULTISET`` and
-    ``RAW`` have no column type in funke and are refused."""
+    """PyFlink's ``DataTypes``: each method gives a ``DataType``. ``INTERVAL`` and ``RAW`` have no column type in
+    funke, and no method here."""
 
     @staticmethod
     def NULL() -> DataType:
@@ -211,15 +216,15 @@ class DataTypes:
 
     @staticmethod
     def TIME(precision: int = 0, nullable: bool = True) -> DataType:
-        raise UnsupportedError(
-            "DataTypes.TIME is not supported by funke (Spark has no time-of-day column type): use a STRING or an INT of seconds"
-        )
+        """A time of day: Spark's TIME, of milliseconds at most, as Flink's runtime keeps (``funke.table.time_of_day``)."""
+        return DataType(f"TIME({precision})", f"time({min(precision, 3)})", nullable)
 
     @staticmethod
-    def MULTISET(element_type: DataType, nullable: bool = True) -> DataType:
-        raise UnsupportedError(
-            "DataTypes.MULTISET is not supported by funke: use DataTypes.MAP(element, DataTypes.INT()) (element -> count)"
-        )
+    def MULTISET(element_type: DataType, nullable: bool = True) -> MultisetType:
+        """A bag of values with their counts (``COLLECT``'s type), in funke a MAP of each value to its count, as Flink
+        keeps one: ``map<string,int>`` of STRINGs; a value is a dict (``{'a': 2}``)."""
+        t = _data_type(element_type)
+        return MultisetType(f"MULTISET<{t.as_summary_string()}>", f"map<{t.spark_type},int>", nullable, element_type=t)
 
 
 #: Flink's logical type classes (PyFlink's ``repr``) by SQL name, with the defaults of their parameters.
@@ -326,6 +331,8 @@ def _spark(kind: exp.DataType, text: str) -> str:
     if kind.this == _T.DECIMAL:
         params = [p.name for p in kind.expressions]
         return f"decimal({','.join(params)})" if len(params) == 2 else f"decimal({params[0]},0)" if params else "decimal(10,0)"
+    if kind.this == _T.TIME:  # (Flink's runtime keeps milliseconds at most)
+        return f"time({min(int(kind.expressions[0].name), 3) if kind.expressions else 0})"
     if kind.this not in _ATOMIC:
         raise UnsupportedError(f"the type {kind.sql()} (in {text!r}) is not supported by funke's Python functions")
     return _ATOMIC[kind.this]

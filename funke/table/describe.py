@@ -25,14 +25,16 @@ from typing import Any
 from sqlglot import exp
 
 from funke.dialect.functions import BUILTINS, REFUSED
-from funke.dialect.syntax import TableArg, WindowTvf
+from funke.dialect.syntax import Collect, TableArg, WindowTvf
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.nodes import Node
-from funke.plan.types import Schema
+from funke.plan.types import Schema, split_top_level
 from funke.table.data_types import flink_name
 from funke.table.ddl import TableDef, flink_sql
 from funke.table.planner import is_proctime
 
+#: COLLECT's type in ``view_columns``: ``MULTISET<?>`` (``?`` the element's Flink type, from the MAP funke keeps it as).
+_MULTISET = "MULTISET<"
 #: DESCRIBE's columns, as Flink names them.
 COLUMNS = ["name", "type", "null", "key", "extras", "watermark"]
 
@@ -77,7 +79,10 @@ def view_rows(schema: Schema, known: Mapping[str, tuple[str, bool]], node: Node 
             return "TIMESTAMP(3) *ROWTIME*"
         if name == proctime:
             return "TIMESTAMP_LTZ(3) *PROCTIME*"
-        return known[name][0] if known.get(name, ("",))[0] else _flink_type(spark)
+        given = known.get(name, ("",))[0]
+        if given.startswith(_MULTISET) and spark is not None and spark.startswith("map<"):  # (COLLECT's: its element's type)
+            return given.replace("?", _flink_type(split_top_level(spark[4:-1])[0]), 1)
+        return given or _flink_type(spark)
 
     return [[f.name, kind(f.name, f.dtype), not (f.name in known and known[f.name][1]) and f.name != proctime, None, None, None]
             for f in schema.fields]  # fmt: skip
@@ -129,6 +134,8 @@ def view_columns(query: exp.Expression, source: Callable[[str], Mapping[str, tup
         columns.update({b: ("TIMESTAMP(3)", True) for b in _WINDOW_BOUNDS})
     elif isinstance(table, exp.Table) and table.name:
         columns.update(source(table.name) or {})
+    elif isinstance(table, exp.Subquery):  # (a subquery's columns as a view's: a COLLECT's MULTISET, a COUNT's BIGINT)
+        columns.update(view_columns(table.this, source))
     if any(isinstance(s, exp.Star) for s in query.selects):
         return columns
     not_null = {c for c, (_, n) in columns.items() if n}
@@ -139,6 +146,13 @@ def view_columns(query: exp.Expression, source: Callable[[str], Mapping[str, tup
             out[s.alias_or_name] = columns[e.name]
         elif isinstance(e, exp.Count):
             out[s.alias_or_name] = ("BIGINT", True)
+        elif isinstance(e.this if isinstance(e, exp.Filter) else e, Collect):  # (a MULTISET, never NULL)
+            value = (e.this if isinstance(e, exp.Filter) else e).this
+            value = value.expressions[0] if isinstance(value, exp.Distinct) else value
+            element = "?"
+            if isinstance(value, exp.Column) and not value.table and columns.get(value.name, ("",))[0]:
+                element = columns[value.name][0]
+            out[s.alias_or_name] = (f"{_MULTISET}{element}{' NOT NULL' if never_null(value, not_null) else ''}>", True)
         elif never_null(e, not_null):
             out[s.alias_or_name] = ("", True)
     return out

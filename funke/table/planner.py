@@ -73,6 +73,17 @@ from funke.table.rank_lowering import RankLowering
 from funke.table.sort import SortLowering
 from funke.table.sql_types import exact_type, type_of
 from funke.table.subqueries import SET_OPERATION_CLAUSES, SubqueryLowering
+from funke.table.time_of_day import (
+    CURRENT_TIME,
+    call_arguments,
+    check_time_arguments,
+    from_time,
+    is_localtime,
+    is_time_cast,
+    time_arithmetic,
+    time_precision,
+    to_time,
+)
 from funke.table.udf_lowering import PythonFunctionLowering
 from funke.table.watermark import WithWatermark
 from funke.table.windows import group_window_query, has_group_window
@@ -365,6 +376,8 @@ class Planner(
         def flink_meaning(n: exp.Expression) -> exp.Expression:
             if (python := self.python_call(n, schema, lambda x: x.transform(flink_meaning))) is not None:
                 return python
+            if isinstance(n, (exp.Func, exp.Like, exp.ILike)):
+                check_time_arguments(n, self.sql, [type_of(a, schema) for a in call_arguments(n)], self.at)
             if isinstance(n, exp.Anonymous) or type(n) in CALL_ARGS:
                 given = list(n.expressions) if isinstance(n, exp.Anonymous) else [n.args[k] for k in CALL_ARGS[type(n)] if n.args.get(k) is not None]
                 args = [a.transform(flink_meaning) for a in given]
@@ -382,15 +395,23 @@ class Planner(
                 return subscript(n, schema, flink_meaning, self.refuse)
             if isinstance(n, exp.Overlaps):
                 return overlaps(n, flink_meaning, self.refuse)
+            if isinstance(n, (exp.Add, exp.Sub)) and (timed := time_arithmetic(n, (type_of(n.this, schema), type_of(n.expression, schema)), flink_meaning, self.at)) is not None:
+                return timed
             if isinstance(n, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
                 return arithmetic(n, schema, flink_meaning, self.refuse)
+            if is_time_cast(n):
+                return to_time(n, n.this.transform(flink_meaning), type_of(n.this, schema), self.at)
+            if isinstance(n, (exp.Cast, exp.TryCast)) and time_precision(type_of(n.this, schema)) is not None:
+                timed = from_time(n, n.this.transform(flink_meaning), n.to.sql(dialect="spark").lower(), self.at)
+                if timed is not None:
+                    return timed
             if isinstance(n, (exp.Cast, exp.TryCast)):
-                if n.to.is_type(exp.DataType.Type.TIME):
-                    raise self.refuse(n, f"{n.sql()} (a TIME value: Spark computes with none)")
                 now = isinstance(n.this, exp.CurrentTimestamp) or is_localtimestamp(n.this, schema)  # (sqlglot's nodes: no type_of)
                 return cast(n, "timestamp" if now else type_of(n.this, schema), flink_meaning)
             if isinstance(n, exp.Extract):
-                return extract(n.name, n.expression.transform(flink_meaning))
+                return extract(n.name, n.expression.transform(flink_meaning), type_of(n.expression, schema))
+            if isinstance(n, exp.CurrentTime) or is_localtime(n, schema):
+                return CURRENT_TIME.copy()
             if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("to") is not None:
                 return round_to(isinstance(n, exp.Ceil), n.args["to"].name, n.this.transform(flink_meaning), type_of(n.this, schema))
             if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("decimals") is None:
@@ -413,7 +434,7 @@ class Planner(
                 continue
             if keyword_column(c) and not schema.get(c.name):
                 continue
-            if is_localtimestamp(c, schema):
+            if is_localtimestamp(c, schema) or is_localtime(c, schema):
                 continue
             schema.field(c.name, node=f"Flink SQL: {c.sql()} at {self.at(c)}")
 

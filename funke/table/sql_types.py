@@ -15,6 +15,7 @@ from typing import Any
 from sqlglot import exp
 
 from funke.plan.types import INTEGRAL, Schema, normalize_type, struct_fields
+from funke.table.time_of_day import cast_time_type, is_localtime, is_time_cast, time_precision
 
 _ORDER = ("tinyint", "smallint", "int", "bigint")
 
@@ -48,12 +49,20 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
         return "timestamp"
     if isinstance(e, exp.Array) or (isinstance(e, exp.Anonymous) and e.name.upper() in _ARRAY_FUNCTIONS):
         return "array"
+    if is_time_cast(e):
+        return cast_time_type(e)
     if isinstance(e, exp.Cast):
         return e.to.sql(dialect="spark").lower()
     if isinstance(e, exp.Column) and schema is not None and e.name in schema.names:
         return schema.field(e.name, node="SQL").dtype
+    if isinstance(e, exp.CurrentTime) or is_localtime(e, schema):
+        return "time(0)"
     if isinstance(e, exp.Neg):
         return type_of(e.this, schema)
+    if isinstance(e, (exp.Add, exp.Sub)) and _time_plus_interval(e, schema):
+        return _time_plus_interval(e, schema)
+    if isinstance(e, (exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Min, exp.Max)):
+        return _time_of_parts(e, schema)
     if isinstance(e, (exp.Add, exp.Sub, exp.Mul, exp.Mod)):
         kinds = (type_of(e.this, schema), type_of(e.expression, schema))
         if all(k in INTEGRAL for k in kinds):
@@ -62,13 +71,45 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
     return None
 
 
+def _time_of_parts(e: exp.Expression, schema: Schema | None) -> str | None:
+    """The TIME type of a COALESCE, CASE, IF, NULLIF, MIN or MAX whose values are all TIMEs (the finest of
+    them); None for any other (the planner tells TIMEs apart, not other types, here)."""
+    if isinstance(e, exp.Case):
+        parts = [i.args["true"] for i in e.args["ifs"]] + ([e.args["default"]] if e.args.get("default") is not None else [])
+    elif isinstance(e, exp.If):
+        parts = [e.args["true"]] + ([e.args["false"]] if e.args.get("false") is not None else [])
+    elif isinstance(e, exp.Nullif):
+        parts = [e.this]
+    else:
+        parts = [e.this, *e.expressions]
+    precisions = [time_precision(type_of(p, schema)) for p in parts if not isinstance(p, exp.Null)]
+    if not precisions or None in precisions:
+        return None
+    return f"time({max(p for p in precisions if p is not None)})"
+
+
+def _time_plus_interval(e: exp.Add | exp.Sub, schema: Schema | None) -> str | None:
+    """The TIME type of ``time +/- INTERVAL`` (or ``INTERVAL + time``); None for anything else."""
+    for time, other in ((e.this, e.expression), (e.expression, e.this)):
+        kind = type_of(time, schema)
+        if time_precision(kind) is not None and isinstance(other, exp.Interval):
+            return kind
+    return None
+
+
 def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
     """The Spark type of ``e`` where Flink's and Spark's agree for certain: a column, a ROW's field
     (``person.id``), a CAST, a CASE or COALESCE whose results all have one such type; None otherwise."""
     if isinstance(e, exp.Paren):
         return exact_type(e.this, schema)
+    if is_time_cast(e):
+        return cast_time_type(e)
     if isinstance(e, exp.Cast):
         return normalize_type(e.to.sql(dialect="spark"))
+    if isinstance(e, exp.CurrentTime) or is_localtime(e, schema):
+        return "time(0)"
+    if isinstance(e, (exp.Add, exp.Sub)) and _time_plus_interval(e, schema):
+        return _time_plus_interval(e, schema)
     if isinstance(e, exp.Column) and schema is not None:
         if not e.table:
             f = schema.get(e.name)

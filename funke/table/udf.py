@@ -31,6 +31,7 @@ import abc
 import functools
 import inspect
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -298,7 +299,7 @@ class UserDefinedScalarFunctionWrapper(UserDefinedFunctionWrapper):
         if func_type != "general" and inspect.iscoroutinefunction(self._entry()):
             raise PlanError(f"udf {self._name}: an async function runs row at a time (func_type='general'), not {func_type!r}")
         self._result_type = result_type
-        self.result_spark_type = spark_type(result_type)
+        self.result_spark_type = _result_spark_type(result_type, f"udf {self._name}")
 
     @property
     def result_type(self) -> Any:
@@ -322,11 +323,11 @@ class UserDefinedTableFunctionWrapper(UserDefinedFunctionWrapper):
         ):
             from funke.plan.types import struct_fields
 
-            fields = struct_fields(spark_type(result_types))
+            fields = struct_fields(_result_spark_type(result_types, f"udtf {self._name}"))
             self.result_names, self.result_spark_types = tuple(fields), tuple(fields.values())
         else:
             types = _types_list(result_types)
-            self.result_spark_types = tuple(spark_type(t) for t in types)
+            self.result_spark_types = tuple(_result_spark_type(t, f"udtf {self._name}") for t in types)
             self.result_names = tuple(f"f{i}" for i in range(len(types)))
 
 
@@ -353,7 +354,7 @@ class UserDefinedAggregateFunctionWrapper(UserDefinedFunctionWrapper):
             result_type = self._func.get_result_type()
         self._result_type = result_type
         self._accumulator_type = accumulator_type
-        self.result_spark_type = spark_type(result_type)
+        self.result_spark_type = _result_spark_type(result_type, f"{'udtaf' if table_aggregate else 'udaf'} {self._name}")
         if table_aggregate:
             from funke.plan.types import struct_fields
 
@@ -600,3 +601,15 @@ def _maker_of(func: Any) -> str:
 def describe_type(spark: str) -> str:
     """``spark`` in Flink SQL's spelling (messages)."""
     return flink_name(spark)
+
+
+def _result_spark_type(result_type: Any, what: str) -> str:
+    """The Spark type of a Python function's result: of no TIME, which Spark's Arrow exchange with Python
+    takes as TIME(6) only (a TIME(0) result fails the job)."""
+    spark = spark_type(result_type)
+    if re.search(r"\btime\(", spark):
+        raise UnsupportedError(
+            f"{what}: a result of type TIME is not supported by funke yet (Spark takes Python's times as TIME(6)): "
+            "return a STRING ('12:34:56') and CAST it AS TIME"
+        )
+    return spark

@@ -104,7 +104,9 @@ def wait_settled(handle: Any, timeout: float = 300) -> None:
 
 
 def frozen(value: Any) -> Any:
-    """``value`` hashable, to count rows: an ARRAY's list as a tuple."""
+    """``value`` hashable, to count rows: an ARRAY's list as a tuple, a MAP's dict as a frozenset of its items."""
+    if isinstance(value, dict):
+        return frozenset((frozen(k), frozen(v)) for k, v in value.items())
     return tuple(frozen(v) for v in value) if isinstance(value, list) else value
 
 

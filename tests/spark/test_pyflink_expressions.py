@@ -157,3 +157,27 @@ def test_an_untranslated_expression_is_refused_naming_it(code, named):
 
     with pytest.raises(UnsupportedError, match=named.replace("(", r"\(").replace(")", r"\)")):
         eval(code, {**_names(), "JsonQueryWrapper": JsonQueryWrapper})
+
+
+def test_a_time_column_of_from_elements_as_pyflink_gives_it(capsys):
+    """``DataTypes.TIME(p)`` columns from ``datetime.time`` values: collected, printed and in SQL as PyFlink 2.3's
+    (checked on it): a TIME(3) keeps milliseconds, a TIME(0) prints and CASTs whole seconds."""
+    import datetime as dt
+
+    from funke.pyflink.table import DataTypes, EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    fields = [DataTypes.FIELD("a", DataTypes.INT()), DataTypes.FIELD("t", DataTypes.TIME(3)), DataTypes.FIELD("s", DataTypes.TIME())]
+    t = t_env.from_elements([(1, dt.time(1, 2, 3, 456789), dt.time(1, 2, 3, 456789)), (2, None, None)], DataTypes.ROW(fields))
+    assert str(t.get_schema()).split("\n")[1:4] == [" |-- a: INT", " |-- t: TIME(3)", " |-- s: TIME(0)"]
+    assert [tuple(r)[:2] for r in t.execute().collect()] == [(1, dt.time(1, 2, 3, 456000)), (2, None)]
+    t.execute().print()
+    assert capsys.readouterr().out.splitlines()[1:5] == [
+        "|           a |            t |        s |",
+        "+-------------+--------------+----------+",
+        "|           1 | 01:02:03.456 | 01:02:03 |",
+        "|           2 |       <NULL> |   <NULL> |",
+    ]
+    t_env.create_temporary_view("v", t)
+    rows = t_env.execute_sql("SELECT CAST(s AS STRING), HOUR(t), t + INTERVAL '23' HOUR, CAST(t AS TIMESTAMP) FROM v WHERE a = 1").collect()
+    assert [tuple(r) for r in rows] == [("01:02:03", 1, dt.time(0, 2, 3, 456000), dt.datetime(1970, 1, 1, 1, 2, 3, 456000))]

@@ -360,3 +360,48 @@ def test_json_arrayagg_and_json_objectagg_in_group_updating_and_window_aggregati
         (start, array([k for k, _, _ in kvs]), obj({str(s): v for _, v, s in kvs if v is not None})) for start, kvs in windows.items()
     )
     assert (dt.datetime(2024, 1, 1, 0, 0, 10), '["b","b","c"]', '{"12":5,"13":2,"14":2}') in got["json_window"]
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_collect_in_group_updating_and_window_aggregations(env, bounded):
+    """Flink's COLLECT: the MULTISET of the non-NULL values (funke's dict of each value to its count, its values in
+    ascending order), ``{}`` over only NULLs; DISTINCT and FILTER; over an updating input a retraction takes one
+    count away; per window; per OVER frame (as PyFlink 2.3 computes them: ``{a=2, b=1}``)."""
+    got = run(env, bounded, {
+        "collect_group": (
+            "SELECT k, COLLECT(v) AS c, COLLECT(DISTINCT v) AS d, COLLECT(v) FILTER (WHERE v > 3) AS f FROM o GROUP BY k", ("k",),
+        ),
+        "collect_updating": ("SELECT COLLECT(s) AS s, COLLECT(c) AS c FROM sums", ()),
+        "collect_window": (
+            ("SELECT window_start, COLLECT(k) AS k, COLLECT(v) AS v FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+             "GROUP BY window_start, window_end"), None,
+        ),
+        "collect_over": (
+            "SELECT k, ts, COLLECT(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS c FROM o", None,
+        ),
+    })  # fmt: skip
+
+    def bag(values) -> frozenset:
+        return frozenset(Counter(v for v in values if v is not None).items())
+
+    per_key: dict[str, list] = {}
+    for k, v, _ in ROWS:
+        per_key.setdefault(k, []).append(v)
+    want = Counter((k, bag(vs), bag(set(vs)), bag(v for v in vs if v is not None and v > 3)) for k, vs in per_key.items())
+    assert ("a", frozenset({(1, 1), (3, 1)}), frozenset({(1, 1), (3, 1)}), frozenset()) in want
+    assert ("c", frozenset({(2, 2)}), frozenset({(2, 1)}), frozenset()) in want
+    assert got["collect_group"] == want
+    non_null = {k: sum(v is not None for v in vs) for k, vs in per_key.items()}
+    assert got["collect_updating"] == Counter([(bag(totals().values()), bag(non_null.values()))])
+    assert got["collect_updating"] == Counter([(frozenset({(4, 2), (9, 1)}), frozenset({(2, 2), (3, 1)}))])
+    windows: dict[dt.datetime, list] = {}
+    for k, v, s in ROWS:
+        windows.setdefault(dt.datetime(2024, 1, 1, 0, 0, s - s % 10), []).append((k, v))
+    assert got["collect_window"] == Counter((start, bag(k for k, _ in kvs), bag(v for _, v in kvs)) for start, kvs in windows.items())
+    assert (dt.datetime(2024, 1, 1, 0, 0, 10), frozenset({("b", 2), ("c", 1)}), frozenset({(5, 1), (2, 2)})) in got["collect_window"]
+    frames = Counter()
+    for k, rows in ((k, [(v, s) for kk, v, s in ROWS if kk == k]) for k in per_key):
+        for i, (_, s) in enumerate(rows):
+            frames[(k, dt.datetime(2024, 1, 1, 0, 0, s), bag(v for v, _ in rows[max(0, i - 1) : i + 1]))] += 1
+    assert ("a", dt.datetime(2024, 1, 1, 0, 0, 5), frozenset({(3, 1)})) in frames
+    assert got["collect_over"] == frames

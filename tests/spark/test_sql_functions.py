@@ -655,6 +655,48 @@ CASES = [
     ("(TIMESTAMP '2024-01-01 05:00:00', INTERVAL '-3' HOUR) OVERLAPS (TIMESTAMP '2024-01-01 03:00:00', TIMESTAMP '2024-01-01 03:30:00')", "True"),  # OVERLAPS
     ("(TIMESTAMP '2024-01-01 05:00:00', CAST(NULL AS TIMESTAMP)) OVERLAPS (TIMESTAMP '2024-01-01 03:00:00', TIMESTAMP '2024-01-01 03:30:00')", "None"),  # OVERLAPS
     ("(DATE '2024-01-01', DATE '2024-01-03') OVERLAPS (DATE '2024-01-03', INTERVAL '1' DAY)", "True"),  # OVERLAPS
+    # TIME (Flink's TIME(p): milliseconds at most; funke.table.time_of_day)
+    ("TIME '12:34:56'", "datetime.time(12, 34, 56)"),  # TIME
+    ("TIME '12:34:56.1239'", "datetime.time(12, 34, 56, 123000)"),  # TIME
+    ("CAST('01:02:03.123456' AS TIME(3))", "datetime.time(1, 2, 3, 123000)"),  # TIME
+    ("CAST('12:34:56.1235' AS TIME(3))", "datetime.time(12, 34, 56, 124000)"),  # TIME
+    ("CAST('12:34:56.9999' AS TIME(3))", "datetime.time(12, 34, 57)"),  # TIME
+    ("CAST('12:34:56.9' AS TIME)", "datetime.time(12, 34, 56)"),  # TIME
+    ("CAST(' 1:2:3 ' AS TIME)", "datetime.time(1, 2, 3)"),  # TIME
+    ("CAST('12:34' AS TIME)", "datetime.time(12, 34)"),  # TIME
+    ("TRY_CAST('25:00:00' AS TIME)", "None"),  # TIME
+    ("CAST(TIME '12:34:56.789' AS TIME(0))", "datetime.time(12, 34, 56)"),  # TIME
+    ("HOUR(TIME '12:34:56')", "12"),  # TIME
+    ("SECOND(TIME '12:34:56.999')", "56"),  # TIME
+    ("EXTRACT(SECOND FROM TIME '12:34:56.5')", "56"),  # TIME
+    ("EXTRACT(MILLISECOND FROM TIME '12:34:56.789')", "789"),  # TIME
+    ("CAST(TIME '12:34:56.5' AS STRING)", "'12:34:56.5'"),  # TIME
+    ("CAST(CAST('12:34:56.123' AS TIME(0)) AS STRING)", "'12:34:56'"),  # TIME
+    ("CAST(CAST('12:34:56.100' AS TIME(3)) AS STRING)", "'12:34:56.1'"),  # TIME
+    ("CAST(CAST('12:34:56.129' AS TIME(2)) AS STRING)", "'12:34:56.12'"),  # TIME
+    ("TIME '23:34:56' + INTERVAL '1' HOUR", "datetime.time(0, 34, 56)"),  # TIME
+    ("TIME '12:34:56' - INTERVAL '13' HOUR", "datetime.time(23, 34, 56)"),  # TIME
+    ("TIME '12:00:00' + INTERVAL '25' HOUR", "datetime.time(13, 0)"),  # TIME
+    ("TIME '12:34:56' + INTERVAL '1' MONTH", "datetime.time(12, 34, 56)"),  # TIME
+    ("TIME '12:34:56' + INTERVAL '1.5' SECOND", "datetime.time(12, 34, 57)"),  # TIME
+    ("TIME '12:34:56.5' + INTERVAL '0.7' SECOND", "datetime.time(12, 34, 57, 200000)"),  # TIME
+    ("TIME '00:00:01' - INTERVAL '2' SECOND", "datetime.time(23, 59, 59)"),  # TIME
+    ("TIME '12:00:00' - INTERVAL '1 01:00:00' DAY TO SECOND", "datetime.time(11, 0)"),  # TIME
+    ("INTERVAL '1' HOUR + TIME '12:00:00'", "datetime.time(13, 0)"),  # TIME
+    ("CAST(TIMESTAMP '2020-01-01 12:34:56.789' AS TIME)", "datetime.time(12, 34, 56)"),  # TIME
+    ("CAST(TIMESTAMP '2020-01-01 12:34:56.789' AS TIME(3))", "datetime.time(12, 34, 56, 789000)"),  # TIME
+    ("CAST(TIME '12:34:56' AS TIMESTAMP)", "datetime.datetime(1970, 1, 1, 12, 34, 56)"),  # TIME
+    ("CAST(CAST('01:02:03.4' AS TIME(1)) AS TIMESTAMP)", "datetime.datetime(1970, 1, 1, 1, 2, 3, 400000)"),  # TIME
+    ("TIME '12:34:56.123' = TIME '12:34:56'", "False"),  # TIME
+    ("TIME '12:34:56' = '12:34:56'", "True"),  # TIME
+    ("TIME '12:34:56' > TIME '12:34:55.9'", "True"),  # TIME
+    ("TIME '12:34:56' BETWEEN TIME '12:00:00' AND TIME '13:00:00'", "True"),  # TIME
+    ("COALESCE(CAST(NULL AS TIME), TIME '01:00:00')", "datetime.time(1, 0)"),  # TIME
+    ("IF(TRUE, TIME '12:34:56', TIME '01:00:00')", "datetime.time(12, 34, 56)"),  # TIME
+    ("GREATEST(TIME '12:34:56', TIME '01:00:00')", "datetime.time(12, 34, 56)"),  # TIME
+    ("TIMESTAMPDIFF(MINUTE, TIME '01:00:00', TIME '02:30:59')", "90"),  # TIME
+    ("TIMESTAMPDIFF(HOUR, TIME '03:00:00', TIME '01:30:00')", "-1"),  # TIME
+    ('CHAR_LENGTH(CAST(CURRENT_TIME AS STRING))', "8"),  # TIME
 ]
 
 

@@ -18,8 +18,9 @@ from funke.plan import nodes
 from funke.plan.changelog import changelog_mode
 from funke.table import StreamTableEnvironment
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
-from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Sum, Values, Variance
+from funke.table.builtin_aggregates import Avg, Count, Distinct, Max, Min, Multiset, Sum, Values, Variance
 from funke.table.changelog import ROW_KIND
+from funke.table.data_types import DataTypes
 from funke.table.over import OverAggregate
 
 TUMBLE = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
@@ -622,7 +623,74 @@ def test_json_aggregates_plan_a_string_run_on_funkes_window_operator_and_refuse_
         ("SELECT JSON_OBJECT(KEY 'k' : v) FROM ev", fk.PlanError, "Expecting VALUE after a JSON_OBJECT key"),
         ("SELECT JSON_ARRAYAGG(v, k) FROM ev", fk.PlanError, r"JSON_ARRAYAGG at line 1, column 8 with 2 argument\(s\) is no call"),
         ("SELECT JSON_ARRAYAGG(DISTINCT v) FROM ev", fk.PlanError, "syntax error"),  # (Flink's parser refuses it too)
-        ("SELECT COLLECT(v) FROM ev", fk.UnsupportedError, "Flink's COLLECT gives a MULTISET, a type Spark lacks"),
     ]:
         with pytest.raises(error, match=message):
             t_env.sql_query(sql)
+
+
+def test_collect_keeps_each_non_null_values_count_and_takes_one_away_for_a_retraction():
+    agg = GroupAggregate(("k",), (AggregateCall("c", "collect", ("v",)),), retracting=True)
+    rows = [
+        change("+I", k="a", v="x"),
+        change("+I", k="a", v=None),  # (NULL: not collected; the result is unchanged, so nothing is emitted)
+        change("+I", k="a", v="y"),
+        change("+I", k="a", v="x"),
+        change("-U", k="a", v="x"),
+        change("+U", k="a", v="z"),
+        change("-D", k="a", v="y"),
+        change("+I", k="b", v=None),  # (only NULLs: the empty multiset, never NULL)
+    ]
+    assert run(agg, rows) == [
+        ("+I", "a", {"x": 1}),
+        ("-U", "a", {"x": 1}),
+        ("+U", "a", {"x": 1, "y": 1}),
+        ("-U", "a", {"x": 1, "y": 1}),
+        ("+U", "a", {"x": 2, "y": 1}),
+        ("-U", "a", {"x": 2, "y": 1}),
+        ("+U", "a", {"x": 1, "y": 1}),
+        ("-U", "a", {"x": 1, "y": 1}),
+        ("+U", "a", {"x": 1, "y": 1, "z": 1}),
+        ("-U", "a", {"x": 1, "y": 1, "z": 1}),
+        ("+U", "a", {"x": 1, "z": 1}),
+        ("+I", "b", {}),
+    ]
+    # merging adds the counts; a value retracted before it was held counts -1, as Flink's CollectAggFunction
+    m = Multiset()
+    acc, other = m.create_accumulator(), m.create_accumulator()
+    for v in (3, 1, 3):
+        m.accumulate(acc, v)
+    m.retract(other, 7)
+    m.accumulate(other, 1)
+    m.merge(acc, [other])
+    assert m.get_value(acc) == {1: 2, 3: 2, 7: -1} and list(m.get_value(acc)) == [1, 3, 7]
+    d = Distinct(Multiset())
+    acc = d.create_accumulator()
+    for v in ("x", "x", "y"):
+        d.accumulate(acc, v)
+    assert d.get_value(acc) == {"x": 1, "y": 1}
+
+
+def test_collect_plans_a_map_of_counts_on_funkes_operators_and_refuses_what_it_cannot_give_as_flink(t_env):
+    table = t_env.sql_query("SELECT k, COLLECT(v) AS c, COLLECT(DISTINCT k) AS d, COLLECT(p) FILTER (WHERE v > 0) AS f FROM ev GROUP BY k")
+    assert [f.dtype for f in table.get_schema().fields][1:] == ["map<int,int>", "map<string,int>", "map<double,int>"]
+    assert [c.name for c in _function(table).function.aggregates] == ["collect", "collect", "collect"]
+    windowed = t_env.sql_query(f"SELECT window_start, COLLECT(v) AS c FROM {TUMBLE} GROUP BY window_start, window_end")
+    assert [c.name for c in _function(windowed, nodes.WindowAggregate).function.aggregate_fn.calls] == ["collect"]
+    assert [f.dtype for f in windowed.get_schema().fields] == ["timestamp", "map<int,int>"]
+    over = t_env.sql_query("SELECT k, COLLECT(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS c FROM ev")
+    assert [c.name for c in _function(over).function.calls] == ["collect"] and over.get_schema().fields[1].dtype == "map<int,int>"
+    for sql, error, message in [
+        ("SELECT CARDINALITY(COLLECT(v)) FROM ev", fk.UnsupportedError, r"COLLECT inside an expression or HAVING \(CARDINALITY\(COLLECT\(v\)\)\).*Flink's planner fails on it"),
+        ("SELECT CAST(COLLECT(v) AS STRING) FROM ev", fk.UnsupportedError, "COLLECT inside an expression or HAVING"),
+        ("SELECT k FROM ev GROUP BY k HAVING CARDINALITY(COLLECT(v)) > 1", fk.UnsupportedError, "COLLECT inside an expression or HAVING"),
+        ("SELECT k, CARDINALITY(COLLECT(v) OVER (PARTITION BY k ORDER BY ts)) FROM ev", fk.UnsupportedError, "COLLECT inside an expression"),
+        ("SELECT COLLECT(ARRAY[v]) FROM ev", fk.UnsupportedError, r"COLLECT of the value ARRAY\(v\) \(ARRAY\).*atomic types only"),
+        ("SELECT COLLECT(v, k) FROM ev", fk.PlanError, r"COLLECT at line 1, column 8 with 2 argument\(s\) is no call of Flink's COLLECT"),
+    ]:
+        with pytest.raises(error, match=message):
+            t_env.sql_query(sql)
+    # DataTypes.MULTISET: funke's MAP of each value to its count, written and shown as PyFlink's
+    multiset = DataTypes.MULTISET(DataTypes.STRING())
+    assert (multiset.spark_type, multiset.as_summary_string(), repr(multiset)) == (
+        "map<string,int>", "MULTISET<STRING>", "MultisetType(VarCharType(2147483647, true), true)"
+    )

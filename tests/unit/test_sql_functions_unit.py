@@ -76,8 +76,8 @@ def test_a_refused_builtin_says_why(t_env):
     ):
         t_env.sql_query("SELECT BITMAP_CARDINALITY(n) FROM t")
     # (an aggregate sqlglot reads as a plain call: refused too, not left to Spark as a global aggregation)
-    with pytest.raises(UnsupportedError, match=r"COLLECT \(at line 1, column 8\) is not supported by funke yet: Flink's COLLECT gives a MULTISET"):
-        t_env.sql_query("SELECT COLLECT(n) FROM t")
+    with pytest.raises(UnsupportedError, match=r"BITMAP_BUILD_AGG \(at line 1, column 8\) is not supported by funke yet: Spark has no BITMAP type"):
+        t_env.sql_query("SELECT BITMAP_BUILD_AGG(n) FROM t")
     with pytest.raises(PlanError, match=r"JSON_ARRAYAGG at line 1, column 8 with 2 argument\(s\) is no call of Flink's JSON_ARRAYAGG"):
         t_env.sql_query("SELECT JSON_ARRAYAGG(n, s) FROM t")
 
@@ -233,3 +233,42 @@ def test_batch_mode_window_functions_plan_with_flinks_types_and_a_stream_refuses
     ]:
         with pytest.raises(UnsupportedError, match=refused):
             batch.sql_query(sql)
+
+
+def test_a_time_is_sparks_time_of_flinks_precision():
+    """Flink's TIME(p) keeps milliseconds at most and is TIME(0) unless written otherwise; a literal's precision
+    is its fraction's digits (past milliseconds cut off), as Flink types it."""
+    assert _spark("TIME '12:34:56.1239'") == "CAST('12:34:56.123' AS TIME(3))"
+    assert _spark("TIME '1:2:3'") == "CAST('01:02:03' AS TIME(0))"
+    assert _spark("CAST(TIMESTAMP '2020-01-01 12:34:56' AS TIME(6))").endswith("AS TIME(3))")
+    assert _spark("CAST(TIME '12:34:56' AS TIMESTAMP)").startswith("MAKE_TIMESTAMP(CAST('1970-01-01' AS DATE)")
+    assert _spark("LOCALTIME") == _spark("CURRENT_TIME") == "CURRENT_TIME(0)"
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("TIME '12:00:00' - TIME '11:00:00'", "Flink has no TIME - TIME"),
+        ("TIMESTAMP '2020-01-01 00:00:00' + TIME '01:00:00'", "a TIME takes \\+ or - an INTERVAL literal"),
+        ("CAST(TIME '12:34:56' AS INT)", "Flink CASTs a TIME to a STRING, TIME or TIMESTAMP, not to INT"),
+        ("CAST(DATE '2020-01-01' AS TIME)", "Flink CASTs a STRING, TIME or TIMESTAMP to a TIME, not a DATE"),
+        ("DATE_FORMAT(TIME '12:34:56', 'HH:mm')", "Flink's DATE_FORMAT takes no TIME argument"),
+        ("CONCAT('a', TIME '12:34:56')", "Flink's CONCAT takes no TIME argument"),
+        ("YEAR(TIME '12:34:56')", "Flink's YEAR takes no TIME argument"),
+        ("TIME '12:34:56' LIKE '12%'", "Flink's LIKE takes no TIME"),
+        ("EXTRACT(DAY FROM TIME '12:34:56')", "Flink EXTRACTs HOUR, MINUTE, SECOND, MILLISECOND from a TIME"),
+        ("FLOOR(TIME '12:34:56' TO HOUR)", "FLOOR\\(... TO HOUR\\) of a TIME is not supported by funke yet"),
+        ("TIME '12:34'", "Illegal TIME literal '12:34'"),
+        ("TIME '24:00:00'", "Illegal TIME literal '24:00:00'"),
+    ],
+)
+def test_what_flink_does_not_do_with_a_time_is_refused_while_planning(expression, message):
+    with pytest.raises(PlanError, match=message):
+        _spark(expression)
+
+
+
+def test_a_time_column_in_create_table_is_refused_with_what_to_do():
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment())
+    with pytest.raises(UnsupportedError, match="a TIME column in CREATE TABLE .* declare a STRING and CAST it AS TIME in a view"):
+        t_env.execute_sql("CREATE TABLE s (a INT, t TIME(0)) WITH ('connector' = 'datagen')")

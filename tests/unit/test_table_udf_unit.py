@@ -100,10 +100,17 @@ def test_flink_types_and_datatypes_are_funke_column_types(declared, column_type)
 
 
 def test_types_funke_cannot_hold_are_refused_by_name():
-    with pytest.raises(UnsupportedError, match="DataTypes.TIME is not supported by funke"):
-        DataTypes.TIME()
     with pytest.raises(PlanError, match="cannot read the type 'BIGGINT'"):
         spark_type("BIGGINT")
+
+
+def test_a_time_is_sparks_time_of_milliseconds_at_most_and_no_python_result():
+    """Flink's runtime keeps a TIME's milliseconds at most; Spark's Arrow exchange takes Python's times as
+    TIME(6) only, so a Python function returning a TIME is refused."""
+    assert (DataTypes.TIME().spark_type, DataTypes.TIME(6).spark_type, spark_type("TIME(2)")) == ("time(0)", "time(3)", "time(2)")
+    assert DataTypes.TIME(3).as_summary_string() == "TIME(3)"
+    with pytest.raises(UnsupportedError, match="udf clock: a result of type TIME is not supported by funke yet"):
+        udf(lambda v: v, result_type=DataTypes.TIME(), name="clock")
 
 
 def test_the_makers_take_functions_instances_and_classes_as_calls_and_decorators():

@@ -21,6 +21,7 @@ from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType
 from funke.table.describe import view_columns, view_rows
+from funke.table.time_of_day import time_precision, truncated
 
 
 def _named_row(names: Sequence[str], values: Sequence[Any]) -> Row:
@@ -120,6 +121,9 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
             raise UnsupportedError(f"from_elements(schema={schema!r}): funke takes column names or a DataTypes.ROW")
         if any(len(r) != len(names) for r in rows):
             raise PlanError(f"from_elements(): every element needs {len(names)} value(s) ({', '.join(names)})")
+        precisions = [time_precision(t) for t in types]
+        if any(p is not None for p in precisions):  # (a TIME(p) column holds p digits of fraction)
+            rows = [tuple(v if p is None else truncated(v, p) for v, p in zip(r, precisions, strict=True)) for r in rows]
         ddl = ", ".join(f"`{n}` {t}" for n, t in zip(names, types, strict=True))
         table = self.from_data_stream(self.env.from_collection(rows, ddl))
         if isinstance(schema, RowType):  # (the declared types, as get_schema() prints them: TIMESTAMP(3), INT NOT NULL)

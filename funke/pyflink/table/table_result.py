@@ -20,6 +20,7 @@ from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataTypes
 from funke.table.namespace import DEFAULT_CATALOG, DEFAULT_DATABASE
 from funke.table.tableau import tableau
+from funke.table.time_of_day import time_precision, time_text
 
 if TYPE_CHECKING:
     from funke.pyflink.table.table_environment import Table, TableEnvironment
@@ -152,6 +153,8 @@ def _type_width(spark: str | None) -> int:
         return _MAX_WIDTH
     if spark.startswith("decimal("):
         return int(spark[8:].split(",")[0]) + 2
+    if (precision := time_precision(spark)) is not None:  # (HH:mm:ss and the fraction's digits)
+        return 8 + (precision + 1 if precision else 0)
     return _WIDTHS.get(spark, _MAX_WIDTH)
 
 
@@ -167,8 +170,12 @@ def _tableau(value: Any, spark: str) -> str:
         return f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d}"
     if isinstance(value, (dt.date, decimal.Decimal)):
         return str(value)
+    if isinstance(value, dt.time):
+        return time_text(value)
     if isinstance(value, Row):
         return "(" + ", ".join(_tableau(v, "") for v in value) + ")"
     if isinstance(value, (list, tuple)):  # (a NULL in an array is NULL, as Flink's cast of the array to a string writes it)
         return "[" + ", ".join("NULL" if v is None else _tableau(v, "") for v in value) + "]"
+    if isinstance(value, dict):  # (a MAP, a MULTISET's counts: ``{a=2, b=NULL}``)
+        return "{" + ", ".join(f"{_tableau(k, '')}={'NULL' if v is None else _tableau(v, '')}" for k, v in value.items()) + "}"
     return str(value)
