@@ -9,6 +9,7 @@ exactly-once sinks, savepoints and dead letters like any job of its environment.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from funke.table.namespace import (
     use_statement,
 )
 from funke.table.planner import Planner
+from funke.table.statements import Script, is_wrapped, read_script
 from funke.table.tableau import tableau
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import by_key, upserts
@@ -225,6 +227,14 @@ class StreamTableEnvironment(FunctionCalls):
             return TableResult()
         if is_namespace_statement(sql):
             return self._namespace(sql)
+        if is_wrapped(sql):  # EXPLAIN ..., EXECUTE STATEMENT SET BEGIN ... END, EXECUTE INSERT ... (funke.table.statements)
+            script = read_script(sql)
+            statements = self._statements(script)
+            if any(e is not None for e in script.explained):
+                return TableResult(content=(["result"], [[self._explain(statements, script.text)]]), is_plan=True)
+            if script.statement_set:
+                return TableResult(self._run([self._set_insert(s, script.text) for s in statements], self.env.app))
+            sql = script.text
         statement = parse(sql, self._functions.names())
         if isinstance(statement, exp.Insert):
             return TableResult(self._run([self._insert(statement, sql)], self.env.app))
@@ -237,6 +247,12 @@ class StreamTableEnvironment(FunctionCalls):
     def create_statement_set(self) -> StatementSet:
         """Several ``INSERT INTO`` statements run as one job (``add_insert_sql``, then ``execute``)."""
         return StatementSet(self)
+
+    def explain_sql(self, sql: str) -> str:
+        """The plan of a query, an ``INSERT INTO`` or a statement set (``STATEMENT SET BEGIN ...; END``), as
+        ``EXPLAIN`` gives it: funke's plan (``funke.plan.explain``), not Flink's optimizer's."""
+        script = read_script(sql)
+        return self._explain(self._statements(script), script.text)
 
     def list_tables(self) -> list[str]:
         """The tables and views of the (one) database, as Flink's ``listTables``."""
@@ -309,20 +325,53 @@ class StreamTableEnvironment(FunctionCalls):
     def execute_script(self, script: str) -> None:
         """A SQL script: each ``CREATE TABLE`` registered, each ``INSERT INTO`` added to the environment's
         job (all of them run together when the environment executes, as ``funke sql FILE.sql`` does)."""
-        for statement, text in parse_script(script, self._functions.names()):
+        read = read_script(script)
+        text = read.text
+        for statement, explain in zip(self._statements(read), read.explained, strict=True):
             own = statement.sql(dialect=Flink) if isinstance(statement, (exp.Use, exp.Command, exp.Describe)) else ""
-            if is_namespace_statement(own):  # (USE, CREATE CATALOG: checked; SHOW, DESCRIBE: its table printed, as Flink's SQL client does)
+            if explain is not None:  # (EXPLAIN ...: its plan printed, as Flink's SQL client prints it)
+                print(self._explain([statement], text))
+            elif is_namespace_statement(own):  # (USE, CREATE CATALOG: checked; SHOW, DESCRIBE: its table printed, as Flink's SQL client does)
                 shown = self._namespace(own).content
                 if shown is not None:
                     print(tableau(*shown))
             elif isinstance(statement, exp.Insert):
-                self.env._add_sink(self._insert(statement, text))
+                sinks = merged_inserts([*self.env.sinks, self._insert(statement, text)])
+                self.env._sinks = sinks
             elif isinstance(statement, exp.Set):
                 self._config.set_statement(statement, text)
             else:
                 self._ddl(statement, text)
 
     # -- internals ---------------------------------------------------------------------------
+    def _statements(self, script: Script) -> list[exp.Expression]:
+        """The statements of a script read by ``read_script``, one for each of its ``explained`` entries."""
+        statements = [s for s, _ in parse_script(script.text, self._functions.names()) if not isinstance(s, exp.Semicolon)]
+        if len(statements) != len(script.explained):
+            raise PlanError(f"Flink SQL: cannot tell the statements of this script apart:\n{script.text}")
+        return statements
+
+    def _set_insert(self, statement: exp.Expression, sql: str) -> nodes.Sink:
+        if not isinstance(statement, exp.Insert):
+            raise PlanError(f"Flink SQL: a statement set holds INSERT INTO statements only, not {statement.sql(dialect=Flink)[:60]}")
+        return self._insert(statement, sql)
+
+    def _explain(self, statements: list[exp.Expression], sql: str) -> str:
+        """funke's plan of ``statements``: a query or INSERTs (a statement set's, together)."""
+        from funke.plan.explain import explain as explain_plan
+
+        planned = []
+        for statement in statements:
+            if isinstance(statement, exp.Insert):
+                planned.append(self._insert(statement, sql))
+            elif isinstance(statement, (exp.Query, exp.Values)) and len(statements) == 1:
+                planned.append(self._planned(sql, statement).node)
+            else:
+                raise PlanError(
+                    f"Flink SQL: EXPLAIN takes a query, an INSERT INTO or a statement set of them, not {statement.sql(dialect=Flink)[:60]}"
+                )
+        return explain_plan(planned, mode="batch" if self._batch_mode() else "streaming", latency_mode=self.env.latency_mode)
+
     def _planner(self, sql: str) -> Planner:
         views: dict[str, Any] = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
         views.update({name: (lambda t=t: t) for name, t in self._static.items()})
@@ -353,7 +402,7 @@ class StreamTableEnvironment(FunctionCalls):
         if not isinstance(statement, exp.Create):
             raise UnsupportedError(
                 f"Flink SQL: a {type(statement).__name__.upper()} statement (at {at(statement)}) is not supported by "
-                "execute_sql; it runs CREATE TABLE, CREATE VIEW and INSERT INTO (sql_query runs SELECT)"
+                "execute_sql; it runs CREATE TABLE, CREATE VIEW, INSERT INTO, EXECUTE STATEMENT SET, EXPLAIN, SHOW and USE (sql_query runs SELECT)"
             )
         if statement.args.get("kind") == "VIEW":
             self._create_view(statement, sql)
@@ -479,7 +528,7 @@ class StreamTableEnvironment(FunctionCalls):
         """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""
         bounded = self._bounded(sinks)
         saved = self.env._sinks
-        self.env._sinks = list(sinks)
+        self.env._sinks = merged_inserts(sinks)
         try:
             return self.env.execute(name=name, bounded=bounded)
         finally:
@@ -642,10 +691,13 @@ class TableResult:
     """What ``execute_sql``, ``StatementSet.execute`` and ``Table.execute`` return: a started job
     (for DDL: nothing to wait for)."""
 
-    def __init__(self, handle: Any = None, sink: Any = None, *, content: tuple[list[str], list[list[Any]]] | None = None):
+    def __init__(
+        self, handle: Any = None, sink: Any = None, *, content: tuple[list[str], list[list[Any]]] | None = None, is_plan: bool = False
+    ):
         self._handle, self._sink = handle, sink
-        #: A SHOW or DESCRIBE statement's answer: its columns' names and its rows (``funke.table.namespace``).
-        self.content = content
+        #: A SHOW or DESCRIBE statement's answer: its columns' names and its rows (``funke.table.namespace``);
+        #: an EXPLAIN's, one row of its plan's text (``is_plan``).
+        self.content, self.is_plan = content, is_plan
 
     def get_job_client(self) -> Any:
         """The job's ``JobHandle`` (``stop``, ``savepoint``, ``metrics``); None for DDL."""
@@ -693,3 +745,31 @@ class StatementSet:
         if not self._sinks:
             raise PlanError("the statement set is empty: add_insert_sql(...) first")
         return TableResult(self._t_env._run(self._sinks, self._t_env.env.app))
+
+    def explain(self, *extra_details: Any) -> str:
+        """funke's plan of the inserts, together (Flink's ``StatementSet.explain``), whatever the details."""
+        from funke.plan.explain import explain as explain_plan
+
+        env = self._t_env
+        return explain_plan(self._sinks, mode="batch" if env._batch_mode() else "streaming", latency_mode=env.env.latency_mode)
+
+
+
+def merged_inserts(sinks: Sequence[nodes.Sink]) -> list[nodes.Sink]:
+    """``sinks``, the inserts into one table (one uid: ``insert-t``) merged into one sink of their rows' union,
+    where the first of them stands: Flink's inserts into one table each write it, and so does this one sink,
+    which a directory of files or a topic takes as one writer (two Spark queries could not share a file sink).
+    Inserts of different columns (one updating, one not) stay a sink each, their uids numbered: ``insert-t-2``."""
+    by_uid: dict[object, list[nodes.Sink]] = {}
+    for sink in sinks:
+        uid = sink.explicit_uid or ""
+        by_uid.setdefault(uid if uid.startswith("insert-") else id(sink), []).append(sink)
+    merged = []
+    for group in by_uid.values():
+        first = group[0]
+        shapes = {s.inputs[0].schema.names if s.inputs[0].schema is not None else None for s in group}
+        if len(group) > 1 and len(shapes) == 1 and None not in shapes:
+            merged.append(dataclasses.replace(first, inputs=(nodes.Union(tuple(s.inputs[0] for s in group)),)))
+        else:  # (rows of other columns, an updating and an insert-only input: a query each, named apart)
+            merged += [s if i == 0 else dataclasses.replace(s, explicit_uid=f"{s.explicit_uid}-{i + 1}") for i, s in enumerate(group)]
+    return merged

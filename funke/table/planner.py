@@ -154,6 +154,10 @@ class Planner(
             return self.lower_set_operation(query)
         if isinstance(query, exp.Union):
             return self._union(query)
+        if isinstance(query, exp.Values) and not query.alias:  # (VALUES (1, 'a'), ...: its columns EXPR$0, ..., as Flink's)
+            values = query.copy()
+            values.set("alias", exp.TableAlias(this=exp.to_identifier("_fk_values")))
+            return self.lower(exp.select("*").from_(values))
         if not isinstance(query, exp.Select):
             raise self.refuse(query, f"a {type(query).__name__.upper()} statement", "sql_query takes one SELECT")
         if query.args.get("windows"):

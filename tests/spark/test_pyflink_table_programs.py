@@ -406,3 +406,23 @@ def test_collect_prints_collects_and_describes_a_multiset_as_pyflink(capsys):
         "5 rows in set",
     ]
 
+
+def test_a_values_statement_and_an_insert_s_result_print_as_pyflink_s(capsys):
+    """``execute_sql("VALUES ...")`` is a query (its columns EXPR$0, ...), drawn as PyFlink 2.3 drew it; an INSERT's
+    and a statement set's results print ``-1`` per table written (a table written twice one column, ``t_1``)."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    capsys.readouterr()
+    t_env.execute_sql("VALUES (1, 'a'), (3, 'bb')").print()
+    border = "+-------------+--------------------------------+"
+    assert capsys.readouterr().out.splitlines() == [
+        border, f"| {'EXPR$0':>11} | {'EXPR$1':>30} |", border, f"| {1:>11} | {'a':>30} |", f"| {3:>11} | {'bb':>30} |", border, "2 rows in set",
+    ]  # fmt: skip
+    t_env.execute_sql("CREATE TABLE k (name STRING) WITH ('connector'='blackhole')")
+    t_env.execute_sql("CREATE TABLE k2 (name STRING) WITH ('connector'='blackhole')")
+    both = t_env.execute_sql("EXECUTE STATEMENT SET BEGIN INSERT INTO k VALUES ('x'); INSERT INTO k2 VALUES ('y'); INSERT INTO k VALUES ('z'); END")
+    both.wait()
+    assert both.get_table_schema().get_field_names() == ["default_catalog.default_database.k_1", "default_catalog.default_database.k2"]
+    both.print()
+    assert capsys.readouterr().out == "-1, -1\n"

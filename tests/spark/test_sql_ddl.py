@@ -127,3 +127,29 @@ def test_writing_a_null_into_a_not_null_column_fails_the_job_naming_it(env, tmp_
         t_env.execute_sql("INSERT INTO out (v) SELECT v FROM t")
     with pytest.raises(Exception, match="column k of table out is NOT NULL, however, a null value is being written into it"):
         t_env.execute_sql("INSERT INTO out SELECT k, v FROM t").wait(300)
+
+
+def test_statement_sets_and_explain_in_a_script_and_in_execute_sql(env, spark, tmp_path, capsys):
+    """The SQL client's ``BEGIN STATEMENT SET; ...; END;`` and ``EXPLAIN`` in a script (the plan printed, as Flink's
+    client prints it), then ``EXECUTE STATEMENT SET BEGIN ...; END`` through execute_sql, a job of its own: two
+    inserts into one table both write it (one sink of their union: two Spark queries cannot share a file sink)."""
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"k": "a", "v": 1}, {"k": "b", "v": 2}, {"k": "c", "v": 3}]
+    t_env.create_temporary_view("t", env.from_collection(rows, "k string, v int"))
+    out, again = tmp_path / "out", tmp_path / "again"
+    t_env.execute_script(f"""
+        CREATE TABLE out (k STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+        EXPLAIN CHANGELOG_MODE INSERT INTO out SELECT k, v FROM t;
+        BEGIN STATEMENT SET;
+        -- two inserts into one table
+        INSERT INTO out SELECT k, v FROM t WHERE v > 1;
+        INSERT INTO out SELECT UPPER(k), v * 10 FROM t;
+        END;
+    """)
+    assert capsys.readouterr().out.startswith("funke plan (streaming), 1 sink(s)")
+    assert [s.explicit_uid for s in env.sinks] == ["insert-out"]
+    env.execute().wait(300)
+    assert sorted((r.k, r.v) for r in spark.read.json(str(out)).collect()) == [("A", 10), ("B", 20), ("C", 30), ("b", 2), ("c", 3)]
+    t_env.execute_sql(f"CREATE TABLE again (k STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '{again}', 'format' = 'json')")
+    t_env.execute_sql("EXECUTE STATEMENT SET BEGIN INSERT INTO again SELECT k, v FROM t; INSERT INTO again SELECT k, -v FROM t; END").wait(300)
+    assert sorted((r.k, r.v) for r in spark.read.json(str(again)).collect()) == [("a", -1), ("a", 1), ("b", -2), ("b", 2), ("c", -3), ("c", 3)]

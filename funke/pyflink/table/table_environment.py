@@ -264,17 +264,19 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
 
     def execute_sql(self, stmt: str) -> TableResult:  # type: ignore[override]
         """DDL, ``INSERT INTO`` (a job) or a ``SELECT`` (a job whose rows ``print()`` / ``collect()`` give)."""
-        if stmt.lstrip().upper().startswith(("SELECT", "WITH")):
+        if stmt.lstrip().upper().startswith(("SELECT", "WITH", "VALUES")):
             return self.sql_query(stmt).execute()
         result = super().execute_sql(stmt)
         if result.get_job_client() is None:
             return TableResult(self, result, None)
         from sqlglot import exp
 
-        from funke.dialect.syntax import parse
+        from funke.dialect.syntax import parse_script
+        from funke.table.statements import read_script, sink_names
 
-        target = parse(stmt, self._functions.names()).this  # (an INSERT INTO's: its result has a column per table written)
-        return TableResult(self, result, None, inserted=[(target.this if isinstance(target, exp.Schema) else target).name])
+        targets = [s.this for s, _ in parse_script(read_script(stmt).text, self._functions.names()) if isinstance(s, exp.Insert)]
+        # (an INSERT INTO's or a statement set's: its result has a column per table written)
+        return TableResult(self, result, None, inserted=sink_names([(t.this if isinstance(t, exp.Schema) else t).name for t in targets]))
 
     def _select_items(self, exprs: Any) -> str:
         """PyFlink's names for a select's unnamed expressions: ``EXPR$i`` for an aggregate call, the i-th
@@ -290,8 +292,9 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
             items.append(text)
         return ", ".join(items)
 
-    def explain_sql(self, stmt: str, *extra_details: Any) -> str:
-        return self.sql_query(stmt).explain()
+    def explain_sql(self, stmt: str, *extra_details: Any) -> str:  # type: ignore[override]
+        """funke's plan of a query, an INSERT or a statement set, whatever the details (``ExplainDetail``)."""
+        return super().explain_sql(stmt)
 
     def create_statement_set(self) -> StatementSet:  # type: ignore[override]
         return StatementSet(self)

@@ -19,6 +19,7 @@ from funke.table import environment as fk_table
 from funke.table.changelog import ROW_KIND_NAME
 from funke.table.data_types import DataTypes
 from funke.table.namespace import DEFAULT_CATALOG, DEFAULT_DATABASE
+from funke.table.statements import sink_names
 from funke.table.tableau import tableau
 from funke.table.time_of_day import time_precision, time_text
 
@@ -108,8 +109,14 @@ class TableResult:
     def print(self) -> None:
         """The rows as PyFlink 2.3 prints them: a table whose columns are as wide as their types print (a
         longer value cut with ``...``), with each row's kind in streaming mode; ``N rows in set``, or ``Empty set``."""
+        if self._inner is not None and self._inner.is_plan:  # an EXPLAIN's: the plan's text, then a blank line, as Flink's
+            print(self._shown[1][0][0].rstrip("\n") + "\n")
+            return
         if self._shown is not None:  # a SHOW statement's answer: Flink prints it as wide as its values
             print(tableau(*self._shown))
+            return
+        if self._inserted:  # an INSERT's or a statement set's: each table's count of rows written, unknown (-1) as Flink's
+            print(", ".join("-1" for _ in self._inserted))
             return
         if self._table is None:
             print("OK")
@@ -133,7 +140,7 @@ class StatementSet(fk_table.StatementSet):
         return self
 
     def execute(self) -> TableResult:  # type: ignore[override]
-        inserted = [s.explicit_uid.removeprefix("insert-") for s in self._sinks]
+        inserted = sink_names([s.explicit_uid.removeprefix("insert-") for s in self._sinks])
         return TableResult(self._t_env, super().execute(), None, inserted=inserted)
 
 
