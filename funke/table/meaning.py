@@ -122,15 +122,39 @@ def cast(n: exp.Cast, source: str | None, meaning: Meaning) -> exp.Expression:
     """``CAST``/``TRY_CAST`` with Flink's meaning where the source type is known: a BOOLEAN as a string is
     ``'TRUE'``/``'FALSE'`` (Spark: lower case), a TIMESTAMP column or function result (funke's are TIMESTAMP(3)) is
     written with its milliseconds (Spark leaves out a zero fraction: ``2020-01-01 00:00:00`` where Flink writes ``.000``,
-    and trailing zeros: ``.12`` where Flink writes ``.120``; ``CURRENT_TIMESTAMP`` too, sqlglot's own node)."""
+    and trailing zeros: ``.12`` where Flink writes ``.120``; ``CURRENT_TIMESTAMP`` too, sqlglot's own node). A CAST to
+    ``VARCHAR(n)`` cuts the text to ``n`` characters, to ``CHAR(n)`` cuts or pads it with spaces to ``n``, as Flink's
+    (Spark's keeps the whole text)."""
     value = n.this.transform(meaning)
-    to = n.to.sql(dialect="spark").lower()
-    if to == "string" and source == "boolean":
+    kind = n.to.this
+    if kind in _CHARACTER_STRINGS:  # (the text, then a CHAR(n) padded or cut to n, a VARCHAR(n) cut to n)
+        length = int(n.to.expressions[0].name) if n.to.expressions else (1 if kind == exp.DataType.Type.CHAR else None)
+        text = _as_text(n, value, source)
+        if kind == exp.DataType.Type.CHAR:
+            return exp.Anonymous(this="RPAD", expressions=[text, exp.Literal.number(length), exp.Literal.string(" ")])
+        if length is not None and length < _MAX_LENGTH:
+            return exp.Anonymous(this="SUBSTRING", expressions=[text, exp.Literal.number(1), exp.Literal.number(length)])
+        return text
+    out = n.copy()
+    out.set("this", value)
+    return out
+
+
+#: The character string types a CAST may name: STRING, VARCHAR(n), CHAR(n) (CHAR is CHAR(1), VARCHAR the longest).
+_CHARACTER_STRINGS = (exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR)
+_MAX_LENGTH = 2**31 - 1
+
+
+def _as_text(n: exp.Cast, value: exp.Expression, source: str | None) -> exp.Expression:
+    """``value`` (of type ``source``) as Flink writes it in a string: a BOOLEAN ``'TRUE'``/``'FALSE'``, a TIMESTAMP
+    column or function result with its milliseconds; else Spark's CAST (``TRY_CAST`` kept one)."""
+    if source == "boolean":
         return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))
-    if to == "string" and source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous, exp.CurrentTimestamp)):
+    if source == "timestamp" and isinstance(n.this, (exp.Column, exp.Anonymous, exp.CurrentTimestamp)):
         return exp.Anonymous(this="DATE_FORMAT", expressions=[value, exp.Literal.string("yyyy-MM-dd HH:mm:ss.SSS")])
     out = n.copy()
     out.set("this", value)
+    out.set("to", exp.DataType.build("STRING"))
     return out
 
 

@@ -642,6 +642,15 @@ CASES = [
     ("TIMESTAMPDIFF(HOUR, TIMESTAMP '2019-12-31 23:59:59', TIMESTAMP '2021-03-14 15:09:26')", "10527"),  # TIMESTAMPDIFF
     ("TIMESTAMPDIFF(MONTH, TIMESTAMP '2020-01-31 00:00:00', TIMESTAMP '2020-02-29 00:00:00')", "1"),  # TIMESTAMPDIFF
     ("CAST(TRUE AS STRING)", "'TRUE'"),  # CAST
+    ("CAST(TRUE AS VARCHAR(2))", "'TR'"),  # CAST to VARCHAR(n) cuts the text to n characters
+    ("CAST('abcdef' AS VARCHAR(3))", "'abc'"),  # CAST
+    ("CAST(12345 AS VARCHAR(2))", "'12'"),  # CAST
+    ("CAST('héllo' AS VARCHAR(2))", "'hé'"),  # CAST
+    ("CAST('ab' AS CHAR(4))", "'ab  '"),  # CAST to CHAR(n) pads with spaces to n
+    ("CHAR_LENGTH(CAST('' AS CHAR(2)))", "2"),  # CAST
+    ("CAST('abcdef' AS CHAR(3))", "'abc'"),  # CAST
+    ("CAST('héllo' AS CHAR)", "'h'"),  # CAST: CHAR is CHAR(1)
+    ("CAST('héllo' AS VARCHAR)", "'héllo'"),  # CAST
     ("CAST(TO_TIMESTAMP_LTZ(1615734566, 0) AS STRING)", "'2021-03-14 15:09:26.000'"),  # CAST
     ("CAST(1 AS DECIMAL(10,2)) / 3000000000", "Decimal('3.333333333333E-10')"),  # /
     ('CEIL(-4503599627370495.5e0)', '-4503599627370495.0'),  # CEIL of a DOUBLE is a DOUBLE
