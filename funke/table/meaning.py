@@ -11,6 +11,7 @@ from sqlglot import exp
 from funke.dialect.rewrites import fill
 from funke.plan.types import INTEGRAL, Schema
 from funke.table.sql_types import type_of, wider
+from funke.table.time_of_day import is_niladic
 
 #: ``Planner.spark_sql``'s rewrite of a subexpression, and its ``refuse``.
 Meaning = Callable[[exp.Expression], exp.Expression]
@@ -166,12 +167,5 @@ def _array_at(array: exp.Expression, index: exp.Expression) -> exp.Expression:
 
 
 def is_localtimestamp(e: exp.Expression, schema: Schema | None) -> bool:
-    """Whether ``e`` is Flink's niladic ``LOCALTIMESTAMP``, which sqlglot reads as a column (an unquoted name
-    no column of ``schema`` has)."""
-    return (
-        isinstance(e, exp.Column)
-        and not e.table
-        and e.name.upper() == "LOCALTIMESTAMP"
-        and not e.args["this"].quoted
-        and not (schema and schema.get(e.name))
-    )
+    """Whether ``e`` is Flink's niladic ``LOCALTIMESTAMP``."""
+    return is_niladic(e, schema, "LOCALTIMESTAMP")

@@ -64,16 +64,21 @@ def spark_time_type(flink: exp.DataType) -> exp.DataType:
     return exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=f"TIME({min(precision, MAX_PRECISION)})")
 
 
-def is_localtime(e: exp.Expression, schema: Schema | None) -> bool:
-    """Whether ``e`` is Flink's niladic ``LOCALTIME``, which sqlglot reads as a column (an unquoted name no
-    column of ``schema`` has)."""
+def is_niladic(e: exp.Expression, schema: Schema | None, name: str) -> bool:
+    """Whether ``e`` is Flink's niladic function ``name`` (``LOCALTIME``, ``LOCALTIMESTAMP``), which sqlglot reads
+    as a column (an unquoted name no column of ``schema`` has)."""
     return (
         isinstance(e, exp.Column)
         and not e.table
-        and e.name.upper() == "LOCALTIME"
+        and e.name.upper() == name
         and not e.args["this"].quoted
         and not (schema and schema.get(e.name))
     )
+
+
+def is_localtime(e: exp.Expression, schema: Schema | None) -> bool:
+    """Whether ``e`` is Flink's niladic ``LOCALTIME``."""
+    return is_niladic(e, schema, "LOCALTIME")
 
 
 def call_arguments(call: exp.Expression) -> list[exp.Expression]:
