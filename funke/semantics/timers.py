@@ -17,8 +17,7 @@ from __future__ import annotations
 import enum
 import heapq
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from funke.semantics.clock import Clock
 from funke.semantics.snapshot_columns import NamespaceCodes, TimerColumns
@@ -33,8 +32,9 @@ class TimeDomain(enum.Enum):
     PROCESSING_TIME = "processing_time"
 
 
-@dataclass(frozen=True)
-class Timer:
+class Timer(NamedTuple):
+    """A timer that fires (a tuple: made once per firing, and a frozen dataclass costs three times as much)."""
+
     timestamp: int
     key: Any
     namespace: Any
@@ -67,13 +67,44 @@ class _TimerQueue:
                 return
             heapq.heappop(self._heap)
 
-    def pop_due(self, up_to: int) -> tuple[int, Any, Any] | None:
-        self._drop_stale_head()
-        if not self._heap or self._heap[0][0] > up_to:
-            return None
-        timestamp, _, key, namespace = heapq.heappop(self._heap)
-        del self._live[(key, namespace, timestamp)]
-        return timestamp, key, namespace
+    def fire_due(self, up_to: int, fire: Callable[[int, Any, Any], None]) -> None:
+        """``fire(timestamp, key, namespace)`` for each timer due by ``up_to``, in order (of
+        timestamp, then of adding), with the due timers taken off the heap in bulk (``_take_due``).
+
+        ``fire`` may add and remove timers: a timer removed before its turn does not fire, and one added
+        that is due fires in its place in the order (before the taken timers later than it)."""
+        live = self._live
+        while taken := self._take_due(up_to):
+            for i, (timestamp, sequence, key, namespace) in enumerate(taken):
+                heap = self._heap
+                if heap and heap[0][0] < timestamp:  # (a timer added by ``fire``, due before this one)
+                    self._heap += taken[i:]
+                    heapq.heapify(self._heap)
+                    break
+                ident = (key, namespace, timestamp)
+                if live.get(ident) != sequence:  # (removed, or removed and added again: that one is in the heap)
+                    continue
+                del live[ident]
+                fire(timestamp, key, namespace)
+
+    #: Due timers ``_take_due`` pops one by one before it takes the rest in one pass over the heap.
+    _POPS = 32
+
+    def _take_due(self, up_to: int) -> list[tuple[int, int, Any, Any]]:
+        """The heap's entries due by ``up_to`` (removed ones too), in order, taken off the heap: a few by
+        popping, many by one pass that splits the heap into the due and the rest (then made a heap again),
+        which costs less than a pop each once more than ``_POPS`` are due."""
+        heap = self._heap
+        taken = []
+        while heap and heap[0][0] <= up_to:
+            if len(taken) == self._POPS:
+                taken += [t for t in heap if t[0] <= up_to]
+                self._heap = [t for t in heap if t[0] > up_to]
+                heapq.heapify(self._heap)
+                taken.sort()  # ((timestamp, sequence): sequence numbers are unique, no key is compared)
+                break
+            taken.append(heapq.heappop(heap))
+        return taken
 
     def peek_time(self) -> int | None:
         self._drop_stale_head()
@@ -160,9 +191,7 @@ class InternalTimerService:
 
     @staticmethod
     def _fire(queue: _TimerQueue, up_to: int, domain: TimeDomain, on_timer: Callable[[Timer], None]) -> None:
-        while (due := queue.pop_due(up_to)) is not None:
-            timestamp, key, namespace = due
-            on_timer(Timer(timestamp, key, namespace, domain))
+        queue.fire_due(up_to, lambda timestamp, key, namespace: on_timer(Timer(timestamp, key, namespace, domain)))
 
     def event_time_timers(self) -> list[tuple[int, Any, Any]]:
         """``(timestamp, key, namespace)`` of pending event-time timers, in firing order."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from types import SimpleNamespace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -238,6 +239,66 @@ def test_timers_fire_once_in_timestamp_order(ops, watermark):
     assert sorted(fired) == sorted(t for t in live if t[1] <= watermark)
     assert [ts for _, ts in fired] == sorted(ts for _, ts in fired)
     assert sorted((k, ts) for ts, k, _ in timers.event_time_timers()) == sorted(t for t in live if t[1] > watermark)
+
+
+class PerTimerReference:
+    """Timers one at a time, by definition: each firing takes the live timer with the smallest
+    (timestamp, order of adding); adding a live timer again is a no-op, removing one that is not live too."""
+
+    def __init__(self) -> None:
+        self.live: dict[tuple[str, int], int] = {}
+        self.added = 0
+
+    def register_event_time_timer(self, key: str, namespace: str, ts: int) -> None:
+        if (key, ts) not in self.live:
+            self.added += 1
+            self.live[(key, ts)] = self.added
+
+    def delete_event_time_timer(self, key: str, namespace: str, ts: int) -> None:
+        self.live.pop((key, ts), None)
+
+    def advance_watermark(self, watermark: int, on_timer) -> None:
+        while due := [(ts, n, key) for (key, ts), n in self.live.items() if ts <= watermark]:
+            ts, _, key = min(due)
+            del self.live[(key, ts)]
+            on_timer(SimpleNamespace(key=key, timestamp=ts))
+
+    def event_time_timers(self) -> list[tuple[int, str, str]]:
+        return [(ts, key, "ns") for (key, ts), _ in sorted(self.live.items(), key=lambda item: (item[0][1], item[1]))]
+
+
+TIMER = st.tuples(st.sampled_from("abcdefghij"), st.integers(0, 40))
+
+
+@FAST
+@given(
+    st.lists(st.tuples(st.booleans() | st.just(True), TIMER), min_size=60, max_size=300),
+    st.lists(st.lists(st.tuples(st.booleans(), TIMER), max_size=3), min_size=1, max_size=20),
+    st.lists(st.integers(-5, 45), min_size=1, max_size=4),
+)
+def test_timers_fire_in_bulk_as_one_at_a_time(ops, on_fire, watermarks):
+    """The due timers are taken off the heap in bulk (a pass over it once more than a few are due); they
+    fire as the per-timer reference fires them, with timers added and removed while firing (the n-th
+    firing adds and removes what ``on_fire[n]`` lists, cycling), over several watermarks."""
+
+    def run(timers) -> tuple[list[tuple[str, int]], list[tuple[int, str, str]]]:
+        fired: list[tuple[str, int]] = []
+
+        def on_timer(t) -> None:
+            fired.append((t.key, t.timestamp))
+            if len(fired) <= 400:  # (then no more: a timer that adds itself again would fire for ever)
+                for register, (key, ts) in on_fire[len(fired) % len(on_fire)]:
+                    (timers.register_event_time_timer if register else timers.delete_event_time_timer)(key, "ns", ts)
+
+        for register, (key, ts) in ops:
+            (timers.register_event_time_timer if register else timers.delete_event_time_timer)(key, "ns", ts)
+        for watermark in watermarks:
+            timers.advance_watermark(watermark, on_timer)
+        return fired, timers.event_time_timers()
+
+    reference = PerTimerReference()
+    got, want = run(InternalTimerService(ManualClock())), run(reference)
+    assert got == want
 
 
 state_ops = st.lists(
