@@ -124,7 +124,8 @@ class KeyedProcessOperator(TimedOperator):
         self._backend.current_key = key
         ctx = self._element_context(key, timestamp)
         rows = getattr(self.function, method)(value, ctx)
-        self._out.extend(emitted(rows, f"{type(self.function).__name__}.{method}", timestamp, timestamp))
+        if rows is not None:  # (``None``: nothing emitted, the common case of a function that keeps state)
+            self._out.extend(emitted(rows, f"{type(self.function).__name__}.{method}", timestamp, timestamp))
 
     def _on_timer(self, timer: Timer) -> None:
         self.open()
@@ -132,5 +133,6 @@ class KeyedProcessOperator(TimedOperator):
         ctx = self._timer_context(timer)
         main_timestamp = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
         rows = self.function.on_timer(timer.timestamp, ctx)
-        self._out.extend(emitted(rows, f"{type(self.function).__name__}.on_timer", main_timestamp, timer.timestamp))
+        if rows is not None:
+            self._out.extend(emitted(rows, f"{type(self.function).__name__}.on_timer", main_timestamp, timer.timestamp))
 

@@ -111,43 +111,46 @@ def _from_user(v: Any) -> Any:
     return v
 
 
-def encode(program: Program, records: list[OutputRecord], converted: bool, dropped: int, due: int | None = None) -> pd.DataFrame:
+def encode(program: Program, records: list[OutputRecord], dropped: int, due: int | None = None) -> pd.DataFrame:
     """Records to the operator's output frame (one column set per output, tagged); with
-    ``program.beat``, then the run's ``DUE`` row (``due``: its next processing-time timer)."""
-    index = {o.label: i for i, o in enumerate(program.outputs)}
-    data: dict[str, list[Any]] = {TAG: [], OUT_SEQ: [], COUNT: []}
-    names = [column_name(i, c) for i, o in enumerate(program.outputs) for c, _ in o.columns]
-    for name in names:
-        data[name] = []
-    n = 0
+    ``program.beat``, then the run's ``DUE`` row (``due``: its next processing-time timer).
+
+    Built column by column: the records' rows first (a side output nobody reads is dropped, as
+    Flink drops it), each checked to have its output's columns, then each column in one pass."""
+    outputs = program.outputs
+    index = {o.label: i for i, o in enumerate(outputs)}
+    labels: list[str] = []
+    sides: list[int] = []
+    rows: list[dict[str, Any]] = []
     for rec in records:
         label = "" if rec.tag is None else rec.tag.name
-        if label not in index:  # a side output nobody reads (Flink drops those too)
+        i = index.get(label)
+        if i is None:
             continue
-        i = index[label]
-        row = _row_of(program, rec) if i == 0 else _as_dict(rec.value, program.outputs[i], program.uid)
-        filled = {column_name(i, c): row.get(c) for c, _ in program.outputs[i].columns}
-        missing = [c for c, _ in program.outputs[i].columns if c not in row]
-        if missing:
+        labels.append(label)
+        sides.append(i)
+        rows.append(_row_of(program, rec) if i == 0 else _as_dict(rec.value, outputs[i], program.uid))
+    wanted = [{c for c, _ in o.columns} for o in outputs]
+    for row, i in zip(rows, sides, strict=True):
+        if not row.keys() >= wanted[i]:
+            missing = [c for c, _ in outputs[i].columns if c not in row]
             raise ValueError(f"{program.uid}: output row {row!r} lacks column(s) {', '.join(missing)}")
-        data[TAG].append(label)
-        data[OUT_SEQ].append(n)
-        data[COUNT].append(None)
-        for name in names:
-            v = filled.get(name)
-            data[name].append(_from_user(v) if converted or isinstance(v, datetime) else v)
-        n += 1
-    for tag, count, wanted in ((DROPPED, dropped, bool(dropped)), (DUE, due, program.beat)):
-        if not wanted:
-            continue
-        data[TAG].append(tag)
-        data[OUT_SEQ].append(n)
-        data[COUNT].append(count)
-        for name in names:
-            data[name].append(None)
-        n += 1
-    types = {column_name(i, c): carried_type(t) for i, o in enumerate(program.outputs) for c, t in o.columns}
-    return pd.DataFrame({name: _column(program.uid, name, types.get(name), values) for name, values in data.items()})
+    n = len(rows)
+    tail = [(tag, count) for tag, count, want in ((DROPPED, dropped, bool(dropped)), (DUE, due, program.beat)) if want]
+    data: dict[str, Any] = {
+        TAG: labels + [tag for tag, _ in tail],
+        OUT_SEQ: list(range(n + len(tail))),
+        COUNT: [None] * n + [count for _, count in tail],
+    }
+    only = len(outputs) == 1
+    for i, o in enumerate(outputs):
+        for c, t in o.columns:
+            values = [r.get(c) for r in rows] if only else [r.get(c) if side == i else None for r, side in zip(rows, sides, strict=True)]
+            if any(isinstance(v, datetime) for v in values):  # (a datetime: epoch microseconds, as carried)
+                values = [_from_user(v) for v in values]
+            name = column_name(i, c)
+            data[name] = _column(program.uid, name, carried_type(t), values + [None] * len(tail))
+    return pd.DataFrame(data)
 
 
 def _column(uid: str, name: str, carried: str | None, values: list[Any]) -> Any:
@@ -162,6 +165,8 @@ def _column(uid: str, name: str, carried: str | None, values: list[Any]) -> Any:
 
 
 def _as_dict(value: Any, output: Output, uid: str) -> dict[str, Any]:
+    if type(value) is dict:  # (the common case, without as_row's class checks)
+        return value
     value = as_row(value)  # a dataclass or pydantic instance
     if isinstance(value, dict):
         return value

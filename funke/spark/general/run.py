@@ -88,7 +88,7 @@ def run_bucket(
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
     _close(op)
-    out = encode(program, records, convert, dropped, _next_processing_time(op))
+    out = encode(program, records, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if bound is not None and latest is not None:
         snap[LATEST] = latest
@@ -210,7 +210,7 @@ def _run_two_inputs(
     dropped = getattr(op, "num_late_records_dropped", 0) - dropped_before
 
     _close(op)
-    out = encode(program, records, program.user_rows, dropped, _next_processing_time(op))
+    out = encode(program, records, dropped, _next_processing_time(op))
     snap = op.snapshot()
     if _empty(snap) and marks == [MIN_WATERMARK, MIN_WATERMARK]:
         return out, None
