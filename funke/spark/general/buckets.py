@@ -52,10 +52,25 @@ def python_list(series: pd.Series) -> list[Any]:
 
 def one_by_one(program: Program, elements: pd.DataFrame, convert: bool) -> Iterator[tuple[Any, Any, int | None]]:
     values = python_rows(elements, program, convert)
-    stamps = elements[TS].tolist() if TS in elements else [None] * len(values)
+    stamps = _timestamps(elements) if TS in elements else [None] * len(values)
+    if len(program.keys) == 1:
+        (name,) = program.keys
+        for value, ts in zip(values, stamps, strict=True):
+            yield value[name], value, ts
+        return
     key_of = program.key_of
     for value, ts in zip(values, stamps, strict=True):
-        yield key_of(value), value, (None if ts is None or pd.isna(ts) else int(ts))
+        yield key_of(value), value, ts
+
+
+def _timestamps(elements: pd.DataFrame) -> list[int | None]:
+    """The elements' event times as ints (epoch ms), a missing one as None; one pass over the column."""
+    s = elements[TS]
+    missing = s.isna().to_numpy()
+    if not missing.any():
+        return s.to_numpy(dtype="int64").tolist()
+    times = s.to_numpy(dtype="int64", na_value=0).tolist()
+    return [None if m else t for t, m in zip(times, missing, strict=True)]
 
 
 def python_rows(elements: pd.DataFrame, program: Program, convert: bool = False) -> list[dict[str, Any]]:
