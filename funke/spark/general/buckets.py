@@ -53,11 +53,6 @@ def python_list(series: pd.Series) -> list[Any]:
 def one_by_one(program: Program, elements: pd.DataFrame, convert: bool) -> Iterator[tuple[Any, Any, int | None]]:
     values = python_rows(elements, program, convert)
     stamps = _timestamps(elements) if TS in elements else [None] * len(values)
-    if len(program.keys) == 1:
-        (name,) = program.keys
-        for value, ts in zip(values, stamps, strict=True):
-            yield value[name], value, ts
-        return
     key_of = program.key_of
     for value, ts in zip(values, stamps, strict=True):
         yield key_of(value), value, ts
