@@ -357,3 +357,24 @@ def flink_name(spark: str) -> str:
         k, v = split_top_level(spark[4:-1])
         return f"MAP<{flink_name(k)}, {flink_name(v)}>"
     return {"binary": "BYTES", "timestamp": "TIMESTAMP(6)"}.get(spark, spark.upper())
+
+
+def flink_summary(spark: str) -> str:
+    """How Flink's DESCRIBE and ``print_schema`` write funke's column type ``spark``: a ROW's field names quoted,
+    one space after each comma, as Flink's ``LogicalType.asSummaryString``.
+
+    >>> flink_summary("map<string,int>"), flink_summary("decimal(10,2)")
+    ('MAP<STRING, INT>', 'DECIMAL(10, 2)')
+    >>> flink_summary("array<map<string,struct<x:int,y:decimal(10,2)>>>")
+    'ARRAY<MAP<STRING, ROW<`x` INT, `y` DECIMAL(10, 2)>>>'
+    """
+    spark = spark.strip()
+    if spark.startswith("array<"):
+        return f"ARRAY<{flink_summary(spark[6:-1])}>"
+    if spark.startswith("map<"):
+        k, v = split_top_level(spark[4:-1])
+        return f"MAP<{flink_summary(k)}, {flink_summary(v)}>"
+    if spark.startswith("struct<"):
+        fields = [f"`{n.strip().replace('`', '``')}` {flink_summary(t)}" for n, t in struct_fields(spark).items()]
+        return f"ROW<{', '.join(fields)}>"
+    return flink_name(spark).replace(",", ", ")  # (DECIMAL(10, 2))

@@ -47,7 +47,7 @@ from urllib.parse import quote, urlsplit
 
 from sqlglot import exp
 
-from funke.dialect.syntax import Flink, interval_ms, parse
+from funke.dialect.syntax import Flink, interval_ms, is_multiset, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.table.namespace import check, object_name
@@ -145,6 +145,8 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
             if formula is not None:
                 computed.append((item.name, formula))
             else:
+                if multiset := next((k for k in item.args["kind"].find_all(exp.DataType) if is_multiset(k)), None):
+                    raise UnsupportedError(_multiset_column(item.name, at(multiset)))
                 columns.append((item.name, _type(item.args["kind"], at)))
                 declared.append(flink_type(item.args["kind"]))
                 if item.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ:
@@ -229,6 +231,37 @@ def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
     if kind.this not in _TYPES:
         raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke")
     return _TYPES[kind.this]
+
+
+def _multiset_column(column: str, where: str) -> str:
+    return (
+        f"Flink SQL: the MULTISET column {column} (at {where}) in CREATE TABLE is not supported by funke: funke keeps a "
+        "MULTISET as a MAP of each value to its count, which no connector of funke's reads or writes as Flink's MULTISET. "
+        "Compute one with COLLECT(...) in a query or a view, and print or collect that (execute_sql('SELECT k, COLLECT(v) "
+        "FROM t GROUP BY k').print()); give Python rows one with DataTypes.MULTISET(...) in from_elements"
+    )
+
+
+def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]]) -> None:
+    """Refuse an INSERT into ``t`` whose query gives a character string column (``STRING``, ``VARCHAR(n)``, ``CHAR(n)``)
+    a BOOLEAN, as Flink's planner does (``Column types of query result and sink ... do not match``; Flink casts a
+    BOOLEAN to a string only when told to). ``given``: each written column's query column and its type.
+
+    >>> t = TableDef("out", (("s", "string"),), (), None, (), "print", {}, "", declared=("VARCHAR(10)",))
+    >>> check_sink_types(t, {"s": ("b", "boolean")})
+    Traceback (most recent call last):
+    funke.errors.PlanError: Flink SQL: INSERT INTO out: the column types of the query result and the table do not match: the query gives the VARCHAR(10) column s a BOOLEAN (the query's column b), which Flink does not cast implicitly: CAST it in the query, CAST(... AS VARCHAR(10)) (TRUE or FALSE, as Flink writes a BOOLEAN)
+    """
+    declared = dict(zip((c for c, _ in t.columns), t.declared, strict=False))
+    for column, kind in t.columns:
+        query_column, query_type = given.get(column, ("", None))
+        if kind == "string" and query_type == "boolean":
+            sink_type = declared.get(column, "STRING")
+            raise PlanError(
+                f"Flink SQL: INSERT INTO {t.name}: the column types of the query result and the table do not match: the query "
+                f"gives the {sink_type} column {column} a BOOLEAN (the query's column {query_column}), which Flink does not cast implicitly: "
+                f"CAST it in the query, CAST(... AS {sink_type}) (TRUE or FALSE, as Flink writes a BOOLEAN)"
+            )
 
 
 def not_null_check(table: str, column: str, value: str) -> str:

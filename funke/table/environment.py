@@ -22,7 +22,7 @@ from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, not_null_check, table_def
+from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, check_sink_types, interval_text_ms, not_null_check, table_def
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
 from funke.table.lowering import is_updating
@@ -503,6 +503,7 @@ class StreamTableEnvironment(FunctionCalls):
                 f"for {len(wanted)} ({', '.join(wanted)})"
             )
         by_target = dict(zip(wanted, given, strict=True))
+        check_sink_types(t, {c: (g, stream.schema.field(g, node=f"INSERT INTO {name}").dtype) for c, g in by_target.items()})
         if updating and t.primary_key:  # (upserted by the key: its changes one key at a time, in order)
             missing = [c for c in t.primary_key if c not in by_target]
             if missing:

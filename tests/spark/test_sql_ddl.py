@@ -153,3 +153,18 @@ def test_statement_sets_and_explain_in_a_script_and_in_execute_sql(env, spark, t
     t_env.execute_sql(f"CREATE TABLE again (k STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '{again}', 'format' = 'json')")
     t_env.execute_sql("EXECUTE STATEMENT SET BEGIN INSERT INTO again SELECT k, v FROM t; INSERT INTO again SELECT k, -v FROM t; END").wait(300)
     assert sorted((r.k, r.v) for r in spark.read.json(str(again)).collect()) == [("a", -1), ("a", 1), ("b", -2), ("b", 2), ("c", -3), ("c", 3)]
+
+
+def test_a_boolean_cast_to_a_string_column_is_written_true_and_false_as_flink_writes_it(env, spark, tmp_path):
+    """Flink refuses a BOOLEAN for a STRING column (tests/unit/test_table_ddl_unit.py); with the CAST it asks for, PyFlink
+    2.3's print sink wrote ``+I[TRUE, TRUE, 1]``, ``+I[FALSE, FALSE, 2]``, ``+I[null, null, 3]`` (run by hand)."""
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"b": True, "n": 1}, {"b": False, "n": 2}, {"b": None, "n": 3}]
+    t_env.create_temporary_view("t", env.from_collection(rows, "b boolean, n int"))
+    out = tmp_path / "out"
+    t_env.execute_sql(f"CREATE TABLE out (s STRING, vc VARCHAR(10), n INT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')")
+    with pytest.raises(fk.errors.PlanError, match="the query gives the STRING column s a BOOLEAN"):
+        t_env.execute_sql("INSERT INTO out SELECT b, CAST(b AS VARCHAR(10)), n FROM t")
+    t_env.execute_sql("INSERT INTO out SELECT CAST(b AS STRING), CAST(b AS VARCHAR(10)), n FROM t").wait(300)
+    got = spark.read.csv(str(out), schema="s string, vc string, n int").collect()
+    assert sorted((r.n, r.s, r.vc) for r in got) == [(1, "TRUE", "TRUE"), (2, "FALSE", "FALSE"), (3, None, None)]

@@ -118,6 +118,28 @@ def test_a_view_s_columns_have_its_query_s_types_and_flink_s_nullability(t_env):
     assert described(t_env, "DESCRIBE elements") == [("x", "BIGINT", True), ("y", "STRING", True), ("z", "DOUBLE", True)]
 
 
+def test_a_view_s_map_array_and_row_columns_are_written_as_flink_writes_them(t_env, capsys):
+    """PyFlink 2.3's DESCRIBE and print_schema() of the same view: one space after each comma (funke printed
+    ``MAP<STRING,  INT>``), a ROW's field names quoted, nested types too. Flink's ``null`` is FALSE for these (its
+    fuller inference: a constructor is never NULL), funke's TRUE (the module docstring of funke.table.describe)."""
+    t_env.execute_sql(
+        "CREATE VIEW nested AS SELECT CAST(MAP['a', v] AS MAP<STRING, INT>) AS m, CAST(ARRAY[MAP['a', v]] AS ARRAY<MAP<STRING, INT>>) AS am, "
+        "CAST(ROW(v, k) AS ROW<x INT, y STRING>) AS r, CAST(ARRAY[MAP[k, ROW(v, d)]] AS ARRAY<MAP<STRING, ROW<x INT, y DECIMAL(10, 2)>>>) AS deep FROM s"
+    )
+    assert [r[1] for r in t_env.execute_sql("DESCRIBE nested").collect()] == [
+        "MAP<STRING, INT>", "ARRAY<MAP<STRING, INT>>", "ROW<`x` INT, `y` STRING>", "ARRAY<MAP<STRING, ROW<`x` INT, `y` DECIMAL(10, 2)>>>",
+    ]  # fmt: skip
+    t_env.from_path("nested").print_schema()
+    assert capsys.readouterr().out.splitlines() == [
+        "(",
+        "  `m` MAP<STRING, INT>,",  # (Flink: `m` MAP<STRING, INT> NOT NULL, and so on)
+        "  `am` ARRAY<MAP<STRING, INT>>,",
+        "  `r` ROW<`x` INT, `y` STRING>,",
+        "  `deep` ARRAY<MAP<STRING, ROW<`x` INT, `y` DECIMAL(10, 2)>>>",
+        ")",
+    ]
+
+
 def test_describe_of_an_unknown_table_says_so_with_did_you_mean_and_another_database_is_refused(t_env):
     with pytest.raises(PlanError, match=r"DESCRIBE sx: no table or view named 'sx' \(did you mean 's'\?\); tables and views: s"):
         t_env.execute_sql("DESCRIBE sx")
