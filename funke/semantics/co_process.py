@@ -110,6 +110,7 @@ class KeyedCoProcessOperator(KeyedProcessOperator):
     """Drives a :class:`KeyedCoProcessFunction`: the keyed process operator with two element methods."""
 
     function_type = KeyedCoProcessFunction
+    _first_method = "process_element1"
 
     def process_element1(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         """Feed one element of the first input; returns what it emitted, in order."""

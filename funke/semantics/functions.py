@@ -14,6 +14,7 @@ outputs interleaved exactly as the function produced them.
 from __future__ import annotations
 
 import operator
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple, Protocol
@@ -320,12 +321,13 @@ def emitted(result: Any, where: str, timestamp: int | None, side_timestamp: int 
     >>> [(r.value, r.tag and r.tag.name) for r in emitted(iter([{"a": 1}, (late, {"a": 2})]), "f", 5, 5)]
     [({'a': 1}, None), ({'a': 2}, 'late')]
     """
-    for row in collect_rows(result, where):
-        tag = side_output_of(row)
-        if tag is None:
-            yield OutputRecord(row, timestamp)
-        else:
-            yield OutputRecord(row[1], side_timestamp, tag)
+    for row in collect_rows(result, where):  # (lazily: a ``ctx.output`` between two yields comes between their records)
+        tag = side_output_of(row) if type(row) is tuple else None
+        yield OutputRecord(row, timestamp) if tag is None else OutputRecord(row[1], side_timestamp, tag)
+
+
+#: What user functions return most: a generator (``yield``) or a list.
+_ROW_CONTAINERS = frozenset({types.GeneratorType, list})
 
 
 def collect_rows(result: Any, where: str) -> Iterator[Any]:
@@ -336,7 +338,7 @@ def collect_rows(result: Any, where: str) -> Iterator[Any]:
     """
     if result is None:
         return iter(())
-    if isinstance(result, (Iterator, list)):
+    if type(result) in _ROW_CONTAINERS or isinstance(result, (Iterator, list)):  # (the exact types first: an ABC check costs more)
         return iter(result)
     raise TypeError(
         f"{where} must yield its output rows (use `yield row`) or return a list of rows or None, "

@@ -200,7 +200,10 @@ class _State:
         self._namespace = namespace
 
     def _slot(self, namespace: Any = None) -> tuple[Any, Any]:
-        return (self._backend.current_key, self._namespace if namespace is None else namespace)
+        key = self._backend._current_key  # (the attribute, not the checking property: this runs per state access)
+        if key is _NO_KEY:
+            key = self._backend.current_key  # (raises: no key is being processed)
+        return (key, self._namespace if namespace is None else namespace)
 
     def _now(self) -> int:
         return self._backend.clock.now_ms()
@@ -344,6 +347,11 @@ class MapState(_State):
     def _entries(self) -> dict[Any, _Stamped]:
         return self._table.entries.get(self._slot()) or {}
 
+    def _stored(self, key: Any) -> _Stamped | None:
+        """The stamped value of ``key`` in the current key's map, expired or not (``None``: there is none)."""
+        entries = self._table.entries.get(self._slot())
+        return None if entries is None else entries.get(key)
+
     def _visible_items(self) -> list[tuple[Any, Any]]:
         slot = self._slot()
         entries = self._entries()
@@ -359,10 +367,10 @@ class MapState(_State):
         return items
 
     def get(self, key: Any) -> Any:
-        entries = self._entries()
-        if self._ttl is None:
-            stamped = entries.get(key)
+        if self._ttl is None:  # (the common case: one lookup, no closure)
+            stamped = self._stored(key)
             return None if stamped is None else stamped.value
+        entries = self._entries()
         found, value = self._read(entries.get(key), lambda: entries.pop(key, None))
         return value if found else None
 
@@ -374,10 +382,13 @@ class MapState(_State):
             self.put(k, v)
 
     def remove(self, key: Any) -> None:
-        entries = self._entries()
+        slot = self._slot()
+        entries = self._table.entries.get(slot)
+        if entries is None:
+            return
         entries.pop(key, None)
         if not entries:
-            self._table.entries.pop(self._slot(), None)
+            del self._table.entries[slot]
 
     def contains(self, key: Any) -> bool:
         entries = self._entries()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from funke.semantics.clock import ManualClock
+from funke.semantics.co_process import KeyedCoProcessFunction, KeyedCoProcessOperator
 from funke.semantics.functions import CountAggregate, KeyedProcessFunction, OutputTag
 from funke.semantics.keyed_process import KeyedProcessOperator
 from funke.semantics.state import (
@@ -196,3 +199,28 @@ def test_operator_checks_its_inputs():
 
     with pytest.raises(ValueError, match="cannot move"):
         KeyedProcessOperator(Outputs(), clock=Clockless()).advance_processing_time(10)
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["x", "!", "y"]), st.integers(0, 50)), max_size=40))
+def test_process_elements_is_process_element_for_each_in_one_call(elements):
+    """A micro-batch's elements in one call (what the Spark adapter does): the same records in the same
+    order (side outputs between main rows included), the same state and timers after, as one call each."""
+    each, bulk = KeyedProcessOperator(CountThenReport()), KeyedProcessOperator(CountThenReport())
+    one_by_one = [r for key, value, ts in elements for r in each.process_element(key, value, ts)]
+    assert plain(bulk.process_elements(iter(elements))) == plain(one_by_one)
+    assert bulk.snapshot()["state"].tables == each.snapshot()["state"].tables
+    assert plain(bulk.advance_watermark(100)) == plain(each.advance_watermark(100))
+
+
+def test_process_elements_of_a_co_process_operator_are_its_first_input_s():
+    class Sides(KeyedCoProcessFunction):
+        def process_element1(self, value, ctx):
+            yield ("first", value)
+
+        def process_element2(self, value, ctx):
+            yield ("second", value)
+
+    op = KeyedCoProcessOperator(Sides())
+    assert [r.value for r in op.process_elements([("k", 1, 5), ("k", 2, 6)])] == [("first", 1), ("first", 2)]
+    with pytest.raises(TypeError, match="two inputs"):
+        op.process_element("k", 3, 7)

@@ -68,8 +68,12 @@ def run_bucket(
     convert = program.user_rows and bool(program.micros)
     dropped_before = getattr(op, "num_late_records_dropped", 0)
     if len(elements):
-        for key, value, ts in elements_of(program, elements, op.current_watermark, convert):
-            records += op.process_element(key, value, ts)
+        items = elements_of(program, elements, op.current_watermark, convert)
+        if callable(getattr(op, "process_elements", None)):  # (one call for all: the keyed process operator's)
+            records += op.process_elements(items)
+        else:
+            for key, value, ts in items:
+                records += op.process_element(key, value, ts)
 
     wm = MAX_WATERMARK if final else max_or_none(control, WM)
     if (program.clock or program.beat) and wm is not None and wm >= _END_OF_INPUT_MS:  # (the beat's end of input)
