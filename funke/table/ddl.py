@@ -51,6 +51,7 @@ from funke.dialect.syntax import Flink, interval_ms, is_multiset, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.table.namespace import check, object_name
+from funke.table.time_of_day import spark_time_type
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -189,6 +190,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if partition_by and connector != "filesystem":
         raise UnsupportedError(f"Flink SQL: PARTITIONED BY of table {name}: the {connector} connector writes no partitions; the filesystem connector does")
     CONNECTORS[connector].check(definition)
+    _time_columns(definition, [item for item in create.this.expressions if isinstance(item, exp.ColumnDef)], at)
     return definition
 
 
@@ -223,14 +225,50 @@ def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
     if kind.this == exp.DataType.Type.DECIMAL:
         params = [p.name for p in kind.expressions]
         return f"decimal({','.join(params)})" if params else "decimal(10,0)"
-    if kind.this == exp.DataType.Type.TIME:  # (how each connector and format reads and writes one is not checked yet)
-        raise UnsupportedError(
-            f"Flink SQL: a TIME column in CREATE TABLE (at {at(kind)}) is not supported by funke yet: declare a STRING "
-            "and CAST it AS TIME in a view, or give the rows with from_elements and DataTypes.TIME()"
-        )
+    if kind.this == exp.DataType.Type.TIME:  # (Spark's TIME of milliseconds at most, as Flink's runtime keeps)
+        return spark_time_type(kind).args["kind"].lower()
     if kind.this not in _TYPES:
         raise UnsupportedError(f"Flink SQL: the type {kind.sql()} (at {at(kind)}) is not supported by funke")
     return _TYPES[kind.this]
+
+
+#: Where a TIME column has Flink's meaning in funke: the connectors writing it as text, and the formats reading it
+#: as text (``HH:mm:ss[.fraction]``, Flink's and Spark's alike; a read value cut to the column's precision).
+_TIME_CONNECTORS = frozenset({"print", "blackhole"})
+_TIME_FORMATS = frozenset({"csv", "json"})
+
+
+def _time_columns(t: TableDef, items: list[exp.ColumnDef], at: Callable[[exp.Expression], str]) -> None:
+    """Refuse a TIME column funke cannot give Flink's meaning: one inside a ROW or an ARRAY, or of a connector or
+    format other than a filesystem table's csv or json, ``print`` or ``blackhole``."""
+    for item in items:
+        kind = item.args.get("kind")  # (None: a computed column's, of its expression)
+        if kind is None or not any(k.this == exp.DataType.Type.TIME for k in kind.find_all(exp.DataType)):
+            continue
+        where = f"the TIME column {item.name} (at {at(item)}) of table {t.name}"
+        instead = f"declare {item.name} a STRING and CAST({item.name} AS TIME) in a view or a computed column"
+        if kind.this != exp.DataType.Type.TIME:
+            raise UnsupportedError(f"Flink SQL: {where}: a TIME inside a ROW, an ARRAY or a MAP is not supported by funke; {instead}")
+        fmt = t.options.get("format")
+        if t.connector in _TIME_CONNECTORS or (t.connector == "filesystem" and fmt in _TIME_FORMATS):
+            continue
+        how = f"the {t.connector} connector" + (f" with the format {fmt!r}" if fmt else "")
+        raise UnsupportedError(
+            f"Flink SQL: {where}: a TIME column of {how} is not supported by funke (it reads and writes TIME in a filesystem "
+            f"table's csv or json, and prints it); {instead}"
+        )
+
+
+def time_truncated(column: str, spark_type: str) -> str | None:
+    """Spark SQL of a read TIME ``column`` cut to its type's precision, as Flink's reader keeps it (Spark's reader
+    keeps the fraction written: ``23:59:59.123`` in a TIME(0)); None for a column of another type.
+
+    >>> time_truncated("t", "time(0)"), time_truncated("n", "int")
+    ('CAST(CAST(`t` AS TIME(6)) AS TIME(0))', None)
+    """
+    if not spark_type.startswith("time("):
+        return None
+    return f"CAST(CAST(`{column}` AS TIME(6)) AS {spark_type.upper()})"  # (a CAST to the same type keeps the fraction)
 
 
 def _multiset_column(column: str, where: str) -> str:
@@ -287,6 +325,8 @@ def flink_type(kind: exp.DataType) -> str:
         return f"DECIMAL({precision}, {scale})"
     if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPLTZ):
         return f"{'TIMESTAMP' if t == exp.DataType.Type.TIMESTAMP else 'TIMESTAMP_LTZ'}({params[0] if params else 6})"
+    if t == exp.DataType.Type.TIME:
+        return f"TIME({params[0] if params else 0})"
     if t in (exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR):
         length = params[0] if params else "1"
         return "STRING" if length == str(2**31 - 1) else f"{t.value}({length})"
@@ -507,7 +547,13 @@ def _files_lookup(t: TableDef) -> Any:
     path, fmt, schema = _required(t, "path"), _required(t, "format"), _ddl(t)
     if fmt not in ("csv", "json", "parquet"):
         raise UnsupportedError(f"Flink SQL: table {t.name}: the format {fmt!r} in a lookup join is not supported by funke (csv, json, parquet)")
-    return spark_table(lambda spark: spark.read.schema(schema).format(fmt).load(path), schema, name=t.name)
+    cuts = [(c, time_truncated(c, ty)) for c, ty in t.columns]
+
+    def read(spark: Any) -> Any:  # (a TIME read cut to its precision, as Flink's reader keeps it)
+        df = spark.read.schema(schema).format(fmt).load(path)
+        return df.selectExpr(*(f"{cut} AS `{c}`" if cut else f"`{c}`" for c, cut in cuts)) if any(cut for _, cut in cuts) else df
+
+    return spark_table(read, schema, name=t.name)
 
 
 #: Flink's duration units (``TimeUtils``), in ms.

@@ -22,10 +22,20 @@ from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, check_sink_types, interval_text_ms, not_null_check, table_def
+from funke.table.ddl import (
+    CONNECTORS,
+    DEFAULT_PARTITION,
+    TableDef,
+    check_sink_types,
+    interval_text_ms,
+    not_null_check,
+    table_def,
+    time_truncated,
+)
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
 from funke.table.lowering import is_updating
+from funke.table.multiset_columns import refuse_multiset_functions
 from funke.table.namespace import (
     COLUMNS,
     DEFAULT_CATALOG,
@@ -59,6 +69,9 @@ class Table(TableFunctions):
 
     def __init__(self, t_env: StreamTableEnvironment, stream: DataStream):
         self._t_env, self._stream = t_env, stream
+        #: What ``sql_query`` knows of its columns' Flink types (``funke.table.describe.view_columns``): a view
+        #: of this table keeps it, so that a COLLECT's MULTISET stays one (``funke.table.multiset_columns``).
+        self._known_columns: dict[str, tuple[str, bool]] = {}
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -207,16 +220,19 @@ class StreamTableEnvironment(FunctionCalls):
             self._static[name] = stream_or_table
             return
         self._static.pop(name, None)
-        self._known.pop(name, None)
         table = stream_or_table if isinstance(stream_or_table, Table) else self.from_data_stream(stream_or_table)
         self._views[name] = table
+        self._known[name] = getattr(table, "_known_columns", {})  # (a Table made without __init__: none known)
 
     def list_temporary_views(self) -> list[str]:
         return sorted(name for name in (*self._views, *self._static) if not name.startswith(_ANONYMOUS))
 
     def sql_query(self, sql: str) -> Table:
         """Plan one ``SELECT`` (Flink SQL) over the views and tables; see ``funke.table.planner`` for what runs."""
-        return self._table(self, self._planned(sql, parse(sql, self._functions.names())))
+        tree = parse(sql, self._functions.names())
+        table = self._table(self, self._planned(sql, tree))
+        table._known_columns = view_columns(tree, self._known_columns)
+        return table
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
@@ -452,6 +468,9 @@ class StreamTableEnvironment(FunctionCalls):
             if make is None:
                 raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be written (INSERT INTO), not read")
             stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
+            cuts = [(c, ty, time_truncated(c, ty)) for c, ty in t.columns]
+            if any(cut for _, _, cut in cuts):  # (a TIME read cut to its precision, as Flink's reader keeps it)
+                stream = stream.select(*(Sql(f"{cut} AS `{c}`", declared=ty) if cut else f"`{c}`" for c, ty, cut in cuts))
             planner = Planner({}, t.sql, functions=self._functions)
             for column, formula in t.computed:
                 planner.check_calls(formula)
@@ -539,6 +558,7 @@ class StreamTableEnvironment(FunctionCalls):
         """A query's stream as Flink plans it for the mode: in batch mode, an updating result's final rows
         (``funke.table.sort.SortLowering.final_rows``)."""
         planner = self._planner(sql)
+        refuse_multiset_functions(tree, sql, self._known_columns)
         stream = planner.lower(tree)
         return planner.final_rows(stream) if self._batch_mode() and is_updating(stream) else stream
 

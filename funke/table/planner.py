@@ -406,7 +406,8 @@ class Planner(
             if is_time_cast(n):
                 return to_time(n, n.this.transform(flink_meaning), type_of(n.this, schema), self.at)
             if isinstance(n, (exp.Cast, exp.TryCast)) and time_precision(type_of(n.this, schema)) is not None:
-                timed = from_time(n, n.this.transform(flink_meaning), n.to.sql(dialect="spark").lower(), self.at)
+                target, precision = n.to.sql(dialect="spark").lower(), time_precision(type_of(n.this, schema)) or 0
+                timed = from_time(n, n.this.transform(flink_meaning), target, self.at, precision)
                 if timed is not None:
                     return timed
             if isinstance(n, (exp.Cast, exp.TryCast)):

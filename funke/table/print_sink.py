@@ -13,6 +13,8 @@ fewer (the same table once applied), as Flink's mini-batch aggregation does.
 >>> moment = dt.datetime(1970, 1, 1, 0, 0, 5)
 >>> java_text([moment, moment, moment.replace(microsecond=250000)], ("timestamp", "timestamp_ltz", "timestamp"))
 '1970-01-01T00:00:05, 1970-01-01T00:00:05Z, 1970-01-01T00:00:05.250'
+>>> java_text([dt.time(12, 34, 56), dt.time(0, 0), dt.time(0, 0, 1, 500000)], ("time(0)", "time(0)", "time(3)"))
+'12:34:56, 00:00, 00:00:01.500'
 """
 
 from __future__ import annotations
@@ -60,6 +62,18 @@ def java_text(values: list[Any], types: tuple[str, ...]) -> str:
     return ", ".join(_java(v, t) for v, t in zip(values, types, strict=True))
 
 
+def _java_local(value: dt.datetime | dt.time, minutes: str) -> str:
+    """Java's ``LocalDateTime``/``LocalTime`` text after ``minutes`` (its text up to the minute): the seconds and
+    the fraction (milliseconds, or microseconds where they are not whole) only where they are not zero."""
+    text = minutes
+    if value.second or value.microsecond:
+        text += f":{value.second:02d}"
+    if value.microsecond:
+        millis, micros = divmod(value.microsecond, 1000)
+        text += f".{millis:03d}" if not micros else f".{value.microsecond:06d}"
+    return text
+
+
 def _java(value: Any, spark_type: str) -> str:
     if value is None:
         return "null"
@@ -73,16 +87,12 @@ def _java(value: Any, spark_type: str) -> str:
         if fraction:
             text += f".{fraction // 1000:03d}" if fraction % 1000 == 0 else f".{fraction:06d}"
         return text + "Z"
-    if isinstance(value, dt.datetime):  # java.time.LocalDateTime: seconds and fraction only when not zero
-        text = f"{value:%Y-%m-%dT%H:%M}"
-        if value.second or value.microsecond:
-            text += f":{value.second:02d}"
-        if value.microsecond:
-            millis, micros = divmod(value.microsecond, 1000)
-            text += f".{millis:03d}" if not micros else f".{value.microsecond:06d}"
-        return text
+    if isinstance(value, dt.datetime):  # java.time.LocalDateTime
+        return _java_local(value, f"{value:%Y-%m-%dT%H:%M}")
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, dt.time):  # java.time.LocalTime (``00:00``)
+        return _java_local(value, f"{value:%H:%M}")
     if isinstance(value, decimal.Decimal):
         return str(value)
     if isinstance(value, (list, tuple)):

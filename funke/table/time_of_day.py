@@ -136,14 +136,20 @@ def _in_milliseconds(e: exp.Expression) -> bool:
     return isinstance(e, exp.Literal) and e.is_string and re.fullmatch(r"[^.]*(\.\d{0,3})?", e.name) is not None
 
 
-def from_time(n: exp.Cast, value: exp.Expression, target: str, at: At) -> exp.Expression | None:
+def from_time(n: exp.Cast, value: exp.Expression, target: str, at: At, precision: int = DEFAULT_PRECISION) -> exp.Expression | None:
     """``CAST(time AS target)`` as Flink's, or None where Spark's CAST is Flink's (to a STRING: ``12:34:56.5``,
-    the fraction's trailing zeros left out, in both; to a TIME: ``to_time``). A TIMESTAMP is the time on
-    1970-01-01 (Spark's CAST takes today's date); Flink CASTs a TIME to nothing else."""
+    the fraction's trailing zeros left out, in both, but a TIME(p) of p > 0 keeps one digit, ``12:34:56.0``, where
+    Spark's writes ``12:34:56``; to a TIME: ``to_time``). A TIMESTAMP is the time on 1970-01-01 (Spark's CAST
+    takes today's date); Flink CASTs a TIME to nothing else. ``precision``: the TIME's."""
     if target == "timestamp":
         return fill("MAKE_TIMESTAMP(DATE'1970-01-01', {0})", [value])
     if target.startswith(_STRING_TARGETS):
-        return None
+        if not precision:
+            return None
+        text = fill("IF(INSTR(CAST({0} AS STRING), '.') > 0, CAST({0} AS STRING), CONCAT(CAST({0} AS STRING), '.0'))", [value])
+        out = n.copy()
+        out.set("this", text)
+        return out
     raise PlanError(f"Flink SQL: {n.sql()} at {at(n)}: Flink CASTs a TIME to a STRING, TIME or TIMESTAMP, not to {target.upper()}")
 
 

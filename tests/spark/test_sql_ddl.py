@@ -168,3 +168,21 @@ def test_a_boolean_cast_to_a_string_column_is_written_true_and_false_as_flink_wr
     t_env.execute_sql("INSERT INTO out SELECT CAST(b AS STRING), CAST(b AS VARCHAR(10)), n FROM t").wait(300)
     got = spark.read.csv(str(out), schema="s string, vc string, n int").collect()
     assert sorted((r.n, r.s, r.vc) for r in got) == [(1, "TRUE", "TRUE"), (2, "FALSE", "FALSE"), (3, None, None)]
+
+
+def test_time_columns_are_read_from_json_printed_and_written_to_csv_as_flink_does(env, tmp_path, capsys):
+    """PyFlink 2.3.0 (run by hand): a json file's ``23:59:59.123`` read into a TIME is 23:59:59; its print sink writes
+    ``+I[1, 23:59:59, 12:34:56.789]`` and a TIME(3) midnight ``00:00`` (Java's LocalTime); its csv writes
+    ``1,12:34:56,12:34:56.789`` and ``2,,00:00:00.5``."""
+    t_env = StreamTableEnvironment.create(env)
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "a.json").write_text('{"n":1,"t":"23:59:59.123","t3":"12:34:56.789"}\n{"n":2,"t":null,"t3":"00:00:00"}\n')
+    t_env.execute_sql(f"CREATE TABLE j (n INT, t TIME, t3 TIME(3)) WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json')")
+    t_env.execute_sql("CREATE TABLE p (n INT, t TIME, t3 TIME(3)) WITH ('connector' = 'print')")
+    t_env.execute_sql(f"CREATE TABLE o (n INT, t TIME, t3 TIME(3)) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')")
+    t_env.execute_sql("INSERT INTO p SELECT * FROM j").wait(300)
+    assert sorted(capsys.readouterr().out.splitlines()) == ["+I[1, 23:59:59, 12:34:56.789]", "+I[2, null, 00:00]"]
+    t_env.execute_sql("INSERT INTO o VALUES (1, TIME '12:34:56', TIME '12:34:56.789'), (2, CAST(NULL AS TIME), TIME '00:00:00.5')").wait(300)
+    lines = [line for f in sorted(out.glob("*.csv")) for line in f.read_text().splitlines()]
+    assert sorted(lines) == ["1,12:34:56,12:34:56.789", "2,,00:00:00.5"]

@@ -682,6 +682,7 @@ CASES = [
     ("CAST(TIME '12:34:56.5' AS STRING)", "'12:34:56.5'"),  # TIME
     ("CAST(CAST('12:34:56.123' AS TIME(0)) AS STRING)", "'12:34:56'"),  # TIME
     ("CAST(CAST('12:34:56.100' AS TIME(3)) AS STRING)", "'12:34:56.1'"),  # TIME
+    ("CAST(CAST(TIME '12:34:56' AS TIME(3)) AS STRING)", "'12:34:56.0'"),  # TIME: a TIME(p > 0) keeps a digit (PyFlink 2.3.0)
     ("CAST(CAST('12:34:56.129' AS TIME(2)) AS STRING)", "'12:34:56.12'"),  # TIME
     ("TIME '23:34:56' + INTERVAL '1' HOUR", "datetime.time(0, 34, 56)"),  # TIME
     ("TIME '12:34:56' - INTERVAL '13' HOUR", "datetime.time(23, 34, 56)"),  # TIME

@@ -299,6 +299,18 @@ def test_print_draws_pyflink_s_table_with_each_row_s_kind(t_env, capsys):
     assert capsys.readouterr().out == "Empty set\n"
 
 
+def test_print_writes_a_time_as_pyflink_does_a_time_of_a_fraction_with_one_digit_at_least(t_env, capsys):
+    """PyFlink 2.3.0 (run by hand): ``CAST(TIME '12:34:56' AS TIME(3))`` prints ``12:34:56.0``, ``TIME '12:34:56.500'``
+    ``12:34:56.5``, ``TIME '00:00:00'`` (a TIME(0)) ``00:00:00``."""
+    import datetime as dt
+
+    table = t_env.sql_query("SELECT CAST(TIME '12:34:56' AS TIME(3)) AS a, TIME '00:00:00' AS e")
+    _Result(t_env, table, [Row(dt.time(12, 34, 56), dt.time(0, 0)), Row(dt.time(12, 34, 56, 500000), dt.time(23, 59, 59))]).print()
+    assert [line.split("|")[2:4] for line in capsys.readouterr().out.splitlines()[3:5]] == [
+        ["   12:34:56.0 ", " 00:00:00 "], ["   12:34:56.5 ", " 23:59:59 "],
+    ]
+
+
 def test_from_data_stream_takes_a_row_s_or_tuple_s_fields_or_one_column_and_a_schema_picks_them():
     from funke.pyflink.common.typeinfo import Types
     from funke.pyflink.datastream import StreamExecutionEnvironment

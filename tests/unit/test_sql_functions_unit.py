@@ -267,8 +267,3 @@ def test_what_flink_does_not_do_with_a_time_is_refused_while_planning(expression
         _spark(expression)
 
 
-
-def test_a_time_column_in_create_table_is_refused_with_what_to_do():
-    t_env = StreamTableEnvironment.create(fk.StreamEnvironment())
-    with pytest.raises(UnsupportedError, match="a TIME column in CREATE TABLE .* declare a STRING and CAST it AS TIME in a view"):
-        t_env.execute_sql("CREATE TABLE s (a INT, t TIME(0)) WITH ('connector' = 'datagen')")

@@ -223,3 +223,33 @@ def test_print_writes_flink_s_row_text_and_timestamp_ltz_columns_as_instants_in_
     assert isinstance(a, RowsPrint) and a.columns == (("x", "timestamp_ltz"), ("y", "timestamp")) and a.identifier == "out"
     with pytest.raises(PlanError, match="does not take the option 'sink.parallelism'|sink.parallelism"):
         t_env.execute_sql("CREATE TABLE c (x INT) WITH ('connector' = 'print', 'sink.parallelism' = '2')")
+
+
+def test_a_time_column_is_read_written_and_printed_where_funke_gives_flink_s_meaning_and_refused_elsewhere(t_env):
+    """PyFlink 2.3.0 (by hand): DESCRIBE of ``t TIME(3)`` says ``TIME(3)``; a csv or json file's ``23:59:59.123`` read
+    into a TIME is 23:59:59 (into a TIME(3) 23:59:59.123); the print connector writes ``+I[1, 12:34:56, 12:34:56.789]``
+    and ``+I[2, null, 00:00]`` (Java's LocalTime)."""
+    t_env.execute_sql("CREATE TABLE c (n INT, t TIME, t3 TIME(3)) WITH ('connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'csv')")
+    assert t_env._tables["c"].columns == (("n", "int"), ("t", "time(0)"), ("t3", "time(3)"))
+    assert [r["type"] for r in t_env.execute_sql("DESCRIBE c").collect()] == ["INT", "TIME(0)", "TIME(3)"]
+    read = t_env.sql_query("SELECT * FROM c")
+    assert [f.dtype for f in read.get_schema().fields] == ["int", "time(0)", "time(3)"]
+    assert "CAST(CAST(`t` AS TIME(6)) AS TIME(0)) AS `t`" in read.explain()  # (Spark's reader keeps 23:59:59.123)
+    t_env.execute_sql("CREATE TABLE j (t TIME(3)) WITH ('connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'json')")
+    t_env.execute_sql("CREATE TABLE p (n INT, t TIME, t3 TIME(3)) WITH ('connector' = 'print')")
+    import datetime as dt
+
+    from funke.table.print_sink import java_text
+
+    assert java_text([1, dt.time(12, 34, 56), dt.time(12, 34, 56, 789000)], ("int", "time(0)", "time(3)")) == "1, 12:34:56, 12:34:56.789"
+    assert java_text([2, None, dt.time(0, 0)], ("int", "time(0)", "time(3)")) == "2, null, 00:00"
+    for sql, what in [
+        ("CREATE TABLE d (t TIME) WITH ('connector' = 'datagen')", "a TIME column of the datagen connector"),
+        ("CREATE TABLE k (t TIME(3)) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'json')", "of the kafka connector with the format 'json'"),
+        ("CREATE TABLE q (t TIME) WITH ('connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'parquet')", "with the format 'parquet'"),
+        ("CREATE TABLE r (t ROW<x TIME>) WITH ('connector' = 'print')", "a TIME inside a ROW, an ARRAY or a MAP"),
+    ]:
+        with pytest.raises(UnsupportedError) as e:
+            t_env.execute_sql(sql)
+        assert str(e.value).startswith("Flink SQL: the TIME column ") and what in str(e.value), str(e.value)
+        assert "declare t a STRING and CAST(t AS TIME)" in str(e.value)

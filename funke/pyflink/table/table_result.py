@@ -177,8 +177,9 @@ def _tableau(value: Any, spark: str) -> str:
         return f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d}"
     if isinstance(value, (dt.date, decimal.Decimal)):
         return str(value)
-    if isinstance(value, dt.time):
-        return time_text(value)
+    if isinstance(value, dt.time):  # (a TIME(p) of p > 0 keeps a digit of its fraction: ``12:34:56.0``)
+        text = time_text(value)
+        return text + ".0" if "." not in text and time_precision(spark) else text
     if isinstance(value, Row):
         return "(" + ", ".join(_tableau(v, "") for v in value) + ")"
     if isinstance(value, (list, tuple)):  # (a NULL in an array is NULL, as Flink's cast of the array to a string writes it)
