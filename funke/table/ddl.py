@@ -51,7 +51,7 @@ from funke.dialect.syntax import Flink, interval_ms, is_multiset, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.table.namespace import check, object_name
-from funke.table.time_of_day import spark_time_type
+from funke.table.time_of_day import check_time_columns, spark_time_type, time_truncated
 
 _TYPES = {
     exp.DataType.Type.BIGINT: "bigint", exp.DataType.Type.INT: "int", exp.DataType.Type.SMALLINT: "smallint",
@@ -190,7 +190,8 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     if partition_by and connector != "filesystem":
         raise UnsupportedError(f"Flink SQL: PARTITIONED BY of table {name}: the {connector} connector writes no partitions; the filesystem connector does")
     CONNECTORS[connector].check(definition)
-    _time_columns(definition, [item for item in create.this.expressions if isinstance(item, exp.ColumnDef)], at)
+    items = [item for item in create.this.expressions if isinstance(item, exp.ColumnDef)]
+    check_time_columns(name, connector, options.get("format"), items, at)
     return definition
 
 
@@ -232,45 +233,6 @@ def _type(kind: exp.DataType, at: Callable[[exp.Expression], str]) -> str:
     return _TYPES[kind.this]
 
 
-#: Where a TIME column has Flink's meaning in funke: the connectors writing it as text, and the formats reading it
-#: as text (``HH:mm:ss[.fraction]``, Flink's and Spark's alike; a read value cut to the column's precision).
-_TIME_CONNECTORS = frozenset({"print", "blackhole"})
-_TIME_FORMATS = frozenset({"csv", "json"})
-
-
-def _time_columns(t: TableDef, items: list[exp.ColumnDef], at: Callable[[exp.Expression], str]) -> None:
-    """Refuse a TIME column funke cannot give Flink's meaning: one inside a ROW or an ARRAY, or of a connector or
-    format other than a filesystem table's csv or json, ``print`` or ``blackhole``."""
-    for item in items:
-        kind = item.args.get("kind")  # (None: a computed column's, of its expression)
-        if kind is None or not any(k.this == exp.DataType.Type.TIME for k in kind.find_all(exp.DataType)):
-            continue
-        where = f"the TIME column {item.name} (at {at(item)}) of table {t.name}"
-        instead = f"declare {item.name} a STRING and CAST({item.name} AS TIME) in a view or a computed column"
-        if kind.this != exp.DataType.Type.TIME:
-            raise UnsupportedError(f"Flink SQL: {where}: a TIME inside a ROW, an ARRAY or a MAP is not supported by funke; {instead}")
-        fmt = t.options.get("format")
-        if t.connector in _TIME_CONNECTORS or (t.connector == "filesystem" and fmt in _TIME_FORMATS):
-            continue
-        how = f"the {t.connector} connector" + (f" with the format {fmt!r}" if fmt else "")
-        raise UnsupportedError(
-            f"Flink SQL: {where}: a TIME column of {how} is not supported by funke (it reads and writes TIME in a filesystem "
-            f"table's csv or json, and prints it); {instead}"
-        )
-
-
-def time_truncated(column: str, spark_type: str) -> str | None:
-    """Spark SQL of a read TIME ``column`` cut to its type's precision, as Flink's reader keeps it (Spark's reader
-    keeps the fraction written: ``23:59:59.123`` in a TIME(0)); None for a column of another type.
-
-    >>> time_truncated("t", "time(0)"), time_truncated("n", "int")
-    ('CAST(CAST(`t` AS TIME(6)) AS TIME(0))', None)
-    """
-    if not spark_type.startswith("time("):
-        return None
-    return f"CAST(CAST(`{column}` AS TIME(6)) AS {spark_type.upper()})"  # (a CAST to the same type keeps the fraction)
-
-
 def _multiset_column(column: str, where: str) -> str:
     return (
         f"Flink SQL: the MULTISET column {column} (at {where}) in CREATE TABLE is not supported by funke: funke keeps a "
@@ -278,36 +240,6 @@ def _multiset_column(column: str, where: str) -> str:
         "Compute one with COLLECT(...) in a query or a view, and print or collect that (execute_sql('SELECT k, COLLECT(v) "
         "FROM t GROUP BY k').print()); give Python rows one with DataTypes.MULTISET(...) in from_elements"
     )
-
-
-def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]]) -> None:
-    """Refuse an INSERT into ``t`` whose query gives a character string column (``STRING``, ``VARCHAR(n)``, ``CHAR(n)``)
-    a BOOLEAN, as Flink's planner does (``Column types of query result and sink ... do not match``; Flink casts a
-    BOOLEAN to a string only when told to). ``given``: each written column's query column and its type.
-
-    >>> t = TableDef("out", (("s", "string"),), (), None, (), "print", {}, "", declared=("VARCHAR(10)",))
-    >>> check_sink_types(t, {"s": ("b", "boolean")})
-    Traceback (most recent call last):
-    funke.errors.PlanError: Flink SQL: INSERT INTO out: the column types of the query result and the table do not match: the query gives the VARCHAR(10) column s a BOOLEAN (the query's column b), which Flink does not cast implicitly: CAST it in the query, CAST(... AS VARCHAR(10)) (TRUE or FALSE, as Flink writes a BOOLEAN)
-    """
-    declared = dict(zip((c for c, _ in t.columns), t.declared, strict=False))
-    for column, kind in t.columns:
-        query_column, query_type = given.get(column, ("", None))
-        if kind == "string" and query_type == "boolean":
-            sink_type = declared.get(column, "STRING")
-            raise PlanError(
-                f"Flink SQL: INSERT INTO {t.name}: the column types of the query result and the table do not match: the query "
-                f"gives the {sink_type} column {column} a BOOLEAN (the query's column {query_column}), which Flink does not cast implicitly: "
-                f"CAST it in the query, CAST(... AS {sink_type}) (TRUE or FALSE, as Flink writes a BOOLEAN)"
-            )
-
-
-def not_null_check(table: str, column: str, value: str) -> str:
-    """Spark SQL of ``value`` (SQL) written to a NOT NULL column: a NULL fails the job naming the column (Flink's
-    ``table.exec.sink.not-null-enforcer``, ERROR, its default)."""
-    message = f"Flink SQL: column {column} of table {table} is NOT NULL, however, a null value is being written into it (Flink: table.exec.sink.not-null-enforcer = ERROR)"
-    quoted = message.replace("'", "''")
-    return f"IF({value} IS NULL, RAISE_ERROR('{quoted}'), {value})"
 
 
 def flink_type(kind: exp.DataType) -> str:

@@ -22,18 +22,10 @@ from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.ddl import (
-    CONNECTORS,
-    DEFAULT_PARTITION,
-    TableDef,
-    check_sink_types,
-    interval_text_ms,
-    not_null_check,
-    table_def,
-    time_truncated,
-)
+from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, table_def
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
+from funke.table.insert_checks import check_sink_types, not_null_check
 from funke.table.lowering import is_updating
 from funke.table.multiset_columns import refuse_multiset_functions
 from funke.table.namespace import (
@@ -53,6 +45,7 @@ from funke.table.planner import Planner
 from funke.table.results import StatementSet, TableResult, merged_inserts
 from funke.table.statements import Script, is_wrapped, read_script
 from funke.table.tableau import tableau
+from funke.table.time_of_day import time_truncated
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import by_key, upserts
 from funke.table.windows import GroupWindow, window_columns
@@ -69,8 +62,7 @@ class Table(TableFunctions):
 
     def __init__(self, t_env: StreamTableEnvironment, stream: DataStream):
         self._t_env, self._stream = t_env, stream
-        #: What ``sql_query`` knows of its columns' Flink types (``funke.table.describe.view_columns``): a view
-        #: of this table keeps it, so that a COLLECT's MULTISET stays one (``funke.table.multiset_columns``).
+        #: Its columns' Flink types as ``sql_query`` knows them: a view of it keeps them (a COLLECT's MULTISET stays one).
         self._known_columns: dict[str, tuple[str, bool]] = {}
 
     @property

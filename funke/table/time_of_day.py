@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from funke.dialect.functions import BUILTINS, call_name
 from funke.dialect.rewrites import fill
-from funke.errors import PlanError
+from funke.errors import PlanError, UnsupportedError
 from funke.plan.types import Schema
 
 #: The planner's ``at``: where a node is in the query's text.
@@ -193,3 +193,42 @@ def time_text(value: dt.time) -> str:
     """A time as Flink writes it (a CAST to STRING, a printed table): ``12:34:56``, ``12:34:56.5``, ``12:34:56.123``."""
     millis = f"{value.microsecond // 1000:03d}".rstrip("0")
     return f"{value:%H:%M:%S}" + (f".{millis}" if millis else "")
+
+
+#: Where a TIME column has Flink's meaning in funke: the connectors writing it as text, and the formats reading it
+#: as text (``HH:mm:ss[.fraction]``, Flink's and Spark's alike; a read value cut to the column's precision).
+_TIME_CONNECTORS = frozenset({"print", "blackhole"})
+_TIME_FORMATS = frozenset({"csv", "json"})
+
+
+def check_time_columns(table: str, connector: str, fmt: str | None, items: list[exp.ColumnDef], at: Callable[[exp.Expression], str]) -> None:
+    """Refuse a TIME column of CREATE TABLE ``table`` (its ``connector`` and ``format``) funke cannot give Flink's
+    meaning: one inside a ROW or an ARRAY, or of a connector or format other than a filesystem table's csv or json,
+    ``print`` or ``blackhole``."""
+    for item in items:
+        kind = item.args.get("kind")  # (None: a computed column's, of its expression)
+        if kind is None or not any(k.this == exp.DataType.Type.TIME for k in kind.find_all(exp.DataType)):
+            continue
+        where = f"the TIME column {item.name} (at {at(item)}) of table {table}"
+        instead = f"declare {item.name} a STRING and CAST({item.name} AS TIME) in a view or a computed column"
+        if kind.this != exp.DataType.Type.TIME:
+            raise UnsupportedError(f"Flink SQL: {where}: a TIME inside a ROW, an ARRAY or a MAP is not supported by funke; {instead}")
+        if connector in _TIME_CONNECTORS or (connector == "filesystem" and fmt in _TIME_FORMATS):
+            continue
+        how = f"the {connector} connector" + (f" with the format {fmt!r}" if fmt else "")
+        raise UnsupportedError(
+            f"Flink SQL: {where}: a TIME column of {how} is not supported by funke (it reads and writes TIME in a filesystem "
+            f"table's csv or json, and prints it); {instead}"
+        )
+
+
+def time_truncated(column: str, spark_type: str) -> str | None:
+    """Spark SQL of a read TIME ``column`` cut to its type's precision, as Flink's reader keeps it (Spark's reader
+    keeps the fraction written: ``23:59:59.123`` in a TIME(0)); None for a column of another type.
+
+    >>> time_truncated("t", "time(0)"), time_truncated("n", "int")
+    ('CAST(CAST(`t` AS TIME(6)) AS TIME(0))', None)
+    """
+    if not spark_type.startswith("time("):
+        return None
+    return f"CAST(CAST(`{column}` AS TIME(6)) AS {spark_type.upper()})"  # (a CAST to the same type keeps the fraction)

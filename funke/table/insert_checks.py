@@ -1,0 +1,40 @@
+"""What an INSERT writes into a table's columns, checked as Flink's planner and its sink's enforcer check it:
+a column type Flink does not cast to implicitly is refused while planning, a NULL for a NOT NULL column fails the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from funke.errors import PlanError
+from funke.table.ddl import TableDef
+
+
+def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]]) -> None:
+    """Refuse an INSERT into ``t`` whose query gives a character string column (``STRING``, ``VARCHAR(n)``, ``CHAR(n)``)
+    a BOOLEAN, as Flink's planner does (``Column types of query result and sink ... do not match``; Flink casts a
+    BOOLEAN to a string only when told to). ``given``: each written column's query column and its type.
+
+    >>> t = TableDef("out", (("s", "string"),), (), None, (), "print", {}, "", declared=("VARCHAR(10)",))
+    >>> check_sink_types(t, {"s": ("b", "boolean")})
+    Traceback (most recent call last):
+    funke.errors.PlanError: Flink SQL: INSERT INTO out: the column types of the query result and the table do not match: the query gives the VARCHAR(10) column s a BOOLEAN (the query's column b), which Flink does not cast implicitly: CAST it in the query, CAST(... AS VARCHAR(10)) (TRUE or FALSE, as Flink writes a BOOLEAN)
+    """
+    declared = dict(zip((c for c, _ in t.columns), t.declared, strict=False))
+    for column, kind in t.columns:
+        query_column, query_type = given.get(column, ("", None))
+        if kind == "string" and query_type == "boolean":
+            sink_type = declared.get(column, "STRING")
+            raise PlanError(
+                f"Flink SQL: INSERT INTO {t.name}: the column types of the query result and the table do not match: the query "
+                f"gives the {sink_type} column {column} a BOOLEAN (the query's column {query_column}), which Flink does not cast implicitly: "
+                f"CAST it in the query, CAST(... AS {sink_type}) (TRUE or FALSE, as Flink writes a BOOLEAN)"
+            )
+
+
+def not_null_check(table: str, column: str, value: str) -> str:
+    """Spark SQL of ``value`` (SQL) written to a NOT NULL column: a NULL fails the job naming the column (Flink's
+    ``table.exec.sink.not-null-enforcer``, ERROR, its default)."""
+    message = f"Flink SQL: column {column} of table {table} is NOT NULL, however, a null value is being written into it (Flink: table.exec.sink.not-null-enforcer = ERROR)"
+    quoted = message.replace("'", "''")
+    return f"IF({value} IS NULL, RAISE_ERROR('{quoted}'), {value})"
