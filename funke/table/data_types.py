@@ -343,38 +343,26 @@ def field_names(t: DataType | str) -> tuple[str, ...]:
     return tuple(struct_fields(spark_type(t)))
 
 
-def flink_name(spark: str) -> str:
-    """How Flink SQL writes funke's column type ``spark`` (for messages).
+def flink_name(spark: str, *, summary: bool = False) -> str:
+    """How Flink SQL writes funke's column type ``spark`` (for messages); with ``summary``, as Flink's DESCRIBE and
+    ``print_schema`` write it (``LogicalType.asSummaryString``): a ROW's field names quoted, one space after each comma.
 
     >>> flink_name("bigint"), flink_name("array<string>"), flink_name("struct<a:int>")
     ('BIGINT', 'ARRAY<STRING>', 'ROW<a INT>')
-    """
-    if spark.startswith("array<"):
-        return f"ARRAY<{flink_name(spark[6:-1])}>"
-    if spark.startswith("struct<"):
-        return f"ROW<{', '.join(f'{n} {flink_name(t)}' for n, t in struct_fields(spark).items())}>"
-    if spark.startswith("map<"):
-        k, v = split_top_level(spark[4:-1])
-        return f"MAP<{flink_name(k)}, {flink_name(v)}>"
-    return {"binary": "BYTES", "timestamp": "TIMESTAMP(6)"}.get(spark, spark.upper())
-
-
-def flink_summary(spark: str) -> str:
-    """How Flink's DESCRIBE and ``print_schema`` write funke's column type ``spark``: a ROW's field names quoted,
-    one space after each comma, as Flink's ``LogicalType.asSummaryString``.
-
-    >>> flink_summary("map<string,int>"), flink_summary("decimal(10,2)")
+    >>> flink_name("map<string,int>", summary=True), flink_name("decimal(10,2)", summary=True)
     ('MAP<STRING, INT>', 'DECIMAL(10, 2)')
-    >>> flink_summary("array<map<string,struct<x:int,y:decimal(10,2)>>>")
+    >>> flink_name("array<map<string,struct<x:int,y:decimal(10,2)>>>", summary=True)
     'ARRAY<MAP<STRING, ROW<`x` INT, `y` DECIMAL(10, 2)>>>'
     """
-    spark = spark.strip()
+    spark = spark.strip() if summary else spark
     if spark.startswith("array<"):
-        return f"ARRAY<{flink_summary(spark[6:-1])}>"
+        return f"ARRAY<{flink_name(spark[6:-1], summary=summary)}>"
+    if spark.startswith("struct<"):
+        fields = struct_fields(spark).items()
+        name = (lambda n: f"`{n.strip().replace('`', '``')}`") if summary else (lambda n: n)
+        return f"ROW<{', '.join(f'{name(n)} {flink_name(t, summary=summary)}' for n, t in fields)}>"
     if spark.startswith("map<"):
         k, v = split_top_level(spark[4:-1])
-        return f"MAP<{flink_summary(k)}, {flink_summary(v)}>"
-    if spark.startswith("struct<"):
-        fields = [f"`{n.strip().replace('`', '``')}` {flink_summary(t)}" for n, t in struct_fields(spark).items()]
-        return f"ROW<{', '.join(fields)}>"
-    return flink_name(spark).replace(",", ", ")  # (DECIMAL(10, 2))
+        return f"MAP<{flink_name(k, summary=summary)}, {flink_name(v, summary=summary)}>"
+    text = {"binary": "BYTES", "timestamp": "TIMESTAMP(6)"}.get(spark, spark.upper())
+    return text.replace(",", ", ") if summary else text  # (DECIMAL(10, 2))

@@ -29,7 +29,7 @@ from funke.dialect.syntax import Collect, TableArg, WindowTvf
 from funke.errors import PlanError, UnsupportedError
 from funke.plan.nodes import Node
 from funke.plan.types import Schema, split_top_level
-from funke.table.data_types import flink_summary
+from funke.table.data_types import flink_name
 from funke.table.ddl import TableDef, flink_sql
 from funke.table.planner import is_proctime
 
@@ -102,7 +102,7 @@ def table_columns(rows: list[list[Any]]) -> dict[str, tuple[str, bool]]:
 def _flink_type(kind: str | None) -> str:
     if kind is None:
         return "NULL"  # (a computed column of NULL alone)
-    return flink_summary(kind)
+    return flink_name(kind, summary=True)
 
 
 def never_null(e: exp.Expression, not_null: Collection[str]) -> bool:
