@@ -25,6 +25,12 @@ class FunkeSettings(BaseSettings):
         description="extra options for the JVMs of a session funke starts (driver and executors), after funke's own -Xss32m; "
         "a session you pass in, an active one or a Spark Connect server keeps its own (FUNKE_JVM_OPTIONS)",
     )
+    checkpoint_timeout: int = Field(
+        600_000,
+        gt=0,
+        description="ms a streaming query's micro-batch (its checkpoint) may run before the query restarts from its last checkpoint, "
+        "at most 3 times in a row, then the job fails; as Flink's execution.checkpointing.timeout (FUNKE_CHECKPOINT_TIMEOUT)",
+    )
     http: bool = Field(True, description="serve a streaming job's metrics, state and dashboard over HTTP (FUNKE_HTTP)")
     http_host: str = Field("127.0.0.1", description="address the job's HTTP server binds; any but loopback needs a bearer token (FUNKE_HTTP_HOST)")
     http_port: int = Field(0, description="port of the job's HTTP server; 0 picks a free one, shown by funke list (FUNKE_HTTP_PORT)")

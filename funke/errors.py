@@ -27,9 +27,9 @@ class JobFailedError(FunkeError, RuntimeError):
     """A running job stopped with an error; the cause carries the user's traceback."""
 
 
-class UserFunctionError(FunkeError, RuntimeError):
-    """A user's function raised while a job ran (on a Spark worker): the message's first line names the
-    function, its operator and the exception; the lines after it are the function's frames."""
+class CheckpointTimeoutError(FunkeError, RuntimeError):
+    """A query's micro-batch (its checkpoint) did not commit within the checkpoint timeout, again after
+    each restart from its checkpoint (``funke.runtime.watchdog``)."""
 
 
 def did_you_mean(name: str, available: list[str] | tuple[str, ...], what: str = "columns") -> str:
@@ -50,5 +50,6 @@ class SourceError(FunkeError, RuntimeError):
 
 
 class UserFunctionError(FunkeError, RuntimeError):
-    """A user's function (a Python UDF of Flink SQL, say) raised, or returned a value that does not fit
-    its declared type, while the job ran: the message names the function and the row."""
+    """A user's function (a process function on a Spark worker, a Python UDF of Flink SQL) raised, or
+    returned a value that does not fit its declared type, while the job ran: the message's first line
+    names the function and its operator or row; the lines after it are the function's frames."""

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from funke.errors import JobFailedError, PlanError
+from funke.errors import CheckpointTimeoutError, JobFailedError, PlanError
 from funke.runtime.exceptions import FAILED, exception_entry
 from funke.runtime.failures import failure_message
 from funke.runtime.metrics import WARMUP_BATCHES, percentile
@@ -44,6 +44,7 @@ class JobHandle:
         self.listener: Any = None  # the StreamingQueryListener (classic Spark streaming runs)
         self.batch_thread: threading.Thread | None = None  # bounded runs
         self.poller: threading.Thread | None = None  # Spark Connect progress
+        self.watchdog: threading.Thread | None = None  # the checkpoint timeout (funke.runtime.watchdog), streaming runs
         self.checkpoints: Checkpoints | None = None  # streaming runs
         self.by_query: dict[str, QueryState] = {}  # Spark query id -> its state
         self.connect = False
@@ -150,15 +151,40 @@ class JobHandle:
                 err = q.exception()
                 if err is None or not transient(err):
                     continue
-                st.restarts += 1
-                why = str(err).splitlines()[0]
-                self.exceptions.append(exception_entry(st.sink.uid, f"{st.sink.where()} failed transiently: {why}", err, f"restarted from its checkpoint ({st.restarts} of {MAX_RESTARTS})"))
-                log.warning("job %s: %s failed transiently (%s); restart %d of %d from its checkpoint", self.name, st.sink.where(), why, st.restarts, MAX_RESTARTS)
-                try:
-                    resume_query(self, st)
-                except BaseException as e:  # reported by wait()
-                    self.error = e
+                if not self._restart(st, f"{st.sink.where()} failed transiently: {str(err).splitlines()[0]}", err):
                     return
+
+    def restart_overdue(self, st: QueryState, timeout_s: float) -> None:
+        """Stop ``st``'s query, whose micro-batch has run past the checkpoint timeout
+        (``funke.runtime.watchdog``), and start it again from its checkpoint, at most
+        ``MAX_RESTARTS`` times; then fail the job naming the timeout."""
+        why = f"{st.sink.where()}: micro-batch {st.last_batch_id + 1} did not commit within the checkpoint timeout ({timeout_s:g} s)"
+        with self._lock:
+            if self.ended is not None or st.query is None or not st.query.isActive:
+                return
+            if st.restarts >= MAX_RESTARTS:
+                self.error = CheckpointTimeoutError(f"{why}, after {st.restarts} restarts from its checkpoint")
+                return
+            try:
+                st.query.stop()
+            except BaseException as e:  # noqa: BLE001 (reported by wait())
+                self.error = e
+                return
+            self._restart(st, why, why)
+
+    def _restart(self, st: QueryState, why: str, cause: Any) -> bool:
+        """(Holding the lock.) Start ``st``'s stopped or failed query again from its checkpoint,
+        noting why; False when that failed (``wait()`` reports it)."""
+        st.restarts += 1
+        action = f"restarted from its checkpoint ({st.restarts} of {MAX_RESTARTS})"
+        self.exceptions.append(exception_entry(st.sink.uid, why, cause, action))
+        log.warning("job %s: %s; %s", self.name, why, action)
+        try:
+            resume_query(self, st)
+        except BaseException as e:  # noqa: BLE001 (reported by wait())
+            self.error = e
+            return False
+        return True
 
     def _raise_if_failed(self) -> None:
         self.recover()

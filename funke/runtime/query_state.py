@@ -59,8 +59,11 @@ class QueryState:
     clocks: list[Clock] = field(default_factory=list)
     #: When the query's general operators on Spark's watermark need a batch (``funke.runtime.watermarks``).
     beats: list[Beat] = field(default_factory=list)
-    #: Times the query was restarted from its checkpoint after a transient failure (``transient``).
+    #: Times the query was restarted from its checkpoint after a transient failure (``transient``) or a
+    #: micro-batch past the checkpoint timeout (``funke.runtime.watchdog``).
     restarts: int = 0
+    #: How long each micro-batch of a real-time query runs by design (its checkpoint interval), ms; 0 otherwise.
+    batch_runs_ms: int = 0
     #: The last micro-batches as records (``funke.runtime.progress``): rates, checkpoint history, lag.
     history: deque[BatchRecord] = field(default_factory=lambda: deque(maxlen=HISTORY_BATCHES))
     #: What failed the query in funke's own bookkeeping (a partition commit): the job fails with it.

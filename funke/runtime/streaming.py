@@ -17,6 +17,7 @@ from funke.connectors.sources import FileSource
 from funke.errors import PlanError
 from funke.plan import nodes
 from funke.runtime.query_state import QueryState, output_metric, safe_name
+from funke.runtime.watchdog import start_watch
 from funke.runtime.writers import batch_writer, prepare_file_sink, split_writer
 from funke.spark.file_sink import stream_writer
 from funke.spark.general.program import DROPPED, DUE, TAG
@@ -92,6 +93,7 @@ def start_streaming(env: JobSpec, handle: JobHandle, fresh: bool) -> None:
     if handle.connect:
         handle.poller = threading.Thread(target=poll_progress, args=(handle,), name=f"funke-progress-{handle.name}", daemon=True)
         handle.poller.start()
+    handle.watchdog = start_watch(handle, env.settings.checkpoint_timeout)
 
 
 def resume_query(handle: JobHandle, st: QueryState) -> None:
@@ -141,8 +143,10 @@ def start_query(handle: JobHandle, st: QueryState) -> None:
         df = st.compiled.frame.observe(output_metric(st.sink.uid), F.count(F.lit(1)).alias("rows"))
     location = handle.checkpoints.location(st.sink.uid)
     if st.plan.realtime:
-        from funke.spark.realtime import writer as realtime_writer  # (pyspark's lazy import)
+        from funke.spark.realtime import DEFAULT_INTERVAL_MS  # (pyspark's lazy import)
+        from funke.spark.realtime import writer as realtime_writer
 
+        st.batch_runs_ms = handle.interval_ms or DEFAULT_INTERVAL_MS
         st.query = realtime_writer(df, st.sink.spec, name=f"{handle.name}.{st.sink.uid}", checkpoint=location,
                                    interval_ms=handle.interval_ms).start()  # fmt: skip
         handle.by_query[str(st.query.id)] = st

@@ -94,3 +94,32 @@ def test_a_source_runner_that_misses_spark_s_connect_back_wait_restarts_the_quer
     assert handle.metrics()["restarts"] == 1
     assert window_rows(sink.rows) == Counter(EXPECTED)  # each window once
 
+
+
+def test_a_micro_batch_past_the_checkpoint_timeout_restarts_its_query_exactly(spark, tmp_path):
+    """As a Python worker waiting for good on Spark's state server that stopped answering: the first
+    call of the reduce function, in whichever worker, never returns. The job restarts the query from its
+    checkpoint once the batch has run past the checkpoint timeout, and every running sum is written once."""
+    from funke.config import settings
+
+    marker = str(tmp_path / "stuck-once")
+
+    def longest_sum(a, b):
+        import os
+        import threading
+
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            threading.Event().wait()  # never set
+        return {**b, "v": a["v"] + b["v"]}
+
+    env = fk.StreamEnvironment(app="test", spark=spark, checkpoint_dir=str(tmp_path / "ckpt"), settings_=settings(checkpoint_timeout=20_000))
+    rows = [{"k": k, "v": v} for k, v in [("a", 1), ("b", 10), ("a", 2), ("a", 3), ("b", 20)]]
+    sums = env.from_collection(rows, "k string, v bigint", rows_per_batch=2).key_by("k").reduce(longest_sum).collect()
+    handle = env.execute()
+    handle.wait(timeout=300)
+    assert handle.done, "job did not finish"
+    assert Path(marker).exists(), "the reduce function never hung"
+    assert handle.metrics()["restarts"] >= 1
+    assert any("did not commit within the checkpoint timeout (20 s)" in e["headline"] for e in handle.exceptions)
+    assert sorted((r["k"], r["v"]) for r in sums.rows) == [("a", 1), ("a", 3), ("a", 6), ("b", 10), ("b", 30)]

@@ -96,3 +96,17 @@ def test_a_construct_without_a_mapping_is_refused_naming_it_and_what_to_do(const
     build, message = REFUSALS[construct]
     with pytest.raises(PlanError, match=message):  # (UnsupportedError, or PlanError for a wrong use)
         build()
+
+
+def test_the_checkpoint_interval_and_timeout_keys_and_setters_are_funke_s():
+    e = env()
+    e.configure(Configuration().set_string("execution.checkpointing.interval", "2 s").set_string("execution.checkpointing.timeout", "3 min"))
+    config = e.get_checkpoint_config()
+    assert (config.get_checkpoint_interval(), config.get_checkpoint_timeout()) == (2_000, 180_000)
+    assert (e._fk.checkpoint_interval_ms, e._fk.settings.checkpoint_timeout) == (2_000, 180_000)  # what the job runs with
+    config.set_checkpoint_timeout(45_000)
+    assert e._fk.settings.checkpoint_timeout == 45_000
+    with pytest.raises(PlanError, match="not a duration"):
+        e.configure(Configuration().set_string("execution.checkpointing.timeout", "soon"))
+    with pytest.raises(ValueError, match="must be positive"):
+        config.set_checkpoint_timeout(0)

@@ -3,6 +3,7 @@ decisions, without Spark (tests/spark/test_restarts.py runs one for real)."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -63,3 +64,47 @@ def test_any_other_failure_fails_the_job_without_a_restart(monkeypatch):
     with pytest.raises(JobFailedError, match="division by zero"):
         handle._raise_if_failed()
     assert started == [] and st.restarts == 0
+
+
+class StuckQuery(FailedQuery):
+    """A running query whose micro-batch never ends (its status says a trigger is active)."""
+
+    @property
+    def status(self) -> dict[str, object]:
+        return {"message": "Processing new data", "isDataAvailable": True, "isTriggerActive": True}
+
+
+def test_a_batch_past_the_checkpoint_timeout_restarts_its_query_then_fails_the_job(monkeypatch):
+    from funke.errors import CheckpointTimeoutError
+    from funke.runtime.watchdog import start_watch
+
+    handle, st, started = streaming(None, monkeypatch)
+    st.query, st.batches, st.last_batch_id, st.batch_runs_ms, st.dead_letters = StuckQuery(), 4, 3, 0, 0
+    monkeypatch.setattr(jobs, "resume_query", lambda handle, state: (started.append(state.restarts), setattr(state, "query", StuckQuery())))
+    watchdog = start_watch(handle, timeout_ms=50)
+    try:
+        deadline = time.monotonic() + 60
+        while handle.error is None:
+            assert time.monotonic() < deadline, "the watchdog never gave up"
+            time.sleep(0.01)
+    finally:
+        handle.stopping.set()
+        watchdog.join()
+    assert started == list(range(1, jobs.MAX_RESTARTS + 1))  # each restart stopped the stuck query first
+    assert [e["headline"] for e in handle.exceptions] == ["sink 'out': micro-batch 4 did not commit within the checkpoint timeout (0.05 s)"] * 3
+    with pytest.raises(JobFailedError, match="did not commit within the checkpoint timeout") as failed:
+        handle._raise_if_failed()
+    assert isinstance(failed.value.__cause__, CheckpointTimeoutError)
+
+
+def test_a_query_waiting_for_data_or_committing_batches_is_not_restarted(monkeypatch):
+    from funke.runtime.watchdog import BatchClock
+
+    clock, now = BatchClock(), 0.0
+    for batches in range(100):  # a batch commits each 1 s, under a 2 s timeout: never overdue
+        for _ in range(2):
+            now += 0.5
+            assert not clock.overdue(running=True, batches=batches, now=now, timeout_s=2)
+    assert not clock.overdue(running=False, batches=100, now=now + 1_000, timeout_s=2)  # idle for long
+    assert not clock.overdue(running=True, batches=100, now=now + 1_001, timeout_s=2)  # a new batch: counted from here
+    assert clock.overdue(running=True, batches=100, now=now + 1_003.5, timeout_s=2)

@@ -1,7 +1,8 @@
-"""PyFlink's ``CheckpointConfig``: the interval is funke's checkpoint interval (the micro-batch trigger);
-Spark checkpoints every micro-batch synchronously, so the settings about concurrency, alignment,
-timeouts and pauses between checkpoints describe Flink's asynchronous checkpoints and change
-nothing here (README, "Coming from PyFlink", lists each)."""
+"""PyFlink's ``CheckpointConfig``: the interval is funke's checkpoint interval (the micro-batch trigger),
+the timeout how long a micro-batch may run before its query restarts from its checkpoint
+(``funke.runtime.watchdog``). Spark checkpoints every micro-batch synchronously, so the settings about
+concurrency, alignment and pauses between checkpoints describe Flink's asynchronous checkpoints and
+change nothing here (README, "Coming from PyFlink", lists each)."""
 
 from __future__ import annotations
 
@@ -40,10 +41,14 @@ class CheckpointConfig:
         return self
 
     def set_checkpoint_timeout(self, checkpoint_timeout: int) -> CheckpointConfig:
-        return self._keep("timeout", checkpoint_timeout)
+        if int(checkpoint_timeout) <= 0:
+            raise ValueError(f"checkpoint timeout must be positive, got {checkpoint_timeout}")
+        fk = self._env._fk
+        fk.settings = fk.settings.model_copy(update={"checkpoint_timeout": int(checkpoint_timeout)})
+        return self
 
     def get_checkpoint_timeout(self) -> int:
-        return self._settings.get("timeout", 600_000)
+        return self._env._fk.settings.checkpoint_timeout
 
     def set_min_pause_between_checkpoints(self, min_pause_between_checkpoints: int) -> CheckpointConfig:
         return self._keep("min_pause", min_pause_between_checkpoints)

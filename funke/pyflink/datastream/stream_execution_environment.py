@@ -30,12 +30,20 @@ from funke.pyflink.datastream._wire import VALUE, dumps, needs_conversion
 from funke.pyflink.datastream.checkpoint_config import CheckpointConfig
 from funke.pyflink.datastream.checkpointing_mode import CheckpointingMode
 from funke.pyflink.datastream.execution_mode import RuntimeExecutionMode
+from funke.table.ddl import interval_text_ms
 
 __all__ = ["JobClient", "JobExecutionResult", "StreamExecutionEnvironment"]
 
 #: Configuration keys funke honours; keys of Flink's runtime (Python workers, memory, network, state
 #: backends, REST) have no meaning on Spark and are accepted as README "Coming from PyFlink" says.
-_HONOURED = {"parallelism.default", "execution.runtime-mode", "pipeline.name", "pipeline.global-job-parameters"}
+_HONOURED = {
+    "parallelism.default",
+    "execution.runtime-mode",
+    "pipeline.name",
+    "pipeline.global-job-parameters",
+    "execution.checkpointing.interval",
+    "execution.checkpointing.timeout",
+}
 _RUNTIME_PREFIXES = ("python.", "taskmanager.", "jobmanager.", "rest.", "state.", "execution.checkpointing.", "pipeline.", "table.", "restart-strategy", "heartbeat.", "akka.", "pekko.", "metrics.", "env.", "classloader.", "web.", "blob.", "cluster.", "io.tmp.dirs", "execution.")
 
 
@@ -197,6 +205,10 @@ class StreamExecutionEnvironment:
                 self.set_runtime_mode(RuntimeExecutionMode[value.upper()])
             elif key == "pipeline.name":
                 self._job_name = value
+            elif key == "execution.checkpointing.interval":
+                self._checkpoint_config.set_checkpoint_interval(interval_text_ms(value, key))
+            elif key == "execution.checkpointing.timeout":
+                self._checkpoint_config.set_checkpoint_timeout(interval_text_ms(value, key))
             elif key == "pipeline.global-job-parameters":
                 pairs = (p.split(":", 1) for p in value.split(",") if p)
                 self._settings.job_parameters.update({k.strip(): v.strip() for k, v in pairs})
