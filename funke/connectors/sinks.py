@@ -65,11 +65,15 @@ class FileSink(SinkSpec):
     overwrite: bool = False
     partition_by: tuple[str, ...] = ()
     commit: PartitionCommit | None = None
+    #: json: leave a null field out of its record (Flink's ``json.encode.ignore-null-fields``); by default it is written ``null``.
+    ignore_null_fields: bool = False
     kind: ClassVar[str] = "files"
 
     def __post_init__(self) -> None:
         if self.format not in ("parquet", "json", "csv", "text"):
             raise PlanError(f"files sink format must be parquet, json, csv or text (one string column), got {self.format!r}")
+        if self.ignore_null_fields and self.format != "json":
+            raise PlanError(f"files sink {self.path}: ignore_null_fields is an option of the json format, not of {self.format}")
         self.partition_by = tuple(self.partition_by)
         if self.commit is not None and not self.partition_by:
             raise PlanError("files sink: a partition commit needs partition_by columns")
@@ -110,9 +114,12 @@ def collect() -> CollectSink:
 
 
 def files(
-    path: str, *, format: str = "parquet", overwrite: bool = False, partition_by: Sequence[str] = (), commit: PartitionCommit | None = None
+    path: str, *, format: str = "parquet", overwrite: bool = False, partition_by: Sequence[str] = (), commit: PartitionCommit | None = None,
+    ignore_null_fields: bool = False,
 ) -> FileSink:  # fmt: skip
     """Spark's exactly-once file sink; ``overwrite=True`` empties the directory of an earlier run first.
     ``partition_by``: columns whose values name directories (``col=value/...``; a NULL is Spark's
-    ``__HIVE_DEFAULT_PARTITION__``); ``commit``: when each partition gets its success file."""
-    return FileSink(str(path), format, overwrite, tuple(partition_by), commit)
+    ``__HIVE_DEFAULT_PARTITION__``); ``commit``: when each partition gets its success file. A json
+    record holds every field, a null one as ``null`` (as Flink's json format writes it), or with
+    ``ignore_null_fields=True`` only the fields that are not null."""
+    return FileSink(str(path), format, overwrite, tuple(partition_by), commit, ignore_null_fields)

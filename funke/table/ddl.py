@@ -9,7 +9,8 @@ Connectors (Flink's names and options; an option funke does not know is refused,
   shortest sequence). Unlike Flink's, the random values are a pure function of the row number, so
   a run is replayable; a timestamp is the micro-batch's clock minus a random part of ``max-past``.
 * ``filesystem`` (source and sink): ``path``, ``format`` (``parquet``, ``json``, ``csv``), and for a
-  source ``source.monitor-interval`` (new files are read as they land). A sink ``PARTITIONED BY (cols)``
+  source ``source.monitor-interval`` (new files are read as they land). A json sink writes a null
+  field as ``null``, or leaves it out with ``json.encode.ignore-null-fields`` = ``true``. A sink ``PARTITIONED BY (cols)``
   writes ``col=value/...`` directories (a NULL value: ``partition.default-name``, ``__DEFAULT_PARTITION__``)
   and commits partitions with a success file (``sink.partition-commit.policy.kind`` = ``success-file``,
   ``.trigger`` ``process-time`` or ``partition-time``, ``.delay``, ``.success-file.name``;
@@ -526,6 +527,8 @@ PARTITION_OPTIONS = frozenset({
 #: Rolling options a Spark file sink meets: each micro-batch writes and finishes files of its own, so no part
 #: file stays open longer than a micro-batch (Flink rolls a part file after these intervals at most).
 ROLLING_OPTIONS = frozenset({"sink.rolling-policy.rollover-interval", "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval"})
+#: The json format's option to leave null fields out of a record written (Flink's default: write them ``null``).
+IGNORE_NULL_FIELDS = "json.encode.ignore-null-fields"
 #: Flink's ``partition.default-name``: the directory of a NULL partition value.
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 
@@ -533,7 +536,10 @@ DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 def _files_sink(t: TableDef) -> Any:
     from funke.connectors.sinks import files
 
-    return files(_required(t, "path"), format=_required(t, "format"), partition_by=t.partition_by, commit=_partition_commit(t))
+    fmt, ignore = _required(t, "format"), t.options.get(IGNORE_NULL_FIELDS, "false").lower()
+    if ignore not in ("true", "false") or (IGNORE_NULL_FIELDS in t.options and fmt != "json"):
+        raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is 'true' or 'false', an option of the json format")
+    return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore == "true")
 
 
 def _partition_commit(t: TableDef) -> Any:
@@ -662,7 +668,7 @@ def _redis_source(t: TableDef) -> Any:
 CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
-    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval"}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
                             source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
