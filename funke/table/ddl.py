@@ -436,9 +436,7 @@ def _nexmark(t: TableDef) -> Any:
         )
     ints = {o: int(_number(t, o, d)) for o, d in (("person.proportion", 1), ("auction.proportion", 3), ("bid.proportion", 46),
             ("auction.hot-ratio.sellers", 4), ("bid.hot-ratio.auctions", 2), ("bid.hot-ratio.bidders", 4), ("events.num", 0))}  # fmt: skip
-    limited = t.options.get("rate.limited", "false").lower()
-    if limited not in ("true", "false"):
-        raise PlanError(f"Flink SQL: table {t.name}: rate.limited must be true or false, got {limited!r}")
+    limited = _flag(t, "rate.limited")
     model = Nexmark(rate, ints["person.proportion"], ints["auction.proportion"], ints["bid.proportion"],
                     ints["auction.hot-ratio.sellers"], ints["bid.hot-ratio.auctions"], ints["bid.hot-ratio.bidders"])  # fmt: skip
     fields: dict[str, tuple[str, ...]] = {}
@@ -456,7 +454,7 @@ def _nexmark(t: TableDef) -> Any:
     columns = {name: made[name] for name, _ in t.columns}
     events = ints["events.num"] or None
     # a micro-batch holds at most one second of event time, so the watermark moves on in steps of a second at most
-    return generator(columns, schema=_ddl(t), events=events, rows_per_second=rate if limited == "true" else None,
+    return generator(columns, schema=_ddl(t), events=events, rows_per_second=rate if limited else None,
                      rows_per_batch=max(1, int(rate)))  # fmt: skip
 
 
@@ -536,10 +534,18 @@ DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 def _files_sink(t: TableDef) -> Any:
     from funke.connectors.sinks import files
 
-    fmt, ignore = _required(t, "format"), t.options.get(IGNORE_NULL_FIELDS, "false").lower()
-    if ignore not in ("true", "false") or (IGNORE_NULL_FIELDS in t.options and fmt != "json"):
-        raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is 'true' or 'false', an option of the json format")
-    return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore == "true")
+    fmt, ignore = _required(t, "format"), _flag(t, IGNORE_NULL_FIELDS)
+    if IGNORE_NULL_FIELDS in t.options and fmt != "json":
+        raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
+    return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore)
+
+
+def _flag(t: TableDef, option: str) -> bool:
+    """A true/false option of ``t`` (any case; false when not given)."""
+    value = t.options.get(option, "false").lower()
+    if value not in ("true", "false"):
+        raise PlanError(f"Flink SQL: table {t.name}: {option} must be true or false, got {value!r}")
+    return value == "true"
 
 
 def _partition_commit(t: TableDef) -> Any:
