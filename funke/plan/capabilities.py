@@ -6,8 +6,9 @@ Flink's exactly. General = funke's operators on ``transformWithStateInPandas``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from funke.errors import UnsupportedError
 from funke.plan.connect import BroadcastProcess, CoProcess
@@ -32,6 +33,9 @@ from funke.plan.nodes import (
     Watermark,
     WindowAggregate,
 )
+
+if TYPE_CHECKING:
+    from funke.plan.facts import PlanFacts
 
 NATIVE = "native"
 GENERAL = "general"
@@ -125,13 +129,16 @@ def split_watermark(w: Node) -> bool:
     return bool(getattr(w.input.spec, "split_watermarks", False)) and w.strategy.generator is None and not w.strategy.ingestion_time
 
 
-def _split_reason(node: Node) -> str | None:
-    split = [w for w in watermarks_meeting(node) if split_watermark(w)]
+def _split_reason(node: Node, meeting: Meeting) -> str | None:
+    split = [w for w in meeting(node) if split_watermark(w)]
     return f"{split[0].where()}: {SPLIT_TIME}" if split else None
 
 
 #: Operators that compute their own watermark from their inputs' (funke's clock or a test script's).
 OWN_CLOCK = (CoProcess, BroadcastProcess, WindowJoin)
+
+#: The watermark strategies meeting at a node (``watermarks_meeting``, or ``PlanFacts.meeting``).
+Meeting = Callable[[Node], list[Watermark]]
 
 
 def watermarks_meeting(node: Node) -> list[Watermark]:
@@ -151,26 +158,26 @@ def watermarks_meeting(node: Node) -> list[Watermark]:
     return list(seen.values())
 
 
-def idle_inputs(node: Node) -> list[Watermark]:
+def idle_inputs(node: Node, meeting: Meeting = watermarks_meeting) -> list[Watermark]:
     """The inputs with ``with_idleness`` among several watermarked ones meeting at ``node`` (where
     idleness matters: an idle input stops holding their minimum back); [] otherwise."""
-    met = watermarks_meeting(node)
+    met = meeting(node)
     return [w for w in met if w.strategy.idleness_ms is not None] if len(met) > 1 else []
 
 
-def _idleness_reason(node: Node) -> str | None:
-    idle = idle_inputs(node)
+def _idleness_reason(node: Node, meeting: Meeting) -> str | None:
+    idle = idle_inputs(node, meeting)
     if not idle:
         return None
     w = idle[0]
     return (
-        f"with_idleness({w.strategy.idleness_ms} ms) on {w.where()}, one of {len(watermarks_meeting(node))} watermarked inputs "
+        f"with_idleness({w.strategy.idleness_ms} ms) on {w.where()}, one of {len(meeting(node))} watermarked inputs "
         "meeting here: Spark's query watermark has no idle inputs, so funke computes this operator's watermark on the driver "
         "(Flink's rule: the minimum over the inputs, -infinity until each has sent a row, an input quiet that long skipped)"
     )
 
 
-def check_idleness(sinks: Iterable[Node]) -> None:
+def check_idleness(facts: PlanFacts) -> None:
     """Refuse ``with_idleness`` where funke cannot honour it, instead of ignoring it.
 
     Idleness matters where several watermarked inputs meet: an idle one stops holding their
@@ -180,12 +187,10 @@ def check_idleness(sinks: Iterable[Node]) -> None:
     operators still see is Spark's query watermark, which has no idle inputs: a native operator
     reading it where an idle input meets others is refused (the planner never makes one today).
     """
-    from funke.plan.nodes import walk
-
-    for node in walk(list(sinks)):
-        if not isinstance(node, (WindowAggregate, IntervalJoin)) or place(node).path != NATIVE:
+    for node in facts.nodes:
+        if not isinstance(node, (WindowAggregate, IntervalJoin)) or facts.place(node).path != NATIVE:
             continue
-        idle = idle_inputs(node)
+        idle = idle_inputs(node, facts.meeting)
         if idle:
             raise UnsupportedError(
                 f"{idle[0].where()}: with_idleness({idle[0].strategy.idleness_ms} ms) on one of the watermarked inputs of "
@@ -194,10 +199,11 @@ def check_idleness(sinks: Iterable[Node]) -> None:
             )
 
 
-def place(node: Node) -> Placement:
-    """The path a node runs on, with the reason in words a user can act on."""
+def place(node: Node, meeting: Meeting = watermarks_meeting) -> Placement:
+    """The path a node runs on, with the reason in words a user can act on. ``meeting``: the watermarks
+    meeting at a node (``funke.plan.facts`` gives the ones it worked out for the whole plan)."""
     if isinstance(node, IntervalJoin):
-        return _place_interval_join(node)
+        return _place_interval_join(node, meeting)
     if isinstance(node, WindowJoin):
         op = "co-group" if node.co_group else "join"
         return Placement(
@@ -215,7 +221,7 @@ def place(node: Node) -> Placement:
             "before the micro-batch's other rows, so a rule applies to every later element" + TWO_INPUT_GENERAL,
         )
     if isinstance(node, WindowAggregate):
-        return _place_window(node)
+        return _place_window(node, meeting)
     if isinstance(node, Process):
         return Placement(
             GENERAL,
@@ -275,23 +281,23 @@ def place(node: Node) -> Placement:
     return Placement(GENERAL, f"no native rule for {node.kind}")
 
 
-def _time_reasons(node: Node) -> list[str]:
+def _time_reasons(node: Node, meeting: Meeting) -> list[str]:
     """Why Spark's query watermark is not this operator's: where its time comes from instead."""
     reasons = []
     if node.scripted_time:
         reasons.append("the watermark comes from a test script, which Spark's watermark cannot follow")
     if node.generated_time:
         reasons.append(GENERATED_TIME)
-    return reasons + [r for r in (_idleness_reason(node), _split_reason(node)) if r]
+    return reasons + [r for r in (_idleness_reason(node, meeting), _split_reason(node, meeting)) if r]
 
 
-def _place_interval_join(node: IntervalJoin) -> Placement:
+def _place_interval_join(node: IntervalJoin, meeting: Meeting) -> Placement:
     reasons = []
     if node.function is not None:
         reasons.append(f"the ProcessJoinFunction {type(node.function).__qualname__} runs in Python")
     if any(i.watermark is None for i in node.inputs):
         reasons.append("a stream's event time has no watermark strategy Spark can follow")
-    reasons += _time_reasons(node)
+    reasons += _time_reasons(node, meeting)
     if reasons:
         asked = "on_path('native') asked for Spark's join, but " if node.path_hint == NATIVE else ""
         return Placement(GENERAL, asked + "; ".join(reasons) + TWO_INPUT_GENERAL)
@@ -300,7 +306,7 @@ def _place_interval_join(node: IntervalJoin) -> Placement:
     return Placement(NATIVE, NATIVE_INTERVAL_JOIN)
 
 
-def _place_window(node: WindowAggregate) -> Placement:
+def _place_window(node: WindowAggregate, meeting: Meeting) -> Placement:
     a = node.assigner
     reasons = []
     if a.kind not in NATIVE_WINDOW_KINDS or not a.is_event_time:
@@ -320,7 +326,7 @@ def _place_window(node: WindowAggregate) -> Placement:
         reasons.append("asked for with on_path('general')")
     if node.path_hint == LATENCY_FIRST:
         reasons.append(LATENCY_FIRST_WHY)
-    reasons += _time_reasons(node)
+    reasons += _time_reasons(node, meeting)
     if reasons:
         return Placement(GENERAL, "; ".join(reasons) + GENERAL_TIME)
     return Placement(

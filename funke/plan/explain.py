@@ -14,7 +14,7 @@ def explain(sinks: list[Sink] | tuple[Sink, ...], *, mode: str = "streaming", la
     against what that mode runs (``funke.plan.realtime``), and refused there when it cannot."""
     realtime = mode == "streaming" and latency_mode == "realtime"
     if realtime:
-        check_realtime(sinks)
+        check_realtime(walk(sinks))
     lines = [f"funke plan ({mode}{', real-time' if realtime else ''}), {len(sinks)} sink(s)"]
     seen: set[int] = set()
     changes = describe_modes(walk(sinks))  # (each node's changelog mode, where the plan has updating results)

@@ -8,10 +8,13 @@ joins know only Spark's watermark, so those operators go to the general path
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from funke.errors import UnsupportedError
-from funke.plan.nodes import Node, Union, Watermark, walk
+from funke.plan.nodes import Union, Watermark
+
+if TYPE_CHECKING:
+    from funke.plan.facts import PlanFacts
 
 #: Why an operator downstream of a generator runs on the general path (explain(), capabilities).
 GENERATED_TIME = "the watermark comes from a user WatermarkGenerator (for_generator), which Spark's watermark cannot follow"
@@ -25,12 +28,12 @@ GENERATOR_RUN = (
 )
 
 
-def check_generators(sinks: Iterable[Node]) -> None:
+def check_generators(facts: PlanFacts) -> None:
     """Refuse what funke cannot run exactly with a generator's watermark, with what to do instead."""
-    from funke.plan.capabilities import GENERAL, place
+    from funke.plan.capabilities import GENERAL  # (capabilities imports this module)
 
     marks: dict[int, frozenset[Watermark]] = {}  # per node: the strategies whose watermark its rows carry
-    for node in walk(list(sinks)):
+    for node in facts.nodes:
         upstream = frozenset().union(*(marks[id(i)] for i in node.inputs)) if node.inputs else frozenset()
         generated = [w for w in upstream if w.strategy.generator is not None]
         if isinstance(node, Watermark):
@@ -69,4 +72,4 @@ def check_generators(sinks: Iterable[Node]) -> None:
                     f"{idle[0].where()}: with_idleness on a WatermarkGenerator's stream is not honoured where inputs meet "
                     f"({node.where()}): remove with_idleness, or use for_bounded_out_of_orderness(...).with_idleness(...)"
                 )
-        marks[id(node)] = frozenset() if place(node).path == GENERAL else upstream
+        marks[id(node)] = frozenset() if facts.place(node).path == GENERAL else upstream

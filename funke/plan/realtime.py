@@ -228,9 +228,10 @@ def refusal(node: Node) -> Refusal | None:
     return Refusal(node, why) if why is not None else None
 
 
-def check_realtime(sinks: Iterable[Sink]) -> None:
-    """Refuse (``UnsupportedError``) the first node, sources first, that real-time mode cannot run."""
-    for node in walk(list(sinks)):
+def check_realtime(plan: Iterable[Node]) -> None:
+    """Refuse (``UnsupportedError``) the first node of ``plan`` (every node, inputs first: ``walk``'s order)
+    that real-time mode cannot run."""
+    for node in plan:
         r = refusal(node)
         if r is not None:
             raise UnsupportedError(r.message())

@@ -72,7 +72,7 @@ def start_job(
         check_bounded(env.sinks)
     realtime = mode == "streaming" and getattr(env, "latency_mode", "") == "realtime"
     if realtime:  # refused before anything connects or starts
-        check_realtime(env.sinks)
+        check_realtime(nodes.walk(env.sinks))
     for sink in env.sinks:
         if isinstance(sink.spec, BatchSink):
             sink.spec.check(name)

@@ -13,6 +13,11 @@ from pyspark.sql import Column, DataFrame
 
 from funke.plan import nodes
 
+#: Spark drops a join input row with time <= its watermark (max - delay); Flink drops time < its
+#: watermark (max - bound - 1). Declared bound + 2 ms behind (the watermarks feeding a native interval
+#: join: ``PlanFacts.join_watermarks``), Spark drops exactly Flink's late rows.
+JOIN_SHIFT_MS = 2
+
 
 @dataclass
 class SourceMetric:

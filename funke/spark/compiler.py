@@ -22,17 +22,17 @@ from funke.connectors.sources import GeneratorSource
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import nodes
-from funke.plan.capabilities import GENERAL, place
+from funke.plan.capabilities import GENERAL
 from funke.plan.connect import BroadcastProcess, CoProcess
+from funke.plan.facts import PlanFacts, analyse
 from funke.plan.functions import LateralTable
 from funke.plan.joins import LEFT, IntervalJoin, WindowJoin
 from funke.plan.types import Field, Schema, normalize_type
 from funke.plan.unkeyed import AsyncWait, Process
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import generated, kafka_source, realtime
-from funke.spark.analysis import JOIN_SHIFT_MS, watermarks_of
 from funke.spark.async_io import async_function
-from funke.spark.compiled import DEAD_LETTER_DDL, Compiled, DeadLetterRule, SourceMetric, safe_name
+from funke.spark.compiled import DEAD_LETTER_DDL, JOIN_SHIFT_MS, Compiled, DeadLetterRule, SourceMetric, safe_name
 from funke.spark.datasources import EOS
 from funke.spark.exprs import to_column
 from funke.spark.general.lowering import default_buckets, lower
@@ -77,7 +77,7 @@ class Compiler:
         cores: int = 2,
         buckets: tuple[int, ...] | None = None,
         seeds: dict[int, tuple[DataFrame, Any]] | None = None,
-        side_tags: dict[int, tuple[Any, ...]] | None = None,
+        facts: PlanFacts | None = None,
     ):
         self.spark = spark
         self.mode = mode
@@ -89,22 +89,18 @@ class Compiler:
         self.buckets = len(self.bucket_ids)
         #: Nodes whose tagged output is given (one micro-batch of a shared general operator).
         self.seeds = dict(seeds or {})
-        #: Per node, the side-output tags read from it downstream.
-        self.side_tags = dict(side_tags or {})
+        #: The plan's facts (``funke.plan.facts``): each node's path, the watermarks meeting it, the side
+        #: outputs read from it, the watermarks of its query, ...; worked out once, before any node is compiled.
+        self.facts = facts if facts is not None else analyse((), streaming=self.streaming)
         #: Every node compiled so far, by id.
         self.done: dict[int, Compiled] = {}
         #: Checks whose failing rows go to the job's dead-letter output instead of on.
         self.dead_rules: list[DeadLetterRule] = []
         self._observed: dict[str, int] = {}
         self._input_metrics: list[SourceMetric] = []
-        #: Watermark nodes feeding a native interval join: declared to Spark 2 ms further behind.
-        self.join_watermarks: set[int] = set()
         #: Count rows out of every native operator too (settings.operator_metrics).
         self.operator_metrics = False
-        #: Per node, the watermark nodes (by id) of the query that reads it (``query_watermarks``).
-        self.query_watermarks: dict[int, set[int]] = {}
-        #: Sources (by id) whose watermark is per split (Kafka partitions), and then their splits.
-        self.split_sources: set[int] = set()
+        #: Per source (by id) whose watermark is per split (Kafka partitions): its splits.
         self.splits: dict[int, list[str]] = {}
         #: ``set_latency_mode("latency-first")``: one-input general operators on Spark's watermark
         #: fire in the micro-batch whose elements pass their time (``Program.same_batch_bound_ms``).
@@ -125,7 +121,7 @@ class Compiler:
         inputs = [self.compile(i) for i in node.inputs]
         visit: Callable[..., Compiled] | None = getattr(self, f"visit_{type(node).__name__}", None)
         if visit is None:
-            raise UnsupportedError(f"{node.where()} [{node.uid}]: the compiler has no rule for {node.kind} nodes ({place(node).why})")
+            raise UnsupportedError(f"{node.where()} [{node.uid}]: the compiler has no rule for {node.kind} nodes ({self.facts.place(node).why})")
         try:
             self._input_metrics = []
             register_python_functions(self.spark, node)
@@ -212,7 +208,7 @@ class Compiler:
         columns = [c for c in frame.columns if c != EOS]
         raw = raw if raw is not None else F.to_json(F.struct(*columns))
         if position is None:  # past the source, a row is known by the source(s) it came from
-            position = F.lit(", ".join(sorted({x.spec.describe() for x in nodes.walk([node]) if isinstance(x, nodes.Source)})))
+            position = F.lit(", ".join(sorted({x.spec.describe() for x in self.facts.sources(node)})))
         self.dead_rules.append(DeadLetterRule(node, frame, reason, raw, position))
         return reason
 
@@ -238,7 +234,7 @@ class Compiler:
                     F.lit(None).cast("string").alias(_DL_SOURCE),
                 )
             )
-        sources = {id(x): x for rule in rules.values() for x in nodes.walk([rule.node]) if isinstance(x, nodes.Source)}
+        sources = {id(x): x for rule in rules.values() for x in self.facts.sources(rule.node)}
         ends = []
         for src in sources.values():
             frame = self.done[id(src)].frame
@@ -261,7 +257,7 @@ class Compiler:
         control = None
         if node.scripted_time:
             df, control = test_stream_frames(self.spark, node.spec, self.streaming)
-        elif id(node) in self.split_sources:  # each row's partition goes on to the watermark's observe
+        elif id(node) in self.facts.split_sources:  # each row's partition goes on to the watermark's observe
             df = kafka_source.frame(self.spark, node.spec, streaming=True, cores=self.cores, split=True)
             self.splits[id(node)] = kafka_source.partition_keys(node.spec)
         elif self.realtime:  # (Kafka only: funke.plan.realtime)
@@ -327,7 +323,7 @@ class Compiler:
         reason = bad_time_reason()
         finite = EOS in frame.columns
         ts = F.when(reason.isNull(), _event_time(column, s.timestamp_unit, finite)).otherwise(_bad_time())
-        delay = s.max_out_of_orderness_ms + (JOIN_SHIFT_MS if id(node) in self.join_watermarks else 0)
+        delay = s.max_out_of_orderness_ms + (JOIN_SHIFT_MS if id(node) in self.facts.join_watermarks else 0)
         df = frame.withColumn(column, ts)
         if s.generator is None:
             df = df.withWatermark(column, f"{delay} milliseconds")
@@ -476,7 +472,7 @@ class Compiler:
         )
 
     def visit_WindowAggregate(self, node: nodes.WindowAggregate, up: Compiled) -> Compiled:
-        if place(node).path == GENERAL:
+        if self.facts.place(node).path == GENERAL:
             return lower(self, node, up)
         df = self.data_rows(up, node.uid)
         ts = node.input.event_time
@@ -545,13 +541,13 @@ class Compiler:
         return lower(self, node, first_up, second_up)
 
     def visit_IntervalJoin(self, node: IntervalJoin, left_up: Compiled, right_up: Compiled) -> Compiled:
-        if place(node).path == GENERAL:
+        if self.facts.place(node).path == GENERAL:
             return lower(self, node, left_up, right_up)
         left, right = self.data_rows(left_up, node.uid), self.data_rows(right_up, node.uid)
         lt, rt = node.inputs[0].event_time, node.inputs[1].event_time
         assert lt is not None and rt is not None
         if self.streaming:
-            # The watermarks upstream are declared bound + 2 ms behind (interval_join_watermarks);
+            # The watermarks upstream are declared bound + 2 ms behind (PlanFacts.join_watermarks);
             # a Python function in between forgets Spark's watermark column: declare it again.
             for i, ts in ((0, lt), (1, rt)):
                 strategy = node.inputs[i].watermark
@@ -559,7 +555,7 @@ class Compiler:
                 frame = left if i == 0 else right
                 if _WATERMARK_META not in frame.schema[ts].metadata:
                     frame = frame.withWatermark(ts, f"{strategy.max_out_of_orderness_ms + JOIN_SHIFT_MS} milliseconds")
-                elif not all(id(w) in self.join_watermarks for w in watermarks_of(node.inputs[i])):
+                elif not all(id(w) in self.facts.join_watermarks for w in self.facts.watermarks(node.inputs[i])):
                     raise PlanError(f"{node.where()} [{node.uid}]: compile it with compile_job (its watermarks need the join's delay)")
                 left, right = (frame, right) if i == 0 else (left, frame)
         a, b = left.alias("__l"), right.alias("__r")

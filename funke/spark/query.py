@@ -12,11 +12,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
-from funke.plan.capabilities import check_idleness, split_watermark
+from funke.plan.capabilities import check_idleness
+from funke.plan.facts import analyse
 from funke.plan.generators import check_generators
 from funke.plan.realtime import check_realtime
 from funke.spark import kafka_source, realtime
-from funke.spark.analysis import interval_join_watermarks, query_watermarks, side_tags_read
 from funke.spark.compiled import Compiled
 from funke.spark.compiler import NO_CONNECTOR, Compiler
 
@@ -57,26 +57,23 @@ def compile_job(
     dead letters when some check can fail (``dead_letters``: where they go). ``latency_mode``:
     the environment's (``"latency-first"``: same-batch firing, ``Compiler.latency_first``). ``buckets``:
     the ``fk_b`` values of the general operators' key buckets (default: ``0..default_buckets(cores)-1``)."""
-    check_generators(sinks)
+    facts = analyse(sinks, streaming=mode == "streaming")  # (the one pass over the plan: funke.plan.facts)
+    check_generators(facts)
     if mode == "streaming":
-        check_idleness(sinks)
-    c = Compiler(spark, mode=mode, cores=cores, buckets=buckets, side_tags=side_tags_read(sinks))
+        check_idleness(facts)
+    c = Compiler(spark, mode=mode, cores=cores, buckets=buckets, facts=facts)
     c.operator_metrics = operator_metrics
     c.latency_first = latency_mode == "latency-first"
     c.realtime = mode == "streaming" and latency_mode == "realtime"
     if c.realtime:
-        check_realtime(sinks)
+        check_realtime(facts.nodes)
         if not kafka_source.kafka_jvm.has_connector(spark):
             raise UnsupportedError(f"set_latency_mode('realtime') reads Kafka through Spark's Kafka connector only, and {NO_CONNECTOR}")
-    if mode == "streaming":
-        c.join_watermarks = interval_join_watermarks(sinks)
-        c.query_watermarks = query_watermarks(sinks)
-        c.split_sources = {id(w.input) for w in nodes.walk(sinks) if split_watermark(w)}
     compiled = [(s, c.compile(s)) for s in sinks]
     dead = c.dead_letter_frame(job)
     extra = []
     if dead is not None and dead_letters is not None:
-        first_source = next(x for x in nodes.walk(sinks) if isinstance(x, nodes.Source))
+        first_source = next(x for x in facts.nodes if isinstance(x, nodes.Source))
         sink = nodes.Sink((first_source,), spec=dead_letters, explicit_uid="dead-letters", explicit_name="dead letters")
         if c.realtime:  # real-time mode reports metrics once per checkpoint interval: its dead letters cannot wait for them
             dead.frame = realtime.dead_letter_frame(dead.frame)
@@ -86,12 +83,11 @@ def compile_job(
         return [QueryPlan([s], x) for s, x in compiled] + extra
     users: dict[int, list[nodes.Sink]] = {}
     general: dict[int, nodes.Node] = {}
-    for s in sinks:
-        for node in nodes.walk([s]):
-            done = c.done.get(id(node))
-            if done is not None and done.tagged is not None:
-                users.setdefault(id(node), []).append(s)
-                general[id(node)] = node
+    for node in facts.nodes:
+        done = c.done.get(id(node))
+        if done is not None and done.tagged is not None:
+            users[id(node)] = list(facts.readers(node))
+            general[id(node)] = node
     plans: list[QueryPlan] = []
     grouped: set[int] = set()
     for key, group in users.items():
@@ -122,5 +118,5 @@ def _stateful_after(sink: nodes.Sink, split: nodes.Node, general: dict[int, node
 def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, cores: int) -> list[tuple[nodes.Sink, DataFrame]]:
     """The sinks' frames for one micro-batch of a split query's tagged output."""
     assert plan.split is not None
-    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.program)})
+    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.program)}, facts=analyse(plan.sinks, streaming=False))
     return [(s, c.compile(s).frame) for s in plan.sinks]

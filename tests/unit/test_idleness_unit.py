@@ -4,9 +4,9 @@ operator runs on the general path, on a watermark funke computes with Flink's ru
 
 from __future__ import annotations
 
-
 import funke as fk
 from funke.plan.capabilities import check_idleness, place
+from funke.plan.facts import analyse
 from funke.windows import TumblingEventTimeWindows
 
 SCHEMA = "k string, ts timestamp"
@@ -20,7 +20,7 @@ def _wm(idle: bool) -> fk.WatermarkStrategy:
 def test_one_input_with_idleness_is_explained():
     env = fk.StreamEnvironment(app="idle")
     env.from_collection([], SCHEMA, watermarks=_wm(True)).print()
-    check_idleness(env.sinks)
+    check_idleness(analyse(env.sinks))
     assert "idleness 30000 ms: no effect with this one input, as in Flink" in env.explain()
 
 
@@ -30,7 +30,7 @@ def test_a_window_over_a_union_with_an_idle_input_runs_on_funke_s_clock():
     b = env.from_collection([("x", None)], SCHEMA, watermarks=_wm(False))
     counts = a.union(b).key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count()
     counts.print()
-    check_idleness(env.sinks)
+    check_idleness(analyse(env.sinks))
     where = place(counts.node)
     assert where.path == "general"
     assert "with_idleness(30000 ms) on watermark, one of 2 watermarked inputs meeting here" in where.why
@@ -46,7 +46,7 @@ def test_an_interval_join_with_an_idle_input_runs_on_the_general_path_even_when_
     b = env.from_collection([], SCHEMA, watermarks=_wm(False)).key_by("k")
     joined = a.interval_join(b).between(fk.seconds(-1), fk.seconds(1)).on_path("native").select("left.k", rt="right.ts")
     joined.print()
-    check_idleness(env.sinks)
+    check_idleness(analyse(env.sinks))
     where = place(joined.node)
     assert where.path == "general"
     assert where.why.startswith("on_path('native') asked for Spark's join, but with_idleness(30000 ms)")
@@ -60,4 +60,4 @@ def test_two_inputs_without_idleness_pass():
     a = env.from_collection([], SCHEMA, watermarks=_wm(False))
     b = env.from_collection([("x", None)], SCHEMA, watermarks=_wm(False))
     a.union(b).print()
-    check_idleness(env.sinks)
+    check_idleness(analyse(env.sinks))

@@ -149,12 +149,12 @@ def test_window_join_and_co_group_build_and_place_on_the_general_path():
 
 
 def test_a_window_cannot_share_the_watermark_of_a_native_interval_join():
-    from funke.spark.analysis import interval_join_watermarks
+    from funke.plan.facts import analyse
 
     env, a, b = two()
     j = a.key_by("k").interval_join(b.key_by("k")).between(0, 1).on_path("native").select("v")
     j.collect()
-    assert len(interval_join_watermarks(tuple(env._sinks))) == 2
+    assert len(analyse(env._sinks).join_watermarks) == 2
     a.key_by("k").window(TumblingEventTimeWindows.of(fk.seconds(10))).count().collect()
     with pytest.raises(fk.UnsupportedError, match="reads the same watermark as a native interval join"):
-        interval_join_watermarks(tuple(env._sinks))
+        analyse(env._sinks)

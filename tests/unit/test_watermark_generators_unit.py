@@ -12,6 +12,7 @@ import pytest
 import funke as fk
 from funke.functions import JoinFunction
 from funke.plan.capabilities import GENERAL, NATIVE, place
+from funke.plan.facts import analyse
 from funke.plan.generators import check_generators
 from funke.semantics.generators import GeneratorRun, make_generator
 from funke.semantics.time import MAX_WATERMARK, MIN_WATERMARK
@@ -152,7 +153,7 @@ def test_operators_downstream_of_a_generator_run_on_the_general_path():
     j = s.key_by("k").interval_join(other.key_by("k")).between(fk.seconds(0), fk.seconds(1)).select("left.v")
     assert place(j.node).path == GENERAL
     w.collect(), j.collect()
-    check_generators(env._sinks)  # both inputs of the join have a generator: accepted
+    check_generators(analyse(env._sinks))  # both inputs of the join have a generator: accepted
     assert "WatermarkGenerator Punctuated on ts" in env.explain()
 
 
@@ -166,7 +167,7 @@ def test_what_funke_cannot_run_exactly_with_a_generator_is_refused_with_what_to_
         env = fk.StreamEnvironment(app="unit")
         build(env).collect()
         with pytest.raises(fk.UnsupportedError, match=match):
-            check_generators(env._sinks)
+            check_generators(analyse(env._sinks))
 
     refused(
         lambda env: _stream(env, GEN).union(_stream(env, BOUNDED)),

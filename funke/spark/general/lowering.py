@@ -18,10 +18,9 @@ from pyspark.sql import functions as F
 
 from funke.errors import UnsupportedError
 from funke.plan import nodes
-from funke.plan.capabilities import idle_inputs, split_watermark, watermarks_meeting
+from funke.plan.capabilities import idle_inputs, split_watermark
 from funke.spark import datasources
-from funke.spark.analysis import JOIN_SHIFT_MS, watermarks_of
-from funke.spark.compiled import Compiled, safe_name
+from funke.spark.compiled import JOIN_SHIFT_MS, Compiled, safe_name
 from funke.spark.general.preaggregate import pre_shuffled
 from funke.spark.general.program import (
     BUCKET,
@@ -142,7 +141,7 @@ def lower(compiler: Compiler, node: nodes.Node, *ups: Compiled) -> Compiled:
     """
     two = len(ups) == 2
     frames = [compiler.data_rows(up, node.uid) for up in ups]
-    side_tags = compiler.side_tags.get(id(node), ())
+    side_tags = compiler.facts.side_tags.get(id(node), ())
     if two:
         program = two_input_program(node, compiler.buckets, frames[0], frames[1], side_tags)
     else:
@@ -345,13 +344,14 @@ def _clock(compiler: Compiler, node: nodes.Node) -> ClockSpec | None:
     if not compiler.streaming:
         return None
     if len(node.inputs) == 1:
-        mine = {id(w): w for w in watermarks_meeting(node)}
-        others = compiler.query_watermarks.get(id(node), set()) - set(mine)
-        if not mine or not (idle_inputs(node) or others or any(split_watermark(w) for w in mine.values())):
+        facts = compiler.facts
+        mine = {id(w): w for w in facts.meeting(node)}
+        others = facts.query_watermarks(node) - set(mine)
+        if not mine or not (idle_inputs(node, facts.meeting) or others or any(split_watermark(w) for w in mine.values())):
             return None
         marks = mine.values()
     else:
-        marks = {id(w): w for w in watermarks_of(node)}.values()
+        marks = {id(w): w for w in compiler.facts.watermarks(node)}.values()
     marks = [w for w in marks if w.strategy.generator is None]
     if not marks:
         return None
@@ -391,11 +391,11 @@ def _same_batch_bound(compiler: Compiler, node: nodes.Node, clock: ClockSpec | N
         return None
     if not needs_time(node) or node.scripted_time or node.generated_time or node.input.event_time is None:
         return None
-    marks = watermarks_meeting(node)
-    if len(marks) != 1 or compiler.query_watermarks.get(id(node), set()) - {id(marks[0])}:
+    marks = compiler.facts.meeting(node)
+    if len(marks) != 1 or compiler.facts.query_watermarks(node) - {id(marks[0])}:
         return None
     w = marks[0]
     if w.strategy.generator is not None or split_watermark(w) or node.input.watermark != w.strategy:
         return None
     # (a watermark feeding a native interval join is declared to Spark that much further behind)
-    return w.strategy.max_out_of_orderness_ms + (JOIN_SHIFT_MS if id(w) in compiler.join_watermarks else 0)
+    return w.strategy.max_out_of_orderness_ms + (JOIN_SHIFT_MS if id(w) in compiler.facts.join_watermarks else 0)
