@@ -203,6 +203,7 @@ class AggregateLowering:
         its rows (each aggregate call replaced by its column, each GROUP BY expression by its key column;
         a window's bounds and keys readable)."""
         null_treatments(query, self.refuse)
+        query = exact_decimal_averages(query, stream.schema, self.refuse)
         calls: list[AggregateCall] = []
         renamed: dict[int, exp.Expression] = {}
         by_text: dict[str, exp.Expression] = {}  # the same aggregate twice (SELECT and HAVING) is computed once
@@ -249,7 +250,10 @@ class AggregateLowering:
                     and n.name not in bounds
                     and not any(self._is_aggregate_call(a) for a in _ancestors(n))
                 ):
-                    raise self.refuse(n, f"the column {n.name} outside an aggregate and not in GROUP BY")
+                    raise PlanError(
+                        f"Flink SQL: the column {n.name} at {self.at(n)} is not being grouped (as Flink says it): "
+                        f"name it in GROUP BY, or aggregate it (MAX({n.name}), FIRST_VALUE({n.name}), ...)"
+                    )
                 return n
 
             return e.transform(swap, copy=False)  # (in place: ``renamed`` knows the query's own nodes)
@@ -481,14 +485,15 @@ class AggregateLowering:
         return Aggregate(call.name, column, call.alias).output_type(schema, f"{call.name.upper()}({column or '*'})")
 
     def _typed(self, column: exp.Expression, fn: str, call: exp.Expression, schema: Schema) -> exp.Expression:
-        """Flink's result type: SUM, AVG and the variances of an integer type keep that type (truncated), a
-        variance of a FLOAT is a FLOAT; one of a DECIMAL is refused (Flink's is a DECIMAL of its own scale)."""
+        """Flink's result type: SUM, AVG and the variances of an integer type keep that type (truncated), an AVG or
+        a variance of a FLOAT is a FLOAT (Flink averages in DOUBLE, then casts); a variance of a DECIMAL is refused
+        (Flink's is a DECIMAL of its own scale)."""
         if fn not in ("sum", "avg", *_VARIANCES):
             return column
         inner = call.this if isinstance(call, exp.Filter) else call
         arg = inner.this.expressions[0] if isinstance(inner.this, exp.Distinct) else inner.this
         t = type_of(arg, schema)
-        if t in INTEGRAL or (t == "float" and fn in _VARIANCES):
+        if t in INTEGRAL or (t == "float" and fn in ("avg", *_VARIANCES)):
             return exp.Cast(this=column, to=exp.DataType.build(t))
         if fn in _VARIANCES and t != "double":
             name = call_name(inner, self.sql) or fn.upper()
@@ -547,3 +552,47 @@ def _ancestors(node: exp.Expression) -> list[exp.Expression]:
         out.append(parent)
         parent = parent.parent
     return out
+
+
+def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[..., Exception]) -> exp.Select:
+    """``query`` with each ``AVG(x)`` of a ``DECIMAL(p, s)`` in its SELECT list and HAVING computed as Flink computes it:
+    the DECIMAL(38, max(6, s)) of the sum over the count, rounded half up, written as
+    ``CAST(CAST(SUM(x) AS DECIMAL(38, s)) / COUNT(x) AS DECIMAL(38, max(6, s)))`` (``DISTINCT`` and ``FILTER`` kept on
+    both). Spark's AVG is a DECIMAL(p + 4, s + 4), and funke's operators average in 8-byte floats. The division is
+    Flink's for a DECIMAL(38, s) by a BIGINT: a DECIMAL(38, 6), so a scale above 6 is refused. A copy when it changes
+    anything; an OVER aggregate's AVG is left as it is.
+
+    >>> q = exp.maybe_parse("SELECT k, AVG(m) AS a, AVG(DISTINCT m) FILTER (WHERE m > 1) AS b, AVG(i) AS c FROM t GROUP BY k")
+    >>> schema = Schema.of("k string, m decimal(10,2), i int")
+    >>> [e.sql() for e in exact_decimal_averages(q, schema, None).expressions[1:]]  # doctest: +NORMALIZE_WHITESPACE
+    ['CAST(CAST(SUM(m) AS DECIMAL(38, 2)) / COUNT(m) AS DECIMAL(38, 6)) AS a',
+     'CAST(CAST(SUM(DISTINCT m) FILTER(WHERE m > 1) AS DECIMAL(38, 2)) / COUNT(DISTINCT m) FILTER(WHERE m > 1) AS DECIMAL(38, 6)) AS b',
+     'AVG(i) AS c']
+    """
+    copy = query.copy()
+    found = [
+        a for e in (*copy.expressions, copy.args.get("having")) if e is not None for a in e.find_all(exp.Avg)
+        if not isinstance(a.parent, exp.Window) and not (isinstance(a.parent, exp.Filter) and isinstance(a.parent.parent, exp.Window))
+    ]
+    changed = False
+    for avg in found:
+        distinct = isinstance(avg.this, exp.Distinct)
+        arg = avg.this.expressions[0] if distinct else avg.this
+        t = type_of(arg, schema)
+        if t is None or not t.startswith("decimal("):
+            continue
+        scale = int(t[:-1].split(",")[1])
+        if scale > 6:
+            raise refuse(avg, f"AVG of a DECIMAL of scale {scale}", "Flink's is a DECIMAL(38, scale) that funke's division cannot give: CAST the argument to a scale of 6 or less, or to DOUBLE")
+        where = avg.parent.expression if isinstance(avg.parent, exp.Filter) and avg.parent.this is avg else None
+
+        def call(kind: type[exp.Expression], inner: exp.Expression, where: exp.Expression | None = where, distinct: bool = distinct) -> exp.Expression:
+            e = kind(this=exp.Distinct(expressions=[inner.copy()]) if distinct else inner.copy())
+            return exp.Filter(this=e, expression=where.copy()) if where is not None else e
+
+        total = exp.Cast(this=call(exp.Sum, arg), to=exp.DataType.build(f"DECIMAL(38, {scale})"))
+        exact = exp.Cast(this=exp.Div(this=total, expression=call(exp.Count, arg)), to=exp.DataType.build(f"DECIMAL(38, {max(6, scale)})"))
+        (avg.parent if where is not None else avg).replace(exact)
+        changed = True
+    return copy if changed else query
+

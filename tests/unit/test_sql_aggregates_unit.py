@@ -235,7 +235,7 @@ def test_count_distinct_count_of_a_column_filter_and_group_by_an_expression(t_en
     assert sorted(calls) == ["count", "count/distinct", "count/filter", "sum/filter"]
     assert calls["count"].args == ("v",) and calls["count/filter"].args == ()
     assert fn.keys[0].startswith("_fk_")  # UPPER(k) computed into a column the SELECT list reads
-    with pytest.raises(fk.errors.UnsupportedError, match="the column k outside an aggregate and not in GROUP BY"):
+    with pytest.raises(fk.errors.PlanError, match="the column k at line 1, column 8 is not being grouped"):
         t_env.sql_query("SELECT k, COUNT(*) FROM ev GROUP BY UPPER(k)")
 
 

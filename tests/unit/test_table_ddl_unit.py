@@ -161,6 +161,46 @@ def test_insert_refuses_a_boolean_for_a_string_column_as_flink_does(t_env):
     assert sink.uid == "insert-out"  # (a CAST, as the message says, is taken)
 
 
+def test_insert_refuses_what_flink_does_not_cast_implicitly_into_a_number_date_or_time_column(t_env):
+    """Flink 2.3's planner writes a query column into a table column only where it casts implicitly: an integer into an
+    integer column as wide or wider, any number into DOUBLE or DECIMAL, any but a DOUBLE into FLOAT, a TIMESTAMP into
+    DATE (each pair checked with PyFlink, ``funke.table.insert_checks``). ``COUNT(*)`` is a BIGINT, so an INT column
+    refuses it, as Flink does; funke wrote it cast, and Spark wraps a BIGINT past INT's range silently."""
+    t_env.execute_sql(
+        "CREATE TABLE typed (n INT, t TINYINT, f FLOAT, d DOUBLE, m DECIMAL(5, 2), dt DATE, ts TIMESTAMP(3), b BOOLEAN) "
+        "WITH ('connector' = 'blackhole')"
+    )
+    t_env.execute_sql("CREATE TEMPORARY VIEW v AS SELECT CAST(price AS BIGINT) AS big, CAST(price AS DOUBLE) AS dbl, ts FROM bids")
+    row = {"n": "1", "t": "CAST(1 AS TINYINT)", "f": "CAST(1 AS FLOAT)", "d": "1", "m": "1", "dt": "CAST(ts AS DATE)", "ts": "ts", "b": "TRUE"}
+
+    def insert(**given: str) -> None:
+        values = ", ".join(given.get(c, v) for c, v in row.items())
+        t_env._insert(fk.dialect.syntax.parse(f"INSERT INTO typed SELECT {values} FROM v"), "")
+
+    refused = [
+        ("n", "big", "INT", "a BIGINT"),
+        ("t", "1", "TINYINT", "an INT"),
+        ("f", "dbl", "FLOAT", "a DOUBLE"),
+        ("n", "dbl", "INT", "a DOUBLE"),
+        ("n", "CAST(1.5 AS DECIMAL(10, 2))", "INT", "a DECIMAL(10,2)"),
+        ("b", "1", "BOOLEAN", "an INT"),
+        ("dt", "1", "DATE", "an INT"),
+        ("ts", "CAST(ts AS DATE)", "TIMESTAMP(3)", "a DATE"),
+        ("d", "'1'", "DOUBLE", "a STRING"),
+    ]
+    for column, value, kind, given in refused:
+        with pytest.raises(PlanError) as e:
+            insert(**{column: value})
+        assert f"the query gives the {kind} column {column} {given} (the query's column " in str(e.value), (column, value)
+        assert str(e.value).endswith(f"which Flink does not cast implicitly: CAST it in the query, CAST(... AS {kind})")
+    for column, value in [("n", "CAST(big AS INT)"), ("d", "big"), ("m", "dbl"), ("m", "big"), ("f", "big"), ("dt", "ts"), ("n", "NULL")]:
+        insert(**{column: value})  # (widening, as Flink takes it, and a CAST as the message says)
+    t_env.execute_sql("CREATE TABLE counts (k STRING, n INT) WITH ('connector' = 'blackhole')")
+    with pytest.raises(PlanError, match=r"gives the INT column n a BIGINT \(the query's column EXPR\$1\)"):
+        t_env.execute_sql("INSERT INTO counts SELECT bidder, COUNT(*) FROM bids GROUP BY bidder")
+    t_env._insert(fk.dialect.syntax.parse("INSERT INTO counts SELECT bidder, CAST(COUNT(*) AS INT) FROM bids GROUP BY bidder"), "")
+
+
 def test_create_view_names_a_query_for_the_statements_after_it(t_env):
     t_env.execute_sql("CREATE TEMPORARY VIEW cheap (a, p, ts) AS SELECT auction, price, ts FROM bids WHERE price < 5")
     t_env.execute_sql("CREATE VIEW IF NOT EXISTS cheap AS SELECT 1 AS x FROM bids")  # (kept)
