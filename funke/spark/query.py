@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
 from funke.plan.capabilities import check_idleness
-from funke.plan.facts import analyse
+from funke.plan.facts import PlanFacts, analyse
 from funke.plan.generators import check_generators
 from funke.plan.realtime import check_realtime
 from funke.spark import kafka_source, realtime
@@ -39,6 +39,8 @@ class QueryPlan:
     realtime: bool = False
     #: Its own micro-batch interval, where it is not the job's (the dead letters beside real-time queries).
     interval_ms: int = 0
+    #: A split query's facts for compiling its sinks per micro-batch (``compile_batch_split``), worked out once.
+    split_facts: PlanFacts | None = None
 
 
 def compile_job(
@@ -118,5 +120,7 @@ def _stateful_after(sink: nodes.Sink, split: nodes.Node, general: dict[int, node
 def compile_batch_split(spark: SparkSession, plan: QueryPlan, batch: DataFrame, cores: int) -> list[tuple[nodes.Sink, DataFrame]]:
     """The sinks' frames for one micro-batch of a split query's tagged output."""
     assert plan.split is not None
-    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.program)}, facts=analyse(plan.sinks, streaming=False))
+    if plan.split_facts is None:
+        plan.split_facts = analyse(plan.sinks, streaming=False)
+    c = Compiler(spark, mode="batch", cores=cores, seeds={id(plan.split): (batch, plan.compiled.program)}, facts=plan.split_facts)
     return [(s, c.compile(s).frame) for s in plan.sinks]
