@@ -554,13 +554,14 @@ def _ancestors(node: exp.Expression) -> list[exp.Expression]:
     return out
 
 
-def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[..., Exception]) -> exp.Select:
+def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[..., Exception], *, over: bool = False) -> exp.Select:
     """``query`` with each ``AVG(x)`` of a ``DECIMAL(p, s)`` in its SELECT list and HAVING computed as Flink computes it:
     the DECIMAL(38, max(6, s)) of the sum over the count, rounded half up, written as
     ``CAST(CAST(SUM(x) AS DECIMAL(38, s)) / COUNT(x) AS DECIMAL(38, max(6, s)))`` (``DISTINCT`` and ``FILTER`` kept on
     both). Spark's AVG is a DECIMAL(p + 4, s + 4), and funke's operators average in 8-byte floats. The division is
     Flink's for a DECIMAL(38, s) by a BIGINT: a DECIMAL(38, 6), so a scale above 6 is refused. A copy when it changes
-    anything; an OVER aggregate's AVG is left as it is.
+    anything. ``over``: the OVER aggregates' AVGs instead (``AVG(x) OVER w``: SUM and COUNT over the same window),
+    which the others leave as they are.
 
     >>> q = exp.maybe_parse("SELECT k, AVG(m) AS a, AVG(DISTINCT m) FILTER (WHERE m > 1) AS b, AVG(i) AS c FROM t GROUP BY k")
     >>> schema = Schema.of("k string, m decimal(10,2), i int")
@@ -568,12 +569,19 @@ def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[.
     ['CAST(CAST(SUM(m) AS DECIMAL(38, 2)) / COUNT(m) AS DECIMAL(38, 6)) AS a',
      'CAST(CAST(SUM(DISTINCT m) FILTER(WHERE m > 1) AS DECIMAL(38, 2)) / COUNT(DISTINCT m) FILTER(WHERE m > 1) AS DECIMAL(38, 6)) AS b',
      'AVG(i) AS c']
+    >>> q = exp.maybe_parse("SELECT AVG(m) OVER (PARTITION BY k ORDER BY ts) AS a FROM t")
+    >>> exact_decimal_averages(q, Schema.of("k string, m decimal(10,2), ts timestamp"), None, over=True).expressions[0].sql()
+    'CAST(CAST(SUM(m) OVER (PARTITION BY k ORDER BY ts) AS DECIMAL(38, 2)) / COUNT(m) OVER (PARTITION BY k ORDER BY ts) AS DECIMAL(38, 6)) AS a'
     """
     copy = query.copy()
-    found = [
-        a for e in (*copy.expressions, copy.args.get("having")) if e is not None for a in e.find_all(exp.Avg)
-        if not isinstance(a.parent, exp.Window) and not (isinstance(a.parent, exp.Filter) and isinstance(a.parent.parent, exp.Window))
-    ]
+    expressions = [e for e in (*copy.expressions, copy.args.get("having")) if e is not None]
+    if over:
+        found = [w.this for e in expressions for w in e.find_all(exp.Window) if isinstance(w.this, exp.Avg)]
+    else:
+        found = [
+            a for e in expressions for a in e.find_all(exp.Avg)
+            if not isinstance(a.parent, exp.Window) and not (isinstance(a.parent, exp.Filter) and isinstance(a.parent.parent, exp.Window))
+        ]
     changed = False
     for avg in found:
         distinct = isinstance(avg.this, exp.Distinct)
@@ -585,14 +593,19 @@ def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[.
         if scale > 6:
             raise refuse(avg, f"AVG of a DECIMAL of scale {scale}", "Flink's is a DECIMAL(38, scale) that funke's division cannot give: CAST the argument to a scale of 6 or less, or to DOUBLE")
         where = avg.parent.expression if isinstance(avg.parent, exp.Filter) and avg.parent.this is avg else None
+        window = avg.parent if over else None
 
-        def call(kind: type[exp.Expression], inner: exp.Expression, where: exp.Expression | None = where, distinct: bool = distinct) -> exp.Expression:
+        def call(kind: type[exp.Expression], inner: exp.Expression, where: exp.Expression | None = where, distinct: bool = distinct, window: exp.Expression | None = window) -> exp.Expression:
             e = kind(this=exp.Distinct(expressions=[inner.copy()]) if distinct else inner.copy())
+            if window is not None:
+                windowed = window.copy()
+                windowed.set("this", e)
+                return windowed
             return exp.Filter(this=e, expression=where.copy()) if where is not None else e
 
         total = exp.Cast(this=call(exp.Sum, arg), to=exp.DataType.build(f"DECIMAL(38, {scale})"))
         exact = exp.Cast(this=exp.Div(this=total, expression=call(exp.Count, arg)), to=exp.DataType.build(f"DECIMAL(38, {max(6, scale)})"))
-        (avg.parent if where is not None else avg).replace(exact)
+        (window if window is not None else avg.parent if where is not None else avg).replace(exact)
         changed = True
     return copy if changed else query
 

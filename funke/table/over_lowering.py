@@ -32,7 +32,7 @@ from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema, is_numeric
 from funke.table.aggregate import AggregateCall
-from funke.table.aggregate_lowering import NULL_TREATMENTS, argument_not_null
+from funke.table.aggregate_lowering import NULL_TREATMENTS, argument_not_null, exact_decimal_averages
 from funke.table.lowering import select_item
 from funke.table.over import WINDOW_FUNCTIONS, Frame, OverAggregate, OverAtEnd
 from funke.table.rank import Order
@@ -49,6 +49,7 @@ class OverLowering:
         for arg in ("group", "having"):
             if query.args.get(arg):
                 raise self.refuse(query.args[arg], "an OVER aggregation in a query with GROUP BY", "aggregate in a subquery of its FROM")
+        query = exact_decimal_averages(query, stream.schema, self.refuse, over=True)
         overs = list(query.find_all(exp.Window))
         windows: dict[str, list[exp.Window]] = {}  # (the OVERs by window; Flink's batch mode takes several)
         for w in overs:

@@ -1,8 +1,8 @@
 """AVG in Flink SQL gives Flink's type and digits on Spark: of a DECIMAL(p, s), the DECIMAL(38, max(6, s)) of the sum
 over the count rounded half up (Spark's AVG is a DECIMAL(p + 4, s + 4), funke's operators averaged in 8-byte floats:
-1.6666666666666665 where Flink prints 1.666667); of a FLOAT, a FLOAT. In a group aggregation (an updating result) and
-a window TVF aggregation, streaming and bounded; the expected values are Flink's rule computed here with ``decimal``
-(PyFlink 2.3, run by hand over the same rows, printed the same)."""
+1.6666666666666665 where Flink prints 1.666667); of a FLOAT, a FLOAT. In a group aggregation (an updating result), a
+window TVF aggregation and an OVER aggregation, streaming and bounded; the expected values are Flink's rule computed
+here with ``decimal`` (PyFlink 2.3, run by hand over the same rows, printed the same)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def expected() -> Counter:
 
 
 @pytest.mark.parametrize("bounded", [False, True])
-def test_avg_of_a_decimal_and_of_a_float_is_flinks_in_group_and_window_aggregations(env, bounded):
+def test_avg_of_a_decimal_and_of_a_float_is_flinks_in_group_window_and_over_aggregations(env, bounded):
     wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
     rows = [{"k": k, "m": m, "z": z, "q": q, "f": f, "ts": dt.datetime(2024, 1, 1, 0, 0, s)} for k, m, z, q, f, s in ROWS]
     t_env = StreamTableEnvironment.create(env)
@@ -66,9 +66,17 @@ def test_avg_of_a_decimal_and_of_a_float_is_flinks_in_group_and_window_aggregati
     )
     for table in (group, window):
         assert [table.get_schema().field(c, node="test").dtype for c in ("am", "az", "aq", "af")] == ["decimal(38,6)"] * 3 + ["float"]
+    over = t_env.sql_query("SELECT k, ts, AVG(m) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS a FROM o")
+    assert over.get_schema().field("a", node="test").dtype == "decimal(38,6)"
     group_rows = t_env.to_changelog_stream(group).collect()
     window_rows = t_env.to_data_stream(window).collect()
+    over_rows = t_env.to_data_stream(over).collect()
     env.execute(bounded=bounded).wait(300)
+    frames = Counter()
+    for i, (k, _m, _z, _q, _f, second) in enumerate(ROWS):
+        same = [r[1] for r in ROWS[: i + 1] if r[0] == k][-3:]
+        frames[(k, dt.datetime(2024, 1, 1, 0, 0, second), flink_avg(same, 2))] += 1
+    assert Counter((r["k"], r["ts"], r["a"]) for r in over_rows.rows) == frames
     columns = ("k", "am", "az", "aq", "af")
     assert materialize(group_rows.rows, columns, ("k",)) == expected()
     assert Counter(tuple(r[c] for c in columns) for r in window_rows.rows) == expected()
