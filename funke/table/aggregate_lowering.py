@@ -477,6 +477,8 @@ class AggregateLowering:
             return f"map<{schema.field(column, node='COLLECT').dtype},int>" if column else None
         if call.name == "lag":  # (an OVER aggregation's LAG: its value's type)
             return schema.field(column, node="LAG").dtype if column else None
+        if call.name == "sum" and column and (wide := _decimal_sum(schema.field(column, node="SUM").dtype)):
+            return wide
         if call.name in _VARIANCES:  # (a float, cast to the argument's type by ``_typed``)
             return "double"
         if call.name in _VALUES:
@@ -495,6 +497,8 @@ class AggregateLowering:
         t = type_of(arg, schema)
         if t in INTEGRAL or (t == "float" and fn in ("avg", *_VARIANCES)):
             return exp.Cast(this=column, to=exp.DataType.build(t))
+        if fn == "sum" and (wide := _decimal_sum(t)):
+            return exp.Cast(this=column, to=exp.DataType.build(wide.upper()))
         if fn in _VARIANCES and t != "double":
             name = call_name(inner, self.sql) or fn.upper()
             if t is not None and not is_numeric(t):
@@ -552,6 +556,17 @@ def _ancestors(node: exp.Expression) -> list[exp.Expression]:
         out.append(parent)
         parent = parent.parent
     return out
+
+
+def _decimal_sum(dtype: str | None) -> str | None:
+    """Flink's SUM of a DECIMAL(p, s): a DECIMAL(38, s) (``decimal(38,s)``); None for another type.
+
+    >>> _decimal_sum("decimal(10,2)"), _decimal_sum("bigint")
+    ('decimal(38,2)', None)
+    """
+    if dtype is None or not dtype.startswith("decimal("):
+        return None
+    return f"decimal(38,{dtype[:-1].split(',')[1].strip()})"
 
 
 def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[..., Exception], *, over: bool = False) -> exp.Select:

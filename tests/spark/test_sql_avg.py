@@ -81,3 +81,27 @@ def test_avg_of_a_decimal_and_of_a_float_is_flinks_in_group_window_and_over_aggr
     assert materialize(group_rows.rows, columns, ("k",)) == expected()
     assert Counter(tuple(r[c] for c in columns) for r in window_rows.rows) == expected()
     assert {r["am"] for r in window_rows.rows} == {D("1.666667"), D("0.050000")}  # (as PyFlink prints them)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_sum_of_a_decimal_is_a_decimal_38_and_holds_more_digits_than_its_argument(env, bounded):
+    """Flink's SUM of a DECIMAL(p, s) is a DECIMAL(38, s): two DECIMAL(10, 2) values of 99999999.99 sum to
+    199999999.98 (PyFlink 2.3 printed it, batch and streaming); funke typed it DECIMAL(10, 2), and its group
+    aggregation then failed the job converting the sum to Arrow."""
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    big = D("99999999.99")
+    rows = [{"k": "a", "m": big, "ts": dt.datetime(2024, 1, 1, 0, 0, 1)}, {"k": "a", "m": big, "ts": dt.datetime(2024, 1, 1, 0, 0, 2)}]
+    t_env = StreamTableEnvironment.create(env)
+    t_env.create_temporary_view("o", env.from_collection(rows, "k string, m decimal(10,2), ts timestamp", rows_per_batch=1, watermarks=wm))
+    group = t_env.sql_query("SELECT k, SUM(m) AS s, SUM(DISTINCT m) AS d FROM o GROUP BY k")
+    window = t_env.sql_query(
+        "SELECT k, SUM(m) AS s, SUM(DISTINCT m) AS d FROM TABLE(TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) "
+        "GROUP BY k, window_start, window_end"
+    )
+    for table in (group, window):
+        assert [table.get_schema().field(c, node="test").dtype for c in ("s", "d")] == ["decimal(38,2)"] * 2
+    group_rows = t_env.to_changelog_stream(group).collect()
+    window_rows = t_env.to_data_stream(window).collect()
+    env.execute(bounded=bounded).wait(300)
+    assert materialize(group_rows.rows, ("k", "s", "d"), ("k",)) == Counter({("a", 2 * big, big): 1})
+    assert [(r["k"], r["s"], r["d"]) for r in window_rows.rows] == [("a", 2 * big, big)]
