@@ -558,15 +558,25 @@ def _ancestors(node: exp.Expression) -> list[exp.Expression]:
     return out
 
 
+def _decimal_scale(dtype: str | None) -> int | None:
+    """The scale ``s`` of a ``decimal(p,s)`` type; None for another type.
+
+    >>> _decimal_scale("decimal(10,2)"), _decimal_scale("decimal(38, 0)"), _decimal_scale("bigint")
+    (2, 0, None)
+    """
+    if dtype is None or not dtype.startswith("decimal("):
+        return None
+    return int(dtype[:-1].split(",")[1])
+
+
 def _decimal_sum(dtype: str | None) -> str | None:
     """Flink's SUM of a DECIMAL(p, s): a DECIMAL(38, s) (``decimal(38,s)``); None for another type.
 
     >>> _decimal_sum("decimal(10,2)"), _decimal_sum("bigint")
     ('decimal(38,2)', None)
     """
-    if dtype is None or not dtype.startswith("decimal("):
-        return None
-    return f"decimal(38,{dtype[:-1].split(',')[1].strip()})"
+    scale = _decimal_scale(dtype)
+    return None if scale is None else f"decimal(38,{scale})"
 
 
 def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[..., Exception], *, over: bool = False) -> exp.Select:
@@ -588,6 +598,8 @@ def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[.
     >>> exact_decimal_averages(q, Schema.of("k string, m decimal(10,2), ts timestamp"), None, over=True).expressions[0].sql()
     'CAST(CAST(SUM(m) OVER (PARTITION BY k ORDER BY ts) AS DECIMAL(38, 2)) / COUNT(m) OVER (PARTITION BY k ORDER BY ts) AS DECIMAL(38, 6)) AS a'
     """
+    if query.find(exp.Avg) is None:  # (most queries: no copy)
+        return query
     copy = query.copy()
     expressions = [e for e in (*copy.expressions, copy.args.get("having")) if e is not None]
     if over:
@@ -601,10 +613,9 @@ def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[.
     for avg in found:
         distinct = isinstance(avg.this, exp.Distinct)
         arg = avg.this.expressions[0] if distinct else avg.this
-        t = type_of(arg, schema)
-        if t is None or not t.startswith("decimal("):
+        scale = _decimal_scale(type_of(arg, schema))
+        if scale is None:
             continue
-        scale = int(t[:-1].split(",")[1])
         if scale > 6:
             raise refuse(avg, f"AVG of a DECIMAL of scale {scale}", "Flink's is a DECIMAL(38, scale) that funke's division cannot give: CAST the argument to a scale of 6 or less, or to DOUBLE")
         where = avg.parent.expression if isinstance(avg.parent, exp.Filter) and avg.parent.this is avg else None
