@@ -33,14 +33,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
 from sqlglot import exp
 
 from funke.dialect.syntax import interval_ms
 from funke.errors import PlanError
-from funke.plan.types import INTEGRAL, Schema, normalize_type
+from funke.plan.types import INTEGRAL, Schema, decimal_scale, normalize_type
 
 #: A compiled expression: ``fn(scope, row)``; ``row`` is the row a navigation picked (None: the scope's).
 Compiled = Callable[[Any, Any], Any]
@@ -131,12 +131,33 @@ _REFUSED_FUNCTIONS = {
 }  # fmt: skip
 
 
-def _avg(values: list, integral: bool) -> Any:
+def _sum(values: list) -> Any:
+    """The sum of ``values``; of DECIMALs exact (Python's default context keeps 28 digits, a DECIMAL(38, s) has 38)."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        return sum(values)
+
+
+def _avg(values: list, dtype: str | None) -> Any:
+    """Flink's AVG of ``values`` of type ``dtype``: of an integer type that type, truncated; of a DECIMAL(p, s) the
+    DECIMAL(38, max(6, s)) of the sum over the count, rounded half up; else a float.
+
+    >>> _avg([1, 2], "int"), _avg([Decimal("0.01"), Decimal("0.02"), Decimal("0.02")], "decimal(10,2)")
+    (1, Decimal('0.016667'))
+    >>> _avg([Decimal("-0.01"), Decimal("-0.02")], "decimal(10,2)"), _avg([Decimal("1.123456789")], "decimal(20,9)")
+    (Decimal('-0.015000'), Decimal('1.123456789'))
+    """
     if not values:
         return None
-    if integral:  # (Flink: AVG of an integer type is of that type, truncated)
+    if dtype in INTEGRAL:  # (Flink: AVG of an integer type is of that type, truncated)
         return _div(sum(values), len(values))
-    return sum(values) / len(values)
+    scale = decimal_scale(dtype)
+    if scale is None:
+        return sum(values) / len(values)
+    scale = max(6, scale)
+    quotient, rest = divmod(abs(int(_sum(values).scaleb(scale))), len(values))
+    quotient += 2 * rest >= len(values)  # (half up: away from zero)
+    return Decimal(-quotient if _sum(values) < 0 else quotient).scaleb(-scale)
 
 
 class ExprCompiler:
@@ -345,7 +366,7 @@ class ExprCompiler:
                 raise PlanError(f"Flink SQL: {e.sql()} in MATCH_RECOGNIZE: {variable} is no pattern variable ({', '.join(self.names)})")
             return lambda scope, row: len(scope.rows(variable))
         variable, inner = self.variable_of(arg), self.compile(arg)
-        integral = self.type_of(arg) in INTEGRAL
+        dtype = self.type_of(arg)
 
         def aggregate(scope: Any, row: Any) -> Any:
             values = [v for r in scope.rows(variable) if (v := inner(scope, r)) is not None]
@@ -354,9 +375,9 @@ class ExprCompiler:
             if not values:
                 return None
             if kind == "SUM":
-                return sum(values)
+                return _sum(values)
             if kind == "AVG":
-                return _avg(values, integral)
+                return _avg(values, dtype)
             return min(values) if kind == "MIN" else max(values)
 
         return aggregate
@@ -384,6 +405,9 @@ class ExprCompiler:
             return "bigint"
         if isinstance(e, (exp.Sum, exp.Avg)):
             t = self.type_of(e.this)
+            scale = decimal_scale(t)
+            if scale is not None:  # (Flink's SUM of a DECIMAL(p, s) is a DECIMAL(38, s); its AVG a DECIMAL(38, max(6, s)))
+                return f"decimal(38,{scale if isinstance(e, exp.Sum) else max(6, scale)})"
             return t if t in INTEGRAL or t in ("double", "float") else None
         if isinstance(e, exp.Cast):
             return normalize_type(e.to.sql(dialect="spark").lower())

@@ -35,6 +35,7 @@ from funke.dialect.rewrites import (
     elt,
     extreme,
     fill,
+    hash_code,
     instr,
     is_json,
     json_array,
@@ -369,6 +370,7 @@ _TABLE: tuple[Builtin, ...] = (
     _b("MAP_UNION", "collection", REWRITTEN, "no Spark function: `map_concat` with the later map's keys winning", "map_concat(map_filter({0}, (fk_k, fk_v) -> NOT array_contains(map_keys({1}), fk_k)), {1})", (2,)),
     _b("BITMAP_AND BITMAP_ANDNOT BITMAP_BUILD BITMAP_CARDINALITY BITMAP_FROM_BYTES BITMAP_OR BITMAP_TO_ARRAY BITMAP_TO_BYTES BITMAP_TO_STRING BITMAP_XOR BITMAP_AND_AGG BITMAP_AND_CARDINALITY_AGG BITMAP_BUILD_AGG BITMAP_BUILD_CARDINALITY_AGG BITMAP_OR_AGG BITMAP_OR_CARDINALITY_AGG BITMAP_XOR_AGG BITMAP_XOR_CARDINALITY_AGG", "collection", REFUSED, "Spark has no BITMAP type (Flink's RoaringBitmap of INT)"),
     _b("OBJECT_OF OBJECT_UPDATE", "collection", REFUSED, "Spark has no structured (class-named) types"),
+    _b("HASH_CODE", "collection", REWRITTEN, "no Spark function (Spark's `hash` is Murmur3): Java's hash code, an INT, as Flink's: of a STRING `String.hashCode` (over UTF-16 units), of an integer the value (of a BIGINT `Long.hashCode`), of a BOOLEAN 1231 or 1237, of a DATE its days since 1970-01-01; of another type refused (a DOUBLE's hash code is of its bits, which Spark cannot read; CAST it)", hash_code, (1,)),
     _b("UUID", "collection", FLINK, "a new UUID per call (Flink gives two calls in one row the same)"),
     _b("TYPEOF", "collection", REFUSED, "Flink's type names (`INT NOT NULL`, `CHAR(3)`) cannot be told from Spark's types"),
     # -- json ---------------------------------------------------------------------------------------------
@@ -397,7 +399,7 @@ _TABLE: tuple[Builtin, ...] = (
     # -- aggregate ----------------------------------------------------------------------------------------
     _b("COUNT", "aggregate", PLANNER, "`COUNT(*)`, `COUNT(x)` (non-NULL values), `COUNT(DISTINCT x, ...)`, `FILTER (WHERE ...)`"),
     _b("SUM", "aggregate", DIFFERS, "of an integer type, that type (Spark: BIGINT); of a DECIMAL(p, s), a DECIMAL(38, s) (Spark: DECIMAL(p + 10, s)). Of a FLOAT, Flink adds 4-byte floats in arrival order (a window's slices one after another), funke adds 8-byte ones and rounds to FLOAT once: the last digit can differ (PyFlink's sliding_window example: 86.399994, funke 86.4)"),
-    _b("AVG", "aggregate", DIFFERS, "of an integer type, that type, truncated (Spark: DOUBLE); of a FLOAT, a FLOAT (the average of 8-byte floats, rounded once, as Flink's); of a DECIMAL(p, s) in GROUP BY, window and OVER aggregations, Flink's DECIMAL(38, max(6, s)) rounded half up, computed as the sum's DECIMAL(38, s) over the count (Spark: a DECIMAL(p + 4, s + 4)), a scale above 6 refused; in MATCH_RECOGNIZE's DEFINE and MEASURES, of a DECIMAL, Python's quotient of the DECIMALs (28 digits, not rounded to Flink's scale)"),
+    _b("AVG", "aggregate", DIFFERS, "of an integer type, that type, truncated (Spark: DOUBLE); of a FLOAT, a FLOAT (the average of 8-byte floats, rounded once, as Flink's); of a DECIMAL(p, s), Flink's DECIMAL(38, max(6, s)) rounded half up, the sum's DECIMAL(38, s) over the count (Spark: a DECIMAL(p + 4, s + 4)); in GROUP BY, window and OVER aggregations a scale above 6 is refused (Spark's division cannot give it; MATCH_RECOGNIZE's DEFINE and MEASURES, computed in Python, give it)"),
     _b("MIN", "aggregate", PLANNER, "retracts over an updating input (Flink's `MinWithRetractAggFunction`)"),
     _b("MAX", "aggregate", PLANNER, "retracts over an updating input"),
     _b("VAR_POP VAR_SAMP VARIANCE STDDEV_POP STDDEV_SAMP STDDEV", "aggregate", PLANNER, "Flink's Welford algorithm in 8-byte floats (Spark's `var_pop` rounds differently and is a DOUBLE): of an integer type, that type, truncated; of a FLOAT, a FLOAT; of a DECIMAL refused (CAST it to DOUBLE); `VARIANCE` is `VAR_SAMP`, `STDDEV` is `STDDEV_SAMP`; NULL for one value (`_SAMP`); retract over an updating input; in GROUP BY, window and OVER aggregations"),

@@ -635,3 +635,38 @@ def round_to(ceil: bool, unit: str, value: exp.Expression, kind: str | None) -> 
             f"Flink SQL: {'CEIL' if ceil else 'FLOOR'}(... TO {unit}): a unit funke does not know ({', '.join(table)})"
         )
     return fill(template, [value])
+
+
+#: Java's ``String.hashCode`` of ``{0}``: over its UTF-16 units, ``h * 31 + unit`` wrapping around as an INT.
+_JAVA_STRING_HASH = (
+    "CASE WHEN {0} = '' THEN 0 ELSE AGGREGATE(SEQUENCE(0, LENGTH(HEX(ENCODE({0}, 'UTF-16BE'))) DIV 4 - 1), CAST(0 AS BIGINT), "
+    "(fk_h, fk_i) -> (fk_h * 31 + CAST(CONV(SUBSTR(HEX(ENCODE({0}, 'UTF-16BE')), fk_i * 4 + 1, 4), 16, 10) AS BIGINT)) % 4294967296, "
+    "fk_h -> CAST(IF(fk_h >= 2147483648, fk_h - 4294967296, fk_h) AS INT)) END"
+)
+#: Java's ``Long.hashCode`` of ``{0}``: its two halves' exclusive or, as an INT.
+_JAVA_LONG_HASH = (
+    "CAST(IF((({0} ^ SHIFTRIGHTUNSIGNED({0}, 32)) & 4294967295) >= 2147483648, (({0} ^ SHIFTRIGHTUNSIGNED({0}, 32)) & 4294967295) - 4294967296, "
+    "({0} ^ SHIFTRIGHTUNSIGNED({0}, 32)) & 4294967295) AS INT)"
+)
+
+
+def hash_code(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``HASH_CODE(x)``: Java's ``hashCode`` of the value, an INT (NULL for NULL): of a string its
+    ``String.hashCode``, of an integer type the value (of a BIGINT ``Long.hashCode``), of a BOOLEAN 1231 or 1237,
+    of a DATE its days since 1970-01-01."""
+    kind = types[0] or ""
+    if kind == "string" or kind.startswith(("varchar(", "char(")):
+        return fill(_JAVA_STRING_HASH, args)
+    if kind in ("tinyint", "smallint", "int"):
+        return exp.Cast(this=args[0], to=exp.DataType.build("int"))
+    if kind == "bigint":
+        return fill(_JAVA_LONG_HASH, args)
+    if kind == "boolean":
+        return fill("CASE WHEN {0} THEN 1231 WHEN NOT {0} THEN 1237 END", args)
+    if kind == "date":  # (Flink keeps a DATE as its days since 1970-01-01, an INT)
+        return fill("DATEDIFF({0}, DATE '1970-01-01')", args)
+    what = f"this one is {kind}" if kind else "funke cannot tell this one's type while planning"
+    raise UnsupportedError(
+        f"Flink SQL: HASH_CODE({args[0].sql()}) is not supported by funke yet: funke gives Java's hash code of a STRING, an "
+        f"integer, a BOOLEAN or a DATE, as Flink does ({what}: CAST it to one)"
+    )

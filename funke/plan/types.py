@@ -48,6 +48,17 @@ def is_numeric(t: str | None) -> bool:
     return t is not None and (t in NUMERIC or t.startswith("decimal"))
 
 
+def decimal_scale(dtype: str | None) -> int | None:
+    """The scale ``s`` of a ``decimal(p,s)`` type; None for another type.
+
+    >>> decimal_scale("decimal(10,2)"), decimal_scale("decimal(38, 0)"), decimal_scale("bigint")
+    (2, 0, None)
+    """
+    if dtype is None or not dtype.startswith("decimal("):
+        return None
+    return int(dtype[:-1].split(",")[1])
+
+
 @dataclass(frozen=True)
 class Field:
     name: str

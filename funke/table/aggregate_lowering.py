@@ -33,7 +33,7 @@ from funke.dialect.syntax import Collect, JsonArrayAgg, ListAgg, Percentile
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
 from funke.plan.nodes import Aggregate
-from funke.plan.types import INTEGRAL, Field, Schema, is_numeric
+from funke.plan.types import INTEGRAL, Field, Schema, decimal_scale, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.builtin_aggregates import JsonAgg, Values, Variance
 from funke.table.changelog import INSERT, ROW_KIND, changelog_mode, state_mode
@@ -558,24 +558,13 @@ def _ancestors(node: exp.Expression) -> list[exp.Expression]:
     return out
 
 
-def _decimal_scale(dtype: str | None) -> int | None:
-    """The scale ``s`` of a ``decimal(p,s)`` type; None for another type.
-
-    >>> _decimal_scale("decimal(10,2)"), _decimal_scale("decimal(38, 0)"), _decimal_scale("bigint")
-    (2, 0, None)
-    """
-    if dtype is None or not dtype.startswith("decimal("):
-        return None
-    return int(dtype[:-1].split(",")[1])
-
-
 def _decimal_sum(dtype: str | None) -> str | None:
     """Flink's SUM of a DECIMAL(p, s): a DECIMAL(38, s) (``decimal(38,s)``); None for another type.
 
     >>> _decimal_sum("decimal(10,2)"), _decimal_sum("bigint")
     ('decimal(38,2)', None)
     """
-    scale = _decimal_scale(dtype)
+    scale = decimal_scale(dtype)
     return None if scale is None else f"decimal(38,{scale})"
 
 
@@ -613,7 +602,7 @@ def exact_decimal_averages(query: exp.Select, schema: Schema, refuse: Callable[.
     for avg in found:
         distinct = isinstance(avg.this, exp.Distinct)
         arg = avg.this.expressions[0] if distinct else avg.this
-        scale = _decimal_scale(type_of(arg, schema))
+        scale = decimal_scale(type_of(arg, schema))
         if scale is None:
             continue
         if scale > 6:

@@ -83,9 +83,9 @@ def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]]) -
         query_column, query_type = given.get(column, ("", None))
         if not casts_implicitly(query_type, kind):
             assert query_type is not None
-            sink_type = declared.get(column, flink_name(kind))
+            sink_type = declared.get(column, flink_name(kind, summary=True))
             hint = " (TRUE or FALSE, as Flink writes a BOOLEAN)" if query_type == "boolean" and _family(kind) == "string" else ""
-            name = flink_name(query_type)
+            name = flink_name(query_type, summary=True)
             article = "an" if name[0] in "AEIOU" else "a"
             raise PlanError(
                 f"Flink SQL: INSERT INTO {t.name}: the column types of the query result and the table do not match: the query "

@@ -23,6 +23,18 @@ TODAY = "<today>"
 CASES = [
     ("'a' || 'b'", "'ab'"),  # ||
     ("CHAR_LENGTH('hello')", "5"),  # CHAR_LENGTH
+    ("HASH_CODE('a😀b')", "57849694"),  # HASH_CODE (Java's String.hashCode, over UTF-16 units)
+    ("HASH_CODE('polygenelubricants')", "-2147483648"),  # HASH_CODE
+    ("HASH_CODE('héllo wörld, a longer string')", "637748924"),  # HASH_CODE
+    ("HASH_CODE('')", "0"),  # HASH_CODE
+    ("HASH_CODE(CAST('ab' AS CHAR(4)))", "2984929"),  # HASH_CODE (of 'ab  ')
+    ("HASH_CODE(CAST(-5 AS BIGINT))", "4"),  # HASH_CODE (Long.hashCode)
+    ("HASH_CODE(CAST(9223372036854775807 AS BIGINT))", "-2147483648"),  # HASH_CODE
+    ("HASH_CODE(CAST(-3 AS TINYINT))", "-3"),  # HASH_CODE
+    ("HASH_CODE(FALSE)", "1237"),  # HASH_CODE
+    ("HASH_CODE(CAST(NULL AS INT))", "None"),  # HASH_CODE
+    ("HASH_CODE(CAST(NULL AS STRING))", "None"),  # HASH_CODE
+    ("HASH_CODE(DATE '2020-01-01')", "18262"),  # HASH_CODE
     ("UPPER('aBc')", "'ABC'"),  # UPPER
     ("LOWER('aBc')", "'abc'"),  # LOWER
     ("POSITION('b' IN 'abcb')", "2"),  # POSITION

@@ -268,3 +268,23 @@ def test_sql_three_valued_logic_and_flink_arithmetic(expression, expected):
 
     fn = ExprCompiler(Schema.of("price double"), ("A",), None, define=False).compile(sqlglot.parse_one(expression))
     assert fn(MatchScope(("A",), {}), None) == expected if expected is not None else fn(MatchScope(("A",), {}), None) is None
+
+
+def test_sum_and_avg_of_a_decimal_are_flinks_decimals_in_define_and_measures():
+    from decimal import Decimal
+
+    env = fk.StreamEnvironment(app="mr-decimal")
+    prices = ["0.01", "0.02", "0.02", "5.00", "99999999.99", "99999999.99"]
+    rows = [{"symbol": "XYZ", "rowtime": at(i + 1), "price": Decimal(p)} for i, p in enumerate(prices)]
+    t_env = StreamTableEnvironment.create(env)
+    schema = "symbol string, rowtime timestamp, price decimal(10,2)"
+    t_env.create_temporary_view("Ticker", env.from_collection(rows, schema, watermarks=WM))
+    # AVG of 0.01, 0.02, 0.02 is Flink's DECIMAL(38, 6) 0.016667 (rounded half up): DEFINE compares that value;
+    # SUM of a DECIMAL(10, 2) is a DECIMAL(38, 2), past DECIMAL(10, 2)'s range.
+    table = t_env.sql_query("""SELECT * FROM Ticker MATCH_RECOGNIZE (ORDER BY rowtime
+        MEASURES AVG(A.price) AS a, SUM(A.price) AS s, AVG(C.price) AS c, SUM(C.price) AS t
+        PATTERN (A{3} B C{2}) DEFINE B AS AVG(A.price) = 0.016667) AS T""")
+    assert str(table._stream.schema) == "a decimal(38,6), s decimal(38,2), c decimal(38,6), t decimal(38,2)"
+    op = operator_of(table)
+    got = [out for m in run_nfa(op.pattern, rows) for out in op.function.process_match(m, None)]
+    assert got == [{"a": Decimal("0.016667"), "s": Decimal("0.05"), "c": Decimal("99999999.990000"), "t": Decimal("199999999.98")}]

@@ -163,6 +163,14 @@ def test_json_constructors_refuse_values_and_keys_funke_cannot_write_as_flink(t_
         t_env.sql_query("SELECT JSON_OBJECT('a', n) FROM t")
 
 
+def test_hash_code_of_a_type_whose_java_hash_code_spark_cannot_give_is_refused(t_env):
+    assert t_env.sql_query("SELECT HASH_CODE(s) AS a, HASH_CODE(n) AS b FROM t").get_schema().names == ("a", "b")
+    with pytest.raises(UnsupportedError, match=r"HASH_CODE\(CAST\(n AS DOUBLE\)\) is not supported by funke yet: .*\(this one is double: CAST it"):
+        t_env.sql_query("SELECT HASH_CODE(CAST(n AS DOUBLE)) FROM t")
+    with pytest.raises(UnsupportedError, match=r"HASH_CODE\(ts\) .*\(this one is timestamp"):
+        t_env.sql_query("SELECT HASH_CODE(ts) FROM t")
+
+
 def test_a_python_function_is_no_unknown_function(t_env):
     t_env.create_temporary_function("shout", udf(lambda s: s.upper() + "!", result_type="STRING"))
     assert t_env.sql_query("SELECT shout(s) AS x FROM t").get_schema().names == ("x",)

@@ -182,7 +182,7 @@ def test_insert_refuses_what_flink_does_not_cast_implicitly_into_a_number_date_o
         ("t", "1", "TINYINT", "an INT"),
         ("f", "dbl", "FLOAT", "a DOUBLE"),
         ("n", "dbl", "INT", "a DOUBLE"),
-        ("n", "CAST(1.5 AS DECIMAL(10, 2))", "INT", "a DECIMAL(10,2)"),
+        ("n", "CAST(1.5 AS DECIMAL(10, 2))", "INT", "a DECIMAL(10, 2)"),
         ("b", "1", "BOOLEAN", "an INT"),
         ("dt", "1", "DATE", "an INT"),
         ("ts", "CAST(ts AS DATE)", "TIMESTAMP(3)", "a DATE"),
