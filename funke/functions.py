@@ -9,6 +9,7 @@ from funke.semantics.co_process import CoFlatMapFunction, CoMapFunction, CoProce
 from funke.semantics.functions import (
     AggregateFunction,
     KeyedProcessFunction,
+    KeyGroup,
     OutputTag,
     ProcessWindowFunction,
     ReduceFunction,
@@ -40,6 +41,7 @@ __all__ = [
     "KeyedBroadcastProcessFunction",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
+    "KeyGroup",
     "OutputTag",
     "ProcessJoinFunction",
     "ProcessWindowFunction",

@@ -285,12 +285,30 @@ class ProcessWindowFunction(Function):
         return None
 
 
+class KeyGroup(NamedTuple):
+    """One key's elements of a micro-batch, in arrival order, for ``KeyedProcessFunction.process_batch``."""
+
+    key: Any
+    values: list[Any]
+    timestamps: list[int | None]
+
+
 class KeyedProcessFunction(Function):
     """One element at a time with keyed state and timers (Flink's ``KeyedProcessFunction``).
 
     ``open(ctx)`` runs once before the first element; ``ctx`` (a ``RuntimeContext``) gives state
     handles (``ctx.get_state(ValueStateDescriptor("seen"))``) which then always refer to the
     key being processed. Side outputs: ``ctx.output(tag, row)``, or ``yield tag, row``.
+
+    A function may define ``process_batch(key_groups, ctx)`` instead of (or besides) ``process_element``:
+    then it is called once per micro-batch (once per element in a TestStream or the reference operator)
+    with the batch's elements as one :class:`KeyGroup` per key, keys in the order of their first element,
+    each key's elements in arrival order. funke's addition, not Flink's: a function that handles a key's
+    elements together pays the per-call cost once per key, and may vectorize. The watermark does not move
+    inside a batch (as between a micro-batch's elements), so no timer fires between two groups. State
+    handles, ``ctx.timer_service()``, ``ctx.get_current_key()`` and ``ctx.timestamp()`` are those of the group
+    ``key_groups`` gave last; a row produced then carries that group's latest timestamp. When it is defined,
+    ``process_batch`` takes every element (``process_element`` is not called).
     """
 
     def open(self, ctx: KeyedStateStore) -> None:
@@ -298,6 +316,14 @@ class KeyedProcessFunction(Function):
 
     def process_element(self, value: Any, ctx: KeyedProcessContext) -> Iterable[Any] | None:
         raise NotImplementedError(f"{type(self).__name__}.process_element(value, ctx) is not implemented")
+
+    def process_batch(self, key_groups: Iterator[KeyGroup], ctx: KeyedProcessContext) -> Iterable[Any] | None:
+        raise NotImplementedError(f"{type(self).__name__}.process_batch(key_groups, ctx) is not implemented")
+
+    @classmethod
+    def takes_batches(cls) -> bool:
+        """Whether the function defines ``process_batch``."""
+        return cls.process_batch is not KeyedProcessFunction.process_batch
 
     def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterable[Any] | None:
         return None

@@ -15,12 +15,12 @@ processing-time timer carry none (side outputs carry the timer's time).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import Any
 
 from funke.semantics.clock import Clock
-from funke.semantics.functions import KeyedProcessFunction, OutputRecord, OutputTag, emitted
+from funke.semantics.functions import KeyedProcessFunction, KeyGroup, OutputRecord, OutputTag, collect_rows, emitted, side_output_of
 from funke.semantics.operator import TimedOperator
 from funke.semantics.rich import RuntimeContext, call_open
 from funke.semantics.state import VOID_NAMESPACE, KeyedStateBackend, StateStore
@@ -76,6 +76,8 @@ class KeyedProcessOperator(TimedOperator):
         # (the key through the backend, not through ``self``: an operator without reference cycles is freed
         # as soon as its last reference goes, not by a pass of Python's cycle collector over all its state)
         self._timer_service = KeyedTimerService(self._timers, partial(getattr, self._backend, "current_key"))
+        #: Whether the function takes a micro-batch's elements grouped by key (``process_batch``).
+        self._batched = self._first_method == "process_element" and getattr(type(function), "takes_batches", lambda: False)()
 
     @property
     def state_backend(self) -> KeyedStateBackend:
@@ -103,12 +105,16 @@ class KeyedProcessOperator(TimedOperator):
 
     def process_element(self, key: Any, value: Any, timestamp: int | None = None) -> list[OutputRecord]:
         """Feed one element of ``key``; returns the records it emitted, in order."""
+        if self._batched:
+            return self.process_elements(((key, value, timestamp),))
         return self._emitting(partial(self._process_element, key, value, timestamp))
 
     def process_elements(self, elements: Iterable[tuple[Any, Any, int | None]]) -> list[OutputRecord]:
         """Feed ``(key, value, timestamp)`` elements (of the first input, for two) in order; returns what they
         emitted, in order: the same as ``process_element`` for each, in one call (a micro-batch's elements,
         without a call's set-up each)."""
+        if self._batched:
+            return self._emitting(partial(self._process_batch, elements))
         method = self._first_method
 
         def run() -> None:
@@ -143,6 +149,34 @@ class KeyedProcessOperator(TimedOperator):
         rows = getattr(self.function, method)(value, ctx)
         if rows is not None:  # (``None``: nothing emitted, the common case of a function that keeps state)
             self._out.extend(emitted(rows, f"{type(self.function).__name__}.{method}", timestamp, timestamp))
+
+    def _process_batch(self, elements: Iterable[tuple[Any, Any, int | None]]) -> None:
+        """``elements`` grouped by key, keys in the order of their first element, through ``process_batch``."""
+        groups: dict[Any, KeyGroup] = {}
+        for key, value, timestamp in elements:
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = KeyGroup(key, [], [])
+            group.values.append(value)
+            group.timestamps.append(timestamp)
+        if not groups:
+            return
+        self.open()
+        ctx = self._element_context(None, None)
+        where = f"{type(self.function).__name__}.process_batch"
+        for row in collect_rows(self.function.process_batch(self._key_groups(groups.values(), ctx), ctx), where):
+            tag = side_output_of(row) if type(row) is tuple else None
+            timestamp = ctx._timestamp
+            self._out.append(OutputRecord(row, timestamp) if tag is None else OutputRecord(row[1], timestamp, tag))
+
+    def _key_groups(self, groups: Iterable[KeyGroup], ctx: KeyedElementContext) -> Iterator[KeyGroup]:
+        """Each group in turn, its key made the current one (state, timers, ``ctx``) when it is given."""
+        for group in groups:
+            self._backend.current_key = group.key
+            stamps = [t for t in group.timestamps if t is not None]
+            ctx._key = group.key
+            ctx._timestamp = ctx._side_timestamp = max(stamps) if stamps else None
+            yield group
 
     def _on_timer(self, timer: Timer) -> None:
         self.open()

@@ -224,3 +224,61 @@ def test_process_elements_of_a_co_process_operator_are_its_first_input_s():
     assert [r.value for r in op.process_elements([("k", 1, 5), ("k", 2, 6)])] == [("first", 1), ("first", 2)]
     with pytest.raises(TypeError, match="two inputs"):
         op.process_element("k", 3, 7)
+
+
+class BatchedCountThenReport(CountThenReport):
+    """CountThenReport's logic over a micro-batch's elements grouped by key (``process_batch``)."""
+
+    def process_element(self, value, ctx):
+        raise AssertionError("process_batch takes every element")
+
+    def process_batch(self, key_groups, ctx):
+        for group in key_groups:
+            assert ctx.get_current_key() == group.key and ctx.timestamp() == max(group.timestamps)
+            self.count.update((self.count.value() or 0) + len(group.values))
+            for value, timestamp in zip(group.values, group.timestamps, strict=True):
+                ctx.timer_service().register_event_time_timer(timestamp + 10)
+                if value == "!":
+                    ctx.output(ALERTS, (group.key, "bang"))
+                yield ("seen", group.key, value)
+
+
+def _by_key(outputs):
+    """Each key's (tag, value) outputs in order: what a function may not reorder."""
+    keys: dict = {}
+    for tag, value, _ in plain(outputs):
+        keys.setdefault(value[1] if tag == "main" else value[0], []).append((tag, value))
+    return keys
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("xy!"), st.integers(0, 40)), max_size=8),
+            st.integers(0, 25),
+        ),
+        max_size=6,
+    )
+)
+def test_process_batch_gives_what_process_element_gives_each_keys_rows_in_order_and_the_same_timers(batches):
+    one, batched = KeyedProcessOperator(CountThenReport()), KeyedProcessOperator(BatchedCountThenReport())
+    watermark = -1
+    for elements, step in batches:
+        elements = [(k, v, watermark + 1 + t) for k, v, t in elements]  # (not late: after the watermark)
+        per_element = one.process_elements(elements)
+        assert _by_key(batched.process_elements(elements)) == _by_key(per_element)
+        watermark += step
+        fired, fired_batched = plain(one.advance_watermark(watermark)), plain(batched.advance_watermark(watermark))
+        assert sorted(fired_batched, key=repr) == sorted(fired, key=repr)  # (timers of one time: any key's first)
+    one.open(), batched.open()
+    for key in "abc":
+        one.state_backend.current_key = batched.state_backend.current_key = key
+        assert one.function.count.value() == batched.function.count.value()
+
+
+def test_a_single_element_reaches_process_batch_as_a_group_of_one_with_its_timestamp():
+    op = KeyedProcessOperator(BatchedCountThenReport())
+    assert plain(op.process_element("a", "!", 7)) == [("alerts", ("a", "bang"), 7), ("main", ("seen", "a", "!"), 7)]
+    out = op.process_elements([("a", "x", 3), ("b", "y", 9), ("a", "z", 5)])
+    assert plain(out) == [("main", ("seen", "a", "x"), 5), ("main", ("seen", "a", "z"), 5), ("main", ("seen", "b", "y"), 9)]
+    assert plain(op.advance_watermark(100))[-1] == ("main", ("report", "b", 1, TimeDomain.EVENT_TIME), 19)

@@ -26,9 +26,9 @@ def test_process_function_bench_checks_both_systems_against_a_batch_group_by(spa
     from funke.bench import process
 
     runs = process.run_process_bench(spark, 22_000, keys=50, rows_per_batch=11_000)
-    assert [r.system for r in runs] == ["funke KeyedProcessFunction", "plain PySpark transformWithStateInPandas"]
-    assert sum(n for _, _, n in runs[0].rows) == 22_000 and runs[1].rows <= runs[0].rows
-    assert "funke/plain **" in process.process_summary(runs, 50)
+    assert [r.system for r in runs] == ["funke KeyedProcessFunction", "plain PySpark transformWithStateInPandas", "funke KeyedProcessFunction (process_batch)"]
+    assert sum(n for _, _, n in runs[0].rows) == 22_000 and runs[1].rows <= runs[0].rows and runs[2].rows == runs[0].rows
+    assert "funke/plain **" in process.process_summary(runs, 50) and "the per-element one" in process.process_summary(runs, 50)
 
 
 def test_both_sessions_jobs_of_the_general_bench_equal_the_numpy_sessions(spark, tmp_path):

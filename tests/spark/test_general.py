@@ -115,3 +115,49 @@ def test_a_keyed_process_after_an_operator_two_sinks_share_keeps_its_state_acros
     env.execute().wait(300)
     assert sorted((r["k"], r["n"]) for r in first.rows) == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("b", 3)]
     assert sorted(r["n"] for r in second.rows) == [1, 2, 3, 4, 5, 6]  # (without the fix: 1, 2 in every batch)
+
+
+class BatchedCount(fk.functions.KeyedProcessFunction):
+    """Per key: each element's running count, and its total at ``report_at`` (an event-time timer); written with
+    ``process_batch``, so each micro-batch's elements come grouped by key (process_element is never called)."""
+
+    def __init__(self, report_at: int) -> None:
+        self.report_at = report_at
+
+    def open(self, ctx):
+        self.count = ctx.get_state(fk.state.ValueStateDescriptor("n"))
+
+    def process_element(self, value, ctx):
+        raise AssertionError("process_batch takes every element")
+
+    def process_batch(self, key_groups, ctx):
+        for group in key_groups:
+            n = self.count.value() or 0
+            for _ in group.values:
+                n += 1
+                yield {"k": group.key, "n": n, "kind": "element"}
+            self.count.update(n)
+            ctx.timer_service().register_event_time_timer(self.report_at)
+
+    def on_timer(self, timestamp, ctx):
+        yield {"k": ctx.get_current_key(), "n": self.count.value(), "kind": f"total at {timestamp}"}
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_keyed_process_function_taking_batches_gives_the_per_element_results(env, bounded):
+    keys = "abacbbacab"
+    rows = [{"k": k, "ts": at(i * 300)} for i, k in enumerate(keys)]
+    wm = fk.WatermarkStrategy.for_bounded_out_of_orderness(fk.seconds(0)).with_timestamp_assigner("ts")
+    report_at = int(at(60_000).replace(tzinfo=dt.timezone.utc).timestamp() * 1000)  # (after every element)
+    out = env.from_collection(rows, "k string, ts timestamp", rows_per_batch=3, watermarks=wm).key_by("k").process(
+        BatchedCount(report_at), output_schema="k string, n bigint, kind string"
+    ).collect()
+    env.execute(bounded=bounded).wait(300)
+    seen: dict[str, int] = {}
+    expected = []
+    for k in keys:  # (what process_element would give, one element at a time)
+        seen[k] = seen.get(k, 0) + 1
+        expected.append((k, seen[k], "element"))
+    expected += [(k, n, f"total at {report_at}") for k, n in seen.items()]
+    got = sorted((r["k"], r["n"], r["kind"]) for r in out.rows)
+    assert got == sorted(expected)
