@@ -301,9 +301,10 @@ class KeyedProcessFunction(Function):
     key being processed. Side outputs: ``ctx.output(tag, row)``, or ``yield tag, row``.
 
     A function may define ``process_batch(key_groups, ctx)`` instead of (or besides) ``process_element``:
-    then it is called once per micro-batch (once per element in a TestStream or the reference operator)
-    with the batch's elements as one :class:`KeyGroup` per key, keys in the order of their first element,
-    each key's elements in arrival order. funke's addition, not Flink's: a function that handles a key's
+    then it is called once per micro-batch and bucket (on Spark, funke runs a micro-batch's keys in a few
+    buckets, each call gets one bucket's keys; once per element in a TestStream or the reference operator)
+    with those elements as one :class:`KeyGroup` per key, keys in the order of their first element, each
+    key's elements in arrival order. funke's addition, not Flink's: a function that handles a key's
     elements together pays the per-call cost once per key, and may vectorize. The watermark does not move
     inside a batch (as between a micro-batch's elements), so no timer fires between two groups. State
     handles, ``ctx.timer_service()``, ``ctx.get_current_key()`` and ``ctx.timestamp()`` are those of the group
