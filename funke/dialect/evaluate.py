@@ -154,10 +154,10 @@ def _avg(values: list, dtype: str | None) -> Any:
     scale = decimal_scale(dtype)
     if scale is None:
         return sum(values) / len(values)
-    scale = max(6, scale)
-    quotient, rest = divmod(abs(int(_sum(values).scaleb(scale))), len(values))
+    scale, total = max(6, scale), _sum(values)
+    quotient, rest = divmod(abs(int(total.scaleb(scale))), len(values))
     quotient += 2 * rest >= len(values)  # (half up: away from zero)
-    return Decimal(-quotient if _sum(values) < 0 else quotient).scaleb(-scale)
+    return Decimal(-quotient if total < 0 else quotient).scaleb(-scale)
 
 
 class ExprCompiler:
