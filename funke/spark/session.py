@@ -93,6 +93,9 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         # Flink's JSON functions read an object with a key twice (the last value wins); Spark's parser of JSON
         # into VARIANT, which funke's JSON functions rewrite onto, refuses one unless told to keep the last.
         "spark.sql.variant.allowDuplicateKeys": "true",
+        # Flink's maps keep the last value of a key given twice (MAP['a', 1, 'a', 2], MAP_FROM_ARRAYS, STR_TO_MAP);
+        # Spark's fail the job (DUPLICATED_MAP_KEY) unless told to do the same.
+        "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
         # Flink SQL's TIME is Spark's TIME type, which Spark 4.x keeps behind this flag (funke.table.time_of_day).
         "spark.sql.timeType.enabled": "true",
         "spark.ui.enabled": str(settings.ui).lower(),
@@ -134,6 +137,7 @@ SESSION_CONF = (
     "spark.sql.execution.arrow.pyspark.enabled",
     "spark.sql.session.timeZone",
     "spark.sql.variant.allowDuplicateKeys",
+    "spark.sql.mapKeyDedupPolicy",
     "spark.sql.timeType.enabled",
 )
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from funke.dialect.rewrites import fill
+from funke.errors import PlanError
 from funke.plan.types import INTEGRAL, Schema
 from funke.table.sql_types import type_of, wider
 from funke.table.time_of_day import is_niladic
@@ -76,8 +77,14 @@ def keyword_column(c: exp.Column) -> bool:
 
 
 def subscript(n: exp.Bracket, schema: Schema | None, meaning: Meaning, refuse: Refuse) -> exp.Expression:
-    """``MAP[k, v, ...]`` (Spark's ``map(k, v, ...)``), ``array[i]`` (1-based in Flink, 0-based in Spark; an
-    index below 1 fails the job, one past the end is NULL, as in Flink) or ``map[key]`` (Spark's as it is)."""
+    """``MAP[k, v, ...]``, ``array[i]`` (1-based in Flink, 0-based in Spark; an index below 1 fails the job, one
+    past the end is NULL, as in Flink) or ``map[key]`` (Spark's as it is).
+
+    ``MAP[k, v, ...]`` is Spark's ``map_from_arrays(array(k, ...), array(v, ...))``: of a key given twice the last
+    value wins, in the first one's place, as in Flink (funke's sessions set ``spark.sql.mapKeyDedupPolicy`` to
+    ``LAST_WIN``). Spark's own ``map(k, v, ...)`` would do the same when run, but its optimizer folds
+    ``CARDINALITY(map(...))`` to the number of pairs and ``map(...)[k]`` to the first pair's value, as if keys
+    never repeated."""
     args = [a.transform(meaning) for a in n.expressions]
     this = n.this
 
@@ -85,7 +92,10 @@ def subscript(n: exp.Bracket, schema: Schema | None, meaning: Meaning, refuse: R
         return isinstance(e, exp.Column) and not e.table and e.name.upper() == "MAP" and not (schema and schema.get(e.name))
 
     if constructor(this):
-        return exp.Anonymous(this="MAP", expressions=args)
+        if not args or len(args) % 2:
+            raise PlanError(f"Flink SQL: {n.sql()}: MAP[...] takes one or more pairs of a key and a value, as in Flink")
+        keys, values = exp.Array(expressions=args[0::2]), exp.Array(expressions=args[1::2])
+        return exp.Anonymous(this="MAP_FROM_ARRAYS", expressions=[keys, values])
     kind = (
         "array"
         if isinstance(this, exp.Array)

@@ -171,6 +171,12 @@ def test_hash_code_of_a_type_whose_java_hash_code_spark_cannot_give_is_refused(t
         t_env.sql_query("SELECT HASH_CODE(ts) FROM t")
 
 
+def test_a_map_constructor_without_whole_pairs_is_refused_as_in_flink(t_env):
+    for wrong in ("MAP['a']", "MAP['a', 1, 'b']"):
+        with pytest.raises(PlanError, match=r"MAP\[...\] takes one or more pairs of a key and a value"):
+            t_env.sql_query(f"SELECT {wrong} AS m FROM t")
+
+
 def test_a_python_function_is_no_unknown_function(t_env):
     t_env.create_temporary_function("shout", udf(lambda s: s.upper() + "!", result_type="STRING"))
     assert t_env.sql_query("SELECT shout(s) AS x FROM t").get_schema().names == ("x",)
