@@ -476,6 +476,16 @@ def log(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
     return fill("CASE WHEN {0} > 0 AND {1} > 0 THEN LOG({0}, {1}) ELSE {2} END", [*args, ieee])
 
 
+def abs_of(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``ABS(x)``, Java's ``Math.abs``: of an integer type's smallest value that value (Spark's ANSI ``ABS``
+    fails the job), where funke knows the type."""
+    kind = types[0] or ""
+    if kind not in INTEGERS:
+        return call("ABS", args[0])
+    smallest = -(2 ** {"tinyint": 7, "smallint": 15, "int": 31, "bigint": 63}[kind])
+    return fill(f"CASE WHEN {{0}} = CAST('{smallest}' AS {kind.upper()}) THEN {{0}} ELSE ABS({{0}}) END", args)
+
+
 def sign(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
     sign = call("SIGN", args[0])
     return exp.Cast(this=sign, to=exp.DataType.build(types[0])) if types[0] in INTEGERS else sign

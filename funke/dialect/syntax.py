@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import sqlglot
 from sqlglot import exp, parser, tokens
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from funke.dialect.functions import rewritten_names
@@ -137,6 +137,8 @@ class Flink(Dialect):
     class Tokenizer(tokens.Tokenizer):
         IDENTIFIERS = ["`"]
         QUOTES = ["'"]
+        #: Flink's binary string literal, ``X'48656C6C6F'``: a BINARY (Spark's ``X'...'`` too).
+        HEX_STRINGS = [("X'", "'"), ("x'", "'")]
         #: SESSION is a keyword to sqlglot (SET SESSION ...); in Flink SQL it is also a window TVF.
         #: ROW is Flink's structured type, ``ROW<name type, ...>``: sqlglot's STRUCT.
         KEYWORDS = {
@@ -435,6 +437,8 @@ def _parsed(sql: str, functions: Collection[str]) -> list[exp.Expression]:
         first: dict[str, Any] = e.errors[0] if e.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
         raise PlanError(f"SQL syntax error{where}: {first.get('description', str(e))}\n{sql}") from None
+    except TokenError as e:  # (an unterminated string, a binary literal X'...' of other than hex digits)
+        raise PlanError(f"SQL syntax error: {e} (an unterminated quote, or an X'...' literal of other than hex digits?)\n{sql}") from None
 
 
 @functools.lru_cache(maxsize=32)

@@ -96,6 +96,9 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         # Flink's maps keep the last value of a key given twice (MAP['a', 1, 'a', 2], MAP_FROM_ARRAYS, STR_TO_MAP);
         # Spark's fail the job (DUPLICATED_MAP_KEY) unless told to do the same.
         "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+        # Flink's DECODE and ENCODE are Java's String's: a malformed byte sequence is U+FFFD, a character the charset
+        # lacks '?'. Spark 4's fail the job unless told to do as Spark 3 (and Java) did.
+        "spark.sql.legacy.codingErrorAction": "true",
         # Flink SQL's TIME is Spark's TIME type, which Spark 4.x keeps behind this flag (funke.table.time_of_day).
         "spark.sql.timeType.enabled": "true",
         "spark.ui.enabled": str(settings.ui).lower(),
@@ -138,6 +141,7 @@ SESSION_CONF = (
     "spark.sql.session.timeZone",
     "spark.sql.variant.allowDuplicateKeys",
     "spark.sql.mapKeyDedupPolicy",
+    "spark.sql.legacy.codingErrorAction",
     "spark.sql.timeType.enabled",
 )
 

@@ -43,6 +43,8 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
         return type_of(e.this, schema)
     if isinstance(e, exp.Literal):
         return _literal_type(e) or "string"
+    if isinstance(e, exp.HexString):  # (X'...')
+        return "binary"
     if isinstance(e, (exp.Boolean, exp.Predicate, exp.Connector, exp.Not)):
         return "boolean"
     if isinstance(e, exp.Anonymous) and e.name.upper() in _TIMESTAMP_FUNCTIONS:

@@ -81,6 +81,22 @@ CASES = [
     ("ASCII('😀')", "-16"),  # ASCII
     ("CHR(97)", "'a'"),  # CHR
     ("DECODE(UNHEX('68656C6C6F'), 'UTF-8')", "'hello'"),  # DECODE
+    ("DECODE(UNHEX('61FF62'), 'UTF-8')", "'a\ufffdb'"),  # DECODE
+    ("DECODE(UNHEX('61C3'), 'UTF-8')", "'a\ufffd'"),  # DECODE
+    ("DECODE(UNHEX('61FF'), 'US-ASCII')", "'a\ufffd'"),  # DECODE
+    ("DECODE(UNHEX('D800'), 'UTF-16BE')", "'\ufffd'"),  # DECODE
+    ("DECODE(X'61FF62', 'UTF-8')", "'a\ufffdb'"),  # DECODE
+    ("X'48656C6C6F'", "b'Hello'"),  # X'...'
+    ("x'6869'", "b'hi'"),  # X'...'
+    ("TO_BASE64(X'6869')", "'aGk='"),  # TO_BASE64
+    ("ENCODE('a😀', 'ISO-8859-1')", "b'a?'"),  # ENCODE
+    ("ABS(CAST(-2147483648 AS INT))", "-2147483648"),  # ABS
+    ("ABS(CAST(-9223372036854775808 AS BIGINT))", "-9223372036854775808"),  # ABS
+    ("ABS(CAST(-128 AS TINYINT))", "-128"),  # ABS
+    ("ABS(CAST(-32768 AS SMALLINT))", "-32768"),  # ABS
+    ("ABS(CAST(-5 AS TINYINT))", "5"),  # ABS
+    ("ABS(-0.0e0)", "0.0"),  # ABS
+    ("ABS(CAST(NULL AS INT))", "None"),  # ABS
     ("ENCODE('é', 'US-ASCII')", "b'?'"),  # ENCODE
     ("ENCODE('😀', 'US-ASCII')", "b'?'"),  # ENCODE
     ("ENCODE('Ā', 'ISO-8859-1')", "b'?'"),  # ENCODE

@@ -177,6 +177,12 @@ def test_a_map_constructor_without_whole_pairs_is_refused_as_in_flink(t_env):
             t_env.sql_query(f"SELECT {wrong} AS m FROM t")
 
 
+def test_a_binary_literal_is_read_and_a_malformed_one_is_a_syntax_error(t_env):
+    assert t_env.sql_query("SELECT X'6869' AS b, DECODE(x'6869', 'UTF-8') AS s FROM t").get_schema().names == ("b", "s")
+    with pytest.raises(PlanError, match=r"SQL syntax error: .*X'\.\.\.' literal of other than hex digits"):
+        t_env.sql_query("SELECT X'6G' FROM t")
+
+
 def test_a_python_function_is_no_unknown_function(t_env):
     t_env.create_temporary_function("shout", udf(lambda s: s.upper() + "!", result_type="STRING"))
     assert t_env.sql_query("SELECT shout(s) AS x FROM t").get_schema().names == ("x",)
