@@ -172,7 +172,10 @@ class StreamEnvironment:
         at once (``execute_async`` is the same): a script calls ``.wait()`` to let a finite job finish.
 
         ``bounded=True`` runs the same program as a Spark batch job over bounded sources:
-        the watermark is +infinity at the end, and results equal the streaming run's.
+        the watermark is +infinity at the end, and results that follow from event time (windows,
+        joins, SQL) equal the streaming run's. As in Flink's BATCH runtime mode, a keyed
+        function's event-time timers fire after all of its key's elements, so a timer that reads
+        state sees the key's whole input (a streaming run fires it when the watermark passes it).
 
         A streaming job keeps its checkpoints under ``checkpoint_dir`` (default:
         ``$FUNKE_HOME/jobs/<name>/checkpoint``). Started again under the same name, it
