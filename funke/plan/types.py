@@ -29,6 +29,8 @@ _ALIASES = {
     "timestamp_ltz": "timestamp",
 }
 INTEGRAL = frozenset({"tinyint", "smallint", "int", "bigint"})
+#: Each integer type's width in bits: its values are -2**(bits - 1) to 2**(bits - 1) - 1.
+INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 NUMERIC = INTEGRAL | {"float", "double"}
 
 

@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from funke.plan.types import INTEGER_BITS
 from funke.savepoints import (
     MANIFEST,
     Savepoint,
@@ -55,7 +56,6 @@ from funke.savepoints.registry import registry
 
 AGGREGATION = "stateStoreSave"  # Spark's StateStoreSaveExec: the state of a streaming aggregation
 FAMILY = "default"  # an aggregation keeps one column family
-_BITS = {"bigint": 64, "int": 32, "smallint": 16, "tinyint": 8}
 
 
 @dataclass
@@ -280,10 +280,10 @@ def _type_problem(values: Any, dtype: Any) -> str | None:
 
     kind, want = values.dtype.kind, dtype.simpleString()
     wrong = f"holds {values.dtype} values, but the state keeps {want} there"
-    if want in _BITS:
+    if want in INTEGER_BITS:
         if kind not in "iu":
             return f"{wrong}: convert it, e.g. .astype('int64')"
-        low, high = -(2 ** (_BITS[want] - 1)), 2 ** (_BITS[want] - 1) - 1
+        low, high = -(2 ** (INTEGER_BITS[want] - 1)), 2 ** (INTEGER_BITS[want] - 1) - 1
         if len(values) and (values.min() < low or values.max() > high):
             return f"has values outside {want}'s range [{low}, {high}]"
         return None
