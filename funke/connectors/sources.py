@@ -76,6 +76,9 @@ def generator(
     at most ``rows_per_batch`` rows. ``batch_seconds`` sizes unthrottled micro-batches
     adaptively instead: each takes about that long (larger when Spark's fixed cost per
     batch dominates, smaller when rows get dearer), starting at ``rows_per_batch`` rows.
+
+    Finite, its event time needs no check where its expression provably stays in range for every
+    index (``funke.connectors.index_bounds``), and a bounded run knows its rows without counting them.
     """
     if not columns:
         raise PlanError("generator() needs at least one column: {'name': 'SQL expression of i'}")

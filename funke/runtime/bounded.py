@@ -67,7 +67,9 @@ def run_batch_query(handle: JobHandle, st: QueryState) -> None:
         raise PlanError(f"no Spark writer for sink {spec.describe()}")
     got = 0
     for m in st.compiled.metrics:
-        if m.observation is not None:
+        if m.known_rows is not None:
+            got += m.known_rows if m.counts_rows else 0
+        elif m.observation is not None:
             observed = _observed(m.observation)
             got += int(observed.get("rows") or 0) if m.counts_rows else 0
             st.dead_letters += int(observed.get("dead") or 0)

@@ -35,6 +35,9 @@ class SourceMetric:
     operator: str | None = None
     #: Further observed fields and the count each is (``tag:<operator>:<tag>``: the rows sent to a side output).
     counts: dict[str, str] = field(default_factory=dict)
+    #: The rows, known without an observe: a generator's ``events`` in a bounded run (its rows are
+    #: ``0 .. events - 1``; not an accumulator, which a stage run again could count twice).
+    known_rows: int | None = None
 
 
 @dataclass

@@ -18,6 +18,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from funke.connectors import index_bounds
 from funke.connectors.sources import GeneratorSource
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
@@ -27,7 +28,7 @@ from funke.plan.connect import BroadcastProcess, CoProcess
 from funke.plan.facts import PlanFacts, analyse
 from funke.plan.functions import LateralTable
 from funke.plan.joins import LEFT, IntervalJoin, WindowJoin
-from funke.plan.types import Field, Schema, normalize_type
+from funke.plan.types import INTEGER_BITS, Field, Schema, normalize_type
 from funke.plan.unkeyed import AsyncWait, Process
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import generated, kafka_source, realtime
@@ -107,6 +108,8 @@ class Compiler:
         self.latency_first = False
         #: ``set_latency_mode("realtime")``: Spark's real-time trigger (``funke.spark.realtime``).
         self.realtime = False
+        #: A bounded run over the whole input (``compile_job``): a generator's row count is known.
+        self.bounded_run = False
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: nodes.Node) -> Compiled:
@@ -280,7 +283,9 @@ class Compiler:
         out = Compiled(df, control=control)
         if CORRUPT in source_columns:
             out.metrics.append(dead)
-        if EOS not in df.columns:
+        if self.bounded_run and isinstance(node.spec, GeneratorSource) and not node.scripted_time:
+            out.metrics.append(SourceMetric(f"funke_src_{safe_name(node.uid)}", False, known_rows=node.spec.events))
+        elif EOS not in df.columns:
             out.uncounted = df
             out.frame = self.observe(out, f"funke_src_{safe_name(node.uid)}", False, F.count(F.lit(1)).alias("rows"))
         return out
@@ -297,22 +302,28 @@ class Compiler:
             # Spark's current_timestamp() is the micro-batch's start, the same for its every row
             frame = frame.withColumn(column, F.current_timestamp())
 
+        valid = s.ingestion_time or self._valid_times(node)
+
         def bad_time_reason() -> Column:
-            if s.ingestion_time:  # stamped here: never null, never out of range
+            if valid:  # stamped here, or a generator's proven valid: never null, never out of range
                 return F.lit(None).cast("string")
             return self.add_dead_letter_rule(node, up.frame, _bad_event_time(F.col(column), column, s.timestamp_unit))
 
         # The observe right after a source replaces the source's own (same rows): one observe
         # per row, not two (each splits whole-stage codegen and costs every row).
-        counted = at_source and (later is not None or up.uncounted is not None or self.streaming)
+        known = any(m.known_rows is not None for m in up.metrics)
+        counted = at_source and not known and (later is not None or up.uncounted is not None or self.streaming)
         out = self.merge(frame, up)
         if counted:
             out.metrics = [m for m in out.metrics if m.counts_rows is False]
         if not self.streaming:
             reason = bad_time_reason()
             aggs = [F.count(F.lit(1)).alias("rows")] if counted else []
-            df = self.observe(out, f"funke_wm_{safe_name(node.uid)}", False, *aggs, F.count(reason).alias("dead"), frame=frame)
-            out.metrics[-1].counts_rows = counted
+            aggs += [] if valid else [F.count(reason).alias("dead")]
+            df = frame
+            if aggs:  # (an observe splits Spark's generated code and costs every row)
+                df = self.observe(out, f"funke_wm_{safe_name(node.uid)}", False, *aggs, frame=frame)
+                out.metrics[-1].counts_rows = counted
             df = df.where(reason.isNull()).withColumn(column, _event_time(column, s.timestamp_unit, EOS in df.columns))
             out.frame = df.select(*later) if later is not None else df
             return out
@@ -355,6 +366,21 @@ class Compiler:
             df = df.where(F.col(column) > _bad_time())
         out.frame = df.select(*later) if later is not None else df
         return out
+
+    def _valid_times(self, node: nodes.Watermark) -> bool:
+        """Whether every event time the watermark reads is proven valid: a finite generator's right before it,
+        whose expression stays in range for every index it gives (``funke.connectors.index_bounds``)."""
+        src, s = node.input, node.strategy
+        if not (isinstance(src, nodes.Source) and isinstance(src.spec, GeneratorSource)) or src.scripted_time or s.timestamp_unit not in ("ms", "s"):
+            return False
+        spec, column = src.spec, s.timestamp_column
+        field = spec.schema.get(column or "")
+        if field is None or field.dtype not in INTEGER_BITS or spec.events is None:
+            return False
+        e = dict(spec.columns).get(field.name)
+        found = index_bounds.bounds(e, 0, spec.events) if e is not None else None  # (0 .. events: with the end-of-input row's)
+        scale, half = (1 if s.timestamp_unit == "ms" else 1000), 1 << (INTEGER_BITS[field.dtype] - 1)  # (and the declared type's cast)
+        return found is not None and max(_MIN_MS // scale, -half) <= found[0] and found[1] < min(_END_MS // scale, half)
 
     def _end_reaches(self, node: nodes.Watermark) -> None:
         """Refuse a watermark that a finite source's end of input cannot reach (a map or a union on

@@ -67,6 +67,7 @@ def compile_job(
     c.operator_metrics = operator_metrics
     c.latency_first = latency_mode == "latency-first"
     c.realtime = mode == "streaming" and latency_mode == "realtime"
+    c.bounded_run = mode != "streaming"
     if c.realtime:
         check_realtime(facts.nodes)
         if not kafka_source.kafka_jvm.has_connector(spark):

@@ -85,6 +85,34 @@ def test_null_keys_and_bad_event_times_from_a_stream(spark, tmp_path, bounded):
     assert job.metrics()["dead_letters"] == 3
 
 
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_generators_event_times_are_checked_unless_proven_in_range(spark, tmp_path, bounded):
+    """An event time whose expression stays in range for every index needs no check: bounded, the query has no
+    observe at all (the rows read are the generator's events). One that might be null, or that leaves the range,
+    is checked row by row as any other."""
+    dead = fk.sinks.collect()
+    env = fk.StreamEnvironment(app="dead-generated", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
+    times = {
+        "proven": "1000 * i",
+        "maybe null": "case when i = 3 then null else 1000 * i end",
+        "too late": "253402214400000 + i",  # the end-of-input instant and after
+    }
+    outs = {}
+    for k, ts in times.items():
+        source = fk.sources.generator({"k": f"'{k}'", "v": "i", "ts": ts}, schema="k string, v bigint, ts bigint", events=5, rows_per_batch=2)
+        outs[k] = windowed(env.from_source(source, WM))
+    job = env.execute(bounded=bounded).wait(180)
+    assert {k: sorted(r["v"] for r in out.rows) for k, out in outs.items()} == {"proven": [10], "maybe null": [7], "too late": []}
+    assert sorted(r["reason"] for r in dead.rows) == [
+        *(f"event time out of range in column ts: {253402214400000 + i}" for i in range(5)), "null event time in column ts"
+    ]
+    assert job.metrics()["dead_letters"] == 6
+    if bounded:
+        assert job.metrics()["input_rows"] == 15
+        proven = next(st for st in job.states if st.sink.spec is outs["proven"])
+        assert [(m.known_rows, m.observation) for m in proven.compiled.metrics] == [(5, None)]
+
+
 def test_default_dead_letters_are_parquet_under_the_job_home(spark, tmp_path):
     env = fk.StreamEnvironment(app="dead-default", spark=spark, settings_=fk.config.settings(home=str(tmp_path)))
     windowed(env.from_collection([{"k": None, "v": 1, "ts": 1}], "k string, v bigint, ts bigint", watermarks=WM))
