@@ -101,6 +101,11 @@ def default_conf(settings: FunkeSettings) -> dict[str, str]:
         "spark.sql.legacy.codingErrorAction": "true",
         # Flink SQL's TIME is Spark's TIME type, which Spark 4.x keeps behind this flag (funke.table.time_of_day).
         "spark.sql.timeType.enabled": "true",
+        # PySpark's DataFrame call sites for Spark's error context: with it on, each Column function call also
+        # asks the JVM for the active session and a conf and sets and clears the call site (about half of the
+        # py4j calls that plan a small job, 918 -> 418). funke's frames are built by funke, so the call sites
+        # named funke's lines, not the user's; funke reports a failure by the operator it compiled. A static conf.
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
         "spark.ui.enabled": str(settings.ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.memory": settings.driver_memory,
