@@ -22,6 +22,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import expressions as exp
 
+from funke.connectors.sources import GENERATOR_INDEX
 from funke.plan.expr import Col, Expr, Lit, Sql
 from funke.plan.types import INTEGER_BITS
 
@@ -32,7 +33,7 @@ _Range = tuple[int, int, str]
 _HASHES = {"xxhash64": "bigint", "hash": "int"}
 
 
-def bounds(e: Expr, lo: int, hi: int | None, index: str = "i") -> tuple[int, int] | None:
+def bounds(e: Expr, lo: int, hi: int | None, index: str = GENERATOR_INDEX) -> tuple[int, int] | None:
     """The smallest and largest value of ``e`` over ``index`` in ``lo .. hi`` (None: unbounded), if proven."""
     if hi is None:
         return None

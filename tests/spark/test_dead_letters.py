@@ -113,6 +113,21 @@ def test_a_generators_event_times_are_checked_unless_proven_in_range(spark, tmp_
         assert [(m.known_rows, m.observation) for m in proven.compiled.metrics] == [(5, None)]
 
 
+def test_a_proven_range_holds_what_spark_computes(spark):
+    from funke.connectors.index_bounds import bounds
+
+    texts = [
+        "1704067200000 + (i * 1000) div 997 - pmod(xxhash64(i, 6), 2001)",
+        "i * 1000 div 7 - i % 13 * 3",
+        "pmod(i - 500, 7) + -i div -3",
+        "cast(i * 2 as int) - pmod(hash(i), 10) * i",
+    ]
+    row = spark.range(0, 1001).withColumnRenamed("id", "i").selectExpr(*(f"min({t})" for t in texts), *(f"max({t})" for t in texts)).first()
+    for k, t in enumerate(texts):
+        lo, hi = bounds(fk.expr(t), 0, 1000)
+        assert lo <= row[k] <= row[k + len(texts)] <= hi, t
+
+
 def test_default_dead_letters_are_parquet_under_the_job_home(spark, tmp_path):
     env = fk.StreamEnvironment(app="dead-default", spark=spark, settings_=fk.config.settings(home=str(tmp_path)))
     windowed(env.from_collection([{"k": None, "v": 1, "ts": 1}], "k string, v bigint, ts bigint", watermarks=WM))
