@@ -26,7 +26,7 @@ from funke.connectors.sources import GENERATOR_INDEX
 from funke.plan.expr import Col, Expr, Lit, Sql
 from funke.plan.types import INTEGER_BITS
 
-#: An interval of integer values and its Spark type ("int" or "bigint").
+#: An interval of integer values and its Spark type (``INTEGER_BITS``'s).
 _Range = tuple[int, int, str]
 
 #: Hash functions, never null (a hash of nulls is the seed's), and their types.
@@ -61,7 +61,8 @@ def _fits(lo: int, hi: int, dtype: str) -> _Range | None:
 
 
 def _wider(a: _Range, b: _Range) -> str:
-    return "bigint" if "bigint" in (a[2], b[2]) else "int"
+    """The type of Spark's arithmetic on both: the wider (a TINYINT plus a TINYINT is a TINYINT)."""
+    return max(a[2], b[2], key=INTEGER_BITS.__getitem__)
 
 
 def _range(t: exp.Expression, index: str, i: _Range) -> _Range | None:

@@ -69,6 +69,7 @@ def test_every_value_lies_in_the_proven_range(e, lo, span, rnd):
         ("pmod(hash(i), 10)", 0, 5, (0, 9)),
         ("cast(i * 2 as int)", 0, 10, (0, 20)),
         ("i div -3", 0, 10, (-3, 0)),
+        ("100Y + 27Y + i", 0, 10, (127, 137)),  # (the TINYINT sum fits; with the BIGINT index, a BIGINT)
     ],
 )
 def test_ranges(text, lo, hi, expected):
@@ -88,6 +89,8 @@ def test_ranges(text, lo, hi, expected):
         "j + 1",  # not the index
         "'1'",
         "2000000000 * 2",  # INT times INT overflows an INT
+        "100Y + 100Y",  # a TINYINT plus a TINYINT is a TINYINT: it overflows
+        "cast(i div 100 as smallint) * 1000S",  # and a SMALLINT times a SMALLINT
         "i * 4611686018427387904",  # overflows a BIGINT
         "cast(i * 100000 as int)",  # does not fit an INT
         "1.5 * i",
