@@ -24,7 +24,7 @@ from sqlglot import expressions as exp
 
 from funke.connectors.sources import GENERATOR_INDEX
 from funke.plan.expr import Col, Expr, Lit, Sql
-from funke.plan.types import INTEGER_BITS
+from funke.plan.types import INTEGER_BITS, truncated_division
 
 #: An interval of integer values and its Spark type (``INTEGER_BITS``'s).
 _Range = tuple[int, int, str]
@@ -105,13 +105,9 @@ def _range(t: exp.Expression, index: str, i: _Range) -> _Range | None:
             return None
         d = b[0]
         if isinstance(t, exp.IntDiv):  # truncates toward zero: monotonic in the dividend
-            ends = [_trunc_div(a[0], d), _trunc_div(a[1], d)]
+            ends = [truncated_division(a[0], d), truncated_division(a[1], d)]
             return _fits(min(ends), max(ends), dtype)
         m = abs(d) - 1  # % takes the dividend's sign
         return _fits(0 if a[0] >= 0 else max(a[0], -m), 0 if a[1] <= 0 else min(a[1], m), dtype)
     return None
 
-
-def _trunc_div(a: int, d: int) -> int:
-    q = abs(a) // abs(d)
-    return q if (a >= 0) == (d > 0) else -q

@@ -40,7 +40,7 @@ from sqlglot import exp
 
 from funke.dialect.syntax import interval_ms
 from funke.errors import PlanError
-from funke.plan.types import INTEGRAL, Schema, decimal_scale, normalize_type
+from funke.plan.types import INTEGRAL, Schema, decimal_scale, normalize_type, truncated_division
 
 #: A compiled expression: ``fn(scope, row)``; ``row`` is the row a navigation picked (None: the scope's).
 Compiled = Callable[[Any, Any], Any]
@@ -102,8 +102,7 @@ def _numbers(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _div(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
-        q = abs(a) // abs(b)  # (integer division truncates toward zero, as in Flink)
-        return q if (a >= 0) == (b >= 0) else -q
+        return truncated_division(a, b)
     if b == 0 and isinstance(b, float):
         return math.nan if a == 0 else math.copysign(math.inf, a)
     return a / b

@@ -34,6 +34,16 @@ INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 NUMERIC = INTEGRAL | {"float", "double"}
 
 
+def truncated_division(a: int, b: int) -> int:
+    """``a / b`` of two integers as Java, Flink and Spark divide them: toward zero (Python's ``//`` floors).
+
+    >>> truncated_division(-7, 2), truncated_division(7, -2), -7 // 2
+    (-3, -3, -4)
+    """
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
 def normalize_type(t: str | None) -> str | None:
     if t is None:
         return None
