@@ -24,7 +24,7 @@ from sqlglot import expressions as exp
 
 from funke.connectors.sources import GENERATOR_INDEX
 from funke.plan.expr import Col, Expr, Lit, Sql
-from funke.plan.types import INTEGER_BITS, truncated_division
+from funke.plan.types import INTEGER_BITS, integer_range, truncated_division
 
 #: An interval of integer values and its Spark type (``INTEGER_BITS``'s).
 _Range = tuple[int, int, str]
@@ -56,8 +56,8 @@ def _tree(e: Expr) -> exp.Expression | None:
 
 
 def _fits(lo: int, hi: int, dtype: str) -> _Range | None:
-    half = 1 << (INTEGER_BITS[dtype] - 1)
-    return (lo, hi, dtype) if -half <= lo and hi < half else None
+    low, high = integer_range(dtype)
+    return (lo, hi, dtype) if low <= lo and hi <= high else None
 
 
 def _wider(a: _Range, b: _Range) -> str:

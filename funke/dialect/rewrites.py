@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
 from funke.errors import PlanError, UnsupportedError
-from funke.plan.types import INTEGER_BITS
+from funke.plan.types import integer_range
 from funke.semantics.java_text import java_order
 
 #: A rewrite given as a function: the call's arguments (Flink's meaning already given to each) and their
@@ -483,7 +483,7 @@ def abs_of(args: list[exp.Expression], types: list[str | None]) -> exp.Expressio
     kind = types[0] or ""
     if kind not in INTEGERS:
         return call("ABS", args[0])
-    smallest = -(2 ** (INTEGER_BITS[kind] - 1))
+    smallest = integer_range(kind)[0]
     return fill(f"CASE WHEN {{0}} = CAST('{smallest}' AS {kind.upper()}) THEN {{0}} ELSE ABS({{0}}) END", args)
 
 

@@ -34,6 +34,16 @@ INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 NUMERIC = INTEGRAL | {"float", "double"}
 
 
+def integer_range(dtype: str) -> tuple[int, int]:
+    """The smallest and largest value of an integer type (``INTEGER_BITS``'s).
+
+    >>> integer_range("tinyint"), integer_range("bigint")[0]
+    ((-128, 127), -9223372036854775808)
+    """
+    half = 1 << (INTEGER_BITS[dtype] - 1)
+    return -half, half - 1
+
+
 def truncated_division(a: int, b: int) -> int:
     """``a / b`` of two integers as Java, Flink and Spark divide them: toward zero (Python's ``//`` floors).
 

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funke.plan.types import INTEGER_BITS
+from funke.plan.types import INTEGER_BITS, integer_range
 from funke.savepoints import (
     MANIFEST,
     Savepoint,
@@ -283,7 +283,7 @@ def _type_problem(values: Any, dtype: Any) -> str | None:
     if want in INTEGER_BITS:
         if kind not in "iu":
             return f"{wrong}: convert it, e.g. .astype('int64')"
-        low, high = -(2 ** (INTEGER_BITS[want] - 1)), 2 ** (INTEGER_BITS[want] - 1) - 1
+        low, high = integer_range(want)
         if len(values) and (values.min() < low or values.max() > high):
             return f"has values outside {want}'s range [{low}, {high}]"
         return None

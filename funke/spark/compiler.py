@@ -28,7 +28,7 @@ from funke.plan.connect import BroadcastProcess, CoProcess
 from funke.plan.facts import PlanFacts, analyse
 from funke.plan.functions import LateralTable
 from funke.plan.joins import LEFT, IntervalJoin, WindowJoin
-from funke.plan.types import INTEGER_BITS, Field, Schema, normalize_type
+from funke.plan.types import INTEGER_BITS, Field, Schema, integer_range, normalize_type
 from funke.plan.unkeyed import AsyncWait, Process
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 from funke.spark import generated, kafka_source, realtime
@@ -379,8 +379,8 @@ class Compiler:
             return False
         e = dict(spec.columns).get(field.name)
         found = index_bounds.bounds(e, 0, spec.events) if e is not None else None  # (0 .. events: with the end-of-input row's)
-        scale, half = (1 if s.timestamp_unit == "ms" else 1000), 1 << (INTEGER_BITS[field.dtype] - 1)  # (and the declared type's cast)
-        return found is not None and max(_MIN_MS // scale, -half) <= found[0] and found[1] < min(_END_MS // scale, half)
+        scale, (low, high) = (1 if s.timestamp_unit == "ms" else 1000), integer_range(field.dtype)  # (and the declared type's cast)
+        return found is not None and max(_MIN_MS // scale, low) <= found[0] and found[1] < min(_END_MS // scale, high + 1)
 
     def _end_reaches(self, node: nodes.Watermark) -> None:
         """Refuse a watermark that a finite source's end of input cannot reach (a map or a union on
