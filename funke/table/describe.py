@@ -6,10 +6,10 @@ the type with its defaults (``DECIMAL(10, 0)``, ``TIMESTAMP(6)``) and ``*ROWTIME
 column, ``*PROCTIME*`` on a ``PROCTIME()`` column; ``null`` FALSE for a ``NOT NULL`` or primary-key column;
 ``key`` ``PRI(k1, k2)``; ``extras`` a computed column's ``AS expression``; ``watermark`` the watermark's
 expression. A view's (or a Table API table's) columns have its query's types, its time attributes marked
-too (of precision 3, as Flink's: ``TIMESTAMP(3) *ROWTIME*``). Its ``null`` is FALSE where
-Flink's type inference surely says NOT NULL: a ``COUNT``, a window's bounds, a literal, a NOT NULL column
-passed on from a table and an expression of such values by ``+ - * / % ||``. Anywhere else funke says TRUE,
-where Flink's fuller inference may say FALSE (``UPPER(k)`` of a NOT NULL ``k``, for one).
+too (of precision 3, as Flink's: ``TIMESTAMP(3) *ROWTIME*``), and the Flink type and NOT NULL that
+``funke.table.flink_schema`` finds while planning (checked against PyFlink 2.3's: a literal's ``CHAR(n)``, a
+COUNT, a window's bounds, a comparison or function of NOT NULL values, a GROUP BY's aggregates, an outer
+join's padded side, ...). Where it has no rule funke says TRUE, where Flink's fuller inference may say FALSE.
 
 >>> from funke.dialect.syntax import parse
 >>> never_null(parse("SELECT k || 'x'", frozenset()).selects[0], {"k"}), never_null(parse("SELECT v + 1", frozenset()).selects[0], {"k"})
@@ -31,6 +31,7 @@ from funke.plan.nodes import Node
 from funke.plan.types import Schema, split_top_level
 from funke.table.data_types import flink_name
 from funke.table.ddl import TableDef, flink_sql
+from funke.table.flink_schema import infer, join_columns, plainly_grouped, union_columns, values_columns
 from funke.table.planner import is_proctime
 
 #: COLLECT's type in ``view_columns``: ``MULTISET<?>`` (``?`` the element's Flink type, from the MAP funke keeps it as).
@@ -38,7 +39,6 @@ _MULTISET = "MULTISET<"
 #: DESCRIBE's columns, as Flink names them.
 COLUMNS = ["name", "type", "null", "key", "extras", "watermark"]
 
-_STRICT = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.DPipe, exp.Neg, exp.Paren, exp.Cast)
 _WINDOW_BOUNDS = frozenset({"window_start", "window_end", "window_time"})
 
 
@@ -106,28 +106,58 @@ def _flink_type(kind: str | None) -> str:
 
 
 def never_null(e: exp.Expression, not_null: Collection[str]) -> bool:
-    """Whether Flink surely types ``e`` NOT NULL, its columns ``not_null`` known NOT NULL."""
-    e = e.unalias()
-    if isinstance(e, exp.Column):
-        return e.name in not_null
-    if isinstance(e, exp.Literal):
-        return True
-    if isinstance(e, exp.Count):
-        return True
-    if isinstance(e, _STRICT) and not isinstance(e, exp.TryCast):  # (TRY_CAST gives NULL for what it cannot cast)
-        return all(never_null(a, not_null) for a in (e.this, e.args.get("expression")) if isinstance(a, exp.Expression))
-    return False
+    """Whether Flink surely types ``e`` NOT NULL, its columns ``not_null`` known NOT NULL (``funke.table.flink_schema``)."""
+    return infer(e, {c: ("", True) for c in not_null})[1]
 
 
 def view_columns(query: exp.Expression, source: Callable[[str], Mapping[str, tuple[str, bool]] | None]) -> dict[str, tuple[str, bool]]:
-    """The output columns of ``query`` (a view's) whose Flink type is known, with whether Flink surely types
-    them NOT NULL: over one table or view (``source`` gives its columns, None if it is not known), a column
-    passed on as it is; a window TVF's bounds; a COUNT; an expression of NOT NULL values (its type funke's)."""
+    """The output columns of ``query`` (a view's) whose Flink type or NOT NULL is known (``funke.table.flink_schema``):
+    over one table, view, WITH query, subquery or ``VALUES`` (``source`` gives a table's or view's columns, None if
+    they are not known), or a UNION of such queries; a window TVF's bounds are NOT NULL TIMESTAMP(3)s."""
+    ctes = {cte.alias: cte.this for cte in (query.args.get("with_") or query.args.get("with") or exp.With()).expressions}
+    if ctes:
+        outer = source
+
+        def source(name: str) -> Mapping[str, tuple[str, bool]] | None:
+            return view_columns(ctes[name], outer) if name in ctes else outer(name)
+
+    if isinstance(query, exp.Union):
+        left, right = query.this, query.expression
+        return union_columns(view_columns(left, source), view_columns(right, source), _names(left), _names(right))
     if not isinstance(query, exp.Select):
         return {}
     from_ = query.args.get("from_") or query.args.get("from")
+    columns = _relation(from_.this, source) if from_ is not None else {}
+    if joins := query.args.get("joins"):
+        relations = [(from_.this.alias_or_name, columns, any(j.side in ("RIGHT", "FULL") for j in joins))]
+        for j in joins:
+            later = [k for k in joins[joins.index(j) + 1 :] if k.side in ("RIGHT", "FULL")]
+            relations.append((j.this.alias_or_name, _relation(j.this, source), j.side in ("LEFT", "FULL") or bool(later)))
+        columns = join_columns(relations)
+    if any(isinstance(s, exp.Star) for s in query.selects):
+        return {} if joins else columns
+    grouped = plainly_grouped(query)
+    # (ROLLUP, CUBE, GROUPING SETS: a key a group leaves out is NULL there; of the rest funke says only COUNT's)
+    sets = query.args.get("group") is not None and not grouped
+    out: dict[str, tuple[str, bool]] = {}
+    for s in query.selects:
+        e = s.unalias()
+        if isinstance(e.this if isinstance(e, exp.Filter) else e, Collect):  # (a MULTISET, never NULL)
+            value = (e.this if isinstance(e, exp.Filter) else e).this
+            value = value.expressions[0] if isinstance(value, exp.Distinct) else value
+            element, never = infer(value, columns)
+            out[s.alias_or_name] = (f"{_MULTISET}{element or '?'}{' NOT NULL' if never else ''}>", True)
+            continue
+        kind, never = infer(e, columns, grouped)
+        if kind or never:
+            out[s.alias_or_name] = (kind, never and (not sets or isinstance(e, exp.Count)))
+    return out
+
+
+def _relation(table: exp.Expression, source: Callable[[str], Mapping[str, tuple[str, bool]] | None]) -> dict[str, tuple[str, bool]]:
+    """The known columns of what a FROM or JOIN reads: a table or view, a window TVF over one (its bounds NOT
+    NULL TIMESTAMP(3)s), a subquery, ``VALUES``; none for anything else."""
     columns: dict[str, tuple[str, bool]] = {}
-    table = from_.this if from_ is not None and not query.args.get("joins") else None
     tvf = table.find(WindowTvf) if isinstance(table, exp.Table) else None
     if tvf is not None and isinstance(tvf.expressions[0], TableArg):  # (a window TVF over a table: its columns and bounds)
         columns.update(source(tvf.expressions[0].this.name) or {})
@@ -136,26 +166,16 @@ def view_columns(query: exp.Expression, source: Callable[[str], Mapping[str, tup
         columns.update(source(table.name) or {})
     elif isinstance(table, exp.Subquery):  # (a subquery's columns as a view's: a COLLECT's MULTISET, a COUNT's BIGINT)
         columns.update(view_columns(table.this, source))
-    if any(isinstance(s, exp.Star) for s in query.selects):
-        return columns
-    not_null = {c for c, (_, n) in columns.items() if n}
-    out: dict[str, tuple[str, bool]] = {}
-    for s in query.selects:
-        e = s.unalias()
-        if isinstance(e, exp.Column) and not e.table and e.name in columns:
-            out[s.alias_or_name] = columns[e.name]
-        elif isinstance(e, exp.Count):
-            out[s.alias_or_name] = ("BIGINT", True)
-        elif isinstance(e.this if isinstance(e, exp.Filter) else e, Collect):  # (a MULTISET, never NULL)
-            value = (e.this if isinstance(e, exp.Filter) else e).this
-            value = value.expressions[0] if isinstance(value, exp.Distinct) else value
-            element = "?"
-            if isinstance(value, exp.Column) and not value.table and columns.get(value.name, ("",))[0]:
-                element = columns[value.name][0]
-            out[s.alias_or_name] = (f"{_MULTISET}{element}{' NOT NULL' if never_null(value, not_null) else ''}>", True)
-        elif never_null(e, not_null):
-            out[s.alias_or_name] = ("", True)
-    return out
+    elif isinstance(table, exp.Values):
+        columns.update(values_columns(table))
+    return columns
+
+
+def _names(query: exp.Expression) -> list[str]:
+    """The output names of a UNION's query (its first query's, for a UNION of UNIONs)."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    return [s.alias_or_name for s in query.selects] if isinstance(query, exp.Select) else []
 
 
 def function_names(user: Collection[str]) -> list[str]:

@@ -24,7 +24,7 @@ def wider(a: str, b: str) -> str:
     return max(a, b, key=_ORDER.index)
 
 
-def _literal_type(e: Any) -> str | None:
+def number_literal_type(e: Any) -> str | None:
     """A number literal's type as Flink gives it: ``1`` an INT, ``1.25`` a DECIMAL(3, 2), ``1e0`` a DOUBLE."""
     if isinstance(e, exp.Literal) and not e.is_string:
         digits = e.name.lstrip("-")
@@ -42,7 +42,7 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
     if isinstance(e, exp.Paren):
         return type_of(e.this, schema)
     if isinstance(e, exp.Literal):
-        return _literal_type(e) or "string"
+        return number_literal_type(e) or "string"
     if isinstance(e, exp.HexString):  # (X'...')
         return "binary"
     if isinstance(e, (exp.Boolean, exp.Predicate, exp.Connector, exp.Not)):

@@ -120,8 +120,8 @@ def test_a_view_s_columns_have_its_query_s_types_and_flink_s_nullability(t_env):
 
 def test_a_view_s_map_array_and_row_columns_are_written_as_flink_writes_them(t_env, capsys):
     """PyFlink 2.3's DESCRIBE and print_schema() of the same view: one space after each comma (funke printed
-    ``MAP<STRING,  INT>``), a ROW's field names quoted, nested types too. Flink's ``null`` is FALSE for these (its
-    fuller inference: a constructor is never NULL), funke's TRUE (the module docstring of funke.table.describe)."""
+    ``MAP<STRING,  INT>``), a ROW's field names quoted, nested types too; NOT NULL, as a constructor is never NULL
+    and a CAST of it neither."""
     t_env.execute_sql(
         "CREATE VIEW nested AS SELECT CAST(MAP['a', v] AS MAP<STRING, INT>) AS m, CAST(ARRAY[MAP['a', v]] AS ARRAY<MAP<STRING, INT>>) AS am, "
         "CAST(ROW(v, k) AS ROW<x INT, y STRING>) AS r, CAST(ARRAY[MAP[k, ROW(v, d)]] AS ARRAY<MAP<STRING, ROW<x INT, y DECIMAL(10, 2)>>>) AS deep FROM s"
@@ -132,10 +132,10 @@ def test_a_view_s_map_array_and_row_columns_are_written_as_flink_writes_them(t_e
     t_env.from_path("nested").print_schema()
     assert capsys.readouterr().out.splitlines() == [
         "(",
-        "  `m` MAP<STRING, INT>,",  # (Flink: `m` MAP<STRING, INT> NOT NULL, and so on)
-        "  `am` ARRAY<MAP<STRING, INT>>,",
-        "  `r` ROW<`x` INT, `y` STRING>,",
-        "  `deep` ARRAY<MAP<STRING, ROW<`x` INT, `y` DECIMAL(10, 2)>>>",
+        "  `m` MAP<STRING, INT> NOT NULL,",
+        "  `am` ARRAY<MAP<STRING, INT>> NOT NULL,",
+        "  `r` ROW<`x` INT, `y` STRING> NOT NULL,",
+        "  `deep` ARRAY<MAP<STRING, ROW<`x` INT, `y` DECIMAL(10, 2)>>> NOT NULL",
         ")",
     ]
 
