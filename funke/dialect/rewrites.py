@@ -382,6 +382,21 @@ def json_string(args: list[exp.Expression], types: list[str | None]) -> exp.Expr
     return fill("CASE WHEN {0} IS NOT NULL THEN {1} END", [args[0], _checked_json_text("JSON_STRING", args[0], types[0])])
 
 
+def json_raw(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
+    """Flink's ``JSON(s)``, a value of JSON_OBJECT or JSON_ARRAY (``check_calls`` refuses it anywhere else): the
+    JSON value ``s`` holds, inserted as JSON, written as Flink's Jackson writes it again (as JSON_QUERY's text:
+    the keys sorted, the last of a duplicate key, each number as Java's BigDecimal writes it, what follows the
+    first value not read); NULL for NULL; a text that is no JSON fails the job."""
+    text = fill(
+        f"CASE WHEN {{0}} IS NULL THEN NULL WHEN TRY_PARSE_JSON({{0}}) IS NULL THEN RAISE_ERROR(CONCAT('JSON: no JSON value: ', {{0}})) "
+        f"WHEN {_JQ_UNMARKABLE} THEN RAISE_ERROR(CONCAT('JSON: funke does not read a JSON text with the character DEL (U+007F) "
+        f"or U+0001, U+0002 in it: ', {{0}})) ELSE ELEMENT_AT(TRANSFORM(ARRAY(TRY_PARSE_JSON({_JQ_MARKED})), v -> {_JQ_TEXT}), 1) END",
+        [args[0]],
+    )
+    text.meta["json_text"] = True
+    return text
+
+
 #: ``{0}``'s JSON text as Spark's Jackson writes it (``null`` for NULL).
 _JSON_TEXT = "SUBSTRING(TO_JSON(ARRAY({0})), 2, CHAR_LENGTH(TO_JSON(ARRAY({0}))) - 2)"
 #: Spark's names (``typeof``) of the types in ``_JSON_TEXT_TYPES``, and of NULL's (``void``).
@@ -411,8 +426,8 @@ def _on_null(args: list[exp.Expression], default: str) -> tuple[list[exp.Express
 def _json_member(function: str, value: exp.Expression, kind: str | None, absent: bool) -> exp.Expression:
     """A value of JSON_OBJECT or JSON_ARRAY as JSON text: another such call's text as it is (Flink inserts it as
     JSON), one of the types Spark's ``to_json`` writes as Flink does as that; NULL when left out."""
-    if value.meta.get("json_text"):
-        return value
+    if value.meta.get("json_text"):  # (JSON(s) may be NULL: then ``null``, or left out)
+        return value if absent else call("COALESCE", value, exp.Literal.string("null"))
     if kind is not None and not json_text_type(kind):
         raise UnsupportedError(
             f"Flink SQL: {function} with the value {value.sql()} is not supported by funke yet: funke gives Flink's JSON "

@@ -588,6 +588,20 @@ CASES = [
     ('JSON_ARRAY(1, CAST(NULL AS INT) NULL ON NULL)', "'[1,null]'"),  # JSON_ARRAY (PyFlink 2.3's answer)
     ('JSON_ARRAY(1, CAST(NULL AS INT) ABSENT ON NULL)', "'[1]'"),  # JSON_ARRAY (PyFlink 2.3's answer)
     ("JSON_ARRAY(JSON_ARRAY(1), JSON_OBJECT('a' VALUE 2))", '\'[[1],{"a":2}]\''),  # JSON_ARRAY (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'a\' VALUE JSON(\'{"z": 1, "a": [2, 1.0e1, -0.0], "m": {"y": null, "b": true}}\'))', '\'{"a":{"a":[2,10,0.0],"m":{"b":true,"y":null},"z":1}}\''),  # JSON (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'a\' VALUE JSON(\'"str"\'))', '\'{"a":"str"}\''),  # JSON (PyFlink 2.3's answer)
+    ("JSON_ARRAY(JSON(' 1.50 '), JSON('2e3'))", "'[1.50,2E+3]'"),  # JSON (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'a\' VALUE JSON(\'{"d":1,"d":2}\'))', '\'{"a":{"d":2}}\''),  # JSON (PyFlink 2.3's answer)
+    ("JSON_OBJECT('a' VALUE JSON('[1] x'))", '\'{"a":[1]}\''),  # JSON (PyFlink 2.3's answer)
+    ("JSON_OBJECT('a' VALUE JSON(CAST(NULL AS STRING)))", '\'{"a":null}\''),  # JSON (PyFlink 2.3's answer)
+    ("JSON_OBJECT('a' VALUE JSON(CAST(NULL AS STRING)) ABSENT ON NULL)", "'{}'"),  # JSON (PyFlink 2.3's answer)
+    ('JSON_ARRAY(JSON(CAST(NULL AS STRING)))', "'[]'"),  # JSON (PyFlink 2.3's answer)
+    ('JSON_ARRAY(JSON(CAST(NULL AS STRING)) NULL ON NULL)', "'[null]'"),  # JSON (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'a\' VALUE JSON(\'"é\\n\\u0041"\'))', '\'{"a":"é\\\\nA"}\''),  # JSON (PyFlink 2.3's answer)
+    ("JSON_ARRAY(JSON('true'), JSON('null'), JSON('{}'))", "'[true,null,{}]'"),  # JSON (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'a\' VALUE JSON(\'{"b": 0.000001, "c": 1e-7, "d": 100, "e": -12.50e-1}\'))', '\'{"a":{"b":0.000001,"c":1E-7,"d":100,"e":-1.250}}\''),  # JSON (PyFlink 2.3's answer)
+    ('JSON_OBJECT(\'b\' VALUE JSON(\'[]\'), \'a\' VALUE JSON(\'"x"\'))', '\'{"a":"x","b":[]}\''),  # JSON (PyFlink 2.3's answer)
+    ("JSON_OBJECT('a' VALUE JSON(JSON_OBJECT('b' VALUE 1)))", '\'{"a":{"b":1}}\''),  # JSON (PyFlink 2.3's answer)
     ("JSON_OBJECT('a' VALUE CAST(1 AS TINYINT))", '\'{"a":1}\''),  # JSON_OBJECT (PyFlink 2.3's answer)
     ("JSON_OBJECT('z' VALUE 1, 'é' VALUE 2, 'Z' VALUE 3, '' VALUE 4, 'aa' VALUE 5, 'a' VALUE 6)", '\'{"":4,"Z":3,"a":6,"aa":5,"z":1,"é":2}\''),  # JSON_OBJECT (PyFlink 2.3's answer)
     ("JSON_OBJECT('b' VALUE JSON_ARRAY(CAST(NULL AS INT) NULL ON NULL), 'a' VALUE JSON_OBJECT())", '\'{"a":{},"b":[null]}\''),  # JSON_OBJECT (PyFlink 2.3's answer)
@@ -775,6 +789,11 @@ def test_a_json_value_funke_cannot_write_as_flink_fails_the_job(spark):
     for expression in ("JSON_STRING(ABS(-1.5e0))", "JSON_OBJECT('a' VALUE COALESCE(1.5e0, 2e0))"):
         with pytest.raises(Exception, match=r"funke writes the JSON of a STRING, an integer, .* not of a double \(CAST it to one\)"):
             spark.sql("SELECT " + _spark_sql(expression)).collect()
+
+
+def test_a_json_text_that_is_no_json_fails_the_job_as_in_flink(spark):
+    with pytest.raises(Exception, match="JSON: no JSON value: not json"):
+        spark.sql("SELECT " + _spark_sql("JSON_OBJECT('a' VALUE JSON('not json'))")).collect()
 
 
 def test_json_query_error_on_empty_or_error_fails_the_job_as_in_flink(spark):
