@@ -32,6 +32,7 @@ from funke.plan.types import Schema, split_top_level
 from funke.table.data_types import flink_name
 from funke.table.ddl import TableDef, flink_sql
 from funke.table.flink_schema import infer, join_columns, plainly_grouped, union_columns, values_columns
+from funke.table.lowering import item_name
 from funke.table.planner import is_proctime
 
 #: COLLECT's type in ``view_columns``: ``MULTISET<?>`` (``?`` the element's Flink type, from the MAP funke keeps it as).
@@ -140,17 +141,17 @@ def view_columns(query: exp.Expression, source: Callable[[str], Mapping[str, tup
     # (ROLLUP, CUBE, GROUPING SETS: a key a group leaves out is NULL there; of the rest funke says only COUNT's)
     sets = query.args.get("group") is not None and not grouped
     out: dict[str, tuple[str, bool]] = {}
-    for s in query.selects:
-        e = s.unalias()
+    for i, s in enumerate(query.selects):
+        e, name = s.unalias(), item_name(s, i)
         if isinstance(e.this if isinstance(e, exp.Filter) else e, Collect):  # (a MULTISET, never NULL)
             value = (e.this if isinstance(e, exp.Filter) else e).this
             value = value.expressions[0] if isinstance(value, exp.Distinct) else value
             element, never = infer(value, columns)
-            out[s.alias_or_name] = (f"{_MULTISET}{element or '?'}{' NOT NULL' if never else ''}>", True)
+            out[name] = (f"{_MULTISET}{element or '?'}{' NOT NULL' if never else ''}>", True)
             continue
         kind, never = infer(e, columns, grouped)
         if kind or never:
-            out[s.alias_or_name] = (kind, never and (not sets or isinstance(e, exp.Count)))
+            out[name] = (kind, never and (not sets or isinstance(e, exp.Count)))
     return out
 
 
@@ -175,7 +176,7 @@ def _names(query: exp.Expression) -> list[str]:
     """The output names of a UNION's query (its first query's, for a UNION of UNIONs)."""
     while isinstance(query, exp.SetOperation):
         query = query.this
-    return [s.alias_or_name for s in query.selects] if isinstance(query, exp.Select) else []
+    return [item_name(s, i) for i, s in enumerate(query.selects)] if isinstance(query, exp.Select) else []
 
 
 def function_names(user: Collection[str]) -> list[str]:

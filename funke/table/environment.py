@@ -514,7 +514,8 @@ class StreamTableEnvironment(FunctionCalls):
                 f"for {len(wanted)} ({', '.join(wanted)})"
             )
         by_target = dict(zip(wanted, given, strict=True))
-        check_sink_types(t, {c: (g, stream.schema.field(g, node=f"INSERT INTO {name}").dtype) for c, g in by_target.items()})
+        known = {c: (g, stream.schema.field(g, node=f"INSERT INTO {name}").dtype) for c, g in by_target.items()}
+        check_sink_types(t, known, view_columns(statement.expression, self._known_columns))
         if updating and t.primary_key:  # (upserted by the key: its changes one key at a time, in order)
             missing = [c for c in t.primary_key if c not in by_target]
             if missing:

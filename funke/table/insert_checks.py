@@ -58,11 +58,24 @@ def casts_implicitly(given: str | None, column: str) -> bool:
     return given is None or given == "void" or takes is None or _family(given) in takes
 
 
-def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]]) -> None:
+def flink_kind(flink: str) -> str | None:
+    """A Flink type (``funke.table.flink_schema``'s text) as funke's type where ``_TAKES`` reads it (a number,
+    BOOLEAN, a string, a DATE, a TIMESTAMP); None for any other (not checked).
+
+    >>> [flink_kind(k) for k in ("INT", "CHAR(3)", "DECIMAL(13, 1)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "ARRAY<INT>", "")]
+    ['int', 'char(3)', 'decimal(13,1)', 'timestamp(3)', None, None, None]
+    """
+    kind = flink.lower().replace(" ", "")
+    family = kind.split("(", 1)[0]
+    return kind if family in {*_TAKES, "varchar", "char"} else None
+
+
+def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]], flink: Mapping[str, tuple[str, bool]] | None = None) -> None:
     """Refuse an INSERT into ``t`` whose query gives a column a type Flink's planner does not cast to implicitly
     (``casts_implicitly``: a BIGINT such as ``COUNT(*)`` for an INT column, a DOUBLE for a FLOAT, a number for a
     STRING, a BOOLEAN for a number, ...), as Flink refuses it (``Column types of query result and sink ... do not
-    match``: it casts so only when told to). ``given``: each written column's query column and its type.
+    match``: it casts so only when told to). ``given``: each written column's query column and its type; ``flink``:
+    the query columns' Flink types (``funke.table.describe.view_columns``), for one whose type funke cannot tell yet.
 
     >>> t = TableDef("out", (("s", "string"),), (), None, (), "print", {}, "", declared=("VARCHAR(10)",))
     >>> check_sink_types(t, {"s": ("b", "boolean")})
@@ -81,6 +94,7 @@ def check_sink_types(t: TableDef, given: Mapping[str, tuple[str, str | None]]) -
     declared = dict(zip((c for c, _ in t.columns), t.declared, strict=False))
     for column, kind in t.columns:
         query_column, query_type = given.get(column, ("", None))
+        query_type = query_type or flink_kind((flink or {}).get(query_column, ("",))[0])
         if not casts_implicitly(query_type, kind):
             assert query_type is not None
             sink_type = declared.get(column, flink_name(kind, summary=True))

@@ -46,10 +46,15 @@ def conjuncts(e: exp.Expression) -> list[exp.Expression]:
     return [t for x in e.flatten() for t in conjuncts(x)] if isinstance(e, exp.And) else [e]
 
 
+def item_name(e: exp.Expression, position: int) -> str:
+    """The name Flink gives the SELECT list item ``e``: its alias or column name, else ``EXPR$<position>``."""
+    return e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${position}"
+
+
 def select_item(e: exp.Expression, position: int, body: exp.Expression) -> exp.Expression:
-    """The SELECT list item ``e`` as ``body`` (its expression, rewritten), named as Flink names it: its alias
-    or column name, else ``EXPR$<position>`` (a column under its own name stays a bare column)."""
-    name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${position}"
+    """The SELECT list item ``e`` as ``body`` (its expression, rewritten), named as Flink names it (``item_name``;
+    a column under its own name stays a bare column)."""
+    name = item_name(e, position)
     return body if isinstance(body, exp.Column) and body.name == name else exp.alias_(body, name, quoted=True)
 
 
