@@ -121,6 +121,10 @@ class Expr:
     def output_name(self) -> str | None:
         return None
 
+    def renamed(self) -> str | None:
+        """The input column this expression is, under another name (``col("ts").alias("t")``, ``ts AS t``); else None."""
+        return None
+
     def dtype(self, schema: Schema, node: str) -> str | None:
         raise NotImplementedError
 
@@ -259,6 +263,9 @@ class Alias(Expr):
     def output_name(self) -> str:
         return self.name
 
+    def renamed(self) -> str | None:
+        return self.expr.name if isinstance(self.expr, Col) else self.expr.renamed()
+
     def dtype(self, schema: Schema, node: str) -> str | None:
         return self.expr.dtype(schema, node)
 
@@ -312,6 +319,11 @@ class Sql(Expr):
     def output_name(self) -> str | None:
         t = self.text.strip()
         return _named(_IDENT.match(t)) or _named(_AS.search(t))
+
+    def renamed(self) -> str | None:
+        t = self.text.strip()
+        alias = _AS.search(t)
+        return _named(_IDENT.match(t[: alias.start()].strip())) if alias else None
 
     def dtype(self, schema: Schema, node: str) -> str | None:
         if self.declared is not None:

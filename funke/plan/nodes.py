@@ -191,7 +191,11 @@ class Select(Node):
         return column is not None and e.output_name() == column and (isinstance(e, Col) or e.columns() == frozenset({column}))
 
     def _passed(self, column: str | None) -> str | None:
-        return column if any(self._keeps(e, column) for e in self.exprs) else None
+        """The name ``column`` leaves this node under: its own, or the one a rename gives it (``ts AS t``: Flink
+        keeps a time attribute through a projection); None where it does not leave it."""
+        if column is None or any(self._keeps(e, column) for e in self.exprs):
+            return column
+        return next((e.output_name() for e in self.exprs if e.renamed() == column), None)
 
     @cached_property
     def event_time(self) -> str | None:
@@ -205,9 +209,9 @@ class Select(Node):
     def proc_time(self) -> str | None:
         t = self.input.proc_time
         for e in self.exprs:
-            if (isinstance(e, Alias) and isinstance(e.expr, ProcTime)) or self._keeps(e, t):
+            if isinstance(e, Alias) and isinstance(e.expr, ProcTime):
                 return e.output_name()
-        return None
+        return self._passed(t)
 
     def label(self) -> str:
         return f"select {', '.join(map(repr, self.exprs))}"

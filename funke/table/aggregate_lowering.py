@@ -81,7 +81,8 @@ class AggregateLowering:
         names = [g.name if isinstance(g, exp.Column) else None for g in by]
         if WINDOW_START not in names or WINDOW_END not in names:
             raise self.refuse(group or query, "a window aggregation not grouped by both window_start and window_end")
-        stream, keys, grouped = self._group_keys(by, stream, (WINDOW_START, WINDOW_END))
+        # (window_time is window_end's last millisecond: grouping by it too, as Flink allows, changes no group)
+        stream, keys, grouped = self._group_keys(by, stream, (WINDOW_START, WINDOW_END, WINDOW_TIME))
         if tvf.kind == "SESSION" and set(keys) != set(tvf.partition or ()):
             raise self.refuse(
                 group or query,

@@ -61,6 +61,15 @@ def test_a_tumble_aggregation_equals_the_datastream_window_and_drops_late_rows(e
         "SELECT e.k, TUMBLE_START(e.ts, INTERVAL '10' SECOND) AS window_start, COUNT(*) AS n, SUM(e.v) AS total, AVG(e.v) AS mean "
         "FROM ev AS e GROUP BY TUMBLE(e.ts, INTERVAL '10' SECOND), e.k"
     )).collect()  # fmt: skip
+    t_env.execute_sql("CREATE VIEW renamed (k, v, t2) AS SELECT k, v, ts AS t1 FROM ev")  # (a time attribute renamed stays one)
+    renamed = t_env.to_data_stream(t_env.sql_query(
+        "SELECT k, window_start, COUNT(*) AS n, SUM(v) AS total, AVG(v) AS mean "
+        "FROM TABLE(TUMBLE(TABLE renamed, DESCRIPTOR(t2), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k"
+    )).collect()  # fmt: skip
+    by_time = t_env.to_data_stream(t_env.sql_query(  # (grouped by window_time too, as Flink allows: the same groups)
+        "SELECT k, window_start, window_time, COUNT(*) AS n, SUM(v) AS total, AVG(v) AS mean "
+        "FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time, k"
+    )).collect()  # fmt: skip
     env.execute(bounded=bounded).wait(300)
     if bounded:  # no late data in a batch run: a@3 s and b@-20 s count
         expected = [("a", 0, 3, 67, 22), ("a", 10, 1, 4, 4), ("b", -20, 1, 128, 128), ("b", 10, 3, 56, 18)]
@@ -70,6 +79,8 @@ def test_a_tumble_aggregation_equals_the_datastream_window_and_drops_late_rows(e
     assert window_rows(program.rows, "n", "total") == [e[:4] for e in expected]
     assert window_rows(api.rows, "n", "total", "mean") == expected
     assert window_rows(legacy.rows, "n", "total", "mean") == expected
+    assert window_rows(by_time.rows, "n", "total", "mean") == expected
+    assert window_rows(renamed.rows, "n", "total", "mean") == expected
     assert all(r["window_time"] == r["window_end"] - dt.timedelta(milliseconds=1) for r in got.rows)
     assert all(type(r["total"]) is int and type(r["mean"]) is int for r in got.rows)
 

@@ -174,3 +174,9 @@ def test_values_unions_with_queries_and_subqueries_carry_types_and_nullability(t
     assert schema(t_env, "SELECT x + 1 AS p, UPPER(y) AS u, COUNT(*) AS c, SUM(x) AS s, MAX(y) AS m FROM vals GROUP BY x, y") == [
         "`p` INT NOT NULL", "`u` VARCHAR(2) NOT NULL", "`c` BIGINT NOT NULL", "`s` INT NOT NULL", "`m` VARCHAR(2) NOT NULL",
     ]  # fmt: skip
+
+
+def test_a_time_attribute_renamed_stays_one(t_env):
+    assert schema(t_env, "SELECT k, ts AS r1 FROM src") == ["`k` STRING NOT NULL", "`r1` TIMESTAMP(3) *ROWTIME*"]
+    t_env.execute_sql("CREATE VIEW renamed (k2, t2) AS SELECT k, ts FROM src")
+    assert schema(t_env, "SELECT * FROM renamed") == ["`k2` STRING NOT NULL", "`t2` TIMESTAMP(3) *ROWTIME*"]
