@@ -48,7 +48,7 @@ _PRESERVING: dict[str, str] = {
     "UPPER": "arg", "LOWER": "arg", "TRIM": "string", "REPLACE": "string", "LPAD": "string", "RPAD": "string",
     "CONCAT": "string", "LENGTH": "INT", "CHAR_LENGTH": "INT", "ASCII": "INT", "HASH_CODE": "INT", "CARDINALITY": "INT",
     "MD5": "CHAR(32)", "POW": "DOUBLE", "POWER": "DOUBLE", "ABS": "arg", "ROUND": "integer", "CEIL": "integer",
-    "FLOOR": "integer", "GREATEST": "same", "LEAST": "same", "MOD": "integer",
+    "FLOOR": "integer", "GREATEST": "same", "LEAST": "same", "MOD": "divisor",
 }  # fmt: skip
 #: Functions that may be NULL whatever their arguments: the Flink type of their result.
 _NULLABLE: dict[str, str] = {
@@ -82,6 +82,8 @@ def infer(e: exp.Expression, columns: Mapping[str, Known], grouped: bool = False
         return (_literal(e), True)
     if isinstance(e, exp.Is):
         return ("BOOLEAN", True)
+    if isinstance(e, exp.In) and e.args.get("query") is not None:
+        return ("BOOLEAN", False)  # (IN a subquery: NULL where no row matches and one is NULL)
     if isinstance(e, _COMPARISONS):
         parts = [e.this, *(e.args.get(k) for k in ("expression", "low", "high")), *e.expressions]
         return ("BOOLEAN", all(infer(p, columns)[1] for p in parts if isinstance(p, exp.Expression)))
@@ -93,7 +95,7 @@ def infer(e: exp.Expression, columns: Mapping[str, Known], grouped: bool = False
         return infer(e.this, columns, grouped)
     if isinstance(e, _ARITHMETIC):
         (a, a_null), (b, b_null) = infer(e.this, columns), infer(e.expression, columns)
-        return (_wider(a, b), a_null and b_null)
+        return (_result("divisor", [a, b]) if isinstance(e, exp.Mod) else _wider(a, b), a_null and b_null)
     if isinstance(e, exp.DPipe):
         (a, a_null), (b, b_null) = infer(e.this, columns), infer(e.expression, columns)
         return (_concatenated(a, b), a_null and b_null)
@@ -164,6 +166,8 @@ def _result(rule: str, kinds: list[str]) -> str:
         return "STRING" if first == "STRING" else ""
     if rule == "integer":
         return first if first in _INTEGERS else ""
+    if rule == "divisor":  # (MOD and % of integers: the divisor's type)
+        return kinds[1] if len(kinds) == 2 and kinds[0] in _INTEGERS and kinds[1] in _INTEGERS else ""
     if rule == "numeric":
         return first if first in (*_INTEGERS, "DOUBLE", "FLOAT") else ""
     if rule == "same":
