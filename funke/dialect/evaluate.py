@@ -38,7 +38,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from funke.dialect.syntax import interval_ms
+from funke.dialect.date_arithmetic import interval_ms
 from funke.errors import PlanError
 from funke.plan.types import INTEGRAL, Schema, decimal_scale, normalize_type, truncated_division
 

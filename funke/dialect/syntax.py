@@ -455,22 +455,6 @@ def _with_functions(names: frozenset[str]) -> type[parser.Parser]:
     return type("FlinkWithFunctions", (Flink.Parser,), {"FUNCTIONS": functions, "FUNCTION_PARSERS": parsers})
 
 
-#: Interval units Flink SQL writes (singular; the plural forms too), in ms.
-_UNITS_MS = {"MILLISECOND": 1, "SECOND": 1_000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
-
-
-def interval_ms(node: exp.Expression) -> int | None:
-    """``INTERVAL '5' SECOND`` in ms (also MILLISECOND, MINUTE, HOUR, DAY, and the plural forms); None otherwise."""
-    if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and node.unit is not None:
-        unit = node.unit.name.upper().removesuffix("S")
-        if unit in _UNITS_MS:
-            try:
-                return int(node.this.name) * _UNITS_MS[unit]
-            except ValueError:
-                return None
-    return None
-
-
 def position(node: exp.Expression, sql: str | None = None) -> str:
     """Where ``node`` starts in the query text ``sql``: 'line L, column C' of its first token that
     has a position (sqlglot keeps names' and literals' positions, not keywords')."""

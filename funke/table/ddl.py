@@ -48,7 +48,8 @@ from urllib.parse import quote, urlsplit
 
 from sqlglot import exp
 
-from funke.dialect.syntax import Flink, interval_ms, is_multiset, parse
+from funke.dialect.date_arithmetic import interval_ms
+from funke.dialect.syntax import Flink, is_multiset, parse
 from funke.errors import PlanError, UnsupportedError
 from funke.semantics.watermarks import WatermarkStrategy
 from funke.table.namespace import check, object_name

@@ -17,7 +17,8 @@ from typing import Any
 from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
-from funke.dialect.syntax import Descriptor, TableArg, WindowTvf, interval_ms
+from funke.dialect.date_arithmetic import interval_ms
+from funke.dialect.syntax import Descriptor, TableArg, WindowTvf
 from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.semantics.windows import (

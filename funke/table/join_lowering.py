@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.connectors.tables import StaticTable
-from funke.dialect.syntax import interval_ms
+from funke.dialect.date_arithmetic import interval_ms
 from funke.errors import PlanError
 from funke.plan.types import Field, Schema
 from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, changelog_mode, state_mode

@@ -35,8 +35,8 @@ from typing import Any
 from sqlglot import exp
 
 from funke.cep.pattern import Pattern
+from funke.dialect.date_arithmetic import interval_ms
 from funke.dialect.evaluate import Compiled, ExprCompiler, MatchScope, RowsScope
-from funke.dialect.syntax import interval_ms
 from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema

@@ -52,8 +52,10 @@ from typing import Any
 
 from sqlglot import exp
 
+from funke.dialect.date_arithmetic import date_plus_interval, quarters_as_months
 from funke.dialect.functions import check_calls
 from funke.dialect.functions import lowered as builtin_call
+from funke.dialect.like import like
 from funke.dialect.rewrites import NOW, extract, fill, round_to, rounded
 from funke.dialect.syntax import position
 from funke.errors import PlanError, UnsupportedError
@@ -393,6 +395,8 @@ class Planner(
                 raise PlanError(f"Flink SQL: {n.sql()} at {self.at(n)} outside the SELECT list and HAVING of an aggregation: it tells a GROUP BY's grouping sets apart")
             if is_localtimestamp(n, schema):
                 return fill(NOW, [])
+            if isinstance(n, (exp.Like, exp.Escape)) and (matched := like(n, lambda x: x.transform(flink_meaning))) is not None:
+                return matched
             if isinstance(n, exp.SimilarTo):
                 return fill(SIMILAR_TO, [n.this.transform(flink_meaning), n.expression.transform(flink_meaning)])
             if isinstance(n, exp.Bracket):
@@ -401,6 +405,10 @@ class Planner(
                 return overlaps(n, flink_meaning, self.refuse)
             if isinstance(n, (exp.Add, exp.Sub)) and (timed := time_arithmetic(n, (type_of(n.this, schema), type_of(n.expression, schema)), flink_meaning, self.at)) is not None:
                 return timed
+            if (months := quarters_as_months(n)) is not None:
+                return months
+            if (dated := date_plus_interval(n, (type_of(n.this, schema), type_of(n.expression, schema)), flink_meaning)) is not None:
+                return dated
             if isinstance(n, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
                 return arithmetic(n, schema, flink_meaning, self.refuse)
             if is_time_cast(n):

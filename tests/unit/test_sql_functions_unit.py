@@ -286,3 +286,18 @@ def test_what_flink_does_not_do_with_a_time_is_refused_while_planning(expression
         _spark(expression)
 
 
+
+
+def test_a_like_pattern_s_invalid_escape_is_refused_as_flink_refuses_it(t_env):
+    """PyFlink 2.3 refuses these three while planning; a valid ESCAPE runs (tests/spark/test_sql_functions' cases)."""
+    for pattern, escape in (("a!", "!"), ("a!b", "!"), ("ab", "xy")):
+        with pytest.raises(PlanError, match="invalid escape sequence|must be one character"):
+            t_env.sql_query(f"SELECT s LIKE '{pattern}' ESCAPE '{escape}' FROM t")
+    assert "RLIKE" in _spark("s NOT LIKE 'a!_' ESCAPE '!'") and "LIKE" in _spark("s LIKE s")
+
+
+def test_timestampadd_takes_flink_s_units_only(t_env):
+    """PyFlink 2.3 refuses MICROSECOND and DAYOFYEAR (and MILLISECOND), which Spark's TIMESTAMPADD takes."""
+    for unit in ("MICROSECOND", "DAYOFYEAR", "MILLISECOND"):
+        with pytest.raises(PlanError, match=f"TIMESTAMPADD takes the units .* not {unit}"):
+            t_env.sql_query(f"SELECT TIMESTAMPADD({unit}, 1, ts) FROM t")
