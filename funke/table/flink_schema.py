@@ -95,7 +95,7 @@ def infer(e: exp.Expression, columns: Mapping[str, Known], grouped: bool = False
         return infer(e.this, columns, grouped)
     if isinstance(e, _ARITHMETIC):
         (a, a_null), (b, b_null) = infer(e.this, columns), infer(e.expression, columns)
-        return (_result("divisor", [a, b]) if isinstance(e, exp.Mod) else _wider(a, b), a_null and b_null)
+        return (_arithmetic(type(e), a, b), a_null and b_null)
     if isinstance(e, exp.DPipe):
         (a, a_null), (b, b_null) = infer(e.this, columns), infer(e.expression, columns)
         return (_concatenated(a, b), a_null and b_null)
@@ -191,9 +191,39 @@ def _same(kinds: object) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-def _wider(a: str, b: str) -> str:
-    """The Flink type of integer arithmetic: the wider of two integer types (INT / INT is an INT)."""
-    return max(a, b, key=_INTEGERS.index) if a in _INTEGERS and b in _INTEGERS else ""
+#: An integer type as the DECIMAL Flink takes it for in arithmetic with a DECIMAL: (precision, scale).
+_AS_DECIMAL = {"TINYINT": (3, 0), "SMALLINT": (5, 0), "INT": (10, 0), "BIGINT": (19, 0)}
+
+
+def _arithmetic(op: type, a: str, b: str) -> str:
+    """The Flink type of ``a <op> b``: of integers the wider (``%`` the divisor's), a DOUBLE with a DOUBLE, a FLOAT
+    with a FLOAT and an integer (a DOUBLE with a DECIMAL), of DECIMALs (an integer as its DECIMAL) Flink's rules for
+    the precision and scale (as Spark's, the SQL Server/Hive rules), 38 digits at most."""
+    if a in _INTEGERS and b in _INTEGERS:
+        return _result("divisor", [a, b]) if op is exp.Mod else max(a, b, key=_INTEGERS.index)
+    kinds = {a, b}
+    if not all(k in _INTEGERS or k in ("DOUBLE", "FLOAT") or k.startswith("DECIMAL(") for k in kinds):
+        return ""
+    if "DOUBLE" in kinds or ("FLOAT" in kinds and any(k.startswith("DECIMAL(") for k in kinds)):
+        return "DOUBLE"
+    if "FLOAT" in kinds:
+        return "FLOAT"
+    (p1, s1), (p2, s2) = (_AS_DECIMAL.get(k) or tuple(int(x) for x in k[8:-1].split(", ")) for k in (a, b))
+    if op in (exp.Add, exp.Sub):
+        scale = max(s1, s2)
+        precision = max(p1 - s1, p2 - s2) + scale + 1
+    elif op is exp.Mul:
+        scale, precision = s1 + s2, p1 + p2 + 1
+    elif op is exp.Div:
+        scale = max(6, s1 + p2 + 1)
+        precision = p1 - s1 + s2 + scale
+    else:
+        scale = max(s1, s2)
+        precision = min(p1 - s1, p2 - s2) + scale
+    if precision > 38:  # (Flink's and Spark's adjustment: the integer digits kept, the scale cut, to 6 at least)
+        scale = max(38 - (precision - scale), min(scale, 6))
+        precision = 38
+    return f"DECIMAL({precision}, {scale})"
 
 
 def _concatenated(a: str, b: str) -> str:

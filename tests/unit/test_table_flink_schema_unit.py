@@ -10,6 +10,7 @@ from funke.pyflink.table import EnvironmentSettings, TableEnvironment
 
 SOURCE = (
     "CREATE TABLE src (k STRING NOT NULL, n INT NOT NULL, v INT, s STRING, b BIGINT NOT NULL, d DOUBLE NOT NULL, "
+    "m DECIMAL(10, 2), w DECIMAL(38, 10), f FLOAT, sm SMALLINT, t TINYINT, "
     "ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen')"
 )
 
@@ -59,6 +60,27 @@ EXPRESSIONS = [
     ("MOD(b, 2) AS m2", "`m2` INT NOT NULL"),
     ("n % b AS m3", "`m3` BIGINT NOT NULL"),
     ("ROUND(b, 1) AS m4", "`m4` BIGINT NOT NULL"),
+    ("n * 1.5 AS x1", "`x1` DECIMAL(13, 1) NOT NULL"),
+    ("n + 1.5 AS x2", "`x2` DECIMAL(12, 1) NOT NULL"),
+    ("m + m AS x3", "`x3` DECIMAL(11, 2)"),
+    ("m * m AS x4", "`x4` DECIMAL(21, 4)"),
+    ("m / m AS x5", "`x5` DECIMAL(23, 13)"),
+    ("m % 3 AS x6", "`x6` DECIMAL(10, 2)"),
+    ("m - n AS x7", "`x7` DECIMAL(13, 2)"),
+    ("b * m AS x8", "`x8` DECIMAL(30, 2)"),
+    ("w * w AS x9", "`x9` DECIMAL(38, 6)"),
+    ("w / 3 AS x10", "`x10` DECIMAL(38, 10)"),
+    ("w + 1 AS x11", "`x11` DECIMAL(38, 9)"),
+    ("n / 1.5 AS x12", "`x12` DECIMAL(17, 6) NOT NULL"),
+    ("d * m AS x13", "`x13` DOUBLE"),
+    ("n * d AS x14", "`x14` DOUBLE NOT NULL"),
+    ("f * 2 AS x15", "`x15` FLOAT"),
+    ("f * m AS x16", "`x16` DOUBLE"),
+    ("1.5 * 2.25 AS x17", "`x17` DECIMAL(6, 3) NOT NULL"),
+    ("sm * 1.5 AS x18", "`x18` DECIMAL(8, 1)"),
+    ("t + m AS x19", "`x19` DECIMAL(11, 2)"),
+    ("n % m AS x20", "`x20` DECIMAL(10, 2)"),
+    ("-m AS x21", "`x21` DECIMAL(10, 2)"),
     ("n / b AS a10", "`a10` BIGINT NOT NULL"),
     ("ABS(d) AS a11", "`a11` DOUBLE NOT NULL"),
     ("COALESCE(v, 0) AS n1", "`n1` INT NOT NULL"),
