@@ -49,14 +49,28 @@ _PRESERVING: dict[str, str] = {
     "CONCAT": "string", "LENGTH": "INT", "CHAR_LENGTH": "INT", "ASCII": "INT", "HASH_CODE": "INT", "CARDINALITY": "INT",
     "MD5": "CHAR(32)", "POW": "DOUBLE", "POWER": "DOUBLE", "ABS": "arg", "ROUND": "integer", "CEIL": "integer",
     "FLOOR": "integer", "GREATEST": "same", "LEAST": "same", "MOD": "divisor",
+    **dict.fromkeys(("YEAR", "MONTH", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "QUARTER", "DAYOFWEEK", "DAYOFYEAR", "WEEK", "EXTRACT"), "BIGINT"),
+    **dict.fromkeys(("SQRT", "LN", "EXP", "SIN", "COS", "LOG10", "LOG2", "DEGREES", "ATAN2"), "DOUBLE"),
+    **dict.fromkeys(("REGEXP_REPLACE", "INITCAP", "REPEAT", "BTRIM", "TRANSLATE"), "string"),
+    **dict.fromkeys(("TO_BASE64", "FROM_BASE64", "BIN", "HEX"), "STRING"),
+    **dict.fromkeys(("LOCATE", "INSTR", "STR_POSITION", "TIMESTAMPDIFF"), "INT"),
+    **dict.fromkeys(("REGEXP", "STARTS_WITH", "ENDS_WITH"), "BOOLEAN"),
+    "ARRAY_CONTAINS": "BOOLEAN", "ARRAY_DISTINCT": "arg", "CONCAT_WS": "any string", "SPLIT": "ARRAY<STRING>", "TRUNCATE": "arg", "SIGN": "integer", "SHA256": "CHAR(64)", "SHA": "CHAR(40)",
 }  # fmt: skip
 #: Functions that may be NULL whatever their arguments: the Flink type of their result.
 _NULLABLE: dict[str, str] = {
     "SUBSTRING": "string", "SUBSTR": "string", "CHR": "STRING", "REGEXP_EXTRACT": "STRING", "SPLIT_INDEX": "STRING",
-    "TO_TIMESTAMP": "TIMESTAMP(3)", "NULLIF": "arg",
+    "TO_TIMESTAMP": "TIMESTAMP(3)", "NULLIF": "arg", "REVERSE": "string", "LEFT": "string", "RIGHT": "string", "TO_DATE": "DATE",
+    "FROM_UNIXTIME": "STRING", "DATE_FORMAT": "STRING", "STR_TO_MAP": "MAP<STRING, STRING>", "PARSE_URL": "STRING", "URL_ENCODE": "STRING",
+    "CONVERT_TZ": "STRING",
 }  # fmt: skip
 #: Functions that are never NULL: their Flink type.
-_NEVER_NULL = {"CURRENT_TIMESTAMP": "TIMESTAMP_LTZ(3)", "NOW": "TIMESTAMP_LTZ(3)", "LOCALTIMESTAMP": "TIMESTAMP(3)"}
+_NEVER_NULL = {
+    "CURRENT_TIMESTAMP": "TIMESTAMP_LTZ(3)", "NOW": "TIMESTAMP_LTZ(3)", "LOCALTIMESTAMP": "TIMESTAMP(3)", "CURRENT_DATE": "DATE",
+    "RAND": "DOUBLE", "UUID": "CHAR(36)", "PI": "DOUBLE", "E": "DOUBLE", "IS_ALPHA": "BOOLEAN", "IS_DIGIT": "BOOLEAN", "IS_DECIMAL": "BOOLEAN",
+}  # fmt: skip
+#: Time units written as a function's first argument (``TIMESTAMPDIFF(DAY, ...)``, ``EXTRACT(DAY FROM ...)``): no value.
+_UNITS = frozenset({"MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"})
 #: Aggregates NOT NULL of a NOT NULL value in a GROUP BY query: the Flink type of their result.
 _GROUPED: dict[type, str] = {
     exp.Sum: "numeric", exp.Avg: "numeric", exp.Min: "arg", exp.Max: "arg", exp.FirstValue: "arg", exp.LastValue: "arg",
@@ -93,6 +107,12 @@ def infer(e: exp.Expression, columns: Mapping[str, Known], grouped: bool = False
         return (_cast_type(e.to), infer(e.this, columns)[1])
     if isinstance(e, exp.Neg):
         return infer(e.this, columns, grouped)
+    if isinstance(e, (exp.Add, exp.Sub)) and exp.Interval in (type(e.this), type(e.expression)):  # (a DATE or TIMESTAMP moved)
+        moved = e.expression if isinstance(e.this, exp.Interval) else e.this
+        kind, never = infer(moved, columns)
+        return (kind if kind == "DATE" or kind.startswith("TIMESTAMP(") else "", never)
+    if isinstance(e, (exp.Floor, exp.Ceil)) and e.args.get("to") is not None:  # (FLOOR(ts TO HOUR): the timestamp's type)
+        return infer(e.this, columns)
     if isinstance(e, _ARITHMETIC):
         (a, a_null), (b, b_null) = infer(e.this, columns), infer(e.expression, columns)
         return (_arithmetic(type(e), a, b), a_null and b_null)
@@ -155,7 +175,9 @@ def _name(e: exp.Expression) -> str | None:
 
 
 def _arguments(e: exp.Func) -> list[exp.Expression]:
-    return [a for k, a in e.args.items() if isinstance(a, exp.Expression) and k != "expressions"] + list(e.expressions)
+    """A call's arguments that are values (a time unit is none)."""
+    given = [a for k, a in e.args.items() if isinstance(a, exp.Expression) and k != "expressions"] + list(e.expressions)
+    return [a for a in given if not isinstance(a, exp.Var) and not (isinstance(a, exp.Column) and a.name.upper().removeprefix("SQL_TSI_") in _UNITS)]
 
 
 def _result(rule: str, kinds: list[str]) -> str:
@@ -172,6 +194,8 @@ def _result(rule: str, kinds: list[str]) -> str:
         return first if first in (*_INTEGERS, "DOUBLE", "FLOAT") else ""
     if rule == "same":
         return _same(kinds)
+    if rule == "any string":
+        return "STRING" if "STRING" in kinds else ""
     return rule
 
 
