@@ -10,6 +10,7 @@ A node on the general path is lowered by ``funke.spark.general.lowering``; what 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from funke.connectors import index_bounds
-from funke.connectors.sources import GeneratorSource
+from funke.connectors.sources import CollectionSource, GeneratorSource
 from funke.connectors.tables import StaticTable
 from funke.errors import PlanError, SchemaError, UnsupportedError, did_you_mean
 from funke.plan import nodes
@@ -283,8 +284,9 @@ class Compiler:
         out = Compiled(df, control=control)
         if CORRUPT in source_columns:
             out.metrics.append(dead)
-        if self.bounded_run and isinstance(node.spec, GeneratorSource) and not node.scripted_time:
-            out.metrics.append(SourceMetric(f"funke_src_{safe_name(node.uid)}", False, known_rows=node.spec.events))
+        if self.bounded_run and isinstance(node.spec, (GeneratorSource, CollectionSource)) and not node.scripted_time:
+            known = node.spec.events if isinstance(node.spec, GeneratorSource) else len(node.spec.rows)
+            out.metrics.append(SourceMetric(f"funke_src_{safe_name(node.uid)}", False, known_rows=known))
         elif EOS not in df.columns:
             out.uncounted = df
             out.frame = self.observe(out, f"funke_src_{safe_name(node.uid)}", False, F.count(F.lit(1)).alias("rows"))
@@ -368,9 +370,13 @@ class Compiler:
         return out
 
     def _valid_times(self, node: nodes.Watermark) -> bool:
-        """Whether every event time the watermark reads is proven valid: a finite generator's right before it,
-        whose expression stays in range for every index it gives (``funke.connectors.index_bounds``)."""
+        """Whether every event time the watermark reads is proven valid: a collection's right before it, each
+        value checked here, or a finite generator's, whose expression stays in range for every index it gives
+        (``funke.connectors.index_bounds``)."""
         src, s = node.input, node.strategy
+        if isinstance(src, nodes.Source) and isinstance(src.spec, CollectionSource) and s.timestamp_column in src.spec.schema.names:
+            at = src.spec.schema.names.index(s.timestamp_column)
+            return all(_proven_time(row[at], s.timestamp_unit) for row in src.spec.rows)
         if not (isinstance(src, nodes.Source) and isinstance(src.spec, GeneratorSource)) or src.scripted_time or s.timestamp_unit not in ("ms", "s"):
             return False
         spec, column = src.spec, s.timestamp_column
@@ -617,6 +623,15 @@ def _event_time(column: str, unit: str | None, finite: bool) -> Column:
     if finite:
         ts = F.when(F.col(EOS), F.to_timestamp(F.lit(END_OF_TIME))).otherwise(ts)
     return ts
+
+
+def _proven_time(value: Any, unit: str | None) -> bool:
+    """Whether a collection's event time ``value`` surely passes ``_bad_event_time``: an integer in range, or a
+    datetime of year 2 .. 9998 (in range in any time zone); anything else is checked in Spark."""
+    if unit in ("ms", "s"):
+        scale = 1 if unit == "ms" else 1000
+        return type(value) is int and _MIN_MS / scale <= value < _END_MS / scale
+    return isinstance(value, dt.datetime) and 1 < value.year < 9999
 
 
 def _bad_event_time(value: Column, column: str, unit: str | None) -> Column:

@@ -85,22 +85,30 @@ def test_null_keys_and_bad_event_times_from_a_stream(spark, tmp_path, bounded):
     assert job.metrics()["dead_letters"] == 3
 
 
+@pytest.mark.parametrize("kind", ["generator", "collection"])
 @pytest.mark.parametrize("bounded", [False, True])
-def test_a_generators_event_times_are_checked_unless_proven_in_range(spark, tmp_path, bounded):
-    """An event time whose expression stays in range for every index needs no check: bounded, the query has no
-    observe at all (the rows read are the generator's events). One that might be null, or that leaves the range,
+def test_event_times_are_checked_row_by_row_unless_proven_in_range(spark, tmp_path, bounded, kind):
+    """A generator's event time whose expression stays in range for every index, or a collection's whose values
+    all are in range (checked while planning), needs no check: bounded, the query has no observe at all (the rows
+    read are the generator's events, the collection's rows). One that might be null, or that leaves the range,
     is checked row by row as any other."""
     dead = fk.sinks.collect()
-    env = fk.StreamEnvironment(app="dead-generated", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
+    env = fk.StreamEnvironment(app=f"dead-{kind}", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
     times = {
-        "proven": "1000 * i",
-        "maybe null": "case when i = 3 then null else 1000 * i end",
-        "too late": "253402214400000 + i",  # the end-of-input instant and after
+        "proven": ("1000 * i", lambda i: 1000 * i),
+        "maybe null": ("case when i = 3 then null else 1000 * i end", lambda i: None if i == 3 else 1000 * i),
+        "too late": ("253402214400000 + i", lambda i: 253402214400000 + i),  # the end-of-input instant and after
     }
     outs = {}
-    for k, ts in times.items():
-        source = fk.sources.generator({"k": f"'{k}'", "v": "i", "ts": ts}, schema="k string, v bigint, ts bigint", events=5, rows_per_batch=2)
-        outs[k] = windowed(env.from_source(source, WM))
+    for k, (sql, value) in times.items():
+        schema = "k string, v bigint, ts bigint"
+        if kind == "generator":
+            source = fk.sources.generator({"k": f"'{k}'", "v": "i", "ts": sql}, schema=schema, events=5, rows_per_batch=2)
+            outs[k] = windowed(env.from_source(source, WM))
+        else:  # (a column of its own: collections of one schema are one source to funke, as to a savepoint)
+            tag = k.replace(" ", "_")
+            rows = [{"k": k, "v": i, "ts": value(i), tag: 0} for i in range(5)]
+            outs[k] = windowed(env.from_collection(rows, f"{schema}, {tag} int", watermarks=WM, rows_per_batch=2))
     job = env.execute(bounded=bounded).wait(180)
     assert {k: sorted(r["v"] for r in out.rows) for k, out in outs.items()} == {"proven": [10], "maybe null": [7], "too late": []}
     assert sorted(r["reason"] for r in dead.rows) == [
@@ -109,8 +117,11 @@ def test_a_generators_event_times_are_checked_unless_proven_in_range(spark, tmp_
     assert job.metrics()["dead_letters"] == 6
     if bounded:
         assert job.metrics()["input_rows"] == 15
-        proven = next(st for st in job.states if st.sink.spec is outs["proven"])
-        assert [(m.known_rows, m.observation) for m in proven.compiled.metrics] == [(5, None)]
+        proven = next(st for st in job.states if st.sink.spec is outs["proven"]).compiled.metrics
+        assert [(m.known_rows, m.observation) for m in proven if m.counts_rows] == [(5, None)]  # (rows known, not observed)
+        assert not [m.name for m in proven if m.name.startswith("funke_wm_")]  # (no event time checked)
+        # (a collection's nullable key column keeps key_by's null-key check: its own observe)
+        assert [m.name.split("_")[2] for m in proven if m.observation is not None] == ([] if kind == "generator" else ["key"])
 
 
 def test_a_proven_range_holds_what_spark_computes(spark):
