@@ -34,6 +34,7 @@ from sqlglot import exp
 
 from funke.table.data_types import flink_name
 from funke.table.ddl import flink_type
+from funke.table.meaning import DECIMAL_DIGITS
 from funke.table.sql_types import number_literal_type
 
 #: A column as DESCRIBE knows it: (its Flink type, ``""`` when funke cannot tell it; whether it is NOT NULL).
@@ -215,10 +216,6 @@ def _same(kinds: object) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-#: An integer type as the DECIMAL Flink takes it for in arithmetic with a DECIMAL: (precision, scale).
-_AS_DECIMAL = {"TINYINT": (3, 0), "SMALLINT": (5, 0), "INT": (10, 0), "BIGINT": (19, 0)}
-
-
 def _arithmetic(op: type, a: str, b: str) -> str:
     """The Flink type of ``a <op> b``: of integers the wider (``%`` the divisor's), a DOUBLE with a DOUBLE, a FLOAT
     with a FLOAT and an integer (a DOUBLE with a DECIMAL), of DECIMALs (an integer as its DECIMAL) Flink's rules for
@@ -232,7 +229,8 @@ def _arithmetic(op: type, a: str, b: str) -> str:
         return "DOUBLE"
     if "FLOAT" in kinds:
         return "FLOAT"
-    (p1, s1), (p2, s2) = (_AS_DECIMAL.get(k) or tuple(int(x) for x in k[8:-1].split(", ")) for k in (a, b))
+    # (an integer as the DECIMAL Flink takes it for: its type's digits, scale 0)
+    (p1, s1), (p2, s2) = ((DECIMAL_DIGITS[k.lower()], 0) if k in _INTEGERS else tuple(int(x) for x in k[8:-1].split(", ")) for k in (a, b))
     if op in (exp.Add, exp.Sub):
         scale = max(s1, s2)
         precision = max(p1 - s1, p2 - s2) + scale + 1

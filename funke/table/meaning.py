@@ -122,11 +122,11 @@ CALL_ARGS: dict[type[exp.Expression], tuple[str, ...]] = {
 SIMILAR_TO = "{0} RLIKE CONCAT('^(?:', REPLACE(REPLACE(REPLACE(REPLACE({1}, '\\\\', '\\\\\\\\'), '$', '\\\\$'), '%', '(?s:.*)'), '_', '.'), ')\\\\z')"
 
 #: An integer operand of a DECIMAL operation as Flink sees it: the DECIMAL of its type's digits.
-_DECIMAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+DECIMAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
 
 
 def _decimal_view(e: exp.Expression, kind: str | None) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType.build(f"DECIMAL({_DECIMAL_DIGITS[kind]}, 0)")) if kind in _DECIMAL_DIGITS else e
+    return exp.Cast(this=e, to=exp.DataType.build(f"DECIMAL({DECIMAL_DIGITS[kind]}, 0)")) if kind in DECIMAL_DIGITS else e
 
 
 def cast(n: exp.Cast, source: str | None, meaning: Meaning) -> exp.Expression:
