@@ -23,8 +23,6 @@ from sqlglot import exp
 
 from funke.errors import PlanError
 
-_DAY_MS = 86_400_000
-
 #: Interval units Flink SQL writes (singular; the plural forms too), in ms.
 _UNITS_MS = {"MILLISECOND": 1, "SECOND": 1_000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
 
@@ -67,7 +65,7 @@ def date_plus_interval(
     for date, interval, kind in pairs:
         ms = interval_ms(interval)
         if kind == "date" and ms is not None:
-            days = abs(ms) // _DAY_MS * (1 if ms >= 0 else -1) * (-1 if isinstance(n, exp.Sub) else 1)
+            days = abs(ms) // _UNITS_MS["DAY"] * (1 if ms >= 0 else -1) * (-1 if isinstance(n, exp.Sub) else 1)
             return exp.Anonymous(this="DATE_ADD", expressions=[lowered(date), exp.Literal.number(days)])
     return None
 

@@ -22,6 +22,8 @@ from funke.errors import PlanError
 
 #: Characters Java's regex reads as its own: written after a backslash.
 _SPECIAL = frozenset("\\^$.|?*+()[]{}")
+#: LIKE's wildcards as Java regex: ``%`` any characters, ``_`` one that is no line terminator.
+_WILDCARDS = {"%": "(?s:.*)", "_": "."}
 
 
 def flink_regex(pattern: str, escape: str | None) -> str:
@@ -33,14 +35,12 @@ def flink_regex(pattern: str, escape: str | None) -> str:
             if i + 1 == len(pattern) or pattern[i + 1] not in ("%", "_", escape):
                 raise PlanError(f"Flink SQL: the LIKE pattern {pattern!r} has an invalid escape sequence at {i + 1} (ESCAPE {escape!r}), as Flink says")
             i += 1
-            c = pattern[i]
-            out.append("\\" + c if c in _SPECIAL else c)
-        elif c == "%":
-            out.append("(?s:.*)")
-        elif c == "_":
-            out.append(".")
-        else:
-            out.append("\\" + c if c in _SPECIAL else c)
+            c = pattern[i]  # (escaped: the character as written)
+        elif c in _WILDCARDS:
+            out.append(_WILDCARDS[c])
+            i += 1
+            continue
+        out.append("\\" + c if c in _SPECIAL else c)
         i += 1
     return "^" + "".join(out) + "\\z"
 

@@ -305,16 +305,22 @@ def json_query(args: list[exp.Expression], types: list[str | None]) -> exp.Expre
             "WITH CONDITIONAL ARRAY WRAPPER": f"WHEN SCHEMA_OF_VARIANT(v) LIKE 'ARRAY%' THEN {elements} ELSE ARRAY({_JQ_ELEMENT})",
             "WITH UNCONDITIONAL ARRAY WRAPPER": f"ELSE ARRAY({_JQ_ELEMENT})",
         }[wrapper]
+    parsed = (
+        f"ELEMENT_AT(TRANSFORM(ARRAY(TRY_VARIANT_GET(TRY_PARSE_JSON({_JQ_MARKED}), {{2}})), v -> CASE "
+        f"WHEN v IS NULL OR IS_VARIANT_NULL(v) THEN {error} {found} END), 1)"
+    )
+    return fill(_json_case("JSON_QUERY", error, parsed), [args[0], args[1], exp.Literal.string(path)])
+
+
+def _json_case(function: str, error: str, parsed: str) -> str:
+    """A JSON function's Spark SQL over the text ``{0}``: NULL of NULL, ``error`` of a text that is no JSON, a failed
+    job for one that funke's number marks could be confused with (``_JQ_UNMARKABLE``), else ``parsed`` (which
+    reads the marked text)."""
     unmarkable = (
-        "RAISE_ERROR(CONCAT('JSON_QUERY: funke does not read a JSON text with the character DEL (U+007F) or U+0001, "
+        f"RAISE_ERROR(CONCAT('{function}: funke does not read a JSON text with the character DEL (U+007F) or U+0001, "
         "U+0002 in it: ', {0}))"
     )
-    return fill(
-        f"CASE WHEN {{0}} IS NULL THEN NULL WHEN TRY_PARSE_JSON({{0}}) IS NULL THEN {error} WHEN {_JQ_UNMARKABLE} THEN {unmarkable} "
-        f"ELSE ELEMENT_AT(TRANSFORM(ARRAY(TRY_VARIANT_GET(TRY_PARSE_JSON({_JQ_MARKED}), {{2}})), v -> CASE "
-        f"WHEN v IS NULL OR IS_VARIANT_NULL(v) THEN {error} {found} END), 1) END",
-        [args[0], args[1], exp.Literal.string(path)],
-    )
+    return f"CASE WHEN {{0}} IS NULL THEN NULL WHEN TRY_PARSE_JSON({{0}}) IS NULL THEN {error} WHEN {_JQ_UNMARKABLE} THEN {unmarkable} ELSE {parsed} END"
 
 
 def is_json(args: list[exp.Expression], types: list[str | None]) -> exp.Expression:
@@ -387,12 +393,8 @@ def json_raw(args: list[exp.Expression], types: list[str | None]) -> exp.Express
     JSON value ``s`` holds, inserted as JSON, written as Flink's Jackson writes it again (as JSON_QUERY's text:
     the keys sorted, the last of a duplicate key, each number as Java's BigDecimal writes it, what follows the
     first value not read); NULL for NULL; a text that is no JSON fails the job."""
-    text = fill(
-        f"CASE WHEN {{0}} IS NULL THEN NULL WHEN TRY_PARSE_JSON({{0}}) IS NULL THEN RAISE_ERROR(CONCAT('JSON: no JSON value: ', {{0}})) "
-        f"WHEN {_JQ_UNMARKABLE} THEN RAISE_ERROR(CONCAT('JSON: funke does not read a JSON text with the character DEL (U+007F) "
-        f"or U+0001, U+0002 in it: ', {{0}})) ELSE ELEMENT_AT(TRANSFORM(ARRAY(TRY_PARSE_JSON({_JQ_MARKED})), v -> {_JQ_TEXT}), 1) END",
-        [args[0]],
-    )
+    error = "RAISE_ERROR(CONCAT('JSON: no JSON value: ', {0}))"
+    text = fill(_json_case("JSON", error, f"ELEMENT_AT(TRANSFORM(ARRAY(TRY_PARSE_JSON({_JQ_MARKED})), v -> {_JQ_TEXT}), 1)"), [args[0]])
     text.meta["json_text"] = True
     return text
 
