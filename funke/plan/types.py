@@ -70,15 +70,62 @@ def is_numeric(t: str | None) -> bool:
     return t is not None and (t in NUMERIC or t.startswith("decimal"))
 
 
+def decimal_digits(dtype: str | None) -> tuple[int, int] | None:
+    """The precision and scale ``(p, s)`` of a ``decimal(p,s)`` type; None for another type.
+
+    >>> decimal_digits("decimal(10,2)"), decimal_digits("decimal(38, 0)"), decimal_digits("bigint")
+    ((10, 2), (38, 0), None)
+    """
+    if dtype is None or not dtype.startswith("decimal("):
+        return None
+    p, s = dtype[len("decimal(") : -1].split(",")
+    return int(p), int(s)
+
+
+def widest_decimal(digits: list[tuple[int, int]]) -> tuple[int, int]:
+    """The DECIMAL that holds each of ``digits`` (precision, scale): the most digits on each side of the point,
+    as Flink and Spark widen them (a VALUES column, CASE, COALESCE).
+
+    >>> widest_decimal([(2, 1), (4, 2), (3, 0)])
+    (5, 2)
+    """
+    scale = max(s for _, s in digits)
+    return max(p - s for p, s in digits) + scale, scale
+
+
+def decimal_arithmetic(op: str, left: tuple[int, int], right: tuple[int, int]) -> tuple[int, int]:
+    """The precision and scale of DECIMALs' ``left <op> right`` (op one of ``+ - * / %``): Flink's rules, which are
+    Spark's (the SQL Server/Hive ones), 38 digits at most, the integer digits kept and the scale cut, to 6 at least.
+
+    >>> decimal_arithmetic("+", (2, 1), (4, 2)), decimal_arithmetic("/", (10, 0), (3, 1))
+    ((5, 2), (17, 6))
+    """
+    (p1, s1), (p2, s2) = left, right
+    if op in "+-":
+        scale = max(s1, s2)
+        precision = max(p1 - s1, p2 - s2) + scale + 1
+    elif op == "*":
+        scale, precision = s1 + s2, p1 + p2 + 1
+    elif op == "/":
+        scale = max(6, s1 + p2 + 1)
+        precision = p1 - s1 + s2 + scale
+    else:
+        scale = max(s1, s2)
+        precision = min(p1 - s1, p2 - s2) + scale
+    if precision > 38:
+        scale = max(38 - (precision - scale), min(scale, 6))
+        precision = 38
+    return precision, scale
+
+
 def decimal_scale(dtype: str | None) -> int | None:
     """The scale ``s`` of a ``decimal(p,s)`` type; None for another type.
 
     >>> decimal_scale("decimal(10,2)"), decimal_scale("decimal(38, 0)"), decimal_scale("bigint")
     (2, 0, None)
     """
-    if dtype is None or not dtype.startswith("decimal("):
-        return None
-    return int(dtype[:-1].split(",")[1])
+    digits = decimal_digits(dtype)
+    return digits[1] if digits is not None else None
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
+from funke.plan.types import decimal_arithmetic, widest_decimal
 from funke.table.data_types import flink_name
 from funke.table.ddl import flink_type
 from funke.table.meaning import DECIMAL_DIGITS
@@ -230,22 +231,18 @@ def _arithmetic(op: type, a: str, b: str) -> str:
     if "FLOAT" in kinds:
         return "FLOAT"
     # (an integer as the DECIMAL Flink takes it for: its type's digits, scale 0)
-    (p1, s1), (p2, s2) = ((DECIMAL_DIGITS[k.lower()], 0) if k in _INTEGERS else tuple(int(x) for x in k[8:-1].split(", ")) for k in (a, b))
-    if op in (exp.Add, exp.Sub):
-        scale = max(s1, s2)
-        precision = max(p1 - s1, p2 - s2) + scale + 1
-    elif op is exp.Mul:
-        scale, precision = s1 + s2, p1 + p2 + 1
-    elif op is exp.Div:
-        scale = max(6, s1 + p2 + 1)
-        precision = p1 - s1 + s2 + scale
-    else:
-        scale = max(s1, s2)
-        precision = min(p1 - s1, p2 - s2) + scale
-    if precision > 38:  # (Flink's and Spark's adjustment: the integer digits kept, the scale cut, to 6 at least)
-        scale = max(38 - (precision - scale), min(scale, 6))
-        precision = 38
+    left, right = ((DECIMAL_DIGITS[k.lower()], 0) if k in _INTEGERS else _digits(k) for k in (a, b))
+    precision, scale = decimal_arithmetic(_OPERATORS[op], left, right)
     return f"DECIMAL({precision}, {scale})"
+
+
+_OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+
+
+def _digits(kind: str) -> tuple[int, int]:
+    """``DECIMAL(p, s)``'s precision and scale."""
+    p, s = kind[8:-1].split(", ")
+    return int(p), int(s)
 
 
 def _concatenated(a: str, b: str) -> str:
@@ -296,9 +293,8 @@ def _common(kinds: list[str]) -> str:
     if kinds and all(k in _INTEGERS for k in kinds):
         return max(kinds, key=_INTEGERS.index)
     if kinds and all(k.startswith("DECIMAL(") for k in kinds):
-        digits = [tuple(int(x) for x in k[8:-1].split(", ")) for k in kinds]
-        scale = max(s for _, s in digits)
-        return f"DECIMAL({max(p - s for p, s in digits) + scale}, {scale})"
+        precision, scale = widest_decimal([_digits(k) for k in kinds])
+        return f"DECIMAL({precision}, {scale})"
     return _same(kinds)
 
 

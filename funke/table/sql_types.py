@@ -6,6 +6,10 @@ operator declares for its output).
 >>> import sqlglot
 >>> exact_type(sqlglot.parse_one("CASE WHEN v > 0 THEN 'p' ELSE 'n' END"), None)
 'string'
+>>> [exact_type(sqlglot.parse_one(e), None) for e in ("-1.25", "COALESCE(NULL, 1.5, 22.125)", "CASE WHEN v THEN 1 ELSE 1.5 END")]
+['decimal(3,2)', 'decimal(5,3)', None]
+>>> exact_type(sqlglot.parse_one("ARRAY[1, 2147483648]"), None), exact_type(sqlglot.parse_one("1.5 * 2.25"), None)
+('array<bigint>', 'decimal(6,3)')
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from funke.plan.types import INTEGRAL, Schema, normalize_type, struct_fields
+from funke.plan.types import INTEGRAL, Schema, decimal_arithmetic, decimal_digits, normalize_type, struct_fields, widest_decimal
 from funke.table.time_of_day import cast_time_type, is_localtime, is_time_cast, time_precision
 
 _ORDER = ("tinyint", "smallint", "int", "bigint")
@@ -118,27 +122,63 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
             return f.dtype if f is not None else None
         row = schema.get(e.table)
         return struct_fields(row.dtype).get(e.name) if row is not None else None
-    if isinstance(e, exp.Coalesce):  # (arguments all of one such type: that type)
-        kinds = {exact_type(x, schema) for x in [e.this, *e.expressions]}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(e, exp.Case) and e.args.get("default") is not None:
-        kinds = {exact_type(x, schema) for x in [*(c.args["true"] for c in e.args["ifs"]), e.args["default"]]}
-        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(e, exp.Coalesce):
+        return _common_type([e.this, *e.expressions], schema)
+    if isinstance(e, exp.Case) and e.args.get("default") is not None:  # (and a VALUES column: funke.table.from_lowering)
+        return _common_type([*(c.args["true"] for c in e.args["ifs"]), e.args["default"]], schema)
+    if isinstance(e, exp.Array) and e.expressions:  # ARRAY[...]: of its elements' common type
+        element = _common_type(list(e.expressions), schema)
+        return f"array<{element}>" if element is not None else None
     if isinstance(e, (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)):  # (comparisons, AND/OR, NOT, IS NULL, LIKE, IN, TRUE, ...)
         return "boolean"
     if isinstance(e, exp.Literal) and e.is_string:
         return "string"
     if isinstance(e, exp.Literal) and e.name.isdigit():  # (an integer literal: INT, BIGINT past INT's range)
         return "int" if int(e.name) < 2**31 else "bigint" if int(e.name) < 2**63 else None
+    if _decimal_literal(e.this if isinstance(e, exp.Neg) else e):  # (1.25: a DECIMAL(3, 2) in both, and so is -1.25)
+        return number_literal_type(e.this if isinstance(e, exp.Neg) else e)
     if isinstance(e, (exp.Add, exp.Sub, exp.Mul)):  # integers: the wider type, in Flink and Spark alike
         kinds = (exact_type(e.this, schema), exact_type(e.expression, schema))
-        return wider(*kinds) if all(k in INTEGRAL for k in kinds) else None
+        if all(k in INTEGRAL for k in kinds):
+            return wider(*kinds)
+        left, right = map(decimal_digits, kinds)  # (two DECIMALs: Flink's rules, which are Spark's)
+        if left is None or right is None:
+            return None
+        precision, scale = decimal_arithmetic({exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}[type(e)], left, right)
+        return f"decimal({precision},{scale})"
     if isinstance(e, (exp.Upper, exp.Lower)) or (isinstance(e, exp.Anonymous) and e.name.upper() in _STRING_FUNCTIONS):
         return "string"
     if isinstance(e, exp.DPipe) and exact_type(e.this, schema) == exact_type(e.expression, schema) == "string":
         return "string"
     return None
 
+
+def _decimal_literal(e: exp.Expression) -> bool:
+    """A number literal with a point and no exponent (``1.5``, ``.5``, ``3.``): a DECIMAL in Flink and Spark alike."""
+    if not isinstance(e, exp.Literal) or e.is_string:
+        return False
+    whole, dot, fraction = e.name.partition(".")
+    return bool(dot) and (whole + fraction).isdigit() and len(whole.lstrip("0")) + len(fraction) <= _DECIMAL_MAX
+
+
+def _common_type(values: list[exp.Expression], schema: Schema | None) -> str | None:
+    """The type of CASE or COALESCE over ``values`` where Flink and Spark widen alike: one type; integers' widest;
+    DECIMALs' with the most digits on each side of the point (at most 38). A NULL literal takes the others' type."""
+    kinds = {exact_type(x, schema) for x in values if not isinstance(x, exp.Null)}
+    if None in kinds or not kinds:
+        return None
+    if len(kinds) == 1:
+        return kinds.pop()
+    if kinds <= INTEGRAL:
+        return max(kinds, key=_ORDER.index)
+    digits = [d for d in map(decimal_digits, kinds) if d is not None]
+    if len(digits) == len(kinds):
+        precision, scale = widest_decimal(digits)
+        return f"decimal({precision},{scale})" if precision <= _DECIMAL_MAX else None
+    return None
+
+
+_DECIMAL_MAX = 38
 
 #: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
 _STRING_FUNCTIONS = frozenset({"DATE_FORMAT", "JSON_VALUE"})

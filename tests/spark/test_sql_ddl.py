@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections import Counter
+from decimal import Decimal
 
 import pytest
 from typer.testing import CliRunner
@@ -210,3 +211,26 @@ def test_time_columns_are_read_from_json_printed_and_written_to_csv_as_flink_doe
     t_env.execute_sql("INSERT INTO o VALUES (1, TIME '12:34:56', TIME '12:34:56.789'), (2, CAST(NULL AS TIME), TIME '00:00:00.5')").wait(300)
     lines = [line for f in sorted(out.glob("*.csv")) for line in f.read_text().splitlines()]
     assert sorted(lines) == ["1,12:34:56,12:34:56.789", "2,,00:00:00.5"]
+
+
+def test_a_view_of_values_with_decimals_and_an_array_literal_is_typed_for_funkes_operators(spark):
+    """A VALUES column of DECIMAL literals, their arithmetic and an ARRAY[...] constructor have the type Flink and Spark
+    both give them, so aggregations, joins, IN, OVER and UNNEST over them plan (they were refused: "CAST it").
+    Every expected row is what PyFlink 2.3 gave for the same query (batch mode)."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql("CREATE TEMPORARY VIEW v AS SELECT * FROM (VALUES (1, 'a', 1.5), (2, 'b', 2.25), (3, 'a', 3.0), (4, 'b', NULL)) AS x(id, k, amt)")
+    cases = {
+        "SELECT k, COUNT(*) AS c, SUM(amt) AS s FROM v GROUP BY k HAVING COUNT(*) > 1": [("a", 2, Decimal("4.50")), ("b", 2, Decimal("2.25"))],
+        "SELECT k, MAX(amt) - MIN(amt) AS spread FROM v GROUP BY k": [("a", Decimal("1.50")), ("b", Decimal("0.00"))],
+        "SELECT a.id, b.id, a.amt * b.amt FROM v a JOIN v b ON a.k = b.k AND a.id < b.id": [(1, 3, Decimal("4.5000")), (2, 4, None)],
+        "SELECT id FROM v WHERE k IN (SELECT k FROM v WHERE amt > 2.5)": [(1,), (3,)],
+        "SELECT id, SUM(amt) OVER (PARTITION BY k ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM v": [
+            (1, Decimal("1.50")), (2, Decimal("2.25")), (3, Decimal("4.50")), (4, Decimal("2.25")),
+        ],
+        "SELECT id, w, CHAR_LENGTH(w) FROM v CROSS JOIN UNNEST(ARRAY['x', 'yy']) AS t(w) WHERE id = 1": [(1, "x", 1), (1, "yy", 2)],
+    }  # fmt: skip
+    for query, expected in cases.items():
+        got = sorted((tuple(r) for r in t_env.execute_sql(query).collect()), key=repr)
+        assert got == sorted(expected, key=repr), query

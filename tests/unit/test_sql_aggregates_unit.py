@@ -684,7 +684,7 @@ def test_collect_plans_a_map_of_counts_on_funkes_operators_and_refuses_what_it_c
         ("SELECT CAST(COLLECT(v) AS STRING) FROM ev", fk.UnsupportedError, "COLLECT inside an expression or HAVING"),
         ("SELECT k FROM ev GROUP BY k HAVING CARDINALITY(COLLECT(v)) > 1", fk.UnsupportedError, "COLLECT inside an expression or HAVING"),
         ("SELECT k, CARDINALITY(COLLECT(v) OVER (PARTITION BY k ORDER BY ts)) FROM ev", fk.UnsupportedError, "COLLECT inside an expression"),
-        ("SELECT COLLECT(ARRAY[v]) FROM ev", fk.UnsupportedError, r"COLLECT of the value ARRAY\(v\) \(ARRAY\).*atomic types only"),
+        ("SELECT COLLECT(ARRAY[v]) FROM ev", fk.UnsupportedError, r"COLLECT of the value ARRAY\(v\) \(ARRAY<INT>\).*atomic types only"),
         ("SELECT COLLECT(v, k) FROM ev", fk.PlanError, r"COLLECT at line 1, column 8 with 2 argument\(s\) is no call of Flink's COLLECT"),
     ]:
         with pytest.raises(error, match=message):
