@@ -161,17 +161,23 @@ class SortLowering:
         inner = query.copy()
         for arg in ("order", "limit", "offset"):
             inner.set(arg, None)
+        terms = list(order_by.expressions) if order_by is not None else []
+        targets = [self._order_target(inner, o.this) for o in terms]
+        hidden = [i.alias for i in inner.expressions[len(query.expressions) :]]  # (the ones _order_target added)
         stream = self.lower(inner)
         schema = stream.schema.without((ROW_KIND,))
+        shown = [c for c in schema.names if c not in hidden]
         order = []
-        for o in order_by.expressions if order_by is not None else []:
-            if not isinstance(o.this, exp.Column):
-                raise self.refuse(o, f"ORDER BY {o.this.sql()} (an expression)", "order by a column of the result: name the expression in the SELECT")
-            schema.field(o.this.name, node=f"ORDER BY at {self.at(o)}")
-            order.append(Order(o.this.name, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
+        for o, target in zip(terms, targets, strict=True):
+            if isinstance(target, int):  # (ORDER BY 2: the result's second column)
+                if not 1 <= target <= len(shown):
+                    raise PlanError(f"Flink SQL: ORDER BY {target} at {self.at(o)}: ordinal out of range (the result has {len(shown)} columns)")
+                target = shown[target - 1]
+            schema.field(target, node=f"ORDER BY at {self.at(o)}")
+            order.append(Order(target, bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
         key = self._hide()
         keyed = stream.with_column(key, Sql("0", declared="int")).key_by([key], nulls=True)
-        columns = [f"`{c}`" for c in schema.names]
+        columns = [f"`{c}`" for c in shown]
         if self.batch and (order or skip):
             if is_updating(stream):
                 self._known_types(stream, "ORDER BY over an updating result")
@@ -212,6 +218,27 @@ class SortLowering:
             hidden = self._hide()
             keyed = stream.with_column(hidden, Sql("0", declared="int")).key_by([hidden], nulls=True)
         return keyed.process(Sort([]), output_schema=schema, name="FinalRows").select(*(f"`{c}`" for c in schema.names))
+
+    def _order_target(self: Any, select: exp.Select, e: exp.Expression) -> int | str:
+        """What an ORDER BY term sorts on: a position of the result (``ORDER BY 2``, or an expression the SELECT
+        list has, such as ``COUNT(*)``), a column of the result by name, or else a hidden column of ``select``
+        computing it (``ORDER BY amt`` not selected, ``ORDER BY id * -1``), which the result leaves out. A
+        SELECT DISTINCT sorts only on what its columns give, as in Flink."""
+        items = select.expressions
+        starred = any(isinstance(i, exp.Star) or (isinstance(i, exp.Column) and isinstance(i.this, exp.Star)) for i in items)  # (*, t.*)
+        if isinstance(e, exp.Literal) and e.is_int:
+            return int(e.this)
+        if isinstance(e, exp.Column) and not e.table and (starred or e.name in select.named_selects):
+            return e.name
+        if not starred and (same := next((n for n, i in enumerate(items, 1) if i.unalias() == e), None)) is not None:
+            return same
+        if select.args.get("distinct"):
+            outside = [c for c in e.find_all(exp.Column) if c.table or not (starred or c.name in select.named_selects)]
+            if outside or not any(True for _ in e.find_all(exp.Column)):
+                raise PlanError(f"Flink SQL: ORDER BY {e.sql()} at {self.at(e)}: expression {e.sql()!r} is not in the select clause of the SELECT DISTINCT")
+        name = self._hide()
+        select.append("expressions", exp.alias_(e.copy(), name))
+        return name
 
     def _temporal_sort(self: Any, stream: Any, keyed: Any, order: list[Order], order_by: exp.Order, columns: list[str]) -> Any:
         """``ORDER BY ts[, more]`` in a stream: ``ts`` a time attribute of the result, ascending."""

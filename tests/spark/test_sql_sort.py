@@ -5,13 +5,16 @@ ORDER BY), streaming and bounded; in batch mode, any ``ORDER BY`` of columns wit
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 import pytest
 
 import funke as fk
 from funke.table import StreamTableEnvironment
+from tests.spark.helpers import materialize
 
 pytestmark = pytest.mark.spark
 
@@ -98,3 +101,49 @@ def test_a_stream_keeps_a_rank_range_and_limit_offset_as_a_top_n_from_rank_m_plu
     assert [(r["row_kind"], r["id"]) for r in paged.rows] == [
         ("+I", 2), ("-U", 2), ("+U", 4), ("+I", 2), ("-U", 4), ("+U", 1), ("-U", 2), ("+U", 4), ("-U", 1), ("+U", 5), ("-U", 4), ("+U", 1),
     ]  # fmt: skip
+
+
+def test_order_by_an_expression_a_position_or_a_column_not_selected_sorts_as_flink_does(spark):
+    """ORDER BY ``COUNT(*)`` (an expression of the SELECT list), ``2`` (a position), ``amt`` (a column the SELECT leaves
+    out) or ``id * -1`` (an expression of neither): each sorts the result as Flink does, the result keeping its own
+    columns only (they were refused, "ORDER BY ... (an expression)"). A SELECT DISTINCT sorts only on what its columns
+    give, and a position past the last column is refused, as in Flink. Every expected list is PyFlink 2.3's for the same
+    query (batch mode, parallelism 1)."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql("CREATE TEMPORARY VIEW v AS SELECT * FROM (VALUES (1, 'a', 1.5), (2, 'b', 2.25), (3, 'a', 3.0), (4, 'c', 0.5), (5, 'b', 1.0)) AS x(id, k, amt)")
+    cases = {
+        "SELECT k, COUNT(*) FROM v GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT 2": [("a", 2), ("b", 2)],
+        "SELECT k, COUNT(*) AS c FROM v GROUP BY k ORDER BY 2 DESC, 1": [("a", 2), ("b", 2), ("c", 1)],
+        "SELECT id FROM v ORDER BY amt DESC": [(3,), (2,), (1,), (5,), (4,)],
+        "SELECT k, id FROM v ORDER BY id * -1 LIMIT 2": [("b", 5), ("c", 4)],
+        "SELECT k FROM v GROUP BY k ORDER BY SUM(amt) DESC": [("a",), ("b",), ("c",)],
+        "SELECT DISTINCT k FROM v ORDER BY UPPER(k)": [("a",), ("b",), ("c",)],
+        "SELECT v.k FROM v ORDER BY v.id DESC LIMIT 1": [("b",)],
+        "SELECT k, SUM(amt) AS s FROM v GROUP BY k ORDER BY SUM(amt)": [("c", Decimal("0.50")), ("b", Decimal("3.25")), ("a", Decimal("4.50"))],
+        "SELECT * FROM v ORDER BY 3 DESC LIMIT 2": [(3, "a", Decimal("3.00")), (2, "b", Decimal("2.25"))],
+        "SELECT * FROM v ORDER BY amt * 2 LIMIT 2": [(4, "c", Decimal("0.50")), (5, "b", Decimal("1.00"))],
+        "SELECT k AS kk, id FROM v ORDER BY kk DESC, id LIMIT 3": [("c", 4), ("b", 2), ("b", 5)],
+    }  # fmt: skip
+    for query, expected in cases.items():
+        assert [tuple(r) for r in t_env.execute_sql(query).collect()] == expected, query
+    for query, message in [
+        ("SELECT DISTINCT k FROM v ORDER BY id", "ORDER BY id at line 1, column 35: expression 'id' is not in the select clause"),
+        ("SELECT k, id FROM v ORDER BY 3", "ORDER BY 3 at line 1, column 30: ordinal out of range (the result has 2 columns)"),
+    ]:
+        with pytest.raises(fk.errors.PlanError, match=re.escape(message)):
+            t_env.execute_sql(query)
+
+
+def test_a_stream_s_top_n_by_an_aggregate_of_its_select_list(env):
+    """``ORDER BY COUNT(*) DESC LIMIT 2`` in a stream: Flink's Top-N over the updating aggregation, ordered by the
+    aggregate's own column (no second count kept): what its changelog leaves is the two largest counts."""
+    t_env = StreamTableEnvironment.create(env)
+    rows = [{"id": i, "v": v} for i, _, v in ROWS]
+    t_env.create_temporary_view("s", env.from_collection(rows, "id bigint, v int", rows_per_batch=4))
+    table = t_env.sql_query("SELECT v, COUNT(*) AS n FROM s GROUP BY v ORDER BY COUNT(*) DESC, v LIMIT 2")
+    assert table.get_schema().names == ("v", "n")
+    top = t_env.to_changelog_stream(table).collect()
+    env.execute().wait(300)
+    assert materialize(top.rows, ("v", "n")) == Counter({(5, 3): 1, (None, 1): 1})  # (NULL first among the counts of 1: PyFlink 2.3 too)
