@@ -88,7 +88,7 @@ from funke.table.time_of_day import (
 )
 from funke.table.udf_lowering import PythonFunctionLowering
 from funke.table.watermark import WithWatermark
-from funke.table.windows import group_window_query, has_group_window
+from funke.table.windows import group_window_query, has_group_window, windows_sql
 
 #: Parts of a SELECT this planner does not run yet, by sqlglot's argument name.
 _REFUSED = {
@@ -207,6 +207,8 @@ class Planner(
         if tvf is not None:
             check_window_query(query, stream.schema, self.at)
         stream = self._current_watermark(query, stream, tvf)
+        if tvf is not None and not (query.args.get("group") or query.args.get("having") or self._aggregates(query) or query.find(exp.Window)):
+            return self._window_table(query, stream, tvf, source)
         where = query.args.get("where")
         if where is not None:
             self._no_window_columns(where.this, "WHERE")
@@ -222,9 +224,24 @@ class Planner(
             if tvf is None:
                 return self._group_aggregate(query, stream)
             return self._window_aggregate(query, stream, tvf)
-        if tvf is not None:
-            raise self.refuse(source, "a window TVF without GROUP BY window_start, window_end", "aggregate its rows per window")
         return stream.select(*kind_first(stream, self._projection(query.expressions, stream.schema)))
+
+    def _window_table(self, query: exp.Select, stream: Any, tvf: Tvf, source: exp.Expression) -> Any:
+        """``SELECT ... FROM TABLE(TUMBLE|HOP|CUMULATE(...)) [WHERE ...]`` without an aggregation: Flink's window table
+        function. Each row once per window it is in, with ``window_start``, ``window_end`` and ``window_time`` (the
+        end less 1 ms), as it arrives: stateless and insert-only, no row late (Flink's operator drops none). The
+        WHERE may read the window's columns. SESSION's, which waits for its sessions to end, is refused."""
+        if tvf.kind == "SESSION":
+            raise self.refuse(source, "a SESSION window TVF without GROUP BY window_start, window_end", "aggregate its rows per session")
+        kept = [f"`{c}`" for c in stream.columns]
+        hidden = self._hide()
+        spread = stream.select(*kept, Sql(f"explode({windows_sql(tvf.assigner, tvf.time)}) AS `{hidden}`", declared="struct<s:bigint,e:bigint>"))
+        bounds = (("s", WINDOW_START, ""), ("e", WINDOW_END, ""), ("e", WINDOW_TIME, " - 1"))
+        stream = spread.select(*kept, *(Sql(f"timestamp_millis(`{hidden}`.{f}{less}) AS `{name}`", declared="timestamp") for f, name, less in bounds))
+        where = query.args.get("where")
+        if where is not None:
+            stream = stream.filter(self.spark_sql(where.this, stream.schema))
+        return stream.select(*self._projection(query.expressions, stream.schema))
 
     def _group_window(self, query: exp.Select) -> exp.Select | None:
         """A legacy group window (``GROUP BY k, TUMBLE(ts, size)``) as the window TVF over the query's

@@ -25,9 +25,10 @@ from sqlglot import exp
 from funke.dialect.syntax import Descriptor, TableArg, WindowTvf
 from funke.errors import PlanError
 from funke.semantics.time import Duration, seconds, to_millis
+from funke.semantics.windows import WindowAssigner
 from funke.table.lowering import select_item
 
-__all__ = ["Session", "Slide", "Tumble", "seconds"]
+__all__ = ["Session", "Slide", "Tumble", "seconds", "windows_sql"]
 
 
 @dataclass(frozen=True)
@@ -185,3 +186,29 @@ def _with_proctime(q: exp.Select, kind: str, refuse: Callable[..., Exception]) -
         for i, name in enumerate(names)
     ]  # fmt: skip
     return exp.select(*outer).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("_fk_group_window"))))
+
+
+def windows_sql(assigner: WindowAssigner, time: str) -> str:
+    """The Spark SQL of the windows a row belongs to by its column ``time``, as ``assigner.assign_windows`` gives
+    them (and Flink's window table function, ``SELECT * FROM TABLE(TUMBLE(...))``): an ARRAY of
+    ``STRUCT<s, e>``, each window's start and end in ms; HOP's latest start first, CUMULATE's shortest first.
+
+    >>> from funke.semantics.windows import TumblingEventTimeWindows
+    >>> print(windows_sql(TumblingEventTimeWindows.of(10_000), "ts"))
+    array(named_struct('s', unix_millis(`ts`) - pmod(unix_millis(`ts`) - 0, 10000), 'e', unix_millis(`ts`) - pmod(unix_millis(`ts`) - 0, 10000) + 10000))
+    """
+    ms = f"unix_millis(`{time}`)"
+    if assigner.kind.startswith("tumbling"):
+        start = f"{ms} - pmod({ms} - {assigner.offset_ms}, {assigner.size_ms})"
+        return f"array(named_struct('s', {start}, 'e', {start} + {assigner.size_ms}))"
+    if assigner.kind.startswith("sliding"):  # (Flink's: from the last start back by slides while the window holds the row)
+        size, slide = assigner.size_ms, assigner.slide_ms
+        last = f"{ms} - pmod({ms} - {assigner.offset_ms}, {slide})"
+        starts = f"filter(transform(sequence(0, {-(-size // slide) - 1}), i -> {last} - CAST(i AS BIGINT) * {slide}), s -> s > {ms} - {size})"
+        return f"transform({starts}, s -> named_struct('s', s, 'e', s + {size}))"
+    if assigner.kind.startswith("cumulative"):  # (its period's start; each end from the row's step on, to the period's end)
+        size, step = assigner.size_ms, assigner.step_ms
+        start = f"({ms} - pmod({ms} - {assigner.offset_ms}, {size}))"
+        first_end = f"{start} + (({ms} - {start}) div {step} + 1) * {step}"
+        return f"transform(sequence({first_end}, {start} + {size}, {step}), e -> named_struct('s', {start}, 'e', e))"
+    raise ValueError(f"no window table function of {assigner.describe()}")

@@ -131,7 +131,7 @@ def test_flink_meanings_integer_division_and_integer_sum_and_avg(t_env):
         (f"{TOP_N.format(over='PARTITION BY window_start, window_end ORDER BY v', src=SESSION)} WHERE r <= 2",
          "a window Top-N over SESSION windows"),
         (f"SELECT COUNT(*) FROM {TUMBLE} GROUP BY window_start", "not grouped by both window_start and window_end"),
-        (f"SELECT * FROM {TUMBLE}", "a window TVF without GROUP BY"),
+        (f"SELECT * FROM {SESSION}", "a SESSION window TVF without GROUP BY window_start, window_end"),
         ("SELECT COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
          "GROUP BY window_start, window_end", "grouped by other columns than its PARTITION BY"),
         ("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
