@@ -36,6 +36,7 @@ from funke.spark import generated, kafka_source, realtime
 from funke.spark.async_io import async_function
 from funke.spark.compiled import DEAD_LETTER_DDL, JOIN_SHIFT_MS, Compiled, DeadLetterRule, SourceMetric, safe_name
 from funke.spark.datasources import EOS
+from funke.spark.event_time import WATERMARK_META, declare_watermark, marked
 from funke.spark.exprs import to_column
 from funke.spark.general.lowering import default_buckets, lower
 from funke.spark.general.program import UNLISTED, main_view, side_view
@@ -54,7 +55,6 @@ from funke.spark.udfs import lateral_table, register_python_functions
 NO_CONNECTOR = "this SparkSession has none (a session funke starts loads it: funke.connectors.kafka_jvm; a session of your own needs its jars in spark.jars)"
 #: Event time of the end-of-input row: far enough that every window closes.
 END_OF_TIME = "9999-12-31 00:00:00"
-_WATERMARK_META = "spark.watermarkDelayMs"
 
 
 def spark_schema_to_funke(df: DataFrame) -> Schema:
@@ -339,7 +339,7 @@ class Compiler:
         delay = s.max_out_of_orderness_ms + (JOIN_SHIFT_MS if id(node) in self.facts.join_watermarks else 0)
         df = frame.withColumn(column, ts)
         if s.generator is None:
-            df = df.withWatermark(column, f"{delay} milliseconds")
+            df = declare_watermark(df, column, delay)
         else:  # the user's generator, not Spark, says the watermark: operators downstream read its rows
             out.control = generated.control_frame(self.spark, df, column, F.col(column) > _bad_time(), F.col(EOS) if finite else None, s.generator)
         # observe() is also a barrier: Spark pushes filters that do not read the event-time
@@ -510,13 +510,9 @@ class Compiler:
         ts = node.input.event_time
         keys = list(node.input.keys or ())
         assert ts is not None
-        if self.streaming and _WATERMARK_META not in df.schema[ts].metadata and node.input.watermark is not None:
-            # A Python function in between forgets Spark's watermark column metadata. Mark the
-            # column again instead of a second withWatermark, which Spark refuses ("Redefining
-            # watermark is disallowed") when the query already has one upstream: the watermark
-            # itself is still the one the upstream EventTimeWatermark computes.
-            delay = node.input.watermark.max_out_of_orderness_ms
-            df = df.withColumn(ts, F.col(ts).alias(ts, metadata={**df.schema[ts].metadata, _WATERMARK_META: delay}))
+        if self.streaming and WATERMARK_META not in df.schema[ts].metadata and node.input.watermark is not None:
+            # (a Python function in between forgets Spark's mark: funke.spark.event_time.marked)
+            df = df.withColumn(ts, marked(df, ts, max(node.input.watermark.max_out_of_orderness_ms, 0)))
         window = _window_column(node, ts)
         aggs = [_aggregate(a) for a in node.aggregates]
         grouped = df.groupBy(window.alias("__window"), *keys).agg(*aggs)
@@ -539,9 +535,9 @@ class Compiler:
         # Spark's dropDuplicates drops rows behind the watermark when a key column carries it (and forgets
         # keys older than it); Flink's deduplication keeps every key's first row, late or not: the key
         # columns go in without the mark, and come out with it again for the operators after.
-        marked = {f.name: f.metadata for f in df.schema.fields if f.name in keys and _WATERMARK_META in f.metadata}
+        marked = {f.name: f.metadata for f in df.schema.fields if f.name in keys and WATERMARK_META in f.metadata}
         if marked:
-            unmarked = {c: F.col(c).alias(c, metadata={k: v for k, v in m.items() if k != _WATERMARK_META}) for c, m in marked.items()}
+            unmarked = {c: F.col(c).alias(c, metadata={k: v for k, v in m.items() if k != WATERMARK_META}) for c, m in marked.items()}
             remarked = {c: F.col(c).alias(c, metadata=m) for c, m in marked.items()}
             out = df.withColumns(unmarked).dropDuplicates(keys).withColumns(remarked)
         else:
@@ -585,7 +581,7 @@ class Compiler:
                 strategy = node.inputs[i].watermark
                 assert strategy is not None
                 frame = left if i == 0 else right
-                if _WATERMARK_META not in frame.schema[ts].metadata:
+                if WATERMARK_META not in frame.schema[ts].metadata:
                     frame = frame.withWatermark(ts, f"{strategy.max_out_of_orderness_ms + JOIN_SHIFT_MS} milliseconds")
                 elif not all(id(w) in self.facts.join_watermarks for w in self.facts.watermarks(node.inputs[i])):
                     raise PlanError(f"{node.where()} [{node.uid}]: compile it with compile_job (its watermarks need the join's delay)")
@@ -688,7 +684,7 @@ def _keep_event_time(before: DataFrame, after: DataFrame) -> DataFrame:
     mapInPandas/mapInArrow drop Spark's watermark metadata; a window downstream would then
     define a second watermark, which Spark refuses ("Redefining watermark is disallowed").
     """
-    marked = {f.name: f.metadata for f in before.schema.fields if _WATERMARK_META in f.metadata}
+    marked = {f.name: f.metadata for f in before.schema.fields if WATERMARK_META in f.metadata}
     kept = [c for c in after.columns if c in marked and after.schema[c].dataType == before.schema[c].dataType]
     if not kept:
         return after

@@ -290,19 +290,15 @@ def watermark_strategy(column: str, expression: str, where: str) -> WatermarkStr
 
 def _watermark(item: exp.WatermarkColumnConstraint, at: Callable[[exp.Expression], str]) -> tuple[str, int]:
     column, body = item.this.name, item.expression
+    if isinstance(body, exp.Column) and body.name == column and not body.table:  # (AS ts: the largest timestamp, delay 0)
+        return column, 0
     if isinstance(body, exp.Sub) and isinstance(body.this, exp.Column) and body.this.name == column:
         delay = interval_ms(body.expression)
-        if delay is not None and delay >= 1:
+        if delay is not None and delay >= 0:
             return column, delay
-    why = (
-        "a watermark equal to the largest timestamp (funke's trails it by at least 1 ms, as Flink's DataStream "
-        "watermarks do, and Spark takes no negative delay)"
-        if isinstance(body, exp.Column) or body.find(exp.Interval)
-        else ""
-    )
     raise UnsupportedError(
-        f"Flink SQL: the watermark {body.sql()} (at {at(item)}) is not supported by funke{': ' + why if why else ''}; "
-        f"write WATERMARK FOR {column} AS {column} - INTERVAL 'n' SECOND (n > 0; or MILLISECOND, MINUTE, ...)"
+        f"Flink SQL: the watermark {body.sql()} (at {at(item)}) is not supported by funke; "
+        f"write WATERMARK FOR {column} AS {column} - INTERVAL 'n' SECOND (n >= 0; or MILLISECOND, MINUTE, ...), or AS {column}"
     )
 
 

@@ -97,3 +97,25 @@ def test_a_stream_s_rows_get_their_windows_as_they_arrive_and_none_is_late(env):
         got = Counter((r["id"], ms(r["window_start"]), ms(r["window_end"]), ms(r["window_time"])) for r in sinks[tvf].rows)
         expected = Counter((i, w.start, w.end, w.end - 1) for i, t in enumerate(times) for w in assigner.assign_windows(ms(at(t))))
         assert got == expected, tvf
+
+
+@pytest.mark.parametrize("path", ["auto", "general"])
+def test_a_watermark_at_the_largest_timestamp_fires_a_window_at_its_last_ms_and_drops_what_comes_after(env, path):
+    """Flink SQL's ``WATERMARK FOR ts AS ts``: the watermark is the largest timestamp (not 1 ms behind it, as a
+    DataStream's is), so a row at a window's last millisecond completes it, and a row of that window after it is late.
+    One row per micro-batch, and funke's watermark moves after the batch that follows the one it comes from: 1 s,
+    9.999 s and 5 s fill [0 s, 10 s), and the watermark reaches 9.999 s, its last ms; the second row at 9.999 s is then
+    late and dropped (with a watermark 1 ms behind it would count); 12 s opens [10 s, 20 s). By Flink's rules, by hand.
+    Spark's own window and funke's operator alike."""
+    t_env = StreamTableEnvironment.create(env)
+    t_env.execute_sql(
+        "CREATE TABLE src (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '1')"
+    )
+    strategy = t_env.sql_query("SELECT * FROM src")._stream.node.watermark  # (the DDL's: the largest timestamp, a bound of -1 ms)
+    assert strategy.max_out_of_orderness_ms == -1 and strategy.current_watermark(9_999) == 9_999
+    times = [1_000, 9_999, 5_000, 9_999, 12_000]
+    rows = [{"k": "a", "ts": at(ms)} for ms in times]
+    stream = env.from_collection(rows, "k string, ts timestamp", rows_per_batch=1, watermarks=strategy)
+    counts = stream.key_by("k").window(TumblingEventTimeWindows.of(10_000)).on_path(path).count().collect()
+    env.execute().wait(300)
+    assert sorted((r["window_start"], r["count"]) for r in counts.rows) == [(at(0), 3), (at(10_000), 1)]
