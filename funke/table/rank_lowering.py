@@ -22,7 +22,7 @@ from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.table.changelog import ROW_KIND
 from funke.table.from_lowering import unqualify
-from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, kind_first
+from funke.table.lowering import WINDOW_END, WINDOW_START, WINDOW_TIME, conjuncts, is_updating, item_name, kind_first, select_item
 from funke.table.rank import DENSE_RANK, RANK, ROW_NUMBER, Deduplicate, Order, RetractableTopN, TopN, WindowResultTopN, WindowTopN
 from funke.table.sort import RankAtEnd
 
@@ -42,6 +42,45 @@ class RankLowering:
     ``_tvf_rows``, ``_no_refused_parts``, ``_insert_only``, ``_known_types``, ``_over_join``
     (``funke.table.join_views``) and read its ``batch`` and ``state_ttl_ms``."""
 
+    def _aggregates_beside_ranks(self, inner: exp.Select) -> bool:
+        """Whether the query calls an aggregate function other than its ranking functions (``COUNT(*)`` in an OVER's
+        ORDER BY among them)."""
+        ranking = lambda n: isinstance(n.parent, exp.Window) and n.arg_key == "this"
+        inside = lambda n: isinstance(n, (exp.Subquery, exp.Select))
+        return any(self._is_aggregate_call(n) and not ranking(n) for e in inner.expressions for n in e.walk(prune=inside))
+
+    def _ranked_aggregation(self, inner: exp.Select) -> exp.Select:
+        """A Top-N whose query aggregates (``ROW_NUMBER() OVER (PARTITION BY c ORDER BY COUNT(*) DESC) ... GROUP BY c,
+        k``), as Flink's planner takes it: the aggregation as a subquery (its SELECT list, named as Flink names it, and
+        hidden columns for what the OVER reads besides), ranked by the query over it."""
+        positions = [i for i, e in enumerate(inner.expressions) if not isinstance(e.unalias(), exp.Window)]
+        plain = [inner.expressions[i] for i in positions]
+        names = [item_name(inner.expressions[i], i) for i in positions]
+        aggregation = inner.copy()
+        aggregation.set("expressions", [select_item(inner.expressions[i], i, inner.expressions[i].unalias().copy()) for i in positions])
+
+        def column_of(e: exp.Expression) -> exp.Expression:
+            if isinstance(e, exp.Column) and not e.table and e.name in names:
+                return e.copy()
+            same = next((n for n, item in zip(names, plain, strict=True) if item.unalias() == e), None)
+            if same is None:
+                same = self._hide()
+                aggregation.append("expressions", exp.alias_(e.copy(), same, quoted=True))
+            return exp.column(same, quoted=True)
+
+        ranked, shown = [], iter(names)
+        for e in inner.expressions:
+            over = e.unalias()
+            if not isinstance(over, exp.Window):
+                ranked.append(exp.column(next(shown), quoted=True))
+                continue
+            over = over.copy()
+            over.set("partition_by", [column_of(p) for p in over.args.get("partition_by") or []])
+            for o in over.args["order"].expressions if over.args.get("order") is not None else []:
+                o.set("this", column_of(o.this))
+            ranked.append(exp.alias_(over, e.alias, quoted=True) if isinstance(e, exp.Alias) else over)
+        return exp.select(*ranked).from_(exp.Subquery(this=aggregation, alias=exp.TableAlias(this=exp.to_identifier(self._hide()))))
+
     def _top_n(self, outer: exp.Select, inner: exp.Select) -> Any:
         """``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY window_start, window_end[, keys]
         ORDER BY ...) AS rownum FROM r) WHERE rownum <= N [AND ...]``: Flink's window Top-N (window
@@ -52,10 +91,9 @@ class RankLowering:
         the ranks kept (``_rank_range``); RANK() and DENSE_RANK() run in batch mode, as in Flink."""
         if inner.args.get("joins"):  # (a Top-N over joined rows: it ranks the rows of the join as a view)
             inner = self._over_join(inner)
+        if inner.args.get("group") or inner.args.get("having") or self._aggregates_beside_ranks(inner):
+            inner = self._ranked_aggregation(inner)
         self._no_refused_parts(inner)
-        for arg in ("group", "having"):
-            if inner.args.get(arg):
-                raise self.refuse(inner.args[arg], "an aggregation in the query of a Top-N", "aggregate in a subquery of its FROM")
         ranks = [e for e in inner.expressions if isinstance(e.unalias(), exp.Window)]
         over = ranks[0].unalias()
         if len(ranks) > 1:
