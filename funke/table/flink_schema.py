@@ -32,7 +32,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from funke.plan.types import decimal_arithmetic, widest_decimal
+from funke.plan.types import decimal_arithmetic, decimal_digits, widest_decimal
 from funke.table.data_types import flink_name
 from funke.table.ddl import flink_type
 from funke.table.meaning import DECIMAL_DIGITS
@@ -240,9 +240,10 @@ _OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "
 
 
 def _digits(kind: str) -> tuple[int, int]:
-    """``DECIMAL(p, s)``'s precision and scale."""
-    p, s = kind[8:-1].split(", ")
-    return int(p), int(s)
+    """``DECIMAL(p, s)``'s precision and scale (``funke.plan.types.decimal_digits`` of Spark's spelling)."""
+    digits = decimal_digits(kind.lower())
+    assert digits is not None, kind
+    return digits
 
 
 def _concatenated(a: str, b: str) -> str:
