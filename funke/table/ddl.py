@@ -322,6 +322,8 @@ def _options(create: exp.Create, at: Callable[[exp.Expression], str]) -> tuple[d
         if isinstance(p, exp.PartitionedByProperty) and isinstance(p.this, exp.Schema):
             partition_by = tuple(c.name for c in p.this.expressions)
             continue
+        if isinstance(p, exp.TemporaryProperty):  # (CREATE TEMPORARY TABLE: funke's tables live in the session, as Flink's temporary ones)
+            continue
         if type(p) is not exp.Property or "value" not in p.args:  # (other clauses are Property kinds too)
             raise UnsupportedError(f"Flink SQL: {p.sql()} in CREATE TABLE (at {at(create)}) is not supported by funke")
         out[p.this.name if isinstance(p.this, exp.Literal) else p.name] = p.args["value"].name

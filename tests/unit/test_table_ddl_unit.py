@@ -303,3 +303,14 @@ def test_a_time_column_is_read_written_and_printed_where_funke_gives_flink_s_mea
             t_env.execute_sql(sql)
         assert str(e.value).startswith("Flink SQL: the TIME column ") and what in str(e.value), str(e.value)
         assert "declare t a STRING and CAST(t AS TIME)" in str(e.value)
+
+
+def test_create_temporary_table_is_a_table_of_the_session_as_create_table_is():
+    """``CREATE TEMPORARY TABLE`` (as many Flink SQL scripts write it) declares the same table as ``CREATE TABLE``:
+    funke's tables live in the session, as Flink's temporary ones do (it was refused, "TEMPORARY in CREATE TABLE")."""
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    t_env.execute_sql(GEN.replace("CREATE TABLE bids", "CREATE TEMPORARY TABLE bids"))
+    stream = t_env.sql_query("SELECT * FROM bids")._stream
+    assert isinstance(source_of(stream).spec, GeneratorSource) and t_env.list_tables() == ["bids"]
+    wm = next(x for x in nodes.walk([stream.node]) if isinstance(x, nodes.Watermark))
+    assert (wm.strategy.max_out_of_orderness_ms, wm.strategy.timestamp_column) == (4_999, "ts")
