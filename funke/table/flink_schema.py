@@ -36,7 +36,7 @@ from funke.plan.types import decimal_arithmetic, decimal_digits, widest_decimal
 from funke.table.data_types import flink_name
 from funke.table.ddl import flink_type
 from funke.table.meaning import DECIMAL_DIGITS
-from funke.table.sql_types import number_literal_type
+from funke.table.sql_types import ARITHMETIC, number_literal_type
 
 #: A column as DESCRIBE knows it: (its Flink type, ``""`` when funke cannot tell it; whether it is NOT NULL).
 Known = tuple[str, bool]
@@ -80,7 +80,7 @@ _GROUPED: dict[type, str] = {
     exp.VariancePop: "numeric",
 }  # fmt: skip
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.Between, exp.In, exp.And, exp.Or, exp.Not)
-_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
+_ARITHMETIC = tuple(ARITHMETIC)
 
 
 def infer(e: exp.Expression, columns: Mapping[str, Known], grouped: bool = False) -> Known:
@@ -232,11 +232,9 @@ def _arithmetic(op: type, a: str, b: str) -> str:
         return "FLOAT"
     # (an integer as the DECIMAL Flink takes it for: its type's digits, scale 0)
     left, right = ((DECIMAL_DIGITS[k.lower()], 0) if k in _INTEGERS else _digits(k) for k in (a, b))
-    precision, scale = decimal_arithmetic(_OPERATORS[op], left, right)
+    precision, scale = decimal_arithmetic(ARITHMETIC[op], left, right)
     return f"DECIMAL({precision}, {scale})"
 
-
-_OPERATORS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 
 
 def _digits(kind: str) -> tuple[int, int]:

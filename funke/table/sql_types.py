@@ -135,8 +135,9 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
         return "string"
     if isinstance(e, exp.Literal) and e.name.isdigit():  # (an integer literal: INT, BIGINT past INT's range)
         return "int" if int(e.name) < 2**31 else "bigint" if int(e.name) < 2**63 else None
-    if _decimal_literal(e.this if isinstance(e, exp.Neg) else e):  # (1.25: a DECIMAL(3, 2) in both, and so is -1.25)
-        return number_literal_type(e.this if isinstance(e, exp.Neg) else e)
+    literal = number_literal_type(e.this if isinstance(e, exp.Neg) else e)  # (1.25: a DECIMAL(3, 2) in both, and so is -1.25)
+    if (digits := decimal_digits(literal)) is not None and digits[0] <= _DECIMAL_MAX:
+        return literal
     if isinstance(e, (exp.Add, exp.Sub, exp.Mul)):  # integers: the wider type, in Flink and Spark alike
         kinds = (exact_type(e.this, schema), exact_type(e.expression, schema))
         if all(k in INTEGRAL for k in kinds):
@@ -144,21 +145,13 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
         left, right = map(decimal_digits, kinds)  # (two DECIMALs: Flink's rules, which are Spark's)
         if left is None or right is None:
             return None
-        precision, scale = decimal_arithmetic({exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}[type(e)], left, right)
+        precision, scale = decimal_arithmetic(ARITHMETIC[type(e)], left, right)
         return f"decimal({precision},{scale})"
     if isinstance(e, (exp.Upper, exp.Lower)) or (isinstance(e, exp.Anonymous) and e.name.upper() in _STRING_FUNCTIONS):
         return "string"
     if isinstance(e, exp.DPipe) and exact_type(e.this, schema) == exact_type(e.expression, schema) == "string":
         return "string"
     return None
-
-
-def _decimal_literal(e: exp.Expression) -> bool:
-    """A number literal with a point and no exponent (``1.5``, ``.5``, ``3.``): a DECIMAL in Flink and Spark alike."""
-    if not isinstance(e, exp.Literal) or e.is_string:
-        return False
-    whole, dot, fraction = e.name.partition(".")
-    return bool(dot) and (whole + fraction).isdigit() and len(whole.lstrip("0")) + len(fraction) <= _DECIMAL_MAX
 
 
 def _common_type(values: list[exp.Expression], schema: Schema | None) -> str | None:
@@ -179,6 +172,8 @@ def _common_type(values: list[exp.Expression], schema: Schema | None) -> str | N
 
 
 _DECIMAL_MAX = 38
+#: SQL's arithmetic operators by sqlglot's node (``funke.plan.types.decimal_arithmetic`` takes them by sign).
+ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 
 #: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
 _STRING_FUNCTIONS = frozenset({"DATE_FORMAT", "JSON_VALUE"})
