@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterator
 from typing import Any, ClassVar
 
 import sqlglot
-from sqlglot import exp, parser, tokens
+from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
@@ -72,6 +72,13 @@ def _collect(args: list[exp.Expression]) -> exp.Expression:
     if len(args) != 1:
         return exp.Anonymous(this="COLLECT", expressions=args)  # (the planner names the wrong count)
     return Collect(this=args[0])
+
+
+class MetadataColumn(exp.Expression, exp.ColumnConstraintKind):
+    """A column's ``METADATA [FROM 'key'] [VIRTUAL]`` in CREATE TABLE: the connector's metadata ``key`` (None: the
+    column's name), ``virtual`` when it is read only (left out of what INSERT INTO writes)."""
+
+    arg_types = {"this": False, "virtual": False}  # noqa: RUF012
 
 
 class JsonArrayAgg(exp.Expression, exp.AggFunc):
@@ -147,6 +154,14 @@ class Flink(Dialect):
             "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE,
         }
 
+    class Generator(generator.Generator):
+        TRANSFORMS: ClassVar[dict] = {
+            **generator.Generator.TRANSFORMS,
+            MetadataColumn: lambda self, e: " ".join(
+                ["METADATA", *([f"FROM {self.sql(e, 'this')}"] if e.this else []), *(["VIRTUAL"] if e.args.get("virtual") else [])]
+            ),
+        }
+
     class Parser(parser.Parser):
         #: DDL: ``WATERMARK FOR ts AS ts - INTERVAL '5' SECOND`` in CREATE TABLE (as sqlglot's RisingWave
         #: parser reads it), and computed columns ``name AS expression``.
@@ -157,6 +172,12 @@ class Flink(Dialect):
                 exp.WatermarkColumnConstraint(
                     this=self._match(TokenType.FOR) and self._parse_column(),
                     expression=self._match(TokenType.ALIAS) and self._parse_disjunction(),
+                )
+            ),
+            "METADATA": lambda self: self.expression(
+                MetadataColumn(
+                    this=self._parse_string() if self._match(TokenType.FROM) else None,
+                    virtual=self._match_text_seq("VIRTUAL"),
                 )
             ),
         }

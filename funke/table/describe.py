@@ -44,24 +44,27 @@ _WINDOW_BOUNDS = frozenset({"window_start", "window_end", "window_time"})
 
 
 def table_rows(t: TableDef, schema: Schema | None, statement: str) -> list[list[Any]]:
-    """DESCRIBE's rows for a ``CREATE TABLE`` table; ``schema``: the stream it is read as (its computed columns'
-    types), None for a table with none, or one only written."""
+    """DESCRIBE's rows for a ``CREATE TABLE`` table, in the order declared; ``schema``: the stream it is read as (its
+    computed columns' types), None for a table with none, or one only written."""
     if t.computed and schema is None:
         raise UnsupportedError(f"Flink SQL: {statement}: the computed columns of table {t.name} ({t.connector}), which is only written, have no types in funke")
     types = {f.name: f.dtype for f in schema.fields} if schema is not None else {}
     proctime = {c for c, formula in t.computed if is_proctime(formula)}
     key = f"PRI({', '.join(t.primary_key)})" if t.primary_key else None
     watermark = t.watermark[0] if t.watermark else None
-    rows: list[list[Any]] = []
+    rows: dict[str, list[Any]] = {}
     for (name, _), declared in zip(t.columns, t.declared, strict=True):
         rowtime = " *ROWTIME*" if name == watermark else ""
-        rows.append([name, declared + rowtime, name not in t.not_null, _key(name, t.primary_key, key), None,
-                     t.watermark_sql if name == watermark else None])  # fmt: skip
+        rows[name] = [name, declared + rowtime, name not in t.not_null, _key(name, t.primary_key, key), None,
+                      t.watermark_sql if name == watermark else None]  # fmt: skip
+    for m in t.metadata:
+        rowtime = " *ROWTIME*" if m.name == watermark else ""
+        rows[m.name] = [m.name, m.declared + rowtime, m.name not in t.not_null, None, m.sql, t.watermark_sql if m.name == watermark else None]
     for name, formula in t.computed:
         kind = "TIMESTAMP_LTZ(3) *PROCTIME*" if name in proctime else _flink_type(types[name])
-        rows.append([name, kind, not (name in proctime or never_null(formula, t.not_null)), _key(name, t.primary_key, key),
-                     f"AS {flink_sql(formula)}", None])  # fmt: skip
-    return rows
+        rows[name] = [name, kind, not (name in proctime or never_null(formula, t.not_null)), _key(name, t.primary_key, key),
+                      f"AS {flink_sql(formula)}", None]  # fmt: skip
+    return [rows[name] for name in t.names]
 
 
 def _key(name: str, primary_key: tuple[str, ...], key: str | None) -> str | None:

@@ -22,10 +22,10 @@ from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.ddl import CONNECTORS, DEFAULT_PARTITION, TableDef, interval_text_ms, table_def
+from funke.table.connectors import CONNECTORS, interval_text_ms, table_def
+from funke.table.ddl import TableDef
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
-from funke.table.insert_checks import check_sink_types, not_null_check
 from funke.table.lowering import is_updating
 from funke.table.multiset_columns import refuse_multiset_functions
 from funke.table.namespace import (
@@ -44,14 +44,12 @@ from funke.table.namespace import (
 from funke.table.planner import Planner
 from funke.table.results import StatementSet, TableResult, merged_inserts
 from funke.table.statements import Script, is_wrapped, read_script
+from funke.table.table_io import UPDATING, insert_sink, table_stream
 from funke.table.tableau import tableau
-from funke.table.time_of_day import time_truncated
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
-from funke.table.upsert import by_key, upserts
+from funke.table.upsert import upserts
 from funke.table.windows import GroupWindow, window_columns
 
-#: What makes a result updating, for messages.
-_UPDATING = "a GROUP BY without a window, DISTINCT, a regular Top-N, a deduplication, an outer join, or one over such a result"
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
 _ANONYMOUS = "_fk_table_"
 
@@ -227,7 +225,7 @@ class StreamTableEnvironment(FunctionCalls):
         return table
 
     def execute_sql(self, sql: str) -> TableResult:
-        """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.ddl`` for its
+        """Run one statement: ``CREATE TABLE`` (registers the table: see ``funke.table.connectors`` for its
         connectors) or ``INSERT INTO table SELECT ...``, which starts a job writing the table (named
         after the environment's app; ``wait()`` on the result waits for it)."""
         if is_function_ddl(sql):
@@ -453,89 +451,14 @@ class StreamTableEnvironment(FunctionCalls):
         return self._known.get(name)
 
     def _source(self, name: str) -> DataStream:
-        """The stream a DDL table is read as: its connector's source, its computed columns, its watermark."""
+        """The stream a DDL table is read as (``funke.table.table_io.table_stream``), made once."""
         if name not in self._read:
-            t = self._tables[name]
-            make = CONNECTORS[t.connector].source
-            if make is None:
-                raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be written (INSERT INTO), not read")
-            stream = self.env.from_source(make(t), uid=f"table-{name}", name=name)
-            cuts = [(c, ty, time_truncated(c, ty)) for c, ty in t.columns]
-            if any(cut for _, _, cut in cuts):  # (a TIME read cut to its precision, as Flink's reader keeps it)
-                stream = stream.select(*(Sql(f"{cut} AS `{c}`", declared=ty) if cut else f"`{c}`" for c, ty, cut in cuts))
-            planner = Planner({}, t.sql, functions=self._functions)
-            for column, formula in t.computed:
-                planner.check_calls(formula)
-                stream = stream.with_column(column, planner.column_value(formula, stream.schema))
-            strategy = t.strategy()
-            if strategy is not None:
-                stream = stream.assign_timestamps_and_watermarks(strategy)
-            self._read[name] = stream
+            self._read[name] = table_stream(self.env, self._tables[name], self._functions)
         return self._read[name]
 
     def _insert(self, statement: exp.Insert, sql: str) -> nodes.Sink:
-        """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (columns by position, cast to its types)."""
-        target = statement.this
-        columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
-        table = target.this if isinstance(target, exp.Schema) else target
-        name = object_name(table, f"INSERT INTO {table.sql()} (at {position(table, sql)})")
-        if name not in self._tables:
-            known = ", ".join(sorted(self._tables)) or "none"
-            raise PlanError(
-                f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): no table of that name "
-                f"(CREATE TABLE it); tables: {known}"
-            )
-        t = self._tables[name]
-        make = CONNECTORS[t.connector].sink
-        if make is None:
-            raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be read, not written (INSERT INTO)")
-        if statement.args.get("overwrite"):
-            raise UnsupportedError(f"Flink SQL: INSERT OVERWRITE (at {position(statement, sql)}) is not supported by funke")
-        stream = self._planned(sql, statement.expression)
-        updating = is_updating(stream)
-        if updating:
-            make = CONNECTORS[t.connector].changelog
-            if make is None:
-                raise UnsupportedError(
-                    f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating "
-                    f"({changelog_mode(stream.node).describe()}: {_UPDATING}) and a {t.connector} table takes "
-                    "inserts only; write it to a jdbc table with a PRIMARY KEY (upserted by it) or to print"
-                )
-            if ROW_KIND_NAME in dict(t.columns):
-                raise PlanError(f"Flink SQL: table {name} has a column {ROW_KIND_NAME!r}, where an updating result's row kinds go")
-        types = dict(t.columns)
-        wanted = columns if columns is not None else [c for c, _ in t.columns]
-        if unknown := [c for c in wanted if c not in types]:
-            raise PlanError(f"Flink SQL: table {name} has no column {unknown[0]!r}; it has {', '.join(types)}")
-        given = [c for c in stream.columns if c != ROW_KIND]
-        if len(given) != len(wanted):
-            raise PlanError(
-                f"Flink SQL: INSERT INTO {name} gives {len(given)} column(s) ({', '.join(given)}) "
-                f"for {len(wanted)} ({', '.join(wanted)})"
-            )
-        by_target = dict(zip(wanted, given, strict=True))
-        known = {c: (g, stream.schema.field(g, node=f"INSERT INTO {name}").dtype) for c, g in by_target.items()}
-        check_sink_types(t, known, view_columns(statement.expression, self._known_columns))
-        if updating and t.primary_key:  # (upserted by the key: its changes one key at a time, in order)
-            missing = [c for c in t.primary_key if c not in by_target]
-            if missing:
-                raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its primary key column {missing[0]!r}")
-            stream = by_key(stream, [by_target[c] for c in t.primary_key], self._config.state_ttl_ms)
-        default = t.options.get("partition.default-name", DEFAULT_PARTITION).replace("'", "''")
-        exprs = []
-        for c, ty in t.columns:
-            value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
-            if c in t.not_null:  # (Flink's table.exec.sink.not-null-enforcer, ERROR: the job fails on a NULL)
-                if c not in by_target:
-                    raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its NOT NULL column {c!r}")
-                value = not_null_check(name, c, value)
-            if c in t.partition_by:  # (a NULL partition value's directory is Flink's partition.default-name)
-                value = f"COALESCE(CAST({value} AS STRING), '{default}')"
-            exprs.append(f"{value} AS `{c}`")
-        if updating:  # (the kinds first, named as to_changelog_stream names them)
-            exprs.insert(0, f"`{ROW_KIND}` AS {ROW_KIND_NAME}")
-        out = stream.select(*exprs)
-        return nodes.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
+        """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (``funke.table.table_io.insert_sink``)."""
+        return insert_sink(self._tables, statement, sql, lambda tree: self._planned(sql, tree), self._known_columns, self._config.state_ttl_ms)
 
     def _run(self, sinks: list[nodes.Sink], name: str) -> Any:
         """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""
@@ -571,7 +494,7 @@ class StreamTableEnvironment(FunctionCalls):
         if table.updating:
             raise PlanError(
                 f"to_data_stream() takes an insert-only table, and this one is updating ({changelog_mode(table._stream.node).describe()}: "
-                f"{_UPDATING}): to_changelog_stream() gives its changes, each row with its kind"
+                f"{UPDATING}): to_changelog_stream() gives its changes, each row with its kind"
             )
         return table._stream
 

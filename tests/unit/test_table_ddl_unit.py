@@ -314,3 +314,76 @@ def test_create_temporary_table_is_a_table_of_the_session_as_create_table_is():
     assert isinstance(source_of(stream).spec, GeneratorSource) and t_env.list_tables() == ["bids"]
     wm = next(x for x in nodes.walk([stream.node]) if isinstance(x, nodes.Watermark))
     assert (wm.strategy.max_out_of_orderness_ms, wm.strategy.timestamp_column) == (4_999, "ts")
+
+
+KAFKA_WITH = "WITH ('connector' = 'kafka', 'topic' = 'clicks', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json')"
+METADATA_TABLE = (
+    "CREATE TABLE clicks (`event_time` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', `partition` BIGINT METADATA VIRTUAL, "
+    "`offset` BIGINT METADATA VIRTUAL, user_id BIGINT, behavior STRING, ts2 AS user_id + 1, "
+    "tp STRING METADATA FROM 'topic' VIRTUAL, WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND) " + KAFKA_WITH
+)
+
+
+def test_a_kafka_table_reads_the_record_s_metadata_columns_in_the_order_declared():
+    """``METADATA FROM 'key' [VIRTUAL]`` columns (in most Kafka DDL: the record's timestamp as the event time) are read
+    from the Kafka source's metadata, cast as declared, and the columns come in the order declared, as Flink's. It was a
+    syntax error ("Expecting )"). DESCRIBE's rows are PyFlink 2.3.0's for the same statement, by hand."""
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    t_env.execute_sql(METADATA_TABLE)
+    assert [list(r.values()) for r in t_env.execute_sql("DESCRIBE clicks").collect()] == [
+        ["event_time", "TIMESTAMP_LTZ(3) *ROWTIME*", True, None, "METADATA FROM 'timestamp'", "`event_time` - INTERVAL '5' SECOND"],
+        ["partition", "BIGINT", True, None, "METADATA VIRTUAL", None],
+        ["offset", "BIGINT", True, None, "METADATA VIRTUAL", None],
+        ["user_id", "BIGINT", True, None, None, None],
+        ["behavior", "STRING", True, None, None, None],
+        ["ts2", "BIGINT", True, None, "AS `user_id` + 1", None],
+        ["tp", "STRING", True, None, "METADATA FROM 'topic' VIRTUAL", None],
+    ]
+    stream = t_env.sql_query("SELECT * FROM clicks")._stream
+    spec = source_of(stream).spec
+    assert (spec.metadata, spec.declared.names) == (("timestamp", "partition", "offset", "topic"), ("user_id", "behavior"))
+    assert [(f.name, f.dtype) for f in stream.schema.fields] == [
+        ("event_time", "timestamp"), ("partition", "bigint"), ("offset", "bigint"), ("user_id", "bigint"),
+        ("behavior", "string"), ("ts2", "bigint"), ("tp", "string"),
+    ]  # fmt: skip
+    wm = next(x for x in nodes.walk([stream.node]) if isinstance(x, nodes.Watermark))
+    assert (wm.strategy.max_out_of_orderness_ms, wm.strategy.timestamp_column) == (4_999, "event_time")
+
+
+@pytest.mark.parametrize(
+    ("columns", "error", "message"),
+    [
+        ("e INT METADATA FROM 'leader-epoch'", UnsupportedError, "the kafka metadata 'leader-epoch' (column e) is not supported by funke"),
+        ("tt STRING METADATA FROM 'timestamp-type'", UnsupportedError, "the kafka metadata 'timestamp-type' (column tt) is not supported by funke"),
+        ("k STRING METADATA FROM 'key'", UnsupportedError, "the kafka connector has no metadata key 'key' (column k); its metadata keys are offset, partition, timestamp, topic"),
+        ("a TIMESTAMP(3) METADATA FROM 'timestamp', b TIMESTAMP(3) METADATA FROM 'timestamp'", PlanError,
+         "the columns a and b both read the metadata key 'timestamp'"),
+        ("`offset` BIGINT METADATA, PRIMARY KEY (`offset`) NOT ENFORCED", PlanError, "the primary key's column offset is a metadata column"),
+        ("p INT METADATA FROM 'partition', WATERMARK FOR p AS p - INTERVAL '1' SECOND", PlanError, "must be a TIMESTAMP"),
+    ],
+)  # fmt: skip
+def test_metadata_columns_funke_cannot_read_are_refused_naming_them(columns, error, message):
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    with pytest.raises(error, match="Flink SQL") as e:
+        t_env.execute_sql(f"CREATE TABLE c (user_id BIGINT, {columns}) {KAFKA_WITH}")
+    assert message in str(e.value)
+    with pytest.raises(UnsupportedError, match="the datagen connector has no metadata key 'timestamp' .column ts.; funke reads no metadata of it"):
+        t_env.execute_sql("CREATE TABLE g (x INT, ts TIMESTAMP(3) METADATA FROM 'timestamp') WITH ('connector' = 'datagen')")
+
+
+def test_insert_into_a_kafka_table_writes_no_metadata_and_refuses_a_value_for_a_written_metadata_column():
+    """Flink writes a persisted (not VIRTUAL) metadata column, the record's timestamp; funke's Kafka sink writes none, so
+    an INSERT giving it a value is refused, naming it. Naming the columns written leaves it out, as in Flink (which then
+    writes a NULL timestamp: the producer's time)."""
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    t_env.execute_sql(GEN)
+    t_env.execute_sql(METADATA_TABLE)
+    with pytest.raises(UnsupportedError, match=r"INSERT INTO clicks writes its metadata column event_time \(METADATA FROM 'timestamp'\)") as e:
+        t_env.execute_sql("INSERT INTO clicks SELECT ts, auction, bidder FROM bids")
+    assert "INSERT INTO clicks (user_id, behavior) ..." in str(e.value)
+    sink = t_env._insert(fk.dialect.syntax.parse("INSERT INTO clicks (user_id, behavior) SELECT auction, bidder FROM bids"), "")
+    assert sink.spec.topic == "clicks"
+    assert [str(e) for e in sink.input.exprs] == [
+        "expr('CAST(`auction` AS bigint) AS `user_id`')",
+        "expr('CAST(`bidder` AS string) AS `behavior`')",
+    ]

@@ -30,7 +30,7 @@ from funke.pyflink.datastream._wire import VALUE, dumps, needs_conversion
 from funke.pyflink.datastream.checkpoint_config import CheckpointConfig
 from funke.pyflink.datastream.checkpointing_mode import CheckpointingMode
 from funke.pyflink.datastream.execution_mode import RuntimeExecutionMode
-from funke.table.ddl import interval_text_ms
+from funke.table.connectors import interval_text_ms
 
 __all__ = ["JobClient", "JobExecutionResult", "StreamExecutionEnvironment"]
 

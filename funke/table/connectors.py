@@ -1,0 +1,438 @@
+"""Flink SQL's connectors: the funke source, sink or lookup table each is, and its checks (``table_def``).
+
+Connectors (Flink's names and options; an option funke does not know is refused, never ignored):
+
+* ``datagen`` (source): ``rows-per-second`` (default 10 000), ``number-of-rows`` (default: unbounded),
+  per field ``fields.<f>.kind`` = ``random`` (default; ``min``/``max`` for numbers, ``length`` for
+  strings, ``max-past`` for timestamps) or ``sequence`` (``start``/``end``; the table ends with its
+  shortest sequence). Unlike Flink's, the random values are a pure function of the row number, so
+  a run is replayable; a timestamp is the micro-batch's clock minus a random part of ``max-past``.
+* ``filesystem`` (source and sink): ``path``, ``format`` (``parquet``, ``json``, ``csv``), and for a
+  source ``source.monitor-interval`` (new files are read as they land). A json sink writes a null
+  field as ``null``, or leaves it out with ``json.encode.ignore-null-fields`` = ``true``. A sink ``PARTITIONED BY (cols)``
+  writes ``col=value/...`` directories (a NULL value: ``partition.default-name``, ``__DEFAULT_PARTITION__``)
+  and commits partitions with a success file (``sink.partition-commit.policy.kind`` = ``success-file``,
+  ``.trigger`` ``process-time`` or ``partition-time``, ``.delay``, ``.success-file.name``;
+  ``partition.time-extractor.timestamp-pattern`` / ``-formatter``: ``funke.connectors.partitions``).
+  The rolling options (``sink.rolling-policy.rollover-interval``, ``check-interval``,
+  ``inactivity-interval``) are met by Spark's file sink, whose micro-batches each finish their own files.
+* ``print`` (sink): rows to the terminal.
+* ``jdbc`` (sink; PostgreSQL): ``url`` (``jdbc:postgresql://host:port/db``), ``table-name``,
+  ``username``, ``password``; with a ``PRIMARY KEY ... NOT ENFORCED`` the sink upserts by it.
+* ``kafka`` (source and sink): ``topic``, ``properties.bootstrap.servers``, ``format`` (``json``,
+  ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``),
+  ``sink.delivery-guarantee`` (``exactly-once``, the default, or ``at-least-once``: what
+  ``SET 'execution.latency-mode' = 'realtime'`` writes with); a sink keys its records by the primary key. Its metadata (``METADATA FROM ...``):
+  ``topic``, ``partition``, ``offset`` and ``timestamp`` (the record's, Flink's TIMESTAMP_LTZ(3)), read only.
+* ``redis-stream`` (source, funke's): ``stream``, ``url``.
+* ``nexmark`` (source): the Nexmark benchmark's events (``funke.connectors.nexmark``): ``first-event.rate``
+  (= ``next-event.rate``; events per second of event time, 10 000), ``events.num`` (0: unbounded),
+  ``person.proportion``, ``auction.proportion``, ``bid.proportion`` (1, 3, 46), the hot ratios
+  ``auction.hot-ratio.sellers``, ``bid.hot-ratio.auctions``, ``bid.hot-ratio.bidders`` (4, 2, 4), and
+  ``rate.limited`` (false: as fast as Spark goes; true: ``first-event.rate`` rows a second). A
+  micro-batch holds at most a second of event time (``first-event.rate`` rows).
+* ``blackhole`` (sink): computes every row and keeps none (inserts and changelogs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from sqlglot import exp
+
+from funke.errors import PlanError, UnsupportedError
+from funke.table.ddl import TableDef, parsed_table
+from funke.table.time_of_day import time_truncated
+
+#: The datagen connector's defaults (Flink's).
+DATAGEN_ROWS_PER_SECOND = 10_000
+DATAGEN_STRING_LENGTH = 100
+
+
+def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str]) -> TableDef:
+    """The table one ``CREATE TABLE`` declares, its connector and the connector's options checked."""
+    t = parsed_table(create, sql, at)
+    if t.connector not in CONNECTORS:
+        raise UnsupportedError(f"Flink SQL: the connector {t.connector!r} of table {t.name} is not supported by funke; "
+                               f"these are: {', '.join(sorted(CONNECTORS))}")  # fmt: skip
+    if t.partition_by and t.connector != "filesystem":
+        raise UnsupportedError(f"Flink SQL: PARTITIONED BY of table {t.name}: the {t.connector} connector writes no partitions; the filesystem connector does")
+    CONNECTORS[t.connector].check(t)
+    return t
+
+@dataclass(frozen=True)
+class Connector:
+    """What one connector takes (``options``; ``fields`` are per-column ``fields.<f>.<option>``) and
+    the funke source or sink it is (None: it is not that kind)."""
+
+    options: frozenset[str]
+    source: Callable[[TableDef], Any] | None = None
+    sink: Callable[[TableDef], Any] | None = None
+    fields: frozenset[str] = frozenset()
+    #: The sink for an updating query's changelog (its kinds in a ``row_kind`` column); None: inserts only.
+    changelog: Callable[[TableDef], Any] | None = None
+    #: The table a lookup join reads (``JOIN t FOR SYSTEM_TIME AS OF ...``); None: not a lookup table.
+    lookup: Callable[[TableDef], Any] | None = None
+    #: The metadata a source reads (``METADATA FROM 'key'``): key -> the column the source gives it as, and its type.
+    metadata: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: Flink's metadata keys of the connector that funke does not read, each with why.
+    unread: Mapping[str, str] = field(default_factory=dict)
+
+    def check(self, t: TableDef) -> None:
+        for m in t.metadata:
+            if m.key in self.unread:
+                raise UnsupportedError(f"Flink SQL: table {t.name}: the {t.connector} metadata {m.key!r} (column {m.name}) is not supported by funke: {self.unread[m.key]}")
+            if m.key not in self.metadata:
+                has = f"its metadata keys are {', '.join(sorted(self.metadata))}" if self.metadata else "funke reads no metadata of it"
+                raise UnsupportedError(f"Flink SQL: table {t.name}: the {t.connector} connector has no metadata key {m.key!r} (column {m.name}); {has}")
+        for option in t.options:
+            parts = option.split(".")
+            per_field = len(parts) == 3 and parts[0] == "fields" and parts[2] in self.fields
+            if per_field and parts[1] not in t.names:
+                raise PlanError(f"Flink SQL: table {t.name}: option {option!r} names no column (columns: {', '.join(t.names)})")
+            if option not in self.options and not per_field:
+                known = sorted(self.options) + [f"fields.<column>.{f}" for f in sorted(self.fields)]
+                raise UnsupportedError(
+                    f"Flink SQL: table {t.name}: the {t.connector} option {option!r} is not supported by funke; "
+                    f"it takes: {', '.join(known)}"
+                )
+
+
+def _required(t: TableDef, option: str) -> str:
+    if option not in t.options:
+        raise PlanError(f"Flink SQL: table {t.name} ({t.connector}) needs the option {option!r}")
+    return t.options[option]
+
+
+def _number(t: TableDef, option: str, default: float | None = None) -> float | None:
+    text = t.options.get(option)
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise PlanError(f"Flink SQL: table {t.name}: option {option!r} must be a number, got {text!r}") from None
+
+
+def _ddl(t: TableDef) -> str:
+    return ", ".join(f"`{c}` {ty}" for c, ty in t.columns)
+
+
+def _datagen(t: TableDef) -> Any:
+    from funke.connectors.sources import generator
+
+    columns: dict[str, str] = {}
+    rows = _number(t, "number-of-rows")
+    for seed, (name, ty) in enumerate(t.columns, start=1):
+        opt = lambda o, d=None, name=name: _number(t, f"fields.{name}.{o}", d)
+        kind = t.options.get(f"fields.{name}.kind", "random")
+        rand = f"xxhash64(i, {seed})"
+        if kind == "sequence":
+            if ty not in ("tinyint", "smallint", "int", "bigint"):
+                raise PlanError(f"Flink SQL: table {t.name}: a sequence field must be an integer, {name} is {ty}")
+            start, end = opt("start"), opt("end")
+            if start is None or end is None or end < start:
+                raise PlanError(
+                    f"Flink SQL: table {t.name}: sequence field {name} needs fields.{name}.start <= fields.{name}.end"
+                )
+            columns[name] = f"CAST({int(start)} + i AS {ty})"
+            rows = min(rows, end - start + 1) if rows is not None else end - start + 1
+        elif kind != "random":
+            raise PlanError(f"Flink SQL: table {t.name}: fields.{name}.kind must be 'random' or 'sequence', got {kind!r}")
+        elif ty in ("tinyint", "smallint", "int", "bigint"):
+            lo, hi = int(opt("min", 0)), int(opt("max", {"tinyint": 127, "smallint": 32767, "int": 2**31 - 1}.get(ty, 2**62)))
+            columns[name] = f"CAST({lo} + pmod({rand}, {hi - lo + 1}) AS {ty})"
+        elif ty in ("double", "float") or ty.startswith("decimal"):
+            lo, hi = opt("min", 0.0), opt("max", 1.0)
+            columns[name] = f"CAST({lo!r} + ({hi!r} - {lo!r}) * (pmod({rand}, 9007199254740992) / 9007199254740992.0) AS {ty})"
+        elif ty == "boolean":
+            columns[name] = f"pmod({rand}, 2) = 1"
+        elif ty == "string":
+            length = int(opt("length", DATAGEN_STRING_LENGTH))
+            columns[name] = f"substr(repeat(sha2(CAST({rand} AS STRING), 256), {length // 64 + 1}), 1, {length})"
+        elif ty == "timestamp":
+            past = int(opt("max-past", 0))
+            columns[name] = f"timestamp_millis(unix_millis(current_timestamp()) - pmod({rand}, {past + 1}))"
+        elif ty == "date":
+            columns[name] = "current_date()"
+        else:
+            raise PlanError(f"Flink SQL: table {t.name}: datagen cannot make {name} of type {ty}")
+    rate = _number(t, "rows-per-second", DATAGEN_ROWS_PER_SECOND)
+    return generator(columns, schema=_ddl(t), events=int(rows) if rows is not None else None, rows_per_second=rate)
+
+
+def _nexmark(t: TableDef) -> Any:
+    """Nexmark's events (``funke.connectors.nexmark``), into the table's ``event_type`` and ROW columns."""
+    from funke.connectors.nexmark import FIELDS, Nexmark
+    from funke.connectors.sources import generator
+    from funke.plan.types import struct_fields
+
+    rate = _number(t, "first-event.rate", 10_000)
+    if _number(t, "next-event.rate", rate) != rate:
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: next-event.rate differs from first-event.rate; funke's nexmark has one rate (no rate.shape)"
+        )
+    ints = {o: int(_number(t, o, d)) for o, d in (("person.proportion", 1), ("auction.proportion", 3), ("bid.proportion", 46),
+            ("auction.hot-ratio.sellers", 4), ("bid.hot-ratio.auctions", 2), ("bid.hot-ratio.bidders", 4), ("events.num", 0))}  # fmt: skip
+    limited = _flag(t, "rate.limited")
+    model = Nexmark(rate, ints["person.proportion"], ints["auction.proportion"], ints["bid.proportion"],
+                    ints["auction.hot-ratio.sellers"], ints["bid.hot-ratio.auctions"], ints["bid.hot-ratio.bidders"])  # fmt: skip
+    fields: dict[str, tuple[str, ...]] = {}
+    for name, ty in t.columns:
+        if name == "event_type" and ty in ("tinyint", "smallint", "int", "bigint"):
+            continue
+        row = struct_fields(ty)
+        if name not in FIELDS or not row:
+            raise PlanError(
+                f"Flink SQL: table {t.name}: a nexmark table's columns are event_type INT and the ROWs person, auction and bid "
+                f"(fields of each: {'; '.join(f'{k}: {chr(44).join(v)}' for k, v in FIELDS.items())}); {name} {ty} is none of them"
+            )
+        fields[name] = tuple(row)
+    made = model.columns(fields)
+    columns = {name: made[name] for name, _ in t.columns}
+    events = ints["events.num"] or None
+    # a micro-batch holds at most one second of event time, so the watermark moves on in steps of a second at most
+    return generator(columns, schema=_ddl(t), events=events, rows_per_second=rate if limited else None,
+                     rows_per_batch=max(1, int(rate)))  # fmt: skip
+
+
+def _files_source(t: TableDef) -> Any:
+    from funke.connectors.sources import files
+
+    if t.partition_by:
+        raise UnsupportedError(f"Flink SQL: reading the partitioned filesystem table {t.name} is not supported by funke yet; it writes them")
+    monitor = t.options.get("source.monitor-interval")
+    interval = interval_text_ms(monitor, f"table {t.name}") if monitor else None
+    return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
+
+
+def _files_lookup(t: TableDef) -> Any:
+    """A filesystem table in a lookup join (``JOIN t FOR SYSTEM_TIME AS OF s.pt``): its files read whole by
+    Spark (Flink's filesystem lookup loads the whole file too, and reloads it after a TTL)."""
+    from funke.connectors.tables import spark_table
+
+    if t.partition_by:
+        raise UnsupportedError(f"Flink SQL: a lookup join of the partitioned filesystem table {t.name} is not supported by funke yet")
+    path, fmt, schema = _required(t, "path"), _required(t, "format"), _ddl(t)
+    if fmt not in ("csv", "json", "parquet"):
+        raise UnsupportedError(f"Flink SQL: table {t.name}: the format {fmt!r} in a lookup join is not supported by funke (csv, json, parquet)")
+    cuts = [(c, time_truncated(c, ty)) for c, ty in t.columns]
+
+    def read(spark: Any) -> Any:  # (a TIME read cut to its precision, as Flink's reader keeps it)
+        df = spark.read.schema(schema).format(fmt).load(path)
+        return df.selectExpr(*(f"{cut} AS `{c}`" if cut else f"`{c}`" for c, cut in cuts)) if any(cut for _, cut in cuts) else df
+
+    return spark_table(read, schema, name=t.name)
+
+
+#: Flink's duration units (``TimeUtils``), in ms.
+_DURATION_UNITS = {
+    **dict.fromkeys(("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1_000),
+    **dict.fromkeys(("min", "m", "minute", "minutes"), 60_000),
+    **dict.fromkeys(("h", "hour", "hours"), 3_600_000),
+    **dict.fromkeys(("d", "day", "days"), 86_400_000),
+}
+
+
+def interval_text_ms(text: str, where: str) -> int:
+    """Flink's duration options: a number and a unit (``10 s``, ``500ms``, ``1 min``, ``2 hours``, ``1d``),
+    a bare number being milliseconds; ``where`` names the option's place in an error.
+
+    >>> [interval_text_ms(v, "table x") for v in ("10 s", "500ms", "1 min", "2 hours", "1d", "250", " 3 SECONDS ")]
+    [10000, 500, 60000, 7200000, 86400000, 250, 3000]
+    >>> interval_text_ms("ten s", "table x")
+    Traceback (most recent call last):
+    ...
+    funke.errors.PlanError: Flink SQL: table x: 'ten s' is not a duration (e.g. '10 s', '500 ms', '1 min')
+    """
+    number = text.strip()
+    digits = len(number) - len(number.lstrip("0123456789"))
+    value, unit = number[:digits], number[digits:].strip().lower() or "ms"
+    if not value or unit not in _DURATION_UNITS:
+        raise PlanError(f"Flink SQL: {where}: {text!r} is not a duration (e.g. '10 s', '500 ms', '1 min')")
+    return int(value) * _DURATION_UNITS[unit]
+
+
+#: A filesystem table's partition options (Flink's names), with the Flink default where funke reads one.
+PARTITION_OPTIONS = frozenset({
+    "partition.default-name", "sink.partition-commit.trigger", "sink.partition-commit.delay", "sink.partition-commit.policy.kind",
+    "sink.partition-commit.success-file.name", "partition.time-extractor.kind", "partition.time-extractor.timestamp-pattern",
+    "partition.time-extractor.timestamp-formatter", "sink.partition-commit.watermark-time-zone",
+})  # fmt: skip
+#: Rolling options a Spark file sink meets: each micro-batch writes and finishes files of its own, so no part
+#: file stays open longer than a micro-batch (Flink rolls a part file after these intervals at most).
+ROLLING_OPTIONS = frozenset({"sink.rolling-policy.rollover-interval", "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval"})
+#: The json format's option to leave null fields out of a record written (Flink's default: write them ``null``).
+IGNORE_NULL_FIELDS = "json.encode.ignore-null-fields"
+#: Flink's ``partition.default-name``: the directory of a NULL partition value.
+DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
+
+
+def _files_sink(t: TableDef) -> Any:
+    from funke.connectors.sinks import files
+
+    fmt, ignore = _required(t, "format"), _flag(t, IGNORE_NULL_FIELDS)
+    if IGNORE_NULL_FIELDS in t.options and fmt != "json":
+        raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
+    return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore)
+
+
+def _flag(t: TableDef, option: str) -> bool:
+    """A true/false option of ``t`` (any case; false when not given)."""
+    value = t.options.get(option, "false").lower()
+    if value not in ("true", "false"):
+        raise PlanError(f"Flink SQL: table {t.name}: {option} must be true or false, got {value!r}")
+    return value == "true"
+
+
+def _partition_commit(t: TableDef) -> Any:
+    """The partition commit a filesystem table's options ask for (``sink.partition-commit.*``), or None."""
+    from funke.connectors.partitions import PartitionCommit
+
+    o = t.options
+    commit_options = sorted(k for k in o if k.startswith(("sink.partition-commit.", "partition.time-extractor.")))
+    if not t.partition_by and (commit_options or "partition.default-name" in o):
+        raise PlanError(f"Flink SQL: table {t.name}: {(commit_options or ['partition.default-name'])[0]!r} is for a table with PARTITIONED BY")
+    policy = o.get("sink.partition-commit.policy.kind")
+    if policy is None:
+        if commit_options:
+            raise PlanError(
+                f"Flink SQL: table {t.name}: {commit_options[0]!r} without 'sink.partition-commit.policy.kind' commits nothing; "
+                "name the policy: 'success-file'"
+            )
+        return None
+    if policy != "success-file":
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: the partition commit policy {policy!r} is not supported by funke; it writes 'success-file' "
+            "(no metastore: a Spark file sink's partitions are directories)"
+        )
+    if o.get("partition.time-extractor.kind", "default") != "default":
+        raise UnsupportedError(f"Flink SQL: table {t.name}: partition.time-extractor.kind {o['partition.time-extractor.kind']!r}: funke reads 'default'")
+    if o.get("sink.partition-commit.watermark-time-zone", "UTC") != "UTC":
+        raise UnsupportedError(f"Flink SQL: table {t.name}: sink.partition-commit.watermark-time-zone: funke reads partition times in 'UTC'")
+    delay = o.get("sink.partition-commit.delay")
+    return PartitionCommit(
+        o.get("sink.partition-commit.trigger", "process-time"),
+        interval_text_ms(delay, f"table {t.name}") if delay else 0,
+        o.get("partition.time-extractor.timestamp-pattern"),
+        o.get("partition.time-extractor.timestamp-formatter"),
+        o.get("sink.partition-commit.success-file.name", "_SUCCESS"),
+    )
+
+
+def _print_sink(t: TableDef) -> Any:
+    from funke.table.print_sink import RowsPrint
+
+    columns = tuple((c, "timestamp_ltz" if c in t.instants else ty) for c, ty in t.columns)  # (instants: ...05Z)
+    return RowsPrint(columns, t.options.get("print-identifier"))
+
+
+def _blackhole(t: TableDef) -> Any:
+    from funke.connectors.sinks import blackhole
+
+    return blackhole()
+
+
+def _jdbc_sink(t: TableDef) -> Any:
+    from funke.connectors.postgres import postgres
+
+    mode = "upsert" if t.primary_key else "append"
+    return postgres(_required(t, "table-name"), dsn=_jdbc_dsn(t), mode=mode, key=list(t.primary_key) or None)
+
+
+def _jdbc_dsn(t: TableDef) -> str:
+    """A jdbc table's PostgreSQL connection URL (libpq's), from ``url``, ``username`` and ``password``."""
+    url = _required(t, "url")
+    if not url.startswith("jdbc:postgresql://"):
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: the jdbc url {url!r} is not PostgreSQL's; funke writes PostgreSQL only"
+        )
+    parts = urlsplit(url.removeprefix("jdbc:"))
+    user, password = t.options.get("username"), t.options.get("password")
+    auth = quote(user, safe="") + (f":{quote(password, safe='')}" if password else "") + "@" if user else ""
+    return f"postgresql://{auth}{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def _jdbc_lookup(t: TableDef) -> Any:
+    """A jdbc table in a lookup join: read whole in every micro-batch (the table as it is then)."""
+    from funke.connectors.postgres import postgres_table
+
+    return postgres_table(_required(t, "table-name"), _ddl(t), dsn=_jdbc_dsn(t), name=t.name)
+
+
+def _jdbc_changelog_sink(t: TableDef) -> Any:
+    """An updating query into a jdbc table: upserted and deleted by its primary key."""
+    if not t.primary_key:
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name} (jdbc) has no PRIMARY KEY, so it takes inserts only, and the query's result "
+            "is updating: declare the key, PRIMARY KEY (...) NOT ENFORCED, to upsert"
+        )
+    return replace(_jdbc_sink(t), changes="row_kind")
+
+
+def _kafka_options(t: TableDef) -> tuple[str, str, str]:
+    fmt = t.options.get("format", "json")
+    if fmt not in ("json", "csv"):
+        raise UnsupportedError(f"Flink SQL: table {t.name}: kafka format {fmt!r} is not supported by funke (json, csv)")
+    return _required(t, "topic"), _required(t, "properties.bootstrap.servers"), fmt
+
+
+def _kafka_source(t: TableDef) -> Any:
+    from funke.connectors.kafka import kafka
+
+    topic, bootstrap, fmt = _kafka_options(t)
+    mode = t.options.get("scan.startup.mode", "earliest-offset")
+    starting = {"earliest-offset": "earliest", "latest-offset": "latest"}.get(mode)
+    if starting is None:
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset)"
+        )
+    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting, metadata=[m.key for m in t.metadata])
+
+
+def _kafka_sink(t: TableDef) -> Any:
+    from funke.connectors.kafka_sink import kafka
+
+    topic, bootstrap, fmt = _kafka_options(t)
+    delivery = t.options.get("sink.delivery-guarantee", "exactly-once")
+    if delivery not in ("exactly-once", "at-least-once"):
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: sink.delivery-guarantee {delivery!r} is not supported (exactly-once, at-least-once)"
+        )
+    return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None, delivery=delivery)
+
+
+def _redis_source(t: TableDef) -> Any:
+    from funke.connectors.redis_streams import redis_stream
+
+    return redis_stream(_required(t, "stream"), schema=_ddl(t), url=t.options.get("url", "redis://127.0.0.1:6379/0"))
+
+
+#: Kafka's record metadata as Flink names it: the source's column and its type (``timestamp``: Flink's TIMESTAMP_LTZ(3)).
+KAFKA_METADATA = {k: (f"kafka_{k}", ty) for k, ty in (("topic", "string"), ("partition", "int"), ("offset", "bigint"), ("timestamp", "timestamp"))}
+_KAFKA_UNREAD = {
+    "headers": "funke's Kafka source reads no headers",
+    "leader-epoch": "funke's Kafka source reads no leader epoch",
+    "timestamp-type": "funke's Kafka source reads no timestamp type",
+}
+
+CONNECTORS: dict[str, Connector] = {
+    "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
+                         fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
+                            source=_files_source, sink=_files_sink, lookup=_files_lookup),
+    "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
+    "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
+                   lookup=_jdbc_lookup),
+    "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),
+                       source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD),
+    "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
+    "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",
+                                    "bid.proportion", "rate.limited", "auction.hot-ratio.sellers", "bid.hot-ratio.auctions",
+                                    "bid.hot-ratio.bidders"}), source=_nexmark),
+    "blackhole": Connector(frozenset(), sink=_blackhole, changelog=_blackhole),
+}  # fmt: skip

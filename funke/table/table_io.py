@@ -1,0 +1,138 @@
+"""A ``CREATE TABLE`` table read and written.
+
+``table_stream`` is the stream a query reads the table as: its connector's source, TIME columns cut to their
+precision, the metadata columns named and cast as declared, the computed columns, the columns in the order
+declared (as Flink's ``SELECT *``), the watermark. ``insert_sink`` is the sink ``INSERT INTO`` writes through:
+columns by position or by the list named, cast to the table's types, NOT NULL enforced, a NULL partition
+value named, an updating result upserted by the primary key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlglot import exp
+
+from funke.dialect.syntax import position
+from funke.errors import PlanError, UnsupportedError
+from funke.plan import nodes
+from funke.plan.expr import Sql
+from funke.table.changelog import ROW_KIND, ROW_KIND_NAME, changelog_mode
+from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION
+from funke.table.ddl import TableDef
+from funke.table.describe import view_columns
+from funke.table.insert_checks import check_sink_types, not_null_check
+from funke.table.lowering import is_updating
+from funke.table.namespace import object_name
+from funke.table.planner import Planner
+from funke.table.time_of_day import time_truncated
+from funke.table.upsert import by_key
+
+#: What makes a result updating, for messages.
+UPDATING = "a GROUP BY without a window, DISTINCT, a regular Top-N, a deduplication, an outer join, or one over such a result"
+
+
+def table_stream(env: Any, t: TableDef, functions: Any) -> Any:
+    """The stream ``t`` is read as (a DataStream of ``env``); ``functions``: the catalog its computed columns call."""
+    make = CONNECTORS[t.connector].source
+    if make is None:
+        raise PlanError(f"Flink SQL: table {t.name} ({t.connector}) can only be written (INSERT INTO), not read")
+    stream = env.from_source(make(t), uid=f"table-{t.name}", name=t.name)
+    cuts = [(c, ty, time_truncated(c, ty)) for c, ty in t.columns]
+    if any(cut for _, _, cut in cuts):  # (a TIME read cut to its precision, as Flink's reader keeps it)
+        stream = stream.select(*(Sql(f"{cut} AS `{c}`", declared=ty) if cut else f"`{c}`" for c, ty, cut in cuts))
+    if t.metadata:  # (each metadata column as the connector's source gives it, named and cast as declared)
+        given = CONNECTORS[t.connector].metadata
+        read = [*(f"`{c}`" for c, _ in t.columns), *(Sql(f"CAST(`{given[m.key][0]}` AS {m.type}) AS `{m.name}`", declared=m.type) for m in t.metadata)]
+        stream = stream.select(*read)
+    planner = Planner({}, t.sql, functions=functions)
+    for column, formula in t.computed:
+        planner.check_calls(formula)
+        stream = stream.with_column(column, planner.column_value(formula, stream.schema))
+    if list(t.names) != list(stream.columns):  # (SELECT * reads the columns in the order declared)
+        stream = stream.select(*(f"`{c}`" for c in t.names))
+    strategy = t.strategy()
+    if strategy is not None:
+        stream = stream.assign_timestamps_and_watermarks(strategy)
+    return stream
+
+
+def insert_sink(
+    tables: Mapping[str, TableDef],
+    statement: exp.Insert,
+    sql: str,
+    plan: Callable[[exp.Expression], Any],
+    known_columns: Callable[[str], Any],
+    state_ttl_ms: int | None,
+) -> nodes.Sink:
+    """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` of ``tables``; ``plan`` plans the query,
+    ``known_columns`` gives a view's Flink column types (the casts Flink makes), ``state_ttl_ms`` the upsert state's TTL."""
+    target = statement.this
+    columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
+    table = target.this if isinstance(target, exp.Schema) else target
+    name = object_name(table, f"INSERT INTO {table.sql()} (at {position(table, sql)})")
+    if name not in tables:
+        known = ", ".join(sorted(tables)) or "none"
+        raise PlanError(
+            f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): no table of that name "
+            f"(CREATE TABLE it); tables: {known}"
+        )
+    t = tables[name]
+    make = CONNECTORS[t.connector].sink
+    if make is None:
+        raise PlanError(f"Flink SQL: table {name} ({t.connector}) can only be read, not written (INSERT INTO)")
+    if statement.args.get("overwrite"):
+        raise UnsupportedError(f"Flink SQL: INSERT OVERWRITE (at {position(statement, sql)}) is not supported by funke")
+    stream = plan(statement.expression)
+    updating = is_updating(stream)
+    if updating:
+        make = CONNECTORS[t.connector].changelog
+        if make is None:
+            raise UnsupportedError(
+                f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating "
+                f"({changelog_mode(stream.node).describe()}: {UPDATING}) and a {t.connector} table takes "
+                "inserts only; write it to a jdbc table with a PRIMARY KEY (upserted by it) or to print"
+            )
+        if ROW_KIND_NAME in dict(t.columns):
+            raise PlanError(f"Flink SQL: table {name} has a column {ROW_KIND_NAME!r}, where an updating result's row kinds go")
+    types = dict(t.columns)
+    wanted = columns if columns is not None else [c for c in t.names if c in types or c in {m.name for m in t.written}]
+    if written := [m for m in t.written if m.name in wanted]:
+        m = written[0]
+        raise UnsupportedError(
+            f"Flink SQL: INSERT INTO {name} writes its metadata column {m.name} ({m.sql}): funke's {t.connector} sink writes "
+            f"no metadata; name the columns it writes (INSERT INTO {name} ({', '.join(types)}) ...) or declare {m.name} VIRTUAL"
+        )
+    if unknown := [c for c in wanted if c not in types]:
+        raise PlanError(f"Flink SQL: table {name} has no column {unknown[0]!r}; it has {', '.join(types)}")
+    given = [c for c in stream.columns if c != ROW_KIND]
+    if len(given) != len(wanted):
+        raise PlanError(
+            f"Flink SQL: INSERT INTO {name} gives {len(given)} column(s) ({', '.join(given)}) "
+            f"for {len(wanted)} ({', '.join(wanted)})"
+        )
+    by_target = dict(zip(wanted, given, strict=True))
+    known = {c: (g, stream.schema.field(g, node=f"INSERT INTO {name}").dtype) for c, g in by_target.items()}
+    check_sink_types(t, known, view_columns(statement.expression, known_columns))
+    if updating and t.primary_key:  # (upserted by the key: its changes one key at a time, in order)
+        missing = [c for c in t.primary_key if c not in by_target]
+        if missing:
+            raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its primary key column {missing[0]!r}")
+        stream = by_key(stream, [by_target[c] for c in t.primary_key], state_ttl_ms)
+    default = t.options.get("partition.default-name", DEFAULT_PARTITION).replace("'", "''")
+    exprs = []
+    for c, ty in t.columns:
+        value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
+        if c in t.not_null:  # (Flink's table.exec.sink.not-null-enforcer, ERROR: the job fails on a NULL)
+            if c not in by_target:
+                raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its NOT NULL column {c!r}")
+            value = not_null_check(name, c, value)
+        if c in t.partition_by:  # (a NULL partition value's directory is Flink's partition.default-name)
+            value = f"COALESCE(CAST({value} AS STRING), '{default}')"
+        exprs.append(f"{value} AS `{c}`")
+    if updating:  # (the kinds first, named as to_changelog_stream names them)
+        exprs.insert(0, f"`{ROW_KIND}` AS {ROW_KIND_NAME}")
+    out = stream.select(*exprs)
+    return nodes.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
+
