@@ -26,14 +26,15 @@ from funke.table.connectors import CONNECTORS, interval_text_ms, table_def
 from funke.table.ddl import TableDef
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
+from funke.table.drops import Drop, api_drop, drop_statement, is_temporary, named, stale_views
 from funke.table.lowering import is_updating
 from funke.table.multiset_columns import refuse_multiset_functions
 from funke.table.namespace import (
     COLUMNS,
     DEFAULT_CATALOG,
     DEFAULT_DATABASE,
+    catalog_statement,
     check,
-    create_catalog,
     is_namespace_statement,
     like,
     object_name,
@@ -183,6 +184,11 @@ class StreamTableEnvironment(FunctionCalls):
         self._functions = FunctionCatalog()
         #: Each CREATE VIEW view's columns whose Flink type is known (DESCRIBE's type and null columns).
         self._known: dict[str, dict[str, tuple[str, bool]]] = {}
+        #: The tables and views created TEMPORARY (``funke.table.drops``: Flink drops them apart).
+        self._temporary: set[str] = set()
+        #: Each CREATE VIEW view's statement and its text; the views a DROP left stale, planned again when read.
+        self._view_queries: dict[str, tuple[exp.Create, str]] = {}
+        self._stale: set[str] = set()
 
     @classmethod
     def create(cls, env: Any) -> StreamTableEnvironment:
@@ -208,10 +214,14 @@ class StreamTableEnvironment(FunctionCalls):
         if isinstance(stream_or_table, StaticTable):
             self._views.pop(name, None)
             self._static[name] = stream_or_table
+            self._temporary.add(name)
             return
         self._static.pop(name, None)
         table = stream_or_table if isinstance(stream_or_table, Table) else self.from_data_stream(stream_or_table)
         self._views[name] = table
+        self._temporary.add(name)
+        self._view_queries.pop(name, None)
+        self._stale.discard(name)
         self._known[name] = getattr(table, "_known_columns", {})  # (a Table made without __init__: none known)
 
     def list_temporary_views(self) -> list[str]:
@@ -289,11 +299,12 @@ class StreamTableEnvironment(FunctionCalls):
 
     def _namespace(self, sql: str) -> TableResult:
         """``USE ...`` (Flink's defaults only) or ``SHOW ...``: a one-column result, as Flink answers."""
-        catalog = create_catalog(sql)
-        if catalog == DEFAULT_CATALOG:
-            raise PlanError(f"Flink SQL: CREATE CATALOG {catalog}: a catalog of that name exists already (Flink's default)")
-        if catalog is not None:
-            check(catalog, None, f"CREATE CATALOG {catalog}")
+        if (catalog := catalog_statement(sql)) is not None:
+            verb, name = catalog
+            if name == DEFAULT_CATALOG:
+                why = "a catalog of that name exists already" if verb == "CREATE" else "the catalog in use cannot be dropped"
+                raise PlanError(f"Flink SQL: {verb} CATALOG {name}: {why} (Flink's default)")
+            check(name, None, f"{verb} CATALOG {name}")
         used = use_statement(sql)
         if used is not None:
             check(*used, " ".join(sql.split()))
@@ -380,6 +391,7 @@ class StreamTableEnvironment(FunctionCalls):
 
     def _planner(self, sql: str) -> Planner:
         views: dict[str, Any] = {name: (lambda t=t: t._stream) for name, t in self._views.items()}
+        views.update({name: (lambda name=name: self._replanned(name)._stream) for name in self._stale})
         views.update({name: (lambda t=t: t) for name, t in self._static.items()})
         views.update({name: (lambda name=name: self._source(name)) for name in self._tables if name not in views})
         lookups: dict[str, Any] = {}
@@ -405,6 +417,9 @@ class StreamTableEnvironment(FunctionCalls):
         if (text := function_ddl_text(statement)) is not None:  # (in a script: CREATE / DROP FUNCTION)
             self._functions.execute(text)
             return
+        if isinstance(statement, exp.Drop):
+            self._drop(drop_statement(statement, at(statement)))
+            return
         if not isinstance(statement, exp.Create):
             raise UnsupportedError(
                 f"Flink SQL: a {type(statement).__name__.upper()} statement (at {at(statement)}) is not supported by "
@@ -419,6 +434,50 @@ class StreamTableEnvironment(FunctionCalls):
                 return
             raise PlanError(f"Flink SQL: a table or view named {t.name!r} exists already (CREATE TABLE IF NOT EXISTS keeps it)")
         self._tables[t.name] = t
+        if is_temporary(statement):
+            self._temporary.add(t.name)
+
+    def drop_table(self, table_path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop a table CREATE TABLE declared (Flink's ``dropTable``): True if it was there (``funke.table.drops``)."""
+        return self._drop(api_drop("TABLE", table_path, temporary=False, if_exists=ignore_if_not_exists))
+
+    def drop_view(self, view_path: str, ignore_if_not_exists: bool = True) -> bool:
+        return self._drop(api_drop("VIEW", view_path, temporary=False, if_exists=ignore_if_not_exists))
+
+    def drop_temporary_table(self, table_path: str) -> bool:
+        """Drop a temporary table: True if there was one of the name, else False (Flink's ``dropTemporaryTable``)."""
+        drop = api_drop("TABLE", table_path, temporary=True, if_exists=True)
+        return drop.name in self._temporary and drop.name in self._tables and self._drop(drop)
+
+    def drop_temporary_view(self, view_path: str) -> bool:
+        drop = api_drop("VIEW", view_path, temporary=True, if_exists=True)
+        return drop.name in self._temporary and drop.name not in self._tables and self._drop(drop)
+
+    def _drop(self, drop: Drop) -> bool:
+        """Drop a table or view by Flink's rules (``funke.table.drops``): True if it was there; the views over it stale."""
+        objects = self._tables if drop.kind == "TABLE" else {**self._views, **self._static}
+        exists = drop.name in objects and not drop.name.startswith(_ANONYMOUS)
+        if (error := drop.refusal(exists, drop.name in self._temporary)) is not None:
+            raise error
+        if not exists:
+            return False
+        for store in (self._tables, self._views, self._static, self._read, self._known, self._view_queries):
+            store.pop(drop.name, None)
+        self._temporary.discard(drop.name)
+        self._stale.discard(drop.name)
+        self._stale |= stale_views({v: named(s.expression) for v, (s, _) in self._view_queries.items()}, {drop.name})
+        return True
+
+    def _replanned(self, name: str) -> Table:
+        """A view a DROP left stale planned again from its statement, over the tables and views there are now."""
+        statement, sql = self._view_queries[name]
+        view, known = self._views.pop(name), self._known.pop(name, {})
+        try:
+            self._create_view(statement, sql)
+        except PlanError:
+            self._views[name], self._known[name] = view, known
+            raise
+        return self._views[name]
 
     def _create_view(self, statement: exp.Create, sql: str) -> None:
         """``CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(c1, c2, ...)] AS SELECT ...``: the query planned
@@ -443,6 +502,10 @@ class StreamTableEnvironment(FunctionCalls):
             query = query.select(*(c if c == x else f"`{c}` AS `{x}`" for c, x in zip(query.columns, names, strict=True)))
         self._views[name] = query
         self._known[name] = known
+        self._view_queries[name] = (statement, sql)
+        self._stale.discard(name)
+        if is_temporary(statement):
+            self._temporary.add(name)
 
     def _known_columns(self, name: str) -> dict[str, tuple[str, bool]] | None:
         """A table's or view's columns whose Flink type is known, with whether they are NOT NULL (DESCRIBE)."""

@@ -50,8 +50,8 @@ _COLUMNS = re.compile(
     rf"|SHOW\s+COLUMNS\s+(?:FROM|IN)\s+(?P<table>{_NAME}(?:\s*\.\s*{_NAME}){{0,2}}){_LIKE})",
     re.IGNORECASE,
 )
-_STATEMENT = re.compile(r"^\s*(SHOW|USE|CREATE\s+CATALOG|DESCRIBE|DESC)\b", re.IGNORECASE)
-_CREATE_CATALOG = re.compile(rf"^\s*CREATE\s+CATALOG\s+(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>{_NAME})", re.IGNORECASE)
+_STATEMENT = re.compile(r"^\s*(SHOW|USE|CREATE\s+CATALOG|DROP\s+CATALOG|DESCRIBE|DESC)\b", re.IGNORECASE)
+_CATALOG = re.compile(rf"^\s*(?P<verb>CREATE|DROP)\s+CATALOG\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(?P<name>{_NAME})", re.IGNORECASE)
 
 #: Each SHOW statement's one column, as Flink names it.
 COLUMNS = {
@@ -76,14 +76,15 @@ class Show:
 
 
 def is_namespace_statement(text: str) -> bool:
-    """``text`` is a SHOW, USE or CREATE CATALOG statement (which sqlglot does not parse as Flink means them)."""
+    """``text`` is a SHOW, USE, CREATE CATALOG or DROP CATALOG statement (which sqlglot does not parse as Flink means them)."""
     return bool(_STATEMENT.match(text))
 
 
-def create_catalog(text: str) -> str | None:
-    """The catalog a ``CREATE CATALOG`` statement names (its caller refuses it), or None for another statement."""
-    m = _CREATE_CATALOG.match(text)
-    return _unquote(m.group("name")) if m else None
+def catalog_statement(text: str) -> tuple[str, str] | None:
+    """``(CREATE or DROP, the catalog)`` of a ``CREATE CATALOG`` or ``DROP CATALOG`` statement (its caller refuses
+    it), or None for another statement."""
+    m = _CATALOG.match(text)
+    return (m.group("verb").upper(), _unquote(m.group("name"))) if m else None
 
 
 def _unquote(part: str) -> str:
