@@ -61,8 +61,8 @@ def run_batch_query(handle: JobHandle, st: QueryState) -> None:
     elif isinstance(spec, BatchSink):
         batch_writer(spec, handle.name)(df, 0)
     elif isinstance(spec, FileSink):
-        prepare_file_sink(spec, fresh=True)
-        write_frame(df, spec, "error")
+        prepare_file_sink(spec, fresh=True)  # (refuses a directory with files in it, or empties it: overwrite=True)
+        write_frame(df, spec, "append")  # (into an empty directory there already, as Flink writes; Spark's "error" refuses one)
     else:
         raise PlanError(f"no Spark writer for sink {spec.describe()}")
     got = 0

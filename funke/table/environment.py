@@ -45,7 +45,7 @@ from funke.table.namespace import (
 from funke.table.planner import Planner
 from funke.table.results import StatementSet, TableResult, merged_inserts
 from funke.table.statements import Script, is_wrapped, read_script
-from funke.table.table_io import UPDATING, insert_sink, table_stream
+from funke.table.table_io import UPDATING, create_as, insert_sink, is_create_as, table_stream
 from funke.table.tableau import tableau
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
 from funke.table.upsert import upserts
@@ -252,7 +252,7 @@ class StreamTableEnvironment(FunctionCalls):
                 return TableResult(self._run([self._set_insert(s, script.text) for s in statements], self.env.app))
             sql = script.text
         statement = parse(sql, self._functions.names())
-        if isinstance(statement, exp.Insert):
+        if isinstance(statement, exp.Insert) or is_create_as(statement):
             return TableResult(self._run([self._insert(statement, sql)], self.env.app))
         if isinstance(statement, exp.Set):  # SET 'key' = 'value': the table config's option (TableConfig)
             self._config.set_statement(statement, sql)
@@ -352,7 +352,7 @@ class StreamTableEnvironment(FunctionCalls):
                 shown = self._namespace(own).content
                 if shown is not None:
                     print(tableau(*shown))
-            elif isinstance(statement, exp.Insert):
+            elif isinstance(statement, exp.Insert) or is_create_as(statement):
                 sinks = merged_inserts([*self.env.sinks, self._insert(statement, text)])
                 self.env._sinks = sinks
             elif isinstance(statement, exp.Set):
@@ -379,7 +379,7 @@ class StreamTableEnvironment(FunctionCalls):
 
         planned = []
         for statement in statements:
-            if isinstance(statement, exp.Insert):
+            if isinstance(statement, exp.Insert) or is_create_as(statement):
                 planned.append(self._insert(statement, sql))
             elif isinstance(statement, (exp.Query, exp.Values)) and len(statements) == 1:
                 planned.append(self._planned(sql, statement).node)
@@ -519,8 +519,16 @@ class StreamTableEnvironment(FunctionCalls):
             self._read[name] = table_stream(self.env, self._tables[name], self._functions)
         return self._read[name]
 
-    def _insert(self, statement: exp.Insert, sql: str) -> nodes.Sink:
-        """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (``funke.table.table_io.insert_sink``)."""
+    def _insert(self, statement: exp.Insert | exp.Create, sql: str) -> nodes.Sink:
+        """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (``funke.table.table_io.insert_sink``);
+        a ``CREATE TABLE t WITH (...) AS SELECT ...`` creates ``t`` with the query's columns first (with IF NOT EXISTS,
+        a table there is written, as in Flink)."""
+        if isinstance(statement, exp.Create):
+            query = self._planned(sql, statement.expression)
+            schema = query.schema.select([c for c in query.columns if c != ROW_KIND])
+            rows = view_rows(schema, view_columns(statement.expression, self._known_columns), query.node, sql)
+            create, statement = create_as(statement, [(r[0], r[1].split(" *")[0], not r[2]) for r in rows], sql)
+            self._ddl(create, sql)
         return insert_sink(self._tables, statement, sql, lambda tree: self._planned(sql, tree), self._known_columns, self._config.state_ttl_ms)
 
     def _run(self, sinks: list[nodes.Sink], name: str) -> Any:

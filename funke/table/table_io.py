@@ -4,7 +4,8 @@
 precision, the metadata columns named and cast as declared, the computed columns, the columns in the order
 declared (as Flink's ``SELECT *``), the watermark. ``insert_sink`` is the sink ``INSERT INTO`` writes through:
 columns by position or by the list named, cast to the table's types, NOT NULL enforced, a NULL partition
-value named, an updating result upserted by the primary key.
+value named, an updating result upserted by the primary key. ``create_as`` reads Flink's ``CREATE TABLE t WITH (...)
+AS SELECT ...`` as the CREATE TABLE of the query's columns (their Flink types and NOT NULL) and the INSERT INTO of it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from funke.dialect.syntax import position
+from funke.dialect.syntax import parse, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
 from funke.plan.expr import Sql
@@ -22,6 +23,7 @@ from funke.table.changelog import ROW_KIND, ROW_KIND_NAME, changelog_mode
 from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION
 from funke.table.ddl import TableDef
 from funke.table.describe import view_columns
+from funke.table.drops import is_temporary
 from funke.table.insert_checks import check_sink_types, not_null_check
 from funke.table.lowering import is_updating
 from funke.table.namespace import object_name
@@ -136,3 +138,26 @@ def insert_sink(
     out = stream.select(*exprs)
     return nodes.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
 
+
+
+def is_create_as(statement: exp.Expression) -> bool:
+    """Whether ``statement`` is a ``CREATE TABLE ... AS SELECT ...`` (Flink's CTAS)."""
+    return isinstance(statement, exp.Create) and (statement.args.get("kind") or "").upper() == "TABLE" and statement.expression is not None
+
+
+def create_as(statement: exp.Create, columns: list[tuple[str, str, bool]], sql: str) -> tuple[exp.Create, exp.Insert]:
+    """A CTAS as the CREATE TABLE of its query's ``columns`` (name, Flink type, NOT NULL) and the INSERT INTO of its
+    query. Columns or constraints of its own are refused (funke takes the query's), as is TEMPORARY (Flink does)."""
+    where = f"CREATE TABLE ... AS SELECT (at {position(statement, sql)})"
+    if is_temporary(statement):
+        raise UnsupportedError(f"Flink SQL: {where}: a CREATE TABLE AS SELECT creates no temporary table, as in Flink; CREATE TABLE it")
+    if isinstance(statement.this, exp.Schema):
+        raise UnsupportedError(
+            f"Flink SQL: {where}: columns or constraints of its own are not supported by funke; the table has the query's "
+            "columns (CREATE TABLE with columns, then INSERT INTO, for others)"
+        )
+    declared = ", ".join(f"`{name}` {kind}{' NOT NULL' if not_null else ''}" for name, kind, not_null in columns)
+    create = statement.copy()
+    create.set("expression", None)
+    create.set("this", exp.Schema(this=statement.this.copy(), expressions=parse(f"CREATE TABLE t ({declared})").this.expressions))
+    return create, exp.Insert(this=statement.this.copy(), expression=statement.expression.copy())

@@ -49,7 +49,7 @@ def test_metadata_columns_read_the_record_s_timestamp_partition_offset_and_topic
     finally:
         job.stop()
         admin.delete_topics([topic])[topic].result(30)
-    at = lambda text: dt.datetime.fromisoformat(f"2023-11-14 22:13:{text}")  # noqa: E731
+    at = lambda text: dt.datetime.fromisoformat(f"2023-11-14 22:13:{text}")
     flink = [  # (PyFlink's rows: event_time, partition, offset, user_id, behavior, ts2, t3; tp is the topic)
         (at("20.000"), 0, 0, 0, "b0", 1), (at("21.500"), 1, 0, 1, "b1", 2), (at("23.000"), 0, 1, 2, "b2", 3),
         (at("24.500"), 1, 1, 3, "b3", 4), (at("26.000"), 0, 2, 4, "b4", 5), (at("27.500"), 1, 2, 5, "b5", 6),

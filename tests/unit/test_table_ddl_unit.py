@@ -387,3 +387,24 @@ def test_insert_into_a_kafka_table_writes_no_metadata_and_refuses_a_value_for_a_
         "expr('CAST(`auction` AS bigint) AS `user_id`')",
         "expr('CAST(`bidder` AS string) AS `behavior`')",
     ]
+
+
+def test_create_table_as_select_plans_the_table_then_the_insert_and_refuses_what_flink_or_funke_does_not_take(t_env):
+    """A CTAS's table has the query's columns (DESCRIBE: Flink's types), and IF NOT EXISTS over a table there writes that
+    table, as Flink does (whose shapes must then match). TEMPORARY is refused, as Flink refuses it; columns of its own,
+    which Flink 2.3 takes, are refused by funke, naming it."""
+    t_env.execute_sql("CREATE TABLE shown (a BIGINT, p INT) WITH ('connector' = 'print')")
+    sink = t_env._insert(fk.dialect.syntax.parse("CREATE TABLE c WITH ('connector' = 'print') AS SELECT auction, price * 2 AS p FROM bids"), "")
+    assert isinstance(sink.spec, RowsPrint) and sink.uid == "insert-c"
+    assert [list(r.values())[:3] for r in t_env.execute_sql("DESCRIBE c").collect()] == [["auction", "BIGINT", True], ["p", "INT", True]]
+    again = t_env._insert(fk.dialect.syntax.parse("CREATE TABLE IF NOT EXISTS shown WITH ('connector' = 'blackhole') AS SELECT auction, price FROM bids"), "")
+    assert isinstance(again.spec, RowsPrint) and again.uid == "insert-shown"
+    with pytest.raises(PlanError, match=r"INSERT INTO shown gives 1 column\(s\) \(auction\) for 2"):
+        t_env.execute_sql("CREATE TABLE IF NOT EXISTS shown WITH ('connector' = 'print') AS SELECT auction FROM bids")
+    with pytest.raises(PlanError, match="a table or view named 'shown' exists already"):
+        t_env.execute_sql("CREATE TABLE shown WITH ('connector' = 'print') AS SELECT auction, price FROM bids")
+    with pytest.raises(UnsupportedError, match="a CREATE TABLE AS SELECT creates no temporary table, as in Flink"):
+        t_env.execute_sql("CREATE TEMPORARY TABLE t2 WITH ('connector' = 'print') AS SELECT auction FROM bids")
+    with pytest.raises(UnsupportedError, match="columns or constraints of its own are not supported by funke"):
+        t_env.execute_sql("CREATE TABLE t3 (extra INT) WITH ('connector' = 'print') AS SELECT auction FROM bids")
+    assert sorted(t_env.list_tables()) == ["bids", "c", "shown"]

@@ -43,10 +43,10 @@ def test_a_drop_takes_the_kind_and_the_temporariness_the_object_was_created_with
     ]] == [
         ("DROP VIEW a", "view " + does_not_exist.format("a")),
         ("DROP TABLE va", "table " + does_not_exist.format("va")),
-        ("DROP TABLE b", "temporary table with identifier 'default_catalog.default_database.b' exists; drop it first before "
-                         "removing the permanent table (DROP TEMPORARY TABLE b)"),
-        ("DROP TABLE IF EXISTS b", "temporary table with identifier 'default_catalog.default_database.b' exists; drop it first "
-                                   "before removing the permanent table (DROP TEMPORARY TABLE b)"),
+        ("DROP TABLE b", ("temporary table with identifier 'default_catalog.default_database.b' exists; drop it first before "
+                         "removing the permanent table (DROP TEMPORARY TABLE b)")),
+        ("DROP TABLE IF EXISTS b", ("temporary table with identifier 'default_catalog.default_database.b' exists; drop it first "
+                                   "before removing the permanent table (DROP TEMPORARY TABLE b)")),
         ("DROP TEMPORARY TABLE a", "temporary table or view " + does_not_exist.format("a") + " (a is a permanent table: DROP TABLE a)"),
         ("DROP TEMPORARY VIEW b", "temporary table or view " + does_not_exist.format("b")),
         ("DROP TABLE a", "OK"),
@@ -55,8 +55,8 @@ def test_a_drop_takes_the_kind_and_the_temporariness_the_object_was_created_with
         ("DROP VIEW IF EXISTS nope", "OK"),
         ("DROP VIEW nope", "view " + does_not_exist.format("nope")),
         ("DROP TEMPORARY VIEW va", "temporary table or view " + does_not_exist.format("va") + " (va is a permanent view: DROP VIEW va)"),
-        ("DROP VIEW vb", "temporary view with identifier 'default_catalog.default_database.vb' exists; drop it first before "
-                         "removing the permanent view (DROP TEMPORARY VIEW vb)"),
+        ("DROP VIEW vb", ("temporary view with identifier 'default_catalog.default_database.vb' exists; drop it first before "
+                         "removing the permanent view (DROP TEMPORARY VIEW vb)")),
         ("DROP VIEW va", "OK"),
         ("DROP TEMPORARY VIEW vb", "OK"),
         ("DROP TEMPORARY TABLE IF EXISTS b", "OK"),
