@@ -79,6 +79,9 @@ class WindowAggregate(Node):
     function_schema: Schema | None = field(default=None, kw_only=True)
     #: "general" runs the window on funke's operator even where Spark's would be exact (comparisons, tests).
     path_hint: str | None = field(default=None, kw_only=True)
+    #: A column of each result's time, its window's last millisecond (Flink's ``window_time``, the timestamp Flink
+    #: gives a window's results), after ``window_end``: the event time of the rows out (a window over a window).
+    time_column: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "window"
 
     @property
@@ -102,9 +105,11 @@ class WindowAggregate(Node):
                 "or call assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner('column')) "
                 "before key_by(), and keep the event-time column in later select()s"
             )
+        if self.time_column is not None and not self.assigner.is_event_time:
+            raise PlanError(f"{self.where()}: a time column of the results is for an event-time window, not {self.assigner.describe()}")
         if self.function is not None:
             return
-        names = [*keys, *WINDOW_COLUMNS, *(a.alias for a in self.aggregates)]
+        names = [*keys, *WINDOW_COLUMNS, *([self.time_column] if self.time_column else []), *(a.alias for a in self.aggregates)]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise SchemaError(f"{self.where()}: output column(s) {', '.join(dupes)} appear twice; give aggregates other names")
@@ -115,14 +120,15 @@ class WindowAggregate(Node):
         key_fields = tuple(s.field(k, node=self.where()) if s is not None else Field(k, None) for k in keys)
         if self.function is not None:
             agg_fields = self.function_schema.fields if self.function_schema is not None else (s.fields if s is not None else ())
-            agg_fields = tuple(f for f in agg_fields if f.name not in (*keys, *WINDOW_COLUMNS))
+            agg_fields = tuple(f for f in agg_fields if f.name not in (*keys, *WINDOW_COLUMNS, self.time_column))
         else:
             agg_fields = tuple(Field(a.alias, a.output_type(s, self.where())) for a in self.aggregates)
-        return Schema(key_fields + (Field("window_start", "timestamp"), Field("window_end", "timestamp")) + agg_fields)
+        timed = (Field(self.time_column, "timestamp"),) if self.time_column else ()
+        return Schema(key_fields + (Field("window_start", "timestamp"), Field("window_end", "timestamp")) + timed + agg_fields)
 
     @cached_property
     def event_time(self) -> str | None:
-        return None
+        return self.time_column
 
     def label(self) -> str:
         extra = []

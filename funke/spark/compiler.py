@@ -36,7 +36,7 @@ from funke.spark import generated, kafka_source, realtime
 from funke.spark.async_io import async_function
 from funke.spark.compiled import DEAD_LETTER_DDL, JOIN_SHIFT_MS, Compiled, DeadLetterRule, SourceMetric, safe_name
 from funke.spark.datasources import EOS
-from funke.spark.event_time import WATERMARK_META, declare_watermark, marked
+from funke.spark.event_time import WATERMARK_META, declare_watermark, marked, window_time
 from funke.spark.exprs import to_column
 from funke.spark.general.lowering import default_buckets, lower
 from funke.spark.general.program import UNLISTED, main_view, side_view
@@ -520,6 +520,7 @@ class Compiler:
             *keys,
             F.col("__window.start").alias("window_start"),
             F.col("__window.end").alias("window_end"),
+            *([window_time(node, "__window.end")] if node.time_column else []),
             *(a.alias for a in node.aggregates),
         )
         return self.merge(out, up, stateful=True)

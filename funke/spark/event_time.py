@@ -3,6 +3,8 @@ watermark funke declares on one (``funke.spark.compiler``'s ``visit_Watermark``)
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -27,3 +29,12 @@ def declare_watermark(df: DataFrame, column: str, delay: int) -> DataFrame:
     ahead = f"_fk_wm_{column}"
     df = df.withColumn(ahead, F.col(column) + F.expr(f"INTERVAL {-delay} MILLISECONDS")).withWatermark(ahead, "0 milliseconds")
     return df.withColumn(column, marked(df, column, 0)).drop(ahead)
+
+
+def window_time(node: Any, end: str) -> Column:
+    """A window aggregation ``node``'s time column of its results, its window's last millisecond (Flink's
+    ``window_time``) from the ``end`` column, marked as the event time of the windows after it (Spark chains
+    window aggregations on such a column; the watermark is the upstream one)."""
+    delay = max(node.input.watermark.max_out_of_orderness_ms, 0) if node.input.watermark is not None else 0
+    value = F.col(end) - F.expr("INTERVAL 1 MILLISECOND")
+    return value.alias(node.time_column, metadata={WATERMARK_META: delay})

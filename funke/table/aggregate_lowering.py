@@ -32,7 +32,7 @@ from funke.dialect.rewrites import json_text_type
 from funke.dialect.syntax import Collect, JsonArrayAgg, ListAgg, Percentile
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql
-from funke.plan.nodes import Aggregate
+from funke.plan.nodes import Aggregate, WindowAggregate
 from funke.plan.types import INTEGRAL, Field, Schema, decimal_scale, is_numeric
 from funke.table.aggregate import AggregateCall, GroupAggregate, WindowAggregates
 from funke.table.builtin_aggregates import JsonAgg, Values, Variance
@@ -99,6 +99,16 @@ class AggregateLowering:
             return s.key_by(keys, nulls=True).window(tvf.assigner).aggregate(**native)
 
         return self._aggregated(query, stream, keys, grouped, build)
+
+    def _timed(self, out: Any) -> tuple[Any, str | None]:
+        """An event-time window aggregation's results with their time, ``window_time``, as a column of the window's
+        (a hidden one): the time attribute of the rows out, as in Flink, so a window over them runs (cascading
+        windows). None for a window on the clock, whose ``window_time`` is computed from ``window_end``."""
+        node = out.node
+        if not isinstance(node, WindowAggregate) or not node.assigner.is_event_time:
+            return out, None
+        column = self._hide()
+        return type(out)(out._env, replace(node, time_column=column)), column
 
     def _native(self, s: Any, calls: list[AggregateCall]) -> tuple[Any, dict[str, tuple[str, str | None]]]:
         """The calls as Spark's window aggregates: ``COUNT(x)`` and a filtered ``COUNT`` a SUM of 1s and 0s,
@@ -236,6 +246,7 @@ class AggregateLowering:
             keys = [self._hide()]
             stream = stream.with_column(keys[0], Sql("0", declared="int"))
         out = build(stream, keys, calls, global_)
+        out, timed = self._timed(out) if window else (out, None)
         bounds = (*keys, WINDOW_START, WINDOW_END) if window else tuple(keys)
 
         def rewrite(e: exp.Expression) -> exp.Expression:
@@ -245,7 +256,7 @@ class AggregateLowering:
                 if grouped and not isinstance(n, (exp.Column, exp.Literal, exp.Identifier)) and expression_text(n) in grouped:
                     return exp.column(grouped[expression_text(n)], quoted=True)
                 if window and isinstance(n, exp.Column) and n.name == WINDOW_TIME:
-                    return _WINDOW_TIME.copy()
+                    return exp.column(timed, quoted=True) if timed else _WINDOW_TIME.copy()
                 if (
                     isinstance(n, exp.Column)
                     and n.name not in bounds

@@ -14,8 +14,8 @@ names the dropped object, or such a view), and the environment plans them again 
 which is Flink's answer either way. A view made from a Table (``create_temporary_view``) holds its
 resolved query, in Flink as here, and is not planned again.
 
->>> stale_views({"v1": {"a"}, "v2": {"v1"}, "v3": {"b"}}, {"a"})
-{'v1', 'v2'}
+>>> sorted(stale_views({"v1": {"a"}, "v2": {"v1"}, "v3": {"b"}}, {"a"}))
+['v1', 'v2']
 """
 
 from __future__ import annotations

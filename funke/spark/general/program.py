@@ -69,6 +69,8 @@ class Program:
     micros: frozenset[str] = frozenset()
     user_rows: bool = False
     window_result: bool = False
+    #: A window's column of its results' time (its last millisecond, Flink's ``window_time``), or None.
+    window_time: str | None = None
     buckets: int = 8
     preaggregate: PreAggregate | None = None
     #: funke type per input column (``values``).
@@ -248,12 +250,12 @@ def general_program(node: nodes.Node, buckets: int, df: DataFrame, side_tags: tu
             late_data_tag=node.late_tag,
         )
         key_cols = tuple((k, types[k]) for k in keys)
-        bounds = (("window_start", "timestamp"), ("window_end", "timestamp"))
+        bounds = (("window_start", "timestamp"), ("window_end", "timestamp"), *(((node.time_column, "timestamp"),) if node.time_column else ()))
         pre = _preaggregate(node, types)  # (None for a window function)
         if node.function is not None:
             function = node.function
             declared = _schema_columns(node.function_schema, node.where(), types) if node.function_schema is not None else inputs
-            result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end"))
+            result_cols = tuple((c, t) for c, t in declared if c not in keys and c not in ("window_start", "window_end", node.time_column))
         else:
             named = NamedAggregates(tuple((a.alias, builtin_aggregate(a.fn, a.column)) for a in node.aggregates))
             function = WindowAggregate(AcceptsPartials(named) if pre is not None else named)
@@ -271,7 +273,7 @@ def general_program(node: nodes.Node, buckets: int, df: DataFrame, side_tags: tu
         make = lambda: WindowOperator(spec, function)
         return Program(
             node.uid, make, keys, values, tuple(outputs), micros & set(values),
-            user_rows=node.function is not None, window_result=True, buckets=buckets, types=types,
+            user_rows=node.function is not None, window_result=True, window_time=node.time_column, buckets=buckets, types=types,
             preaggregate=pre,
         )
     if isinstance(node, nodes.KeyedProcess):
