@@ -80,6 +80,8 @@ class Connector:
     metadata: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     #: Flink's metadata keys of the connector that funke does not read, each with why.
     unread: Mapping[str, str] = field(default_factory=dict)
+    #: Option prefixes the connector takes whatever follows (kafka's ``properties.``: its client's settings).
+    prefixes: tuple[str, ...] = ()
 
     def check(self, t: TableDef) -> None:
         for m in t.metadata:
@@ -93,8 +95,8 @@ class Connector:
             per_field = len(parts) == 3 and parts[0] == "fields" and parts[2] in self.fields
             if per_field and parts[1] not in t.names:
                 raise PlanError(f"Flink SQL: table {t.name}: option {option!r} names no column (columns: {', '.join(t.names)})")
-            if option not in self.options and not per_field:
-                known = sorted(self.options) + [f"fields.<column>.{f}" for f in sorted(self.fields)]
+            if option not in self.options and not per_field and not option.startswith(self.prefixes):
+                known = sorted(self.options) + [f"fields.<column>.{f}" for f in sorted(self.fields)] + [f"{p}*" for p in self.prefixes]
                 raise UnsupportedError(
                     f"Flink SQL: table {t.name}: the {t.connector} option {option!r} is not supported by funke; "
                     f"it takes: {', '.join(known)}"
@@ -381,6 +383,15 @@ def _kafka_options(t: TableDef) -> tuple[str, str, str]:
     return _required(t, "topic"), _required(t, "properties.bootstrap.servers"), fmt
 
 
+def _kafka_properties(t: TableDef) -> dict[str, str]:
+    """The table's ``properties.*`` options, Flink's Kafka client settings, as librdkafka's (which take the same names
+    for what both have; one librdkafka does not know fails the job, naming it), but the bootstrap servers (funke's
+    own option) and ``group.id``: funke keeps a source's offsets in Spark's checkpoint and commits none to a group
+    (Flink commits them at each checkpoint, for monitoring; its restarts read its checkpoint too)."""
+    return {k.removeprefix(KAFKA_PROPERTIES): v for k, v in t.options.items()
+            if k.startswith(KAFKA_PROPERTIES) and k not in ("properties.bootstrap.servers", "properties.group.id")}  # fmt: skip
+
+
 def _kafka_source(t: TableDef) -> Any:
     from funke.connectors.kafka import kafka
 
@@ -391,7 +402,7 @@ def _kafka_source(t: TableDef) -> Any:
         raise UnsupportedError(
             f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset)"
         )
-    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting, metadata=[m.key for m in t.metadata])
+    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting, metadata=[m.key for m in t.metadata], **_kafka_properties(t))
 
 
 def _kafka_sink(t: TableDef) -> Any:
@@ -403,7 +414,7 @@ def _kafka_sink(t: TableDef) -> Any:
         raise UnsupportedError(
             f"Flink SQL: table {t.name}: sink.delivery-guarantee {delivery!r} is not supported (exactly-once, at-least-once)"
         )
-    return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None, delivery=delivery)
+    return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None, delivery=delivery, config=_kafka_properties(t))
 
 
 def _redis_source(t: TableDef) -> Any:
@@ -412,6 +423,8 @@ def _redis_source(t: TableDef) -> Any:
     return redis_stream(_required(t, "stream"), schema=_ddl(t), url=t.options.get("url", "redis://127.0.0.1:6379/0"))
 
 
+#: The prefix of Flink's Kafka client settings in a kafka table's options.
+KAFKA_PROPERTIES = "properties."
 #: Kafka's record metadata as Flink names it: the source's column and its type (``timestamp``: Flink's TIMESTAMP_LTZ(3)).
 KAFKA_METADATA = {k: (f"kafka_{k}", ty) for k, ty in (("topic", "string"), ("partition", "int"), ("offset", "bigint"), ("timestamp", "timestamp"))}
 _KAFKA_UNREAD = {
@@ -429,7 +442,7 @@ CONNECTORS: dict[str, Connector] = {
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),
-                       source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD),
+                       source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
     "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",
                                     "bid.proportion", "rate.limited", "auction.hot-ratio.sellers", "bid.hot-ratio.auctions",

@@ -35,7 +35,7 @@ def test_metadata_columns_read_the_record_s_timestamp_partition_offset_and_topic
         "tp STRING METADATA FROM 'topic' VIRTUAL, t3 AS CAST(event_time AS TIMESTAMP(3)), "
         "WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND) "
         f"WITH ('connector' = 'kafka', 'topic' = '{topic}', 'properties.bootstrap.servers' = '{bootstrap}', "
-        "'format' = 'json', 'scan.startup.mode' = 'earliest-offset')"
+        "'properties.group.id' = 'funke-test', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset')"
     )
     table = t_env.sql_query("SELECT * FROM k")
     assert table.columns == ("event_time", "partition", "offset", "user_id", "behavior", "ts2", "tp", "t3")

@@ -408,3 +408,23 @@ def test_create_table_as_select_plans_the_table_then_the_insert_and_refuses_what
     with pytest.raises(UnsupportedError, match="columns or constraints of its own are not supported by funke"):
         t_env.execute_sql("CREATE TABLE t3 (extra INT) WITH ('connector' = 'print') AS SELECT auction FROM bids")
     assert sorted(t_env.list_tables()) == ["bids", "c", "shown"]
+
+
+def test_a_kafka_table_s_properties_are_its_client_s_settings_and_its_group_id_commits_nothing():
+    """``'properties.group.id'`` is in most Flink Kafka DDL (it was refused as an unknown option): funke keeps offsets
+    in its checkpoint and commits none to a group, so the source stays on Spark's connector. Other ``properties.*`` go
+    to librdkafka, the source's (funke's Python data source, then) and the sink's."""
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    t_env.execute_sql(GEN)
+    with_group = KAFKA_WITH.replace("'format'", "'properties.group.id' = 'clicks-reader', 'format'")
+    t_env.execute_sql(f"CREATE TABLE grouped (user_id BIGINT) {with_group}")
+    spec = source_of(t_env.sql_query("SELECT * FROM grouped")._stream).spec
+    assert spec.options == () and spec.python_only(streaming=True) is None
+    tuned = with_group.replace("'format'", "'properties.fetch.min.bytes' = '1', 'properties.transaction.timeout.ms' = '60000', 'format'")
+    t_env.execute_sql(f"CREATE TABLE tuned (user_id BIGINT) {tuned}")
+    spec = source_of(t_env.sql_query("SELECT * FROM tuned")._stream).spec
+    assert dict(spec.options) == {"fetch.min.bytes": "1", "transaction.timeout.ms": "60000"}
+    sink = t_env._insert(fk.dialect.syntax.parse("INSERT INTO tuned SELECT auction FROM bids"), "")
+    assert sink.spec.config == {"fetch.min.bytes": "1", "transaction.timeout.ms": "60000"}
+    with pytest.raises(UnsupportedError, match=r"the kafka option 'group.id' is not supported by funke; it takes: .*properties\.\*"):
+        t_env.execute_sql("CREATE TABLE bare (user_id BIGINT) " + KAFKA_WITH.replace("'format'", "'group.id' = 'g', 'format'"))
