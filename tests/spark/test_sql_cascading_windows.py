@@ -10,6 +10,7 @@ import pytest
 
 import funke as fk
 from funke.table import StreamTableEnvironment
+from tests.spark.test_sql_window_table import batch_csv_table
 
 pytestmark = pytest.mark.spark
 
@@ -40,15 +41,7 @@ def test_a_window_over_a_window_s_window_time_in_batch_mode_as_pyflink_gives_it(
     """The rows are PyFlink 2.3.0's for the same script (batch and streaming mode alike, by hand); the view's
     ``rowtime`` is its time attribute, as DESCRIBE shows in Flink. It was refused ('needs a view with a time
     attribute')."""
-    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
-
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "d.csv").write_text("".join(f"{k},{t:%Y-%m-%d %H:%M:%S}.000,{v}\n" for k, t, v in ROWS))
-    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
-    t_env.execute_sql(
-        "CREATE TABLE src (k STRING, ts TIMESTAMP(3), v INT, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
-        f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'in'}', 'format' = 'csv')"
-    )
+    t_env = batch_csv_table(tmp_path, "src (k STRING, ts TIMESTAMP(3), v INT", [f"{k},{t:%Y-%m-%d %H:%M:%S}.000,{v}" for k, t, v in ROWS])
     t_env.execute_sql(f"CREATE VIEW w1 AS {INNER.format(extra='')}")
     assert [list(r)[:3] for r in t_env.execute_sql("DESCRIBE w1").collect()][:3] == [
         ["ws5", "TIMESTAMP(3)", False], ["we5", "TIMESTAMP(3)", False], ["rowtime", "TIMESTAMP(3) *ROWTIME*", False],

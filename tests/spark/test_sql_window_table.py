@@ -25,19 +25,26 @@ def at(ms: int) -> dt.datetime:
 ROWS = [(1, "a", "2024-01-01 00:00:01.000"), (2, "b", "2024-01-01 00:00:04.999"), (3, "a", "2024-01-01 00:00:05.000"), (4, "c", "2023-12-31 23:59:58.250")]
 
 
+def batch_csv_table(tmp_path, declared: str, lines: list[str]):
+    """A PyFlink batch TableEnvironment (funke's) with a csv filesystem table of ``lines``: ``declared`` is its name
+    and columns up to the watermark, which is 1 s behind ``ts``."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "d.csv").write_text("".join(f"{line}\n" for line in lines))
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql(
+        f"CREATE TABLE {declared}, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+        f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'in'}', 'format' = 'csv')"
+    )
+    return t_env
+
+
 def test_tumble_hop_and_cumulate_as_tables_give_each_row_its_windows_as_pyflink_does(spark, tmp_path):
     """Five queries over a CSV table; every expected row is what PyFlink 2.3 gave for the same script (batch mode):
     TUMBLE with and without an offset (and a WHERE on the window's columns), HOP with a size that is a multiple of
     the slide and one that is not (a row is then in one or two windows), CUMULATE."""
-    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
-
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "d.csv").write_text("".join(f"{i},{k},{t}\n" for i, k, t in ROWS))
-    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
-    t_env.execute_sql(
-        "CREATE TABLE v (id INT, k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
-        f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'in'}', 'format' = 'csv')"
-    )
+    t_env = batch_csv_table(tmp_path, "v (id INT, k STRING, ts TIMESTAMP(3)", [f"{i},{k},{t}" for i, k, t in ROWS])
     d = dt.datetime
     cases = {
         "SELECT * FROM TABLE(TUMBLE(TABLE v, DESCRIPTOR(ts), INTERVAL '5' SECOND))": [
