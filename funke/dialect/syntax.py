@@ -338,6 +338,25 @@ class Flink(Dialect):
             call = exp.Anonymous(this="IS JSON", expressions=[test.this, exp.var(json.name or "VALUE")])
             return exp.Not(this=call) if test is not node else call
 
+        def _parse_create_like(self) -> exp.LikeProperty | None:
+            """``LIKE t [(INCLUDING | EXCLUDING | OVERWRITING ALL | CONSTRAINTS | GENERATED | ... ...)]`` of Flink's
+            CREATE TABLE, each option a Property (``INCLUDING`` = ``ALL``)."""
+            parts = [self._parse_id_var()]  # (not _parse_table_parts: it reads ``t (...)`` as a call)
+            while self._match(TokenType.DOT):
+                parts.append(self._parse_id_var())
+            table = exp.Table(this=parts[-1], db=parts[-2] if len(parts) > 1 else None, catalog=parts[-3] if len(parts) > 2 else None)
+            options = []
+            if self._match(TokenType.L_PAREN):
+                while self._match_texts(("INCLUDING", "EXCLUDING", "OVERWRITING")):
+                    how = self._prev.text.upper()
+                    what = self._advance_any()
+                    if what is None:
+                        self.raise_error("Expecting ALL, CONSTRAINTS, GENERATED, METADATA, OPTIONS, PARTITIONS or WATERMARKS")
+                        return None
+                    options.append(self.expression(exp.Property(this=exp.var(how), value=exp.var(what.text.upper()))))
+                self._match_r_paren()
+            return self.expression(exp.LikeProperty(this=table, expressions=options))
+
         def _parse_window_tvf(self, name: str) -> exp.Expression:
             token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
             node = self.expression(WindowTvf(this=name, expressions=self._parse_csv(self._parse_tvf_arg)))

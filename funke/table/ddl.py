@@ -14,7 +14,7 @@ As in Flink, one key is read by one column, and a primary key's columns are phys
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -80,6 +80,8 @@ class TableDef:
     metadata: tuple[Metadata, ...] = ()
     #: Every column's name in the order declared (empty: the physical ones, then the computed ones).
     order: tuple[str, ...] = ()
+    #: The CREATE TABLE statement (``LIKE`` merges it into another).
+    statement: exp.Create | None = field(default=None, compare=False, repr=False)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -183,7 +185,7 @@ def parsed_table(create: exp.Create, sql: str, at: Callable[[exp.Expression], st
     definition = TableDef(
         name, tuple(columns), tuple(computed), watermark, key, connector, options, sql, frozenset(instants), partition_by,
         tuple(declared), frozenset({*not_null, *key}), watermark_sql, key_name, tuple(metadata),
-        tuple(names) if metadata or list(names) != [c for c, _ in (*columns, *computed)] else (),
+        tuple(names) if metadata or list(names) != [c for c, _ in (*columns, *computed)] else (), create,
     )  # fmt: skip
     items = [item for item in create.this.expressions if isinstance(item, exp.ColumnDef) and item.name in dict(columns)]
     check_time_columns(name, connector, options.get("format"), items, at)

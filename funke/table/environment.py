@@ -27,6 +27,7 @@ from funke.table.ddl import TableDef
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
 from funke.table.drops import Drop, api_drop, drop_statement, is_temporary, named, stale_views
+from funke.table.like import like_of, like_table
 from funke.table.lowering import is_updating
 from funke.table.multiset_columns import refuse_multiset_functions
 from funke.table.namespace import (
@@ -428,6 +429,8 @@ class StreamTableEnvironment(FunctionCalls):
         if statement.args.get("kind") == "VIEW":
             self._create_view(statement, sql)
             return
+        if like_of(statement) is not None:  # (CREATE TABLE ... LIKE base: funke.table.like)
+            statement = like_table(statement, self._tables, {*self._views, *self._static}, at(statement))
         t = table_def(statement, sql, at)
         if t.name in self._tables or t.name in self._views:
             if statement.args.get("exists"):
