@@ -144,6 +144,10 @@ def calls(tree: exp.Expression, sql: str) -> Iterator[tuple[exp.Expression, str]
             yield node, name
 
 
+#: Other databases' functions a Flink SQL user reaches for first, and Flink's for them.
+INSTEAD = {"STRING_AGG": "LISTAGG(s, separator)", "GROUP_CONCAT": "LISTAGG(s, separator)"}
+
+
 def check_calls(tree: exp.Expression, sql: str, user_functions: Collection[str], at: Callable[[exp.Expression], str]) -> None:
     """Refuse, while planning, a call in ``tree`` of a built-in function funke cannot give Flink's meaning,
     and a call of a function that is neither a built-in nor one of ``user_functions`` (with did-you-mean).
@@ -160,6 +164,7 @@ def check_calls(tree: exp.Expression, sql: str, user_functions: Collection[str],
             spelled = node.name if isinstance(node, exp.Anonymous) else name
             close = difflib.get_close_matches(name, sorted({*BUILTINS, *users}), n=1, cutoff=0.75)
             hint = f" (did you mean '{users.get(close[0], close[0])}'?)" if close else ""
+            hint = f" (Flink's is {INSTEAD[name]})" if name in INSTEAD else hint
             raise PlanError(
                 f"Flink SQL: unknown function {spelled} at {at(node)}{hint}: it is no Flink SQL built-in function and no "
                 "function of this table environment (Spark's own functions are not Flink SQL)"

@@ -103,6 +103,11 @@ def _listagg(args: list[exp.Expression]) -> exp.Expression:
     return ListAgg(this=args[0], separator=args[1] if len(args) > 1 else None)
 
 
+#: Other databases' functions sqlglot reads into nodes of its own, kept as written (their names in funke's
+#: "unknown function" message; ``funke.dialect.functions.INSTEAD`` says Flink's).
+_NOT_FLINK = ("STRING_AGG", "GROUP_CONCAT")
+
+
 def _as_written(name: str) -> Any:
     """A parser's builder of a call of ``name`` kept as written: its arguments in order."""
     return lambda args: exp.Anonymous(this=name, expressions=args)
@@ -419,9 +424,9 @@ class Flink(Dialect):
         #: The functions funke rewrites to give Flink's meaning (``funke.dialect.functions``) are kept as
         #: written, their arguments in Flink's order (sqlglot's own parse would misplace some: REGEXP_EXTRACT's
         #: third is the group, not a position), for the planner to rewrite.
-        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg, "PERCENTILE": _percentile, "COLLECT": _collect}
+        FUNCTIONS = {**parser.Parser.FUNCTIONS, **{n: _as_written(n) for n in rewritten_names()}, "LISTAGG": _listagg, **{n: _as_written(n) for n in _NOT_FLINK}, "PERCENTILE": _percentile, "COLLECT": _collect}
         FUNCTION_PARSERS = {
-            **parser.Parser.FUNCTION_PARSERS,
+            **{k: v for k, v in parser.Parser.FUNCTION_PARSERS.items() if k not in _NOT_FLINK},
             **{name: (lambda n: lambda self: self._parse_window_tvf(n))(name) for name in WINDOW_TVFS},
             **{name: (lambda n: lambda self: self._parse_json_array(n))(name) for name in ("JSON_ARRAY", "JSON_ARRAYAGG")},
             "JSON_EXISTS": lambda self: self._parse_json_exists(),

@@ -428,3 +428,11 @@ def test_a_kafka_table_s_properties_are_its_client_s_settings_and_its_group_id_c
     assert sink.spec.config == {"fetch.min.bytes": "1", "transaction.timeout.ms": "60000"}
     with pytest.raises(UnsupportedError, match=r"the kafka option 'group.id' is not supported by funke; it takes: .*properties\.\*"):
         t_env.execute_sql("CREATE TABLE bare (user_id BIGINT) " + KAFKA_WITH.replace("'format'", "'group.id' = 'g', 'format'"))
+
+
+@pytest.mark.parametrize("call", ["STRING_AGG(bidder, ',')", "GROUP_CONCAT(bidder)"])
+def test_another_database_s_string_aggregate_is_refused_naming_it_and_flink_s(t_env, call):
+    """STRING_AGG and GROUP_CONCAT are not Flink SQL (PyFlink 2.3 refuses them too); the message named sqlglot's node,
+    GROUPCONCAT, and now names the call as written and Flink's LISTAGG."""
+    with pytest.raises(PlanError, match=rf"unknown function {call.split('(')[0]} at line 1, column 8 \(Flink's is LISTAGG\(s, separator\)\)"):
+        t_env.sql_query(f"SELECT {call} FROM bids")
