@@ -220,6 +220,15 @@ class KafkaSink(BatchSink):
     #: "auto": an at-least-once sink is written by Spark's Kafka connector where the session has it; "python": always
     #: by confluent-kafka here. (The exactly-once sink is always funke's: the connector's writer has no transactions.)
     connector: str = "auto"
+    #: How the record key is written: "text" (the key columns' text joined with ``:``) or "json" (a JSON object of the
+    #: key columns, Flink's upsert-kafka ``key.format`` json).
+    key_format: str = "text"
+    #: The value leaves the key columns out (Flink's ``value.fields-include`` EXCEPT_KEY).
+    value_except_key: bool = False
+    #: An updating result's row kinds' column, written by key (Flink's upsert-kafka): ``+I``/``+U`` the row, ``-D`` a
+    #: tombstone (the key, no value), ``-U`` nothing where the key's next change in the batch is its ``+U``, else a
+    #: tombstone (its update was filtered out: the row is gone). None: every row is a record.
+    changes: str | None = None
     kind: ClassVar[str] = "kafka"
     _producer: Any = field(default=None, init=False, repr=False)
     _producer_job: str | None = field(default=None, init=False, repr=False)
@@ -241,6 +250,10 @@ class KafkaSink(BatchSink):
             raise PlanError(f"kafka sink partitions must be at least 1, got {self.partitions}")
         if self.connector not in ("auto", "python"):
             raise PlanError(f"kafka sink connector must be 'auto' or 'python', got {self.connector!r}")
+        if self.key_format not in ("text", "json"):
+            raise PlanError(f"kafka sink key_format must be 'text' or 'json', got {self.key_format!r}")
+        if (self.changes is not None or self.value_except_key) and not self.key:
+            raise PlanError("kafka sink: a changelog written by key, or a value without the key, needs key=[...]")
         if not _TOPIC_NAME.match(self.marker_topic or ""):
             raise PlanError(f"kafka sink marker_topic is not a valid topic name: {self.marker_topic!r}")
         self.name = self.name or self.topic
@@ -320,8 +333,7 @@ class KafkaSink(BatchSink):
         for c in self.key:
             if c not in data.column_names:
                 raise SinkError(f"{self._where()}: key column '{c}' is not in the results ({', '.join(data.column_names)})")
-        values = encode_values(data, self.format)
-        keys = encode_keys(data, self.key) if self.key else None
+        values, keys = self.records(data)
         try:
             if exactly_once:
                 producer.begin_transaction()
@@ -350,6 +362,40 @@ class KafkaSink(BatchSink):
         if marker is not None:
             self._committed[marker] = batch_id
         return True
+
+    def records(self, data: pa.Table) -> tuple[list[str | None], list[str] | None]:
+        """The batch's record values (None: a tombstone) and keys (None: no keys).
+
+        >>> import pyarrow as pa
+        >>> t = pa.table({"kind": ["+I", "-U", "+U", "-U", "-D"], "k": ["a", "a", "a", "b", "c"], "n": [1, 1, 2, 5, 7]})
+        >>> KafkaSink("t", key=("k",), key_format="json", value_except_key=True, changes="kind").records(t)
+        (['{"n":1}', '{"n":2}', None, None], ['{"k":"a"}', '{"k":"a"}', '{"k":"b"}', '{"k":"c"}'])
+        >>> KafkaSink("t", key=("k",), key_format="json").records(pa.table({"k": ["a"], "n": [1]}))
+        (['{"k":"a","n":1}'], ['{"k":"a"}'])
+        """
+        dead: list[bool] = []
+        if self.changes is not None:
+            kinds = data.column(self.changes).to_pylist()
+            keys = encode_values(data.select(list(self.key)), "json")
+            after: dict[str, str] = {}  # (each key's next change, read from the end)
+            kept, dead = [], []
+            for i in range(len(kinds) - 1, -1, -1):
+                kind, nxt = kinds[i], after.get(keys[i])
+                after[keys[i]] = kind
+                if kind == "-U" and nxt in ("+U", "+I"):
+                    continue  # (an update: its +U follows)
+                kept.append(i)
+                dead.append(kind in ("-U", "-D"))
+            kept.reverse()
+            dead.reverse()
+            data = data.take(kept).drop_columns([self.changes])
+        shown = data.drop_columns(list(self.key)) if self.value_except_key else data
+        values: list[str | None] = list(encode_values(shown, self.format))
+        if dead:
+            values = [None if gone else v for v, gone in zip(values, dead, strict=True)]
+        if not self.key:
+            return values, None
+        return values, encode_values(data.select(list(self.key)), "json") if self.key_format == "json" else encode_keys(data, self.key)
 
     # -- the producer and the markers --------------------------------------------------------------
     def producer(self, job: str) -> Producer:
@@ -429,7 +475,7 @@ class KafkaSink(BatchSink):
         finally:
             consumer.close()
 
-    def _produce(self, producer: Producer, values: list[str], keys: list[str] | None) -> None:
+    def _produce(self, producer: Producer, values: list[str | None], keys: list[str] | None) -> None:
         produce, topic = producer.produce, self.topic
         if keys is None:
             for v in values:
@@ -444,7 +490,7 @@ class KafkaSink(BatchSink):
                 except BufferError:
                     self._when_queued(producer, topic, v, k)
 
-    def _when_queued(self, producer: Producer, topic: str, value: str, key: str | None) -> None:
+    def _when_queued(self, producer: Producer, topic: str, value: str | None, key: str | None) -> None:
         """Produce once librdkafka's queue has room again (it drains as the broker acknowledges)."""
         import time
 

@@ -417,6 +417,25 @@ def _kafka_sink(t: TableDef) -> Any:
     return kafka(topic, bootstrap=bootstrap, format=fmt, key=list(t.primary_key) or None, delivery=delivery, config=_kafka_properties(t))
 
 
+def _upsert_kafka_sink(t: TableDef) -> Any:
+    """Flink's upsert-kafka: records keyed by the primary key (``key.format`` json: a JSON object of its columns), an
+    updating result written by key (``KafkaSink.changes``: a deleted row's key with no value, a tombstone)."""
+    if not t.primary_key:
+        raise PlanError(f"Flink SQL: table {t.name}: an upsert-kafka table needs a PRIMARY KEY (...) NOT ENFORCED, as in Flink")
+    for option in ("key.format", "value.format"):
+        if _required(t, option) not in ("json", "csv") or (option == "key.format" and t.options[option] != "json"):
+            raise UnsupportedError(f"Flink SQL: table {t.name}: upsert-kafka {option} {t.options[option]!r} is not supported by funke (key: json; value: json, csv)")
+    include = t.options.get("value.fields-include", "ALL")
+    if include not in ("ALL", "EXCEPT_KEY"):
+        raise PlanError(f"Flink SQL: table {t.name}: value.fields-include must be ALL or EXCEPT_KEY, got {include!r}")
+    kafka = replace(_kafka_sink(replace(t, options={**t.options, "format": t.options["value.format"]})), key_format="json", connector="python")
+    return replace(kafka, value_except_key=include == "EXCEPT_KEY")
+
+
+def _upsert_kafka_changelog(t: TableDef) -> Any:
+    return replace(_upsert_kafka_sink(t), changes="row_kind")
+
+
 def _redis_source(t: TableDef) -> Any:
     from funke.connectors.redis_streams import redis_stream
 
@@ -443,6 +462,8 @@ CONNECTORS: dict[str, Connector] = {
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
+    "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",
+                                         "sink.delivery-guarantee"}), sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,)),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
     "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",
                                     "bid.proportion", "rate.limited", "auction.hot-ratio.sellers", "bid.hot-ratio.auctions",

@@ -94,7 +94,7 @@ def insert_sink(
             raise UnsupportedError(
                 f"Flink SQL: INSERT INTO {name} (at {position(table, sql)}): the query's result is updating "
                 f"({changelog_mode(stream.node).describe()}: {UPDATING}) and a {t.connector} table takes "
-                "inserts only; write it to a jdbc table with a PRIMARY KEY (upserted by it) or to print"
+                "inserts only; write it to a jdbc or upsert-kafka table with a PRIMARY KEY (upserted by it) or to print"
             )
         if ROW_KIND_NAME in dict(t.columns):
             raise PlanError(f"Flink SQL: table {name} has a column {ROW_KIND_NAME!r}, where an updating result's row kinds go")

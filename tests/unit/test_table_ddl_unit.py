@@ -3,6 +3,8 @@ Flink's watermark, what is refused and why, and `funke sql` building a job from 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import funke as fk
@@ -436,3 +438,30 @@ def test_another_database_s_string_aggregate_is_refused_naming_it_and_flink_s(t_
     GROUPCONCAT, and now names the call as written and Flink's LISTAGG."""
     with pytest.raises(PlanError, match=rf"unknown function {call.split('(')[0]} at line 1, column 8 \(Flink's is LISTAGG\(s, separator\)\)"):
         t_env.sql_query(f"SELECT {call} FROM bids")
+
+
+def test_an_upsert_kafka_table_is_written_by_its_key_and_what_funke_does_not_take_is_refused(t_env):
+    """upsert-kafka (Flink's sink of an updating result to Kafka): the records keyed by the primary key as JSON, the
+    updating result's kinds beside the row (a tombstone for a row that is gone); an insert-only result is written as
+    it is. Refused, each naming it: no primary key (as in Flink), a key format other than json, an unknown
+    value.fields-include, and reading it (funke reads no upsert-kafka table yet)."""
+    upsert = "WITH ('connector' = 'upsert-kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'key.format' = 'json', 'value.format' = 'json'"
+    t_env.execute_sql(f"CREATE TABLE totals (auction BIGINT, n BIGINT, PRIMARY KEY (auction) NOT ENFORCED) {upsert})")
+    sink = t_env._insert(fk.dialect.syntax.parse("INSERT INTO totals SELECT auction, COUNT(*) FROM bids GROUP BY auction"), "")
+    assert (sink.spec.key, sink.spec.key_format, sink.spec.changes, sink.spec.value_except_key) == (("auction",), "json", "row_kind", False)
+    assert str(sink.input.exprs[0]) == "expr('`_fk_row_kind` AS row_kind')"
+    inserts = t_env._insert(fk.dialect.syntax.parse("INSERT INTO totals SELECT auction, CAST(price AS BIGINT) FROM bids"), "")
+    assert (inserts.spec.key_format, inserts.spec.changes) == ("json", None)
+    keyed = "(auction BIGINT, n BIGINT, PRIMARY KEY (auction) NOT ENFORCED)"
+    csv_key = upsert.replace("'key.format' = 'json'", "'key.format' = 'csv'")
+    for declared, options, error, message in [
+        ("(auction BIGINT, n BIGINT)", upsert, PlanError, "an upsert-kafka table needs a PRIMARY KEY (...) NOT ENFORCED"),
+        (keyed, upsert + ", 'value.fields-include' = 'SOME'", PlanError, "value.fields-include must be ALL or EXCEPT_KEY"),
+        (keyed, csv_key, UnsupportedError, "upsert-kafka key.format 'csv' is not supported by funke"),
+    ]:
+        t_env.execute_sql(f"CREATE TABLE bad {declared} {options})")
+        with pytest.raises(error, match=re.escape(message)):
+            t_env.execute_sql("INSERT INTO bad SELECT auction, COUNT(*) FROM bids GROUP BY auction")
+        t_env.execute_sql("DROP TABLE bad")
+    with pytest.raises(PlanError, match=r"table totals \(upsert-kafka\) can only be written"):
+        t_env.sql_query("SELECT * FROM totals")
