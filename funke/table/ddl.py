@@ -154,6 +154,8 @@ def parsed_table(create: exp.Create, sql: str, at: Callable[[exp.Expression], st
                 if item.args["kind"].this == exp.DataType.Type.TIMESTAMPLTZ:
                     instants.add(item.name)
         elif isinstance(item, exp.WatermarkColumnConstraint):
+            if watermark is not None:  # (the last one would win: Flink refuses them)
+                raise PlanError(f"Flink SQL: multiple WATERMARK declarations (at {at(item)}) are not supported, as in Flink")
             watermark = _watermark(item, at)
             watermark_sql = flink_sql(item.args["expression"])
         elif isinstance(item, exp.PrimaryKey):

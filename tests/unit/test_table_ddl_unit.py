@@ -104,6 +104,8 @@ def test_jdbc_is_the_postgres_sink_upserting_by_the_primary_key(t_env):
         ("CREATE TABLE a (x INT, WATERMARK FOR x AS x - INTERVAL '1' SECOND) WITH ('connector' = 'datagen')", PlanError,
          "must be a TIMESTAMP"),
         ("CREATE TABLE a (x INT, PRIMARY KEY (x)) WITH ('connector' = 'print')", PlanError, "must be NOT ENFORCED"),
+        ("CREATE TABLE a (ts TIMESTAMP(3), t2 TIMESTAMP(3), WATERMARK FOR ts AS ts, WATERMARK FOR t2 AS t2) WITH ('connector' = 'datagen')",
+         PlanError, "multiple WATERMARK declarations (at line 1, column 89) are not supported, as in Flink"),
         ("CREATE TABLE a (x ARRAY<INT>) WITH ('connector' = 'print')", UnsupportedError, "the type ARRAY<INT>"),
         ("CREATE TABLE a (x INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://h/db', 'table-name' = 't')", None, None),
         ("CREATE TABLE bids (x INT) WITH ('connector' = 'print')", PlanError, "exists already"),
