@@ -374,11 +374,13 @@ class KafkaSink(BatchSink):
         (['{"k":"a","n":1}'], ['{"k":"a"}'])
         """
         dead: list[bool] = []
+        # (a JSON key is the record's key for key_format json, and tells the keys apart for a changelog: made once)
+        keys = encode_values(data.select(list(self.key)), "json") if self.changes is not None or self.key_format == "json" else None
         if self.changes is not None:
+            assert keys is not None
             kinds = data.column(self.changes).to_pylist()
-            keys = encode_values(data.select(list(self.key)), "json")
             after: dict[str, str] = {}  # (each key's next change, read from the end)
-            kept, dead = [], []
+            kept: list[int] = []
             for i in range(len(kinds) - 1, -1, -1):
                 kind, nxt = kinds[i], after.get(keys[i])
                 after[keys[i]] = kind
@@ -389,13 +391,14 @@ class KafkaSink(BatchSink):
             kept.reverse()
             dead.reverse()
             data = data.take(kept).drop_columns([self.changes])
+            keys = [keys[i] for i in kept]
         shown = data.drop_columns(list(self.key)) if self.value_except_key else data
         values: list[str | None] = list(encode_values(shown, self.format))
         if dead:
             values = [None if gone else v for v, gone in zip(values, dead, strict=True)]
         if not self.key:
             return values, None
-        return values, encode_values(data.select(list(self.key)), "json") if self.key_format == "json" else encode_keys(data, self.key)
+        return values, keys if self.key_format == "json" else encode_keys(data, self.key)
 
     # -- the producer and the markers --------------------------------------------------------------
     def producer(self, job: str) -> Producer:

@@ -63,6 +63,7 @@ def table_def(create: exp.Create, sql: str, at: Callable[[exp.Expression], str])
     CONNECTORS[t.connector].check(t)
     return t
 
+
 @dataclass(frozen=True)
 class Connector:
     """What one connector takes (``options``; ``fields`` are per-column ``fields.<f>.<option>``) and
