@@ -155,6 +155,11 @@ class Pairs(WindowFunction):
         yield key, [v[1] for v in inputs]
 
 
+class When(ProcessFunction):
+    def process_element(self, value, ctx):
+        yield value, ctx.timestamp()
+
+
 class Split(ProcessFunction):
     def process_element(self, value, ctx: "ProcessFunction.Context"):
         if value[1] > 4:
@@ -242,6 +247,12 @@ if job in ("all", "windows"):
     show("reduce", timed().key_by(lambda v: v[0]).window(TumblingEventTimeWindows.of(Time.seconds(5))).reduce(lambda x, y: (x[0], x[1] + y[1], y[2])))
     show("all", timed().window_all(TumblingEventTimeWindows.of(Time.seconds(5))).process(CountAll()))
     show("count", events().key_by(lambda v: v[0]).count_window(2).apply(Pairs()))
+    # cascading windows: a window's results have its last millisecond as their timestamp
+    sums = timed().key_by(lambda v: v[0]).window(TumblingEventTimeWindows.of(Time.seconds(5))).reduce(lambda x, y: (x[0], x[1] + y[1], y[2]))
+    show("cascade", sums.key_by(lambda v: v[0]).window(TumblingEventTimeWindows.of(Time.seconds(10))).reduce(lambda x, y: (x[0], x[1] + y[1], y[2])))
+    show("cascade-all", sums.window_all(TumblingEventTimeWindows.of(Time.seconds(10))).process(CountAll()))
+    show("cascade-when", sums.process(When()))
+    show("mean-when", timed().key_by(lambda v: v[0]).window(SlidingEventTimeWindows.of(Time.seconds(4), Time.seconds(2))).aggregate(Mean()).process(When()))
     env.execute("windows")
 
 if job in ("all", "connect"):

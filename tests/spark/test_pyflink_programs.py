@@ -192,6 +192,16 @@ CONSTRUCTS = {
         "all: ('all', 0, 3)", "all: ('all', 5000, 2)", "all: ('all', 10000, 1)",
         # count_window(2) per key: a's first two, b's two (a's third and c's one wait)
         "count: ('a', [1, 3])", "count: ('b', [2, 6])",
+        # cascading: the 5 s sums (each timestamped 4999, 9999 or 14999, its window's last millisecond) summed
+        # again per key in 10 s windows (a's 4 and 5 meet), counted per 10 s window over all keys, and read by a
+        # ProcessFunction's ctx.timestamp(); the sliding means likewise (a [-2,2) 1999, [0,4) 3999, ...)
+        "cascade: ('a', 9, 7000)", "cascade: ('b', 2, 1500)", "cascade: ('c', 4, 6000)", "cascade: ('b', 6, 11000)",
+        "cascade-all: ('all', 0, 4)", "cascade-all: ('all', 10000, 1)",
+        "cascade-when: (('a', 4, 2500), 4999)", "cascade-when: (('b', 2, 1500), 4999)", "cascade-when: (('a', 5, 7000), 9999)",
+        "cascade-when: (('c', 4, 6000), 9999)", "cascade-when: (('b', 6, 11000), 14999)",
+        "mean-when: (1.0, 1999)", "mean-when: (2.0, 3999)", "mean-when: (3.0, 5999)", "mean-when: (5.0, 7999)", "mean-when: (5.0, 9999)",
+        "mean-when: (2.0, 1999)", "mean-when: (2.0, 3999)", "mean-when: (6.0, 11999)", "mean-when: (6.0, 13999)",
+        "mean-when: (4.0, 7999)", "mean-when: (4.0, 9999)",
     ],
     "connect": [
         "split: ('a', 1, 1000)", "split: ('b', 2, 1500)", "split: ('a', 3, 2500)", "split: ('c', 4, 6000)", "split-big: ('a', 5)", "split-big: ('b', 6)",

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 import funke as fk
+from funke.api.all_windows import AllWindowResult
 from funke.errors import PlanError
 from funke.pyflink.common.typeinfo import TypeInformation
 from funke.pyflink.datastream import _adapters as adapters
@@ -67,8 +68,8 @@ class _Windowed:
             raise PlanError(
                 f"{assigner.describe()} needs event time, and these values have no timestamps: assign them with "
                 "assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner(...)) before key_by / "
-                "window_all (funke carries timestamps through map, flat_map, filter and key_by; after a window or a "
-                "process function, assign them again)"
+                "window_all (funke carries timestamps through map, flat_map, filter, key_by, process functions and event-time "
+                "windows; after a count or processing-time window, assign them again)"
             )
 
     def _own_gap(self, assigner: Any) -> Any:
@@ -132,6 +133,11 @@ class _Windowed:
 
     def _result(self, windowed: Any, output_type: TypeInformation | None) -> DataStream:
         late = (self._late.tag_id,) if self._late is not None else ()
+        if isinstance(self._assigner, WindowAssigner) and self._assigner.is_event_time:
+            # Flink gives an event-time window's results its last millisecond as their timestamp
+            # (``window.max_timestamp()``): they keep event time, so a window, a timer or ``ctx.timestamp()``
+            # downstream reads it, as in a cascade of windows.
+            windowed = _timestamped(windowed)
         return _WindowResult(self._stream._env, windowed, output_type, late)
 
     def _function_kind(self, func: Any, for_process: bool) -> str:
@@ -176,6 +182,13 @@ class _Windowed:
         return self._result(self._funke().process(fn, output_schema=_VALUE_OUT), output_type)
 
 
+def _timestamped(windowed: Any) -> Any:
+    """The funke window's results with their time (its last millisecond) in ``pf_ts``."""
+    if isinstance(windowed, AllWindowResult):  # (a window over all elements: the window is under the select of its columns)
+        return AllWindowResult(windowed._env, dataclasses.replace(windowed.side_output_node, time_column=TS))
+    return type(windowed)(windowed._env, dataclasses.replace(windowed.node, time_column=TS))
+
+
 def _PROCESS_TYPES() -> tuple[type, ...]:
     from funke.pyflink.datastream import functions as pf
 
@@ -187,7 +200,8 @@ class _WindowResult(DataStream):
     (``side_output_late_data``) and what its function yielded to a tag."""
 
     def __init__(self, env: Any, windowed: Any, output_type: TypeInformation | None, late_tags: tuple[str, ...]) -> None:
-        super().__init__(env, windowed.select(VALUE), type_info=output_type, late_tags=late_tags)
+        timed = windowed.schema is not None and TS in windowed.schema.names
+        super().__init__(env, windowed.select(VALUE, TS) if timed else windowed.select(VALUE), type_info=output_type, late_tags=late_tags)
         self._windowed = windowed
 
     def get_side_output(self, output_tag: Any) -> DataStream:

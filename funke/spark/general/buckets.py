@@ -201,13 +201,13 @@ def _row_of(program: Program, rec: OutputRecord) -> dict[str, Any]:
         # window bounds in epoch microseconds, like every timestamp the operator carries
         row["window_start"] = None if value.window_start is None else value.window_start * 1000
         row["window_end"] = None if value.window_end is None else value.window_end * 1000
-        if program.window_time is not None:  # (the window's last millisecond)
-            row[program.window_time] = None if value.window_end is None else (value.window_end - 1) * 1000
         inner = value.value
         if isinstance(inner, dict):
             row.update(inner)
         else:
-            main_cols = [c for c, _ in program.outputs[0].columns if c not in row]
+            main_cols = [c for c, _ in program.outputs[0].columns if c not in row and c != program.window_time]
             row[main_cols[0] if main_cols else "value"] = inner
+        if program.window_time is not None:  # (the window's last millisecond: a reduced row's own time gives way to it)
+            row[program.window_time] = None if value.window_end is None else (value.window_end - 1) * 1000
         return row
     return _as_dict(value, program.outputs[0], program.uid)
