@@ -250,6 +250,18 @@ def test_the_table_config_takes_pyflink_s_parallelism_as_a_hint_and_refuses_unkn
         t_env.get_config().set("table.exec.mini-batch.enabled", "true")
 
 
+def test_the_table_config_takes_flink_s_connector_jars_as_add_jars_does(t_env):
+    """A PyFlink Kafka script sets ``pipeline.jars`` to Flink's connector jar: funke's kafka connector is its own, so
+    the script runs; a Java function, which only a jar could bring, is refused where it is declared."""
+    jar = "file:///opt/flink-sql-connector-kafka-5.0.0-2.2.jar"
+    t_env.get_config().set("pipeline.jars", jar).set("pipeline.classpaths", f"{jar};file:///opt/flink-json.jar")
+    assert t_env.get_config().get("pipeline.jars") == jar
+    with pytest.raises(PlanError, match="list of jar URLs"):
+        t_env.get_config().set("pipeline.jars", f"{jar};;")
+    with pytest.raises(PlanError, match="LANGUAGE JAVA is not supported by funke"):
+        t_env.execute_sql("CREATE TEMPORARY FUNCTION f AS 'com.example.F' LANGUAGE JAVA")
+
+
 class _Result(te.TableResult):
     def __init__(self, t_env, table, rows):
         super().__init__(t_env, None, table)

@@ -59,14 +59,26 @@ class EnvironmentSettings:
         raise UnsupportedError(f"EnvironmentSettings.{name} is not translated by funke; it takes in_streaming_mode() and in_batch_mode()")
 
 
+#: The options naming jars for Flink's JVM (``'pipeline.jars'``: ``file:///path/flink-sql-connector-kafka.jar;...``).
+JARS = ("pipeline.jars", "pipeline.classpaths")
+
+
 class TableConfig(fk_table.TableConfig):
     """PyFlink's ``TableConfig``: funke's options, and ``parallelism.default`` and ``pipeline.name``. The
     parallelism is a hint, as ``StreamExecutionEnvironment.set_parallelism`` is (funke's parallelism is
     Spark's: its shuffle partitions and the source's partitions); the pipeline name names the job."""
 
-    OPTIONS = (*fk_table.TableConfig.OPTIONS, "parallelism.default", "pipeline.name")
+    OPTIONS = (*fk_table.TableConfig.OPTIONS, "parallelism.default", "pipeline.name", *JARS)
 
     def set(self, key: str, value: str) -> TableConfig:
+        if key in JARS:
+            # Flink's connector and format jars, for Flink's JVM (``StreamExecutionEnvironment.add_jars`` too): funke's
+            # connectors are its own, and what only a jar could bring (a connector funke lacks, a Java function) is
+            # refused where the job names it. Nothing to load.
+            if not all(j.strip() for j in str(value).split(";")):
+                raise PlanError(f"{key} is a list of jar URLs separated by ';', got {value!r}")
+            self._options[key] = str(value)
+            return self
         if key == "parallelism.default":
             if not str(value).strip().isdigit() or int(value) < 1:
                 raise PlanError(f"parallelism.default is a whole number above 0, got {value!r}")
