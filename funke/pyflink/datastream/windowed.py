@@ -133,12 +133,13 @@ class _Windowed:
 
     def _result(self, windowed: Any, output_type: TypeInformation | None) -> DataStream:
         late = (self._late.tag_id,) if self._late is not None else ()
-        if isinstance(self._assigner, WindowAssigner) and self._assigner.is_event_time:
+        timed = isinstance(self._assigner, WindowAssigner) and self._assigner.is_event_time
+        if timed:
             # Flink gives an event-time window's results its last millisecond as their timestamp
             # (``window.max_timestamp()``): they keep event time, so a window, a timer or ``ctx.timestamp()``
             # downstream reads it, as in a cascade of windows.
             windowed = _timestamped(windowed)
-        return _WindowResult(self._stream._env, windowed, output_type, late)
+        return _WindowResult(self._stream._env, windowed, output_type, late, timed=timed)
 
     def _function_kind(self, func: Any, for_process: bool) -> str:
         from funke.pyflink.datastream import functions as pf
@@ -199,8 +200,8 @@ class _WindowResult(DataStream):
     """A window's values. Its side outputs come from the window operator: the late elements
     (``side_output_late_data``) and what its function yielded to a tag."""
 
-    def __init__(self, env: Any, windowed: Any, output_type: TypeInformation | None, late_tags: tuple[str, ...]) -> None:
-        timed = windowed.schema is not None and TS in windowed.schema.names
+    def __init__(self, env: Any, windowed: Any, output_type: TypeInformation | None, late_tags: tuple[str, ...], *, timed: bool) -> None:
+        # (the values only, without a count or processing-time window's: a reduce's values keep their own pf_ts there)
         super().__init__(env, windowed.select(VALUE, TS) if timed else windowed.select(VALUE), type_info=output_type, late_tags=late_tags)
         self._windowed = windowed
 
