@@ -26,6 +26,10 @@ from funke.savepoints import take
 from funke.savepoints.checkpoints import Checkpoints
 from funke.savepoints.registry import Registry
 
+#: How often ``wait()`` asks Spark whether a query has failed (two calls into the JVM per query); whether the job
+#: is done it reads from the progress it has heard, every 50 ms.
+FAILURE_POLL_S = 0.25
+
 log = logging.getLogger(__name__)
 
 
@@ -84,8 +88,11 @@ class JobHandle:
     def wait(self, timeout: float | None = None) -> JobHandle:
         """Block until the job ends (finite input) or ``timeout`` seconds pass; raise JobFailedError on failure."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        checked = -FAILURE_POLL_S
         while True:
-            self._raise_if_failed()
+            if self.error is not None or time.monotonic() - checked >= FAILURE_POLL_S:
+                checked = time.monotonic()
+                self._raise_if_failed()
             if self.done:
                 self.stop()
                 self._raise_if_failed()
