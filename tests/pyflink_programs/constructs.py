@@ -252,6 +252,7 @@ if job in ("all", "windows"):
     show("cascade", sums.key_by(lambda v: v[0]).window(TumblingEventTimeWindows.of(Time.seconds(10))).reduce(lambda x, y: (x[0], x[1] + y[1], y[2])))
     show("cascade-all", sums.window_all(TumblingEventTimeWindows.of(Time.seconds(10))).process(CountAll()))
     show("cascade-when", sums.process(When()))
+    show("untimed", env.from_collection([("z", 0, 0)], type_info=TYPE).process(When()))
     show("mean-when", timed().key_by(lambda v: v[0]).window(SlidingEventTimeWindows.of(Time.seconds(4), Time.seconds(2))).aggregate(Mean()).process(When()))
     env.execute("windows")
 

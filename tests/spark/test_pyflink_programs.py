@@ -202,6 +202,8 @@ CONSTRUCTS = {
         "mean-when: (1.0, 1999)", "mean-when: (2.0, 3999)", "mean-when: (3.0, 5999)", "mean-when: (5.0, 7999)", "mean-when: (5.0, 9999)",
         "mean-when: (2.0, 1999)", "mean-when: (2.0, 3999)", "mean-when: (6.0, 11999)", "mean-when: (6.0, 13999)",
         "mean-when: (4.0, 7999)", "mean-when: (4.0, 9999)",
+        # an element without a timestamp: PyFlink's ctx.timestamp() gives Long.MIN_VALUE
+        "untimed: (('z', 0, 0), -9223372036854775808)",
     ],
     "connect": [
         "split: ('a', 1, 1000)", "split: ('b', 2, 1500)", "split: ('a', 3, 2500)", "split: ('c', 4, 6000)", "split-big: ('a', 5)", "split-big: ('b', 6)",

@@ -100,6 +100,9 @@ class _Lifecycle:
 
 # -- contexts ----------------------------------------------------------------------------------
 
+#: What PyFlink's ``ctx.timestamp()`` gives for an element without a timestamp (Java's Long.MIN_VALUE, not None).
+NO_TIMESTAMP = -(2**63)
+
 
 class _Context:
     """What every PyFlink ``ctx`` has: the element's timestamp, the timer service, broadcast state."""
@@ -109,8 +112,10 @@ class _Context:
     def __init__(self, ctx: Any) -> None:
         self._ctx = ctx
 
-    def timestamp(self) -> int | None:
-        return self._ctx.timestamp()
+    def timestamp(self) -> int:
+        """The element's (or the firing timer's) timestamp; PyFlink's Long.MIN_VALUE for an element without one."""
+        ts = self._ctx.timestamp()
+        return NO_TIMESTAMP if ts is None else ts
 
     def timer_service(self) -> Any:
         return self._ctx.timer_service()
