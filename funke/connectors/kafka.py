@@ -97,6 +97,8 @@ class KafkaSource(SourceSpec):
     partition_watermarks: bool = True
     #: "auto" (Spark's connector where it serves), "spark" (it or an error) or "python" (``CONNECTORS``).
     connector: str = "auto"
+    #: Flink's ``json.ignore-parse-errors``: a JSON value that fits no rule of Flink's JSON format is NULL, not a dead letter.
+    ignore_parse_errors: bool = False
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -178,6 +180,7 @@ def kafka(
     broker_timeout: float = 60.0,
     partition_watermarks: bool = True,
     connector: str = "auto",
+    ignore_parse_errors: bool = False,
     **options: Any,
 ) -> KafkaSource:
     """Rows from Kafka topics, replayable after a restart from Spark's offset log.
@@ -213,6 +216,11 @@ def kafka(
     ``WatermarkGenerator`` (``for_generator``) sees the records of all partitions in read order.
     ``options`` go to
     librdkafka (e.g. ``**{"security.protocol": "SSL"}``) and so take the Python data source.
+
+    Values in JSON are read by the rules of Flink's JSON format (a number's text in a string is a
+    number, ...: :mod:`funke.spark.parse`); a record that breaks them goes to the job's dead letters, or with
+    ``ignore_parse_errors=True`` (Flink's ``json.ignore-parse-errors``) a value that breaks them is NULL and
+    its row kept.
 
     ``connector``: ``"auto"`` reads with Spark's own Kafka connector wherever it serves, else with
     funke's Python data source (the module doc says when); ``"spark"`` insists on Spark's (an error
@@ -251,12 +259,14 @@ def kafka(
         raise PlanError(f"kafka(partitions=...) is the number of partitions of a topic to create, got {partitions}")
     if connector not in CONNECTORS:
         raise PlanError(f"kafka(connector=...) must be one of {', '.join(CONNECTORS)}, got {connector!r}")
+    if ignore_parse_errors and fmt != "json":
+        raise PlanError(f"kafka(ignore_parse_errors=True) is for format='json', got format={format!r}")
     _check_starting(starting, names)
     require_kafka()
     return KafkaSource(
         names, declared, bootstrap, fmt, starting if not isinstance(starting, Mapping) else tuple(sorted(_key_starting(starting, names).items())),
         events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
-        tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks), connector,
+        tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks), connector, bool(ignore_parse_errors),
     )
 
 

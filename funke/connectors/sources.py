@@ -193,6 +193,8 @@ class FileSource(SourceSpec):
     declared: Schema
     options: tuple[tuple[str, str], ...] = ()
     monitor_ms: int | None = None
+    #: Flink's ``json.ignore-parse-errors``: a JSON value that fits no rule of Flink's JSON format is NULL, not a dead letter.
+    ignore_parse_errors: bool = False
     kind: ClassVar[str] = "files"
 
     @property
@@ -213,10 +215,21 @@ class FileSource(SourceSpec):
 
 
 def files(
-    path: str, *, schema: str | Schema, format: str = "parquet", monitor_continuously: Duration | None = None, **options: Any
+    path: str,
+    *,
+    schema: str | Schema,
+    format: str = "parquet",
+    monitor_continuously: Duration | None = None,
+    ignore_parse_errors: bool = False,
+    **options: Any,
 ) -> FileSource:
     """Files in ``path`` (``format``: parquet, json, csv, or text: each line a row of ``value string``;
     ``options`` go to Spark's reader).
+
+    JSON is read by the rules of Flink's JSON format (a number's text in a string is a number, ...:
+    :mod:`funke.spark.parse`); a record that breaks them goes to the job's dead letters, or with
+    ``ignore_parse_errors=True`` (Flink's ``json.ignore-parse-errors``) a value that breaks them is
+    NULL and its row kept.
 
     Bounded (Flink's default): the files present when the job starts, then the end of input.
     ``monitor_continuously=fk.seconds(10)``: unbounded, the directory listed every 10 s for
@@ -236,7 +249,9 @@ def files(
     assert declared is not None
     if fmt in ("json", "csv"):
         _check_line_options(fmt, options)
-    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor)
+    if ignore_parse_errors and fmt != "json":
+        raise PlanError(f"files(ignore_parse_errors=True) is for format='json', got format={format!r}")
+    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor, bool(ignore_parse_errors))
 
 
 def _check_line_options(fmt: str, options: dict[str, Any]) -> None:

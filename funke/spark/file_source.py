@@ -58,7 +58,7 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
     keep = F.trim(line) != ""
     if comment:
         keep = keep & ~line.startswith(comment)
-    lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options)
+    lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options, ignore_errors=spec.ignore_parse_errors)
     corrupt = parse.corrupt_text(spec.format, line, F.lit(True))
     return lines.select(
         *parse.parsed_columns(spec.declared),

@@ -143,7 +143,7 @@ def frame(
         corrupt = F.lit(None).cast("string")
     else:
         text = F.col("value").cast("string")
-        raw = parse.with_parsed(raw, text, spec.format, spec.declared)
+        raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors)
         parsed = parse.parsed_columns(spec.declared)
         corrupt = parse.corrupt_text(spec.format, text, ~no_value)
     reason = (

@@ -9,10 +9,18 @@ another calls corrupt), and no query is refused for reading only the corrupt-rec
 (``QUERY_ONLY_CORRUPT_RECORD_COLUMN``). With options given, Spark never prunes the parse's
 schema (``OptimizeCsvJsonExprs`` leaves a parse with options alone), so every declared
 field is checked in every query.
+
+Flink's JSON format reads some values Spark's parser calls corrupt (its ``JsonParserToRowDataConverters``): a
+number for an INT or BIGINT, truncated (``2.9`` is 2); a number's text in a string (``"3"``, ``" 4 "``) for any number
+type; any value for a BOOLEAN (true only for ``true`` or the text ``"true"``, any case). A record Spark's parse calls
+corrupt is read again by those rules (:func:`flink_json`), so funke keeps the rows Flink keeps. With Flink's
+``json.ignore-parse-errors`` a value that fits no rule is NULL and its row kept, as in Flink; a record that is no JSON
+object goes to the dead letters (Flink skips it).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -25,12 +33,18 @@ CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_po
 PARSED = "_funke_parsed"
 
 
-def with_parsed(frame: DataFrame, text: Column, fmt: str, declared: Schema, options: dict[str, Any] | None = None) -> DataFrame:
-    """``frame`` with ``PARSED``: ``text`` parsed as ``fmt`` (json or csv) to ``declared`` plus ``CORRUPT``."""
+def with_parsed(
+    frame: DataFrame, text: Column, fmt: str, declared: Schema, options: dict[str, Any] | None = None, *, ignore_errors: bool = False
+) -> DataFrame:
+    """``frame`` with ``PARSED``: ``text`` parsed as ``fmt`` (json or csv) to ``declared`` plus ``CORRUPT``; a JSON
+    record Spark calls corrupt read again by Flink's rules (``ignore_errors``: ``json.ignore-parse-errors``)."""
     ddl = f"{declared.ddl()}, `{CORRUPT}` string"
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-    record = F.from_json(text, ddl, opts) if fmt == "json" else F.from_csv(text, ddl, opts)
-    return frame.withColumn(PARSED, record)
+    if fmt != "json":
+        return frame.withColumn(PARSED, F.from_csv(text, ddl, opts))
+    record = F.from_json(text, ddl, opts)
+    parsed = record.isNotNull() & record[CORRUPT].isNull()
+    return frame.withColumn(PARSED, F.when(parsed | text.isNull(), record).otherwise(flink_json(text, declared, opts, ignore_errors)))
 
 
 def parsed_columns(declared: Schema) -> list[Column]:
@@ -44,3 +58,66 @@ def corrupt_text(fmt: str, text: Column, present: Column) -> Column:
     if fmt == "json":  # a JSON value that is not an object (a number, an array) parses to no struct at all
         corrupt = F.when(F.col(PARSED).isNull() & present & text.isNotNull(), text).otherwise(corrupt)
     return corrupt
+
+
+#: Java's ``String.trim()``: every character up to the space, either end.
+_JAVA_TRIM = r"^[\x00-\x20]+|[\x00-\x20]+$"
+#: What Java's ``Integer.parseInt`` and ``Long.parseLong`` read (ASCII digits), ``Double.parseDouble`` (but hex), ``new BigDecimal``.
+_INTEGER = r"^[+-]?[0-9]+$"
+_FLOATING = r"^[+-]?(NaN|Infinity|([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)$"
+_DECIMAL = r"^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$"
+_NUMBER = r"^(BIGINT|DECIMAL|DOUBLE)"
+_INTEGRAL, _SHORT, _REAL = ("int", "bigint"), ("smallint", "tinyint"), ("double", "float")
+
+
+def flink_json(text: Column, declared: Schema, options: dict[str, Any], ignore_errors: bool) -> Column:
+    """``text`` parsed to ``declared`` plus ``CORRUPT`` by the rules of Flink's JSON format: a top-level number or
+    BOOLEAN column as Flink converts the value (through Spark's variant, which tells a number from a string), any other
+    column by Spark's parse of it alone. A value that fits no rule makes the record corrupt, or (``ignore_errors``) is NULL."""
+    record = F.try_parse_json(text)
+    values, fits = [], []
+    for f in declared:
+        dtype = f.dtype or "string"
+        value = F.try_variant_get(record, _path(f.name), "variant")
+        kind = F.schema_of_variant(value)
+        if dtype in _INTEGRAL + _SHORT + _REAL or dtype.startswith("decimal("):
+            converted, fit = _number(value, kind, dtype)
+        elif dtype == "boolean":  # Java's Boolean.parseBoolean of the value's text: false but for "true"
+            string = F.lower(_trimmed(value))
+            converted = F.when(kind == "BOOLEAN", F.try_variant_get(value, "$", "boolean")).otherwise(F.coalesce(string == "true", F.lit(False)))
+            fit = F.lit(True)
+        else:
+            alone = F.from_json(text, f"`{f.name}` {dtype}, `{CORRUPT}` string", options)
+            converted, fit = alone[f.name], alone[CORRUPT].isNull()
+        fit = value.isNull() | (kind == "VOID") | fit
+        values.append(F.when(fit & (kind != "VOID"), converted).cast(dtype).alias(f.name))
+        fits.append(fit)
+    good = record.isNotNull() & F.schema_of_variant(record).startswith("OBJECT")
+    if not ignore_errors:
+        for fit in fits:
+            good = good & fit
+    return F.struct(*values, F.when(~good, text).alias(CORRUPT))
+
+
+def _number(value: Column, kind: Column, dtype: str) -> tuple[Column, Column]:
+    """A number column's value by Flink's rule, and whether it fits: a JSON number converted (an INT's or BIGINT's
+    truncated, as Jackson's ``getIntValue``; a SMALLINT's or TINYINT's only from an integer, as ``Short.parseShort`` of
+    its text), or a string's trimmed text parsed as Java parses it. A DECIMAL too wide for its precision is NULL in
+    Flink, not an error."""
+    pattern = _INTEGER if dtype in _INTEGRAL + _SHORT else _FLOATING if dtype in _REAL else _DECIMAL
+    number = (kind == "BIGINT") if dtype in _SHORT else kind.rlike(_NUMBER)
+    string = _trimmed(value)
+    readable = (kind == "STRING") & string.rlike(pattern)
+    text = F.regexp_replace(string, "[fFdD]$", "") if dtype in _REAL else string
+    converted = F.when(number, F.try_variant_get(value, "$", dtype)).when(readable, text.try_cast(dtype))
+    fit = (number | readable) if dtype.startswith("decimal(") else converted.isNotNull()
+    return converted, fit
+
+
+def _trimmed(value: Column) -> Column:
+    return F.regexp_replace(F.try_variant_get(value, "$", "string"), _JAVA_TRIM, "")
+
+
+def _path(name: str) -> str:
+    """The variant path of a top-level field."""
+    return "$[" + json.dumps(name) + "]"

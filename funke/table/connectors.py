@@ -209,7 +209,8 @@ def _files_source(t: TableDef) -> Any:
         raise UnsupportedError(f"Flink SQL: reading the partitioned filesystem table {t.name} is not supported by funke yet; it writes them")
     monitor = t.options.get("source.monitor-interval")
     interval = interval_text_ms(monitor, f"table {t.name}") if monitor else None
-    return files(_required(t, "path"), schema=_ddl(t), format=_required(t, "format"), monitor_continuously=interval)
+    fmt = _required(t, "format")
+    return files(_required(t, "path"), schema=_ddl(t), format=fmt, monitor_continuously=interval, ignore_parse_errors=_ignore_parse_errors(t, fmt))
 
 
 def _files_lookup(t: TableDef) -> Any:
@@ -271,6 +272,8 @@ PARTITION_OPTIONS = frozenset({
 ROLLING_OPTIONS = frozenset({"sink.rolling-policy.rollover-interval", "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval"})
 #: The json format's option to leave null fields out of a record written (Flink's default: write them ``null``).
 IGNORE_NULL_FIELDS = "json.encode.ignore-null-fields"
+#: The json format's option to read a value that fits none of its rules as NULL (Flink's default: the record fails).
+IGNORE_PARSE_ERRORS = "json.ignore-parse-errors"
 #: Flink's ``partition.default-name``: the directory of a NULL partition value.
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 
@@ -282,6 +285,12 @@ def _files_sink(t: TableDef) -> Any:
     if IGNORE_NULL_FIELDS in t.options and fmt != "json":
         raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
     return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore)
+
+
+def _ignore_parse_errors(t: TableDef, fmt: str) -> bool:
+    if IGNORE_PARSE_ERRORS in t.options and fmt != "json":
+        raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_PARSE_ERRORS!r} is an option of the json format, not of {fmt}")
+    return _flag(t, IGNORE_PARSE_ERRORS)
 
 
 def _flag(t: TableDef, option: str) -> bool:
@@ -403,7 +412,8 @@ def _kafka_source(t: TableDef) -> Any:
         raise UnsupportedError(
             f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset)"
         )
-    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting, metadata=[m.key for m in t.metadata], **_kafka_properties(t))
+    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting, metadata=[m.key for m in t.metadata],
+                 ignore_parse_errors=_ignore_parse_errors(t, fmt), **_kafka_properties(t))
 
 
 def _kafka_sink(t: TableDef) -> Any:
@@ -456,12 +466,13 @@ _KAFKA_UNREAD = {
 CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
-    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
                             source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
-    "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee"}),
+    "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
+                                  IGNORE_PARSE_ERRORS}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",
                                          "sink.delivery-guarantee"}), sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,)),

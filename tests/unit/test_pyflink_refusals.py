@@ -76,6 +76,7 @@ REFUSALS = {
     "Kafka committed offsets": (lambda: kf.KafkaOffsetsInitializer.committed_offsets(), r"committed_offsets.*Spark checkpoint"),
     "Kafka topic pattern": (lambda: kf.KafkaSource.builder().set_topic_pattern("t.*"), r"set_topic_pattern.*set_topics"),
     "Kafka stopping offsets other than latest": (lambda: kf.KafkaSource.builder().set_bounded(kf.KafkaOffsetsInitializer.earliest()), r"set_bounded.*latest\(\)"),
+    "JSON fail_on_missing_field": (lambda: __import__("funke.pyflink.datastream.formats.json", fromlist=["x"]).JsonRowDeserializationSchema.builder().fail_on_missing_field(), r"fail_on_missing_field: funke reads a missing field as NULL"),
     "KafkaSink of strings": (kafka_sink_of_strings, r"SimpleStringSchema.*JsonRowSerializationSchema"),
     "Kafka topic selector": (lambda: kf.KafkaRecordSerializationSchema.builder().set_topic_selector(None), r"set_topic_selector.*a sink per topic"),
     "pyflink.table catalogs": (lambda: __import__("funke.pyflink.table", fromlist=["x"]).HiveCatalog("h"), r"pyflink.table.HiveCatalog is not translated"),
@@ -110,3 +111,18 @@ def test_the_checkpoint_interval_and_timeout_keys_and_setters_are_funke_s():
         e.configure(Configuration().set_string("execution.checkpointing.timeout", "soon"))
     with pytest.raises(ValueError, match="must be positive"):
         config.set_checkpoint_timeout(0)
+
+
+def test_a_json_deserializer_s_ignore_parse_errors_reaches_funke_s_kafka_source():
+    from funke.plan import nodes
+    from funke.pyflink.datastream.formats.json import JsonRowDeserializationSchema
+
+    row = Types.ROW_NAMED(["a"], [Types.INT()])
+    specs = []
+    for lenient in (False, True):
+        builder = JsonRowDeserializationSchema.builder().type_info(row)
+        schema = (builder.ignore_parse_errors() if lenient else builder).build()
+        source = kf.KafkaSource.builder().set_topics("t").set_value_only_deserializer(schema).build()
+        stream = env().from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
+        specs += [n.spec for n in nodes.walk([stream._base.node]) if isinstance(n, nodes.Source)]
+    assert [s.ignore_parse_errors for s in specs] == [False, True]

@@ -467,3 +467,24 @@ def test_an_upsert_kafka_table_is_written_by_its_key_and_what_funke_does_not_tak
         t_env.execute_sql("DROP TABLE bad")
     with pytest.raises(PlanError, match=r"table totals \(upsert-kafka\) can only be written"):
         t_env.sql_query("SELECT * FROM totals")
+
+
+def test_json_ignore_parse_errors_reaches_the_file_and_kafka_sources_and_is_refused_for_csv(tmp_path):
+    script = tmp_path / "lenient.sql"
+    kafka = "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092'"
+    script.write_text(
+        f"CREATE TABLE f (u STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'json', 'json.ignore-parse-errors' = 'TRUE');\n"
+        f"CREATE TABLE k (u STRING) WITH ({kafka}, 'format' = 'json', 'json.ignore-parse-errors' = 'true');\n"
+        f"CREATE TABLE s (u STRING) WITH ({kafka}, 'format' = 'json');\n"
+        "CREATE TABLE o (u STRING) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT u FROM f UNION ALL SELECT u FROM k UNION ALL SELECT u FROM s;\n"
+    )
+    sources = [x.spec for x in nodes.walk(list(build(str(script), {}).sinks)) if isinstance(x, nodes.Source)]
+    assert sorted((type(s).__name__, s.ignore_parse_errors) for s in sources) == [("FileSource", True), ("KafkaSource", False), ("KafkaSource", True)]
+    t_env = StreamTableEnvironment.create(fk.StreamEnvironment(app="ddl-unit"))
+    t_env.execute_sql(f"CREATE TABLE c (u STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'csv', 'json.ignore-parse-errors' = 'true')")
+    with pytest.raises(PlanError, match="'json.ignore-parse-errors' is an option of the json format, not of csv"):
+        t_env.sql_query("SELECT u FROM c")
+    t_env.execute_sql(f"CREATE TABLE y (u STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'json', 'json.ignore-parse-errors' = 'yes')")
+    with pytest.raises(PlanError, match="json.ignore-parse-errors must be true or false, got 'yes'"):
+        t_env.sql_query("SELECT u FROM y")

@@ -166,7 +166,8 @@ class KafkaSource:
         elif getattr(d, "format", None) in ("json", "csv") and isinstance(getattr(d, "type_info", None), RowTypeInfo):
             row = d.type_info
             ddl = ", ".join(f"`{n}` {t.sql_type}" for n, t in zip(row.get_field_names(), row.field_types))
-            spec = fk.sources.kafka(b._topics, schema=ddl, bootstrap=b._bootstrap, format=d.format, starting=b._starting, **props)
+            lenient = {"ignore_parse_errors": True} if getattr(d, "ignore_parse_errors", False) else {}
+            spec = fk.sources.kafka(b._topics, schema=ddl, bootstrap=b._bootstrap, format=d.format, starting=b._starting, **lenient, **props)
             reader, out_type = RowReader(row), row
         else:
             raise UnsupportedError(

@@ -26,24 +26,26 @@ class _Builder:
         raise UnsupportedError("JsonRowDeserializationSchema.json_schema: give the row's type with type_info(Types.ROW_NAMED(...))")
 
     def fail_on_missing_field(self) -> _Builder:
-        self._options["fail_on_missing_field"] = True
-        return self
+        from funke.errors import UnsupportedError
+
+        raise UnsupportedError("JsonRowDeserializationSchema.fail_on_missing_field: funke reads a missing field as NULL, as Flink does by default")
 
     def ignore_parse_errors(self) -> _Builder:
+        """Flink's: a value that fits none of the JSON format's rules is NULL (funke: ``kafka(ignore_parse_errors=True)``)."""
         self._options["ignore_parse_errors"] = True
         return self
 
     def build(self) -> Any:
         if self._type is None:
             raise ValueError("a JSON row schema needs its row type: type_info(Types.ROW_NAMED(...))")
-        return self._make(self._type)
+        return self._make(self._type, **self._options)
 
 
 class JsonRowDeserializationSchema(DeserializationSchema):
     format = "json"
 
-    def __init__(self, type_info: Any) -> None:
-        self.type_info = type_info
+    def __init__(self, type_info: Any, ignore_parse_errors: bool = False) -> None:
+        self.type_info, self.ignore_parse_errors = type_info, ignore_parse_errors
 
     @staticmethod
     def builder() -> _Builder:
@@ -53,7 +55,9 @@ class JsonRowDeserializationSchema(DeserializationSchema):
 class JsonRowSerializationSchema(SerializationSchema):
     format = "json"
 
-    def __init__(self, type_info: Any) -> None:
+    def __init__(self, type_info: Any, **options: Any) -> None:
+        if options:
+            raise TypeError(f"JsonRowSerializationSchema takes no {', '.join(options)}: it is an option of reading")
         self.type_info = type_info
 
     @staticmethod

@@ -1,0 +1,108 @@
+"""JSON records are read by the rules of Flink's JSON format (funke.spark.parse): a number for an INT is truncated,
+a number's text in a string is a number, a BOOLEAN is true for ``true`` or the text "true" (any case) and false for
+anything else. Where Flink's reader fails a record, funke sends it to the dead letters; with Flink's
+``json.ignore-parse-errors`` the value is NULL and the row kept, as in Flink.
+
+The expected values are what PyFlink 2.3 read for the same records (its filesystem connector, format json): a
+``FAILS`` is a record Flink's reader fails on (and reads as NULL with ``json.ignore-parse-errors``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from decimal import Decimal
+
+import pytest
+
+import funke as fk
+from funke.errors import PlanError
+
+pytestmark = pytest.mark.spark
+FAILS = object()
+X = FAILS
+COLUMNS = ("i", "b", "s", "t", "d", "f", "m", "o")
+SCHEMA = "n int, i int, b bigint, s smallint, t tinyint, d double, f float, m decimal(10,2), o boolean"
+D = Decimal
+#: The JSON value -> what Flink reads of it for each column of SCHEMA.
+FLINK_READS = {
+    "3": (3, 3, 3, 3, 3.0, 3.0, D("3.00"), False),
+    "1.5": (1, 1, X, X, 1.5, 1.5, D("1.50"), False),
+    "2.9": (2, 2, X, X, 2.9, 2.9, D("2.90"), False),
+    "-2.9": (-2, -2, X, X, -2.9, -2.9, D("-2.90"), False),
+    '"3"': (3, 3, 3, 3, 3.0, 3.0, D("3.00"), False),
+    '" 4 "': (4, 4, 4, 4, 4.0, 4.0, D("4.00"), False),
+    '"1.5"': (X, X, X, X, 1.5, 1.5, D("1.50"), False),
+    '"x"': (X, X, X, X, X, X, X, False),
+    "true": (X, X, X, X, X, X, X, True),
+    '"true"': (X, X, X, X, X, X, X, True),
+    '" TRUE "': (X, X, X, X, X, X, X, True),
+    '"yes"': (X, X, X, X, X, X, X, False),
+    '""': (X, X, X, X, X, X, X, False),
+    "1e2": (100, 100, X, X, 100.0, 100.0, D("100.00"), False),
+    "1E+1": (10, 10, X, X, 10.0, 10.0, D("10.00"), False),
+    "3000000000": (X, 3000000000, X, X, 3e9, 3e9, None, False),  # a DECIMAL too wide is NULL in Flink, no failure
+    "1.239": (1, 1, X, X, 1.239, 1.239, D("1.24"), False),
+    '"1.239"': (X, X, X, X, 1.239, 1.239, D("1.24"), False),
+    '"NaN"': (X, X, X, X, math.nan, math.nan, X, False),
+    "0": (0, 0, 0, 0, 0.0, 0.0, D("0.00"), False),
+    "[1]": (X, X, X, X, X, X, X, False),
+    "null": (None,) * 8,
+}
+
+
+def same(column: str, got, want) -> bool:
+    if column in "df" and isinstance(want, float):
+        if column == "f":  # a FLOAT is 32 bits in both
+            want = struct.unpack("f", struct.pack("f", want))[0]
+        return got is not None and (math.isnan(want) and math.isnan(got) or got == want)
+    return got == want and type(got) is type(want)
+
+
+def run(spark, tmp_path, lines, bounded, **options):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "part-0.json").write_text("\n".join(lines) + "\n")
+    dead = fk.sinks.collect()
+    env = fk.StreamEnvironment(app="json", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
+    out = env.from_source(fk.sources.files(str(tmp_path / "in"), schema=SCHEMA, format="json", **options)).collect()
+    env.execute(bounded=bounded).wait(180)
+    return out.rows, sorted(r["raw"] for r in dead.rows)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_each_value_is_read_as_flink_reads_it_and_what_flink_fails_on_is_a_dead_letter(spark, tmp_path, bounded):
+    # one value a record, so that each value Flink fails on fails a record of its own
+    cells = [(n, c, token, want) for n, (token, wants) in enumerate(FLINK_READS.items()) for c, want in zip(COLUMNS, wants)]
+    lines = [json.dumps({"n": n}).rstrip("}") + f', "{c}": {token}}}' for n, c, token, _ in cells]
+    rows, dead = run(spark, tmp_path, lines, bounded)
+    read = {(r["n"], c): r[c] for r in rows for c in COLUMNS if r[c] is not None}
+    wrong = [(token, c, read.get((n, c)), want) for n, c, token, want in cells if want is not FAILS and not same(c, read.get((n, c)), want)]
+    assert not wrong, wrong
+    assert len(rows) == sum(want is not FAILS for *_, want in cells)
+    assert dead == sorted(line for line, (*_, want) in zip(lines, cells) if want is FAILS)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_with_ignore_parse_errors_a_value_flink_cannot_read_is_null_and_a_record_that_is_no_object_a_dead_letter(spark, tmp_path, bounded):
+    lines = [json.dumps({"n": n, **{c: json.loads(token) for c in COLUMNS}}) for n, token in enumerate(FLINK_READS)]
+    lines += ["no json", "[1, 2]", '{"n": 99, "i": "1.5", "b": "7", "o": "TRUE", "m": 1e99}']
+    rows, dead = run(spark, tmp_path, lines, bounded, ignore_parse_errors=True)
+    by_n = {r["n"]: r for r in rows}
+    assert sorted(by_n) == [*range(len(FLINK_READS)), 99]
+    wrong = [
+        (token, c, by_n[n][c], want)
+        for n, wants in enumerate(FLINK_READS.values())
+        for c, want, token in zip(COLUMNS, wants, [list(FLINK_READS)[n]] * len(COLUMNS))
+        if not (by_n[n][c] is None if want in (FAILS, None) else same(c, by_n[n][c], want))
+    ]
+    assert not wrong, wrong
+    assert {c: by_n[99][c] for c in ("i", "b", "o", "m", "d")} == {"i": None, "b": 7, "o": True, "m": None, "d": None}
+    assert dead == ["[1, 2]", "no json"]
+
+
+def test_ignore_parse_errors_is_an_option_of_the_json_format(tmp_path):
+    with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json'"):
+        fk.sources.files(str(tmp_path), schema="a int", format="csv", ignore_parse_errors=True)
+    with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json'"):
+        fk.sources.kafka("t", schema="a int", format="csv", ignore_parse_errors=True)
