@@ -31,6 +31,7 @@ from funke.plan.types import Schema
 #: Columns a source frame may carry for its dead letters: the raw record, why it is bad, where it was.
 CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_position"
 PARSED = "_funke_parsed"
+_STRICT = "_funke_parsed_by_spark"
 
 
 def with_parsed(
@@ -42,9 +43,12 @@ def with_parsed(
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     if fmt != "json":
         return frame.withColumn(PARSED, F.from_csv(text, ddl, opts))
-    record = F.from_json(text, ddl, opts)
+    # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
+    frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
+    record = F.col(_STRICT)
     parsed = record.isNotNull() & record[CORRUPT].isNull()
-    return frame.withColumn(PARSED, F.when(parsed | text.isNull(), record).otherwise(flink_json(text, declared, opts, ignore_errors)))
+    lenient = F.when(parsed | text.isNull(), record).otherwise(flink_json(text, declared, opts, ignore_errors))
+    return frame.withColumn(PARSED, lenient).drop(_STRICT)
 
 
 def parsed_columns(declared: Schema) -> list[Column]:
@@ -76,17 +80,22 @@ def flink_json(text: Column, declared: Schema, options: dict[str, Any], ignore_e
     column by Spark's parse of it alone. A value that fits no rule makes the record corrupt, or (``ignore_errors``) is NULL."""
     record = F.try_parse_json(text)
     values, fits = [], []
+    if not ignore_errors:  # the other columns by one parse of the record, the number and BOOLEAN ones read as text there
+        relaxed = ", ".join(f"`{f.name}` {'string' if _by_rule(f.dtype) else f.dtype or 'string'}" for f in declared)
+        others = F.from_json(text, f"{relaxed}, `{CORRUPT}` string", options)
     for f in declared:
         dtype = f.dtype or "string"
         value = F.try_variant_get(record, _path(f.name), "variant")
         kind = F.schema_of_variant(value)
-        if dtype in _INTEGRAL + _SHORT + _REAL or dtype.startswith("decimal("):
+        if _by_rule(dtype) and dtype != "boolean":
             converted, fit = _number(value, kind, dtype)
         elif dtype == "boolean":  # Java's Boolean.parseBoolean of the value's text: false but for "true"
             string = F.lower(_trimmed(value))
             converted = F.when(kind == "BOOLEAN", F.try_variant_get(value, "$", "boolean")).otherwise(F.coalesce(string == "true", F.lit(False)))
             fit = F.lit(True)
-        else:
+        elif not ignore_errors:
+            converted, fit = others[f.name], others[CORRUPT].isNull()
+        else:  # each column alone, so that one it cannot read is NULL and the others are kept
             alone = F.from_json(text, f"`{f.name}` {dtype}, `{CORRUPT}` string", options)
             converted, fit = alone[f.name], alone[CORRUPT].isNull()
         fit = value.isNull() | (kind == "VOID") | fit
@@ -97,6 +106,11 @@ def flink_json(text: Column, declared: Schema, options: dict[str, Any], ignore_e
         for fit in fits:
             good = good & fit
     return F.struct(*values, F.when(~good, text).alias(CORRUPT))
+
+
+def _by_rule(dtype: str | None) -> bool:
+    """Whether a column of ``dtype`` is read by Flink's rules here (else by Spark's parse)."""
+    return dtype is not None and (dtype in _INTEGRAL + _SHORT + _REAL + ("boolean",) or dtype.startswith("decimal("))
 
 
 def _number(value: Column, kind: Column, dtype: str) -> tuple[Column, Column]:
