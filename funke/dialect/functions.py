@@ -26,6 +26,18 @@ from sqlglot import exp
 
 from funke.dialect.convert_tz import convert_tz
 from funke.dialect.date_arithmetic import timestampadd
+from funke.dialect.json_functions import (
+    is_json,
+    json_array,
+    json_exists,
+    json_object,
+    json_query,
+    json_quote,
+    json_raw,
+    json_string,
+    json_unquote,
+    json_value,
+)
 from funke.dialect.rewrites import (
     LOG_OF,
     NOW,
@@ -39,16 +51,6 @@ from funke.dialect.rewrites import (
     fill,
     hash_code,
     instr,
-    is_json,
-    json_array,
-    json_exists,
-    json_object,
-    json_query,
-    json_quote,
-    json_raw,
-    json_string,
-    json_unquote,
-    json_value,
     locate,
     log,
     overlay,
@@ -395,7 +397,7 @@ _TABLE: tuple[Builtin, ...] = (
     Builtin(("IS JSON",), "json", DIFFERS, "rewritten: `try_parse_json(s)` (Jackson as Flink's: what follows the first value is not read, `'[1] x'` is JSON) and the value's kind (`VALUE`, `SCALAR`, `ARRAY`, `OBJECT`); NULL is no JSON. A duplicate key is JSON, as in Flink (funke's sessions set `spark.sql.variant.allowDuplicateKeys`). Differs for a text with an escaped lone surrogate (`\\ud800`): Spark's parser refuses it (Flink: JSON)", is_json, (2,)),
     _b("JSON_QUOTE", "json", REWRITTEN, "no Spark function: Flink's escaping (`\\\"`, `\\\\`, `\\/`, `\\n` ..., every character past ASCII `\\uxxxx`, other control characters as they are)", json_quote, (1,)),
     _b("JSON_UNQUOTE", "json", DIFFERS, "rewritten (no Spark function): a text that is JSON and starts and ends with `\"` is what lies between, unescaped (`'\"a\"b\"'` is `a\"b`); any other text is itself. Differs for a text with an escaped lone surrogate (`\\ud800`): no JSON to Spark's parser, funke gives it as it is", json_unquote, (1,)),
-    _b("JSON_VALUE", "json", DIFFERS, "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)`, NULL unless the value is a scalar; differs where numbers print (Flink `'2.0'`, `'1.50'`; funke `'2'`, `'1.5'`); of a duplicate key the last value, as Flink's (funke's sessions set `spark.sql.variant.allowDuplicateKeys`); the path must be a literal without `lax`/`strict`; `RETURNING`, `ON EMPTY`, `ON ERROR` are not parsed", json_value, (2,)),
+    _b("JSON_VALUE", "json", DIFFERS, "rewritten (Spark's `get_json_object` gives an object's JSON text): `try_variant_get(try_parse_json(s), path)` with each number's text kept, as JSON_QUERY: the scalar at the path, a number written as Flink writes it (`2.0`, `1.50`, `1E+3`), a boolean `true`/`false`. Strict mode (the default) and lax mode: a text that is no JSON, a path that leads nowhere, to JSON null, an object or an array gives the ON ERROR choice in strict mode, the ON EMPTY one in lax mode, as Flink's; `{NULL, ERROR, DEFAULT x} ON EMPTY` and `ON ERROR` (ERROR fails the job, as does a DEFAULT of another type than RETURNING's where it is used, as in Flink; Flink casts a number DEFAULT to a STRING). `RETURNING STRING` (or a VARCHAR of no length), `INT`, `DOUBLE`, `BOOLEAN`, as Flink 2.3 runs them: an INT from a JSON integer in its range, a DOUBLE from a number with a fraction or an exponent, a BOOLEAN from a JSON boolean; a value of another kind fails the job, as in Flink (its ClassCastException, whatever ON ERROR says). Other RETURNING types are refused, as Flink's planner refuses them. The path must be a literal of `$`, `.key`, `['key']`, `[n]`. Of a duplicate key the last value, as Flink's (funke's sessions set `spark.sql.variant.allowDuplicateKeys`)", json_value, (2, 3, 4, 5, 6, 7)),
     # -- grouping -----------------------------------------------------------------------------------------
     _b("GROUP_ID", "grouping", PLANNER, "in an aggregation's SELECT list or HAVING: the count of the same grouping set's earlier copies (`GROUPING SETS ((a), (a))`: 0, then 1), a BIGINT"),
     _b("GROUPING GROUPING_ID", "grouping", PLANNER, "in an aggregation's SELECT list or HAVING: `GROUPING(a, b)` the bits of the arguments the row's grouping set lacks (`a` the high one), a BIGINT"),

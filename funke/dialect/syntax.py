@@ -330,6 +330,30 @@ class Flink(Dialect):
                 )
             return _placed(self.expression(exp.Anonymous(this="JSON_QUERY", expressions=[*args, *clauses])), token)
 
+        def _parse_json_value(self) -> exp.Expression:
+            """``JSON_VALUE(s, path [RETURNING type] [{NULL | ERROR | DEFAULT x} ON EMPTY] [... ON ERROR])``, which
+            sqlglot does not read: a call of JSON_VALUE with each clause an ``exp.Var`` after the path (``RETURNING
+            INT``, ``NULL ON EMPTY``, ``DEFAULT ON ERROR``), a DEFAULT's expression the argument after its clause."""
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
+            args = self._parse_csv(self._parse_assignment)
+            clauses: list[exp.Expression] = []
+            if self._match_text_seq("RETURNING"):
+                kind = self._parse_types()
+                clauses.append(exp.var(f"RETURNING {_returning(kind)}"))
+            seen: list[str] = []
+            while self._match_texts(("NULL", "ERROR", "DEFAULT")):
+                choice = self._prev.text.upper()
+                value = self._parse_assignment() if choice == "DEFAULT" else None
+                on = next((o for o in ("EMPTY", "ERROR") if self._match_text_seq("ON", o)), None)
+                if on is None or on in seen or (on == "EMPTY" and seen) or (choice == "DEFAULT" and value is None):
+                    self.raise_error("Expecting {NULL | ERROR | DEFAULT <expression>} ON EMPTY, then ... ON ERROR")
+                    break
+                seen.append(on)
+                clauses += [exp.var(f"{choice} ON {on}"), *([value] if value is not None else [])]
+            if self._curr and self._curr.token_type != TokenType.R_PAREN:
+                self.raise_error("Flink SQL's JSON_VALUE takes a text, a path, then RETURNING, ... ON EMPTY and ... ON ERROR, in that order")
+            return _placed(self.expression(exp.Anonymous(this="JSON_VALUE", expressions=[*args, *clauses])), token)
+
         def _parse_is(self, this: exp.Expression | None) -> exp.Expression | None:
             """``s IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`` as a call ``IS JSON`` of ``s`` and the kind (an
             ``exp.Var``), which funke rewrites as any other (sqlglot's ``Is`` of a ``JSON`` is no call)."""
@@ -433,6 +457,7 @@ class Flink(Dialect):
             "JSON_OBJECT": lambda self: self._parse_flink_json_object(),
             "JSON_OBJECTAGG": lambda self: self._parse_flink_json_objectagg(),
             "JSON_QUERY": lambda self: self._parse_json_query(),
+            "JSON_VALUE": lambda self: self._parse_json_value(),
         }
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from funke.dialect.functions import call_name
-from funke.dialect.rewrites import json_text_type
+from funke.dialect.json_functions import json_text_type
 from funke.dialect.syntax import Collect, JsonArrayAgg, ListAgg, Percentile
 from funke.errors import PlanError, SchemaError
 from funke.plan.expr import Sql

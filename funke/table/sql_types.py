@@ -53,6 +53,8 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
         return "boolean"
     if isinstance(e, exp.Anonymous) and e.name.upper() in _TIMESTAMP_FUNCTIONS:
         return "timestamp"
+    if isinstance(e, exp.Anonymous) and e.name.upper() == "JSON_VALUE":
+        return json_value_type(e)
     if isinstance(e, exp.Array) or (isinstance(e, exp.Anonymous) and e.name.upper() in _ARRAY_FUNCTIONS):
         return "array"
     if is_time_cast(e):
@@ -75,6 +77,12 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
             return wider(*kinds)
         return "double" if all(k is not None for k in kinds) else None
     return None
+
+
+def json_value_type(e: exp.Anonymous) -> str | None:
+    """A JSON_VALUE call's type: its RETURNING clause's (an ``exp.Var`` when written), STRING without one."""
+    returning = next((a.name.removeprefix("RETURNING ") for a in e.expressions if isinstance(a, exp.Var) and a.name.startswith("RETURNING ")), "STRING")
+    return _JSON_VALUE_TYPES.get(returning)
 
 
 def _time_of_parts(e: exp.Expression, schema: Schema | None) -> str | None:
@@ -147,6 +155,8 @@ def exact_type(e: exp.Expression, schema: Schema | None) -> str | None:
             return None
         precision, scale = decimal_arithmetic(ARITHMETIC[type(e)], left, right)
         return f"decimal({precision},{scale})"
+    if isinstance(e, exp.Anonymous) and e.name.upper() == "JSON_VALUE":
+        return json_value_type(e)
     if isinstance(e, (exp.Upper, exp.Lower)) or (isinstance(e, exp.Anonymous) and e.name.upper() in _STRING_FUNCTIONS):
         return "string"
     if isinstance(e, exp.DPipe) and exact_type(e.this, schema) == exact_type(e.expression, schema) == "string":
@@ -176,7 +186,9 @@ _DECIMAL_MAX = 38
 ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 
 #: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
-_STRING_FUNCTIONS = frozenset({"DATE_FORMAT", "JSON_VALUE"})
+_STRING_FUNCTIONS = frozenset({"DATE_FORMAT"})
+#: JSON_VALUE's result by its RETURNING type (funke.dialect.json_functions refuses the others).
+_JSON_VALUE_TYPES = {"STRING": "string", "INT": "int", "DOUBLE": "double", "BOOLEAN": "boolean"}
 #: Functions whose result is a TIMESTAMP(3) or TIMESTAMP_LTZ(3) in Flink (a TIMESTAMP in Spark).
 _TIMESTAMP_FUNCTIONS = frozenset({"TO_TIMESTAMP_LTZ", "TO_TIMESTAMP", "NOW", "CURRENT_ROW_TIMESTAMP"})
 #: Functions whose result is an ARRAY (the kind is what matters: a subscript counts from 1).

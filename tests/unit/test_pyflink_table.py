@@ -19,6 +19,7 @@ from funke.pyflink.table import (
 )
 from funke.pyflink.table import table_environment as te
 from funke.pyflink.table.catalog import ResolvedSchema
+from funke.pyflink.table.expression import JsonValueOnEmptyOrError
 from funke.pyflink.table.expressions import call, col, concat, if_then_else, lit
 from funke.pyflink.table.window import Slide, Tumble
 
@@ -35,7 +36,11 @@ NAME_OF = str
         (col("k").count.distinct, "COUNT(DISTINCT `k`)"),
         (col("tel").cast(DataTypes.BIGINT()).max, "MAX(CAST(`tel` AS BIGINT))"),
         (col("d").json_value("$.a", DataTypes.STRING()), "JSON_VALUE(`d`, '$.a')"),
-        (col("d").json_value("$.n", DataTypes.INT()), "CAST(JSON_VALUE(`d`, '$.n') AS INT)"),
+        (col("d").json_value("$.n", DataTypes.INT()), "JSON_VALUE(`d`, '$.n' RETURNING INT)"),
+        (
+            col("d").json_value("lax $.n", DataTypes.DOUBLE(), JsonValueOnEmptyOrError.DEFAULT, 1.5, JsonValueOnEmptyOrError.ERROR),
+            "JSON_VALUE(`d`, 'lax $.n' RETURNING DOUBLE DEFAULT 1.5E0 ON EMPTY ERROR ON ERROR)",
+        ),
         (concat(col("id").cast(DataTypes.STRING()), "_", col("name")), "CONCAT(CAST(`id` AS STRING), '_', `name`)"),
         (call("UPPER", col("s")), "UPPER(`s`)"),
         (if_then_else(col("a").is_null, lit(0), col("a")), "(CASE WHEN (`a` IS NULL) THEN 0 ELSE `a` END)"),

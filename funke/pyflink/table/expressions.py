@@ -115,13 +115,31 @@ class Expression:
     def try_cast(self, data_type: DataType) -> Expression:
         return Expression(f"TRY_CAST({{0}} AS {_flink_type(data_type)})", self._bare())
 
-    def json_value(self, path: str, returning_type: DataType | None = None, *args: Any) -> Expression:
-        if args:
-            raise UnsupportedError("json_value(...)'s ON EMPTY / ON ERROR behaviours: funke's JSON_VALUE gives NULL for both, Flink's default")
-        call = Expression("JSON_VALUE({0}, {1})", self._bare(), path)
-        if returning_type is None or _flink_type(returning_type) in ("STRING", "VARCHAR"):
-            return call
-        return call.cast(returning_type)
+    def json_value(
+        self,
+        path: str,
+        returning_type: DataType | None = None,
+        on_empty: Any = None,
+        default_on_empty: Any = None,
+        on_error: Any = None,
+        default_on_error: Any = None,
+    ) -> Expression:
+        """SQL's ``JSON_VALUE(x, path [RETURNING type] [... ON EMPTY] [... ON ERROR])``; ``on_empty`` / ``on_error`` are
+        ``JsonValueOnEmptyOrError`` (NULL, the default; ERROR; DEFAULT, with ``default_on_empty`` / ``default_on_error``)."""
+        template, operands = "JSON_VALUE({0}, {1}", [self._bare(), path]
+        kind = "STRING" if returning_type is None else _flink_type(returning_type)
+        if kind not in ("STRING", "VARCHAR"):
+            template += f" RETURNING {kind}"
+        for which, behaviour, default in (("EMPTY", on_empty, default_on_empty), ("ERROR", on_error, default_on_error)):
+            name = getattr(behaviour, "name", behaviour) or "NULL"
+            if name not in ("NULL", "ERROR", "DEFAULT"):
+                raise PlanError(f"json_value(on_{which.lower()}=...) takes a JsonValueOnEmptyOrError (NULL, ERROR, DEFAULT), got {behaviour!r}")
+            if name == "DEFAULT":
+                template += f" DEFAULT {{{len(operands)}}} ON {which}"
+                operands.append(default)
+            elif name == "ERROR":
+                template += f" ERROR ON {which}"
+        return Expression(template + ")", *operands)
 
     # -- aggregates and properties ---------------------------------------------------------------
     @property
