@@ -414,7 +414,7 @@ class StreamTableEnvironment(FunctionCalls):
         return self.env.from_collection([{"_fk_row": i} for i in range(count)], "_fk_row int")
 
     def _ddl(self, statement: exp.Expression, sql: str) -> None:
-        at = lambda node: position(node, sql)  # noqa: E731
+        at = lambda node: position(node, sql)
         if (text := function_ddl_text(statement)) is not None:  # (in a script: CREATE / DROP FUNCTION)
             self._functions.execute(text)
             return
@@ -526,13 +526,15 @@ class StreamTableEnvironment(FunctionCalls):
         """``INSERT INTO t [(columns)] SELECT ...`` as the sink node writing ``t`` (``funke.table.table_io.insert_sink``);
         a ``CREATE TABLE t WITH (...) AS SELECT ...`` creates ``t`` with the query's columns first (with IF NOT EXISTS,
         a table there is written, as in Flink)."""
+        before = dict(self._tables)
         if isinstance(statement, exp.Create):
-            query = self._planned(sql, statement.expression)
-            schema = query.schema.select([c for c in query.columns if c != ROW_KIND])
-            rows = view_rows(schema, view_columns(statement.expression, self._known_columns), query.node, sql)
-            create, statement = create_as(statement, [(r[0], r[1].split(" *")[0], not r[2]) for r in rows], sql)
+            create, statement = create_as(statement, self._planned(sql, statement.expression), self._known_columns, sql)
             self._ddl(create, sql)
-        return insert_sink(self._tables, statement, sql, lambda tree: self._planned(sql, tree), self._known_columns, self._config.state_ttl_ms)
+        try:
+            return insert_sink(self._tables, statement, sql, lambda tree: self._planned(sql, tree), self._known_columns, self._config.state_ttl_ms)
+        except Exception:  # (a CTAS's table is not created when its INSERT is refused, as in Flink)
+            self._tables.clear(), self._tables.update(before)
+            raise
 
     def _run(self, sinks: list[nodes.Sink], name: str) -> Any:
         """Start a job of exactly ``sinks`` (not the environment's other sinks, as Flink runs each INSERT)."""

@@ -22,7 +22,7 @@ from funke.plan.expr import Sql
 from funke.table.changelog import ROW_KIND, ROW_KIND_NAME, changelog_mode
 from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION
 from funke.table.ddl import TableDef
-from funke.table.describe import view_columns
+from funke.table.describe import view_columns, view_rows
 from funke.table.drops import is_temporary
 from funke.table.insert_checks import check_sink_types, not_null_check
 from funke.table.lowering import is_updating
@@ -145,19 +145,48 @@ def is_create_as(statement: exp.Expression) -> bool:
     return isinstance(statement, exp.Create) and (statement.args.get("kind") or "").upper() == "TABLE" and statement.expression is not None
 
 
-def create_as(statement: exp.Create, columns: list[tuple[str, str, bool]], sql: str) -> tuple[exp.Create, exp.Insert]:
-    """A CTAS as the CREATE TABLE of its query's ``columns`` (name, Flink type, NOT NULL) and the INSERT INTO of its
-    query. Columns or constraints of its own are refused (funke takes the query's), as is TEMPORARY (Flink does)."""
+def create_as(statement: exp.Create, query: Any, known_columns: Mapping[str, Any], sql: str) -> tuple[exp.Create, exp.Insert]:
+    """A CTAS as the CREATE TABLE of its ``query``'s columns (their Flink types and NOT NULL, as DESCRIBE gives them)
+    and the INSERT INTO of its query. Its own schema, as Flink 2's: columns the query has not (computed ones too) come first,
+    in the order written, then the query's, a type written for one of them in its place (the INSERT casts to it, as
+    Flink's, or refuses it); a PRIMARY KEY (of NOT NULL columns) and a WATERMARK; or a list of the query's column names,
+    which orders them. TEMPORARY is refused, as Flink refuses it."""
     where = f"CREATE TABLE ... AS SELECT (at {position(statement, sql)})"
     if is_temporary(statement):
         raise UnsupportedError(f"Flink SQL: {where}: a CREATE TABLE AS SELECT creates no temporary table, as in Flink; CREATE TABLE it")
-    if isinstance(statement.this, exp.Schema):
-        raise UnsupportedError(
-            f"Flink SQL: {where}: columns or constraints of its own are not supported by funke; the table has the query's "
-            "columns (CREATE TABLE with columns, then INSERT INTO, for others)"
-        )
-    declared = ", ".join(f"`{name}` {kind}{' NOT NULL' if not_null else ''}" for name, kind, not_null in columns)
+    rows = view_rows(query.schema.select([c for c in query.columns if c != ROW_KIND]), view_columns(statement.expression, known_columns), query.node, sql)
+    columns = [(r[0], r[1].split(" *")[0], not r[2]) for r in rows]
+    table = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
+    own = list(statement.this.expressions) if isinstance(statement.this, exp.Schema) else []
+    names = [name for name, _, _ in columns]
+    query = {name: (f"`{name}` {kind}{' NOT NULL' if not_null else ''}", not_null) for name, kind, not_null in columns}
+    if own and all(isinstance(e, exp.Identifier) for e in own):  # (b, a): the query's columns in this order
+        listed = [e.name for e in own]
+        if sorted(listed) != sorted(names):
+            raise PlanError(
+                f"Flink SQL: {where}: the column list ({', '.join(listed)}) must name each of the query's columns "
+                f"({', '.join(names)}) once, as in Flink"
+            )
+        schema = parse(f"CREATE TABLE t ({', '.join(query[n][0] for n in listed)})").this.expressions
+    elif any(isinstance(e, exp.Identifier) for e in own):
+        raise PlanError(f"Flink SQL: {where}: its schema is a list of the query's column names or columns with types, not both")
+    else:
+        typed = {e.name: e for e in own if isinstance(e, exp.ColumnDef)}
+        for name, given in typed.items():
+            if name in query and given.find(exp.NotNullColumnConstraint) is not None and not query[name][1]:
+                raise PlanError(f"Flink SQL: {where}: column {name} is declared NOT NULL, and the query's {name} can be NULL (Flink refuses it too)")
+        nullable = {n for n, (_, not_null) in query.items() if not not_null and (n not in typed or typed[n].find(exp.NotNullColumnConstraint) is None)}
+        for key in (e for e in own if isinstance(e, exp.PrimaryKey)):
+            loose = [c.name for c in key.expressions if c.name in nullable]
+            if loose:
+                raise PlanError(f"Flink SQL: {where}: the PRIMARY KEY's column {loose[0]} can be NULL, and Flink's keys are NOT NULL (Flink refuses it too)")
+        new = [e.copy() for e in own if isinstance(e, exp.ColumnDef) and e.name not in query]
+        queried = [typed[n].copy() if n in typed else parse(f"CREATE TABLE t ({query[n][0]})").this.expressions[0] for n in names]
+        schema = new + queried + [e.copy() for e in own if not isinstance(e, exp.ColumnDef)]
     create = statement.copy()
     create.set("expression", None)
-    create.set("this", exp.Schema(this=statement.this.copy(), expressions=parse(f"CREATE TABLE t ({declared})").this.expressions))
-    return create, exp.Insert(this=statement.this.copy(), expression=statement.expression.copy())
+    create.set("this", exp.Schema(this=table.copy(), expressions=schema))
+    # (with a schema of its own Flink writes the query's columns by name, the others NULL, into a table there already
+    # too; without one, by position)
+    into = exp.Schema(this=table.copy(), expressions=[exp.to_identifier(n, quoted=True) for n in names]) if own else table.copy()
+    return create, exp.Insert(this=into, expression=statement.expression.copy())

@@ -260,3 +260,24 @@ def test_create_table_as_select_creates_the_table_of_the_query_s_columns_and_wri
     assert sorted(tuple(r) for r in t_env.execute_sql("SELECT * FROM totals").collect()) == [
         ("a", 2, Decimal("4.75"), 3, "Ax"), ("b", 1, Decimal("2.25"), 2, "Bx"),
     ]  # fmt: skip
+
+
+def test_a_create_table_as_select_with_a_schema_of_its_own_writes_its_columns_by_name(spark, tmp_path):
+    """Flink 2's CTAS schema: a column the query has not (``note``, NULL: an empty csv field) comes first, a type given
+    for a query's column (``s DOUBLE`` for a DECIMAL sum) is the table's and the insert casts to it, the key is the
+    table's. DESCRIBE and the csv lines are PyFlink 2.3.0's for the same statements (batch mode, by hand)."""
+    from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql("CREATE TEMPORARY VIEW v AS SELECT * FROM (VALUES (1, 'a', 1.25), (2, 'b', 2.25), (3, 'a', 3.5)) AS x(id, k, amt)")
+    out = tmp_path / "totals"
+    out.mkdir()
+    t_env.execute_sql(
+        f"CREATE TABLE totals (note STRING, n BIGINT, s DOUBLE, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'filesystem', "
+        f"'path' = '{out}', 'format' = 'csv') AS SELECT k, COUNT(*) AS n, SUM(amt) AS s FROM v GROUP BY k"
+    ).wait()
+    assert [list(r) for r in t_env.execute_sql("DESCRIBE totals").collect()] == [
+        ["note", "STRING", True, None, None, None], ["k", "CHAR(1)", False, "PRI(k)", None, None],
+        ["n", "BIGINT", True, None, None, None], ["s", "DOUBLE", True, None, None, None],
+    ]  # fmt: skip
+    assert sorted(line for f in out.glob("*.csv") for line in f.read_text().splitlines()) == [",a,2,4.75", ",b,1,2.25"]
