@@ -304,16 +304,21 @@ class Flink(Dialect):
                 self.raise_error("Flink SQL's JSON_EXISTS takes a text, a path and {TRUE | FALSE | UNKNOWN | ERROR} ON ERROR")
             return _placed(self.expression(exp.Anonymous(this="JSON_EXISTS", expressions=[*args, *([exp.var(f"{choice} ON ERROR")] if choice else [])])), token)
 
+        def _json_call_head(self) -> tuple[Any, list[exp.Expression], list[exp.Expression]]:
+            """A JSON function call's name token (errors point at it), its arguments, and its RETURNING clause (an
+            ``exp.Var``, when written)."""
+            token = self._tokens[self._index - 2]  # (the name, before its parenthesis)
+            args = self._parse_csv(self._parse_assignment)
+            clauses: list[exp.Expression] = []
+            if self._match_text_seq("RETURNING"):
+                clauses.append(exp.var(f"RETURNING {_returning(self._parse_types())}"))
+            return token, args, clauses
+
         def _parse_json_query(self) -> exp.Expression:
             """``JSON_QUERY(s, path [RETURNING type] [wrapper] [... ON EMPTY] [... ON ERROR])``, which sqlglot does
             not read: a call of JSON_QUERY with each clause written as an ``exp.Var`` after the path
             (``RETURNING ARRAY<STRING>``, ``WITH CONDITIONAL ARRAY WRAPPER``, ``EMPTY ARRAY ON EMPTY``...)."""
-            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
-            args = self._parse_csv(self._parse_assignment)
-            clauses: list[exp.Expression] = []
-            if self._match_text_seq("RETURNING"):
-                kind = self._parse_types()
-                clauses.append(exp.var(f"RETURNING {_returning(kind)}"))
+            token, args, clauses = self._json_call_head()
             if self._match_text_seq("WITHOUT"):
                 self._match_text_seq("ARRAY")
                 clauses.append(exp.var("WITHOUT ARRAY WRAPPER") if self._match_text_seq("WRAPPER") else self.raise_error("Expecting WRAPPER"))
@@ -334,12 +339,7 @@ class Flink(Dialect):
             """``JSON_VALUE(s, path [RETURNING type] [{NULL | ERROR | DEFAULT x} ON EMPTY] [... ON ERROR])``, which
             sqlglot does not read: a call of JSON_VALUE with each clause an ``exp.Var`` after the path (``RETURNING
             INT``, ``NULL ON EMPTY``, ``DEFAULT ON ERROR``), a DEFAULT's expression the argument after its clause."""
-            token = self._tokens[self._index - 2]  # (the name, before its parenthesis: errors point at it)
-            args = self._parse_csv(self._parse_assignment)
-            clauses: list[exp.Expression] = []
-            if self._match_text_seq("RETURNING"):
-                kind = self._parse_types()
-                clauses.append(exp.var(f"RETURNING {_returning(kind)}"))
+            token, args, clauses = self._json_call_head()
             seen: list[str] = []
             while self._match_texts(("NULL", "ERROR", "DEFAULT")):
                 choice = self._prev.text.upper()
