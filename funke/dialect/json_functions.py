@@ -210,7 +210,7 @@ def json_value(args: list[exp.Expression], types: list[str | None]) -> exp.Expre
     for which, (i, value) in defaults.items():
         kind = types[i] if i < len(types) else None
         if kind is not None and kind != "void" and not re.fullmatch(_JV_DEFAULTS[spark_type], kind):
-            misfits[which] = f"RAISE_ERROR('JSON_VALUE: the DEFAULT {value.sql()} ON {which} is a {kind}, not a {returning}')"
+            misfits[which] = exp.Literal.string(f"JSON_VALUE: the DEFAULT {value.sql()} ON {which} is a {kind}, where it returns {returning}")
     mode, path = _json_path("JSON_VALUE", args[1])
     behaviour = {
         "NULL": f"CAST(NULL AS {spark_type})",
@@ -220,8 +220,8 @@ def json_value(args: list[exp.Expression], types: list[str | None]) -> exp.Expre
         },
     }
     which = "EMPTY" if mode == "lax" else "ERROR"
-    if on[which] == "DEFAULT":
-        problem = misfits.get(which, f"CAST({{3}} AS {spark_type})")
+    if on[which] == "DEFAULT":  # (its value, or the message of a misfit, is the argument {3})
+        problem = "RAISE_ERROR({3})" if which in misfits else f"CAST({{3}} AS {spark_type})"
     else:
         problem = behaviour["NULL"] if on[which] == "NULL" else behaviour["ERROR"][which]
     wrong = f"RAISE_ERROR(CONCAT('JSON_VALUE: the value at ', {{1}}, ' is no {returning}, in ', {{0}}))"
@@ -239,7 +239,7 @@ def json_value(args: list[exp.Expression], types: list[str | None]) -> exp.Expre
         f"ELEMENT_AT(TRANSFORM(ARRAY(TRY_VARIANT_GET(TRY_PARSE_JSON({_JQ_MARKED}), {{2}})), v -> CASE "
         f"WHEN v IS NULL OR IS_VARIANT_NULL(v) OR SCHEMA_OF_VARIANT(v) RLIKE '^(OBJECT|ARRAY)' THEN {problem} ELSE {found} END), 1)"
     )
-    fallback = next((value for w, (_, value) in defaults.items() if w == which), exp.Null())
+    fallback = misfits.get(which) or next((value for w, (_, value) in defaults.items() if w == which), exp.Null())
     return fill(f"CAST(({_json_case('JSON_VALUE', problem, parsed)}) AS {spark_type})", [args[0], args[1], exp.Literal.string(path), fallback])
 
 

@@ -159,7 +159,7 @@ def create_as(statement: exp.Create, query: Any, known_columns: Mapping[str, Any
     table = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
     own = list(statement.this.expressions) if isinstance(statement.this, exp.Schema) else []
     names = [name for name, _, _ in columns]
-    query = {name: (f"`{name}` {kind}{' NOT NULL' if not_null else ''}", not_null) for name, kind, not_null in columns}
+    declared = {name: (f"`{name}` {kind}{' NOT NULL' if not_null else ''}", not_null) for name, kind, not_null in columns}
     if own and all(isinstance(e, exp.Identifier) for e in own):  # (b, a): the query's columns in this order
         listed = [e.name for e in own]
         if sorted(listed) != sorted(names):
@@ -167,21 +167,21 @@ def create_as(statement: exp.Create, query: Any, known_columns: Mapping[str, Any
                 f"Flink SQL: {where}: the column list ({', '.join(listed)}) must name each of the query's columns "
                 f"({', '.join(names)}) once, as in Flink"
             )
-        schema = parse(f"CREATE TABLE t ({', '.join(query[n][0] for n in listed)})").this.expressions
+        schema = parse(f"CREATE TABLE t ({', '.join(declared[n][0] for n in listed)})").this.expressions
     elif any(isinstance(e, exp.Identifier) for e in own):
         raise PlanError(f"Flink SQL: {where}: its schema is a list of the query's column names or columns with types, not both")
     else:
         typed = {e.name: e for e in own if isinstance(e, exp.ColumnDef)}
         for name, given in typed.items():
-            if name in query and given.find(exp.NotNullColumnConstraint) is not None and not query[name][1]:
+            if name in declared and given.find(exp.NotNullColumnConstraint) is not None and not declared[name][1]:
                 raise PlanError(f"Flink SQL: {where}: column {name} is declared NOT NULL, and the query's {name} can be NULL (Flink refuses it too)")
-        nullable = {n for n, (_, not_null) in query.items() if not not_null and (n not in typed or typed[n].find(exp.NotNullColumnConstraint) is None)}
+        nullable = {n for n, (_, not_null) in declared.items() if not not_null and (n not in typed or typed[n].find(exp.NotNullColumnConstraint) is None)}
         for key in (e for e in own if isinstance(e, exp.PrimaryKey)):
             loose = [c.name for c in key.expressions if c.name in nullable]
             if loose:
                 raise PlanError(f"Flink SQL: {where}: the PRIMARY KEY's column {loose[0]} can be NULL, and Flink's keys are NOT NULL (Flink refuses it too)")
-        new = [e.copy() for e in own if isinstance(e, exp.ColumnDef) and e.name not in query]
-        queried = [typed[n].copy() if n in typed else parse(f"CREATE TABLE t ({query[n][0]})").this.expressions[0] for n in names]
+        new = [e.copy() for e in own if isinstance(e, exp.ColumnDef) and e.name not in declared]
+        queried = [typed[n].copy() if n in typed else parse(f"CREATE TABLE t ({declared[n][0]})").this.expressions[0] for n in names]
         schema = new + queried + [e.copy() for e in own if not isinstance(e, exp.ColumnDef)]
     create = statement.copy()
     create.set("expression", None)

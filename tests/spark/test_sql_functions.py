@@ -914,8 +914,8 @@ def test_json_value_s_errors_and_returning_types_fail_or_are_refused_as_in_flink
         "JSON_VALUE('{\"a\":1}', '$.b' ERROR ON ERROR)": "no scalar JSON value at \\$.b",
         "JSON_VALUE('{\"a\":{\"b\":1}}', 'strict $.a' ERROR ON ERROR)": "no scalar JSON value",
         # (a DEFAULT of another type than RETURNING's fails the job where it is used, as in Flink)
-        "JSON_VALUE('{}', '$.a' RETURNING INT DEFAULT 'x' ON ERROR)": "the DEFAULT 'x' ON ERROR is a string, not a INT",
-        "JSON_VALUE('{}', '$.a' RETURNING DOUBLE DEFAULT 7 ON ERROR)": "the DEFAULT 7 ON ERROR is a int, not a DOUBLE",
+        "JSON_VALUE('{}', '$.a' RETURNING INT DEFAULT 'x' ON ERROR)": "the DEFAULT 'x' ON ERROR is a string, where it returns INT",
+        "JSON_VALUE('{}', '$.a' RETURNING DOUBLE DEFAULT 7 ON ERROR)": "the DEFAULT 7 ON ERROR is a int, where it returns DOUBLE",
     }
     for expression, message in failing.items():
         with pytest.raises(Exception, match=message):

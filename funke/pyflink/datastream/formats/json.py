@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from funke.errors import UnsupportedError
 from funke.pyflink.common.serialization import DeserializationSchema, SerializationSchema
 
 __all__ = ["JsonRowDeserializationSchema", "JsonRowSerializationSchema"]
@@ -21,13 +22,9 @@ class _Builder:
     with_type_info = type_info
 
     def json_schema(self, json_schema: str) -> _Builder:
-        from funke.errors import UnsupportedError
-
         raise UnsupportedError("JsonRowDeserializationSchema.json_schema: give the row's type with type_info(Types.ROW_NAMED(...))")
 
     def fail_on_missing_field(self) -> _Builder:
-        from funke.errors import UnsupportedError
-
         raise UnsupportedError("JsonRowDeserializationSchema.fail_on_missing_field: funke reads a missing field as NULL, as Flink does by default")
 
     def ignore_parse_errors(self) -> _Builder:
