@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from funke.connectors.base import SourceSpec
 from funke.errors import EnvironmentSetupError, PlanError, SchemaError, SourceError
+from funke.plan.changelog import ROW_KIND
 from funke.plan.types import Field, Schema
 
 if TYPE_CHECKING:
@@ -77,7 +78,8 @@ class KafkaSource(SourceSpec):
     ``format``: ``json`` (each value a JSON object; its fields by name), ``csv`` (each value
     one CSV line, fields in schema order) or ``raw`` (columns ``key`` and ``value``, bytes).
     A value that does not parse or does not fit the schema, and a record with no value, go
-    to the job's dead letters with topic, partition and offset; the job goes on.
+    to the job's dead letters with topic, partition and offset; the job goes on. An upsert topic
+    (``upsert_key``, Flink's upsert-kafka table) reads a record with no value as a delete.
     """
 
     topics: tuple[str, ...]
@@ -99,6 +101,11 @@ class KafkaSource(SourceSpec):
     connector: str = "auto"
     #: Flink's ``json.ignore-parse-errors``: a JSON value that fits no rule of Flink's JSON format is NULL, not a dead letter.
     ignore_parse_errors: bool = False
+    #: Flink's upsert-kafka: the primary key, read from each record's key (a JSON object of its columns); a record
+    #: with no value deletes its key. Each row's kind (``+I``, ``-D``) is in ``ROW_KIND``. Empty: a plain topic.
+    upsert_key: tuple[str, ...] = ()
+    #: With ``upsert_key``: the value holds every column but the key's (``value.fields-include`` = ``EXCEPT_KEY``).
+    value_except_key: bool = False
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -110,7 +117,8 @@ class KafkaSource(SourceSpec):
 
     @property
     def schema(self) -> Schema:
-        return Schema(self.value_schema.fields + tuple(Field(f"kafka_{m}", METADATA[m]) for m in self.metadata))
+        kind = (Field(ROW_KIND, "string"),) if self.upsert_key else ()
+        return Schema(kind + self.value_schema.fields + tuple(Field(f"kafka_{m}", METADATA[m]) for m in self.metadata))
 
     @property
     def bounded(self) -> bool:
@@ -126,7 +134,8 @@ class KafkaSource(SourceSpec):
 
     def describe(self) -> str:
         end = f", {self.events:,} events" if self.events is not None else ""
-        return f"kafka({', '.join(self.topics)} at {self.bootstrap}, {self.format}, from {_starting_text(self.starting)}{end})"
+        upsert = f", upserts by key ({', '.join(self.upsert_key)})" if self.upsert_key else ""
+        return f"kafka({', '.join(self.topics)} at {self.bootstrap}, {self.format}{upsert}, from {_starting_text(self.starting)}{end})"
 
     def fingerprint(self) -> str:
         return f"kafka({', '.join(self.topics)}: {self.format}: {self.schema})"

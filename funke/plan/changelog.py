@@ -11,7 +11,7 @@ columns (a sink upserting by a primary key that contains it can take the changes
 The modes are derived from the plan, not stored: a node without the row-kind column is insert-only;
 a process function the planner made declares its output's mode from its inputs' (``changelog_mode``
 on the function); a projection keeps an upsert key whose columns it passes through (renamed or not);
-a filter keeps its input's mode; anything else updating is a retracting changelog of no known key.
+a filter, a key_by and a watermark keep their input's mode; anything else updating is a retracting changelog of no known key.
 
 >>> ChangelogMode(frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER}), ("k",)).describe()
 '[+I, -U, +U] upsert key (k)'
@@ -97,7 +97,7 @@ def changelog_mode(node: nodes.Node) -> ChangelogMode:
     declare = getattr(getattr(node, "function", None), "changelog_mode", None)
     if callable(declare):
         return declare(tuple(changelog_mode(i) for i in node.inputs))
-    if isinstance(node, (nodes.Filter, nodes.KeyBy)):
+    if isinstance(node, (nodes.Filter, nodes.KeyBy, nodes.Watermark)):
         return changelog_mode(node.input)
     if isinstance(node, nodes.Select):
         return _projected(changelog_mode(node.input), node.exprs)

@@ -5,21 +5,25 @@ record's bytes and metadata (``key, value, topic, partition, offset, timestamp``
 columns of Spark's own Kafka connector). Spark then parses the values on the JVM: JSON with
 ``from_json``, CSV with ``from_csv``, both in PERMISSIVE mode so that a record that does not
 parse or fit the schema arrives whole in the corrupt-record column and goes to the dead
-letters, with its topic, partition and offset as the position.
+letters, with its topic, partition and offset as the position. An upsert topic (Flink's upsert-kafka) also
+has its keys parsed, and its records without a value are deletes (``_upserts``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 
 from funke.connectors import kafka as kc
+from funke.plan.changelog import DELETE, INSERT, ROW_KIND
+from funke.plan.types import Schema
 from funke.spark import kafka_jvm, parse
 from funke.spark.datasources import EOS, decode, encode
 from funke.spark.parse import CORRUPT, POSITION, REASON
@@ -138,18 +142,19 @@ def frame(
     no_value = F.col("value").isNull()
     if finite:
         no_value = no_value & ~F.col(EOS)
+    malformed = F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema")
     if spec.format == "raw":
         parsed = [F.col("key"), F.col("value")]
         corrupt = F.lit(None).cast("string")
+    elif spec.upsert_key:
+        raw, parsed, corrupt, malformed = _upserts(raw, spec, no_value, malformed)
+        no_value = F.lit(False)  # (a delete, not a dead letter)
     else:
         text = F.col("value").cast("string")
         raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors)
         parsed = parse.parsed_columns(spec.declared)
         corrupt = parse.corrupt_text(spec.format, text, ~no_value)
-    reason = (
-        F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)"))
-        .when(corrupt.isNotNull(), F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema"))
-    )
+    reason = F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)")).when(corrupt.isNotNull(), malformed)
     dead = [
         F.when(no_value, F.lit("")).otherwise(corrupt).alias(CORRUPT),
         reason.alias(REASON),
@@ -158,3 +163,37 @@ def frame(
     ends = [F.col(EOS)] if finite else []
     splits = [F.concat(F.col("topic"), F.lit("/"), F.col("partition").cast("string")).alias(SPLIT)] if split else []
     return raw.select(*parsed, *meta, *dead, *ends, *splits)
+
+
+#: The columns an upsert record's key is parsed into, before the row is made.
+_KEY, _KEY_CORRUPT = "_funke_key_", "_funke_key_corrupt"
+
+
+def _upserts(raw: DataFrame, spec: kc.KafkaSource, no_value: Column, malformed: Column) -> tuple[DataFrame, list[Column], Column, Column]:
+    """Flink's upsert-kafka record: the key's columns from the record's key (a JSON object of them), the others from its
+    value, the value's winning where it has the key's too (``value.fields-include`` ALL), as in Flink's reader; a
+    record with no value deletes its key (``-D``, the key's columns only), any other is ``+I``. A record with no key,
+    or a key or value that does not parse, is a dead letter. The frame, the row's columns, the corrupt text, the reason."""
+    key = Schema(tuple(f for f in spec.declared if f.name in spec.upsert_key))
+    key_text, text = F.col("key").cast("string"), F.col("value").cast("string")
+    raw = parse.with_parsed(raw, key_text, "json", key)
+    key_corrupt = F.when(key_text.isNull(), F.lit("")).otherwise(parse.corrupt_text("json", key_text, F.lit(True)))
+    raw = raw.select("*", *(F.col(f"{parse.PARSED}.`{f.name}`").alias(f"{_KEY}{f.name}") for f in key), key_corrupt.alias(_KEY_CORRUPT))
+    value = Schema(tuple(f for f in spec.declared if not (spec.value_except_key and f.name in spec.upsert_key)))
+    raw = parse.with_parsed(raw.drop(parse.PARSED), text, spec.format, value, ignore_errors=spec.ignore_parse_errors)
+    read: dict[str, Column] = {}
+    for f in spec.declared:
+        read[f.name] = F.col(f"{parse.PARSED}.`{f.name}`")
+        if f.name in spec.upsert_key:
+            from_key = F.col(f"`{_KEY}{f.name}`")
+            read[f.name] = from_key if f.name not in value else F.when(no_value, from_key).otherwise(read[f.name])
+    kind = F.when(no_value, F.lit(DELETE)).otherwise(F.lit(INSERT)).alias(ROW_KIND)
+    null_key = functools.reduce(lambda a, b: a | b, (read[k].isNull() for k in spec.upsert_key))
+    value_corrupt = parse.corrupt_text(spec.format, text, ~no_value)
+    corrupt = F.coalesce(F.col(_KEY_CORRUPT), value_corrupt, F.when(null_key, F.coalesce(text, key_text)))
+    where = f"{spec.describe()}: "
+    reason = (F.when(key_text.isNull(), F.lit(where + "record with no key (upsert-kafka reads the primary key from it)"))
+              .when(F.col(_KEY_CORRUPT).isNotNull(), F.lit(where + "malformed json key or one that does not fit the primary key"))
+              .when(value_corrupt.isNotNull(), malformed)
+              .when(null_key, F.lit(where + f"a NULL in the primary key ({', '.join(spec.upsert_key)}), which is NOT NULL (Flink fails the job)")))  # fmt: skip
+    return raw, [kind, *(c.alias(name) for name, c in read.items())], corrupt, reason

@@ -431,6 +431,13 @@ def _kafka_sink(t: TableDef) -> Any:
 def _upsert_kafka_sink(t: TableDef) -> Any:
     """Flink's upsert-kafka: records keyed by the primary key (``key.format`` json: a JSON object of its columns), an
     updating result written by key (``KafkaSink.changes``: a deleted row's key with no value, a tombstone)."""
+    except_key = _upsert_kafka_formats(t)
+    kafka = replace(_kafka_sink(replace(t, options={**t.options, "format": t.options["value.format"]})), key_format="json", connector="python")
+    return replace(kafka, value_except_key=except_key)
+
+
+def _upsert_kafka_formats(t: TableDef) -> bool:
+    """Checks an upsert-kafka table's key and formats; whether its value leaves the key's columns out (EXCEPT_KEY)."""
     if not t.primary_key:
         raise PlanError(f"Flink SQL: table {t.name}: an upsert-kafka table needs a PRIMARY KEY (...) NOT ENFORCED, as in Flink")
     for option in ("key.format", "value.format"):
@@ -439,8 +446,16 @@ def _upsert_kafka_sink(t: TableDef) -> Any:
     include = t.options.get("value.fields-include", "ALL")
     if include not in ("ALL", "EXCEPT_KEY"):
         raise PlanError(f"Flink SQL: table {t.name}: value.fields-include must be ALL or EXCEPT_KEY, got {include!r}")
-    kafka = replace(_kafka_sink(replace(t, options={**t.options, "format": t.options["value.format"]})), key_format="json", connector="python")
-    return replace(kafka, value_except_key=include == "EXCEPT_KEY")
+    return include == "EXCEPT_KEY"
+
+
+def _upsert_kafka_source(t: TableDef) -> Any:
+    """Flink's upsert-kafka read: each record an upsert of its key's row (``+I``), or with no value a delete (``-D``);
+    the table stream normalizes them into a changelog (``funke.table.upsert.ChangelogNormalize``), as Flink's planner
+    does. From the topic's earliest offset, as Flink's upsert-kafka reads."""
+    except_key = _upsert_kafka_formats(t)
+    plain = replace(t, options={**t.options, "format": t.options["value.format"]}, metadata=())
+    return replace(_kafka_source(plain), upsert_key=tuple(t.primary_key), value_except_key=except_key)
 
 
 def _upsert_kafka_changelog(t: TableDef) -> Any:
@@ -475,7 +490,8 @@ CONNECTORS: dict[str, Connector] = {
                                   IGNORE_PARSE_ERRORS}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",
-                                         "sink.delivery-guarantee"}), sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,)),
+                                         "sink.delivery-guarantee"}), source=_upsert_kafka_source, sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,),
+                              unread=dict.fromkeys((*KAFKA_METADATA, *_KAFKA_UNREAD), "funke reads no metadata of an upsert-kafka table yet")),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
     "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",
                                     "bid.proportion", "rate.limited", "auction.hot-ratio.sellers", "bid.hot-ratio.auctions",

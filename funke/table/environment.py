@@ -519,7 +519,7 @@ class StreamTableEnvironment(FunctionCalls):
     def _source(self, name: str) -> DataStream:
         """The stream a DDL table is read as (``funke.table.table_io.table_stream``), made once."""
         if name not in self._read:
-            self._read[name] = table_stream(self.env, self._tables[name], self._functions)
+            self._read[name] = table_stream(self.env, self._tables[name], self._functions, self._config.state_ttl_ms)
         return self._read[name]
 
     def _insert(self, statement: exp.Insert | exp.Create, sql: str) -> nodes.Sink:

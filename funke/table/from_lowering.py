@@ -126,7 +126,7 @@ class FromLowering:
         if partition and kind != "SESSION":
             raise self.refuse(args[0], f"PARTITION BY in {kind}", "only SESSION takes keys; GROUP BY them")
         stream = self._view(args[0].this)
-        self._insert_only(stream, args[0], f"a {kind} window")
+        self._insert_only(stream, args[0], f"a {kind} window", flink_takes=True)
         keys = tuple(c.name for c in partition or ())
         for c in partition or ():
             stream.schema.field(c.name, node=f"PARTITION BY at {self.at(c)}")

@@ -41,6 +41,7 @@ from funke.table.namespace import object_name
 from funke.table.pair_condition import PairCondition
 from funke.table.rank import OuterPairRows, PairRows
 from funke.table.temporal_join import TemporalJoin
+from funke.table.upsert import versions
 
 if TYPE_CHECKING:
     from funke.table.from_lowering import Tvf
@@ -373,6 +374,7 @@ class JoinLowering:
         table.set("version", None)
         table.set("alias", None)
         right, _ = self._source(table)
+        right = versions(right)  # (an upsert table's own records: Flink's planner gives them to the join as they come)
         if right.node.row_time is None:
             raise PlanError(
                 f"Flink SQL: the temporal join at {self.at(join)} reads {versioned.name} as a versioned table, which needs an event-time "

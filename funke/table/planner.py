@@ -325,14 +325,16 @@ class Planner(
                 f"CAST it in the query (CAST(... AS BIGINT) AS {unknown[0]})"
             )
 
-    def _insert_only(self, stream: Any, node: exp.Expression, what: str) -> None:
+    def _insert_only(self, stream: Any, node: exp.Expression, what: str, *, flink_takes: bool = False) -> None:
         """Refuse ``what`` over an updating result (a changelog: a group aggregation's, a regular Top-N's, a
-        deduplication's, an outer join's or a join's of one): as in Flink, windows, interval joins, lookup
-        joins and MATCH_RECOGNIZE take insert-only rows (an update has no time attribute)."""
+        deduplication's, an outer join's or a join's of one, an upsert table): as in Flink, interval joins, lookup
+        joins and MATCH_RECOGNIZE take insert-only rows (an update has no time attribute); ``flink_takes``: Flink 2
+        takes a changelog there (a window TVF), funke not yet."""
         if is_updating(stream):
+            why = "Flink 2 takes an upsert table's there, funke not yet" if flink_takes else "as in Flink, it takes insert-only rows"
             raise self.refuse(
                 node, f"{what} over an updating result ({changelog_mode(stream.node).describe()})",
-                "as in Flink, it takes insert-only rows; a GROUP BY, a regular join, a regular Top-N or DISTINCT take updating ones",
+                f"{why}; a GROUP BY, a regular join, a regular Top-N or DISTINCT take updating ones",
             )
 
     def _current_watermark(self, query: exp.Select, stream: Any, tvf: Tvf | None) -> Any:

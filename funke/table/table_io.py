@@ -19,7 +19,7 @@ from funke.dialect.syntax import parse, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
 from funke.plan.expr import Sql
-from funke.table.changelog import ROW_KIND, ROW_KIND_NAME, changelog_mode
+from funke.table.changelog import DELETE, INSERT, ROW_KIND, ROW_KIND_NAME, ChangelogMode, changelog_mode, state_mode
 from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION
 from funke.table.ddl import TableDef
 from funke.table.describe import view_columns, view_rows
@@ -29,33 +29,44 @@ from funke.table.lowering import is_updating
 from funke.table.namespace import object_name
 from funke.table.planner import Planner
 from funke.table.time_of_day import time_truncated
-from funke.table.upsert import by_key
+from funke.table.upsert import by_key, normalized, with_versions
 
 #: What makes a result updating, for messages.
 UPDATING = "a GROUP BY without a window, DISTINCT, a regular Top-N, a deduplication, an outer join, or one over such a result"
 
 
-def table_stream(env: Any, t: TableDef, functions: Any) -> Any:
-    """The stream ``t`` is read as (a DataStream of ``env``); ``functions``: the catalog its computed columns call."""
+def table_stream(env: Any, t: TableDef, functions: Any, state_ttl_ms: int | None = None) -> Any:
+    """The stream ``t`` is read as (a DataStream of ``env``); ``functions``: the catalog its computed columns call;
+    ``state_ttl_ms``: the state TTL of an upsert source's normalization."""
     make = CONNECTORS[t.connector].source
     if make is None:
         raise PlanError(f"Flink SQL: table {t.name} ({t.connector}) can only be written (INSERT INTO), not read")
-    stream = env.from_source(make(t), uid=f"table-{t.name}", name=t.name)
+    source = make(t)
+    stream = env.from_source(source, uid=f"table-{t.name}", name=t.name)
+    key = getattr(source, "upsert_key", ())
+    kind = [f"`{ROW_KIND}`"] if key else []  # (an upsert source's rows carry their kind: +I, or -D for a tombstone)
     cuts = [(c, ty, time_truncated(c, ty)) for c, ty in t.columns]
     if any(cut for _, _, cut in cuts):  # (a TIME read cut to its precision, as Flink's reader keeps it)
-        stream = stream.select(*(Sql(f"{cut} AS `{c}`", declared=ty) if cut else f"`{c}`" for c, ty, cut in cuts))
+        stream = stream.select(*kind, *(Sql(f"{cut} AS `{c}`", declared=ty) if cut else f"`{c}`" for c, ty, cut in cuts))
     if t.metadata:  # (each metadata column as the connector's source gives it, named and cast as declared)
         given = CONNECTORS[t.connector].metadata
         read = [*(f"`{c}`" for c, _ in t.columns), *(Sql(f"CAST(`{given[m.key][0]}` AS {m.type}) AS `{m.name}`", declared=m.type) for m in t.metadata)]
-        stream = stream.select(*read)
+        stream = stream.select(*kind, *read)
     planner = Planner({}, t.sql, functions=functions)
     for column, formula in t.computed:
         planner.check_calls(formula)
         stream = stream.with_column(column, planner.column_value(formula, stream.schema))
-    if list(t.names) != list(stream.columns):  # (SELECT * reads the columns in the order declared)
-        stream = stream.select(*(f"`{c}`" for c in t.names))
+    if list(stream.columns) != [ROW_KIND] * len(kind) + list(t.names):  # (SELECT * reads the columns in the order declared)
+        stream = stream.select(*kind, *(f"`{c}`" for c in t.names))
     strategy = t.strategy()
-    if strategy is not None:
+    if key:  # (as a changelog of whole rows, as Flink's planner reads an upsert source: ChangelogNormalize)
+        state_mode(stream.node, ChangelogMode(frozenset({INSERT, DELETE}), key))
+        upserts, stream = stream, normalized(stream, key, state_ttl_ms)
+        if strategy is not None:  # (a tombstone has no time: the watermark comes after)
+            stream = stream.assign_timestamps_and_watermarks(strategy)
+            versions = upserts.filter(f"`{ROW_KIND}` = '{INSERT}'").select(*(f"`{c}`" for c in t.names))
+            with_versions(stream, versions.assign_timestamps_and_watermarks(strategy))
+    elif strategy is not None:
         stream = stream.assign_timestamps_and_watermarks(strategy)
     return stream
 

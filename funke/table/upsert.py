@@ -22,6 +22,7 @@ the ``-U`` before it where it can tell that it is safe, funke does not yet).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ from funke.table.changelog import (
     INSERT,
     ROW_KIND,
     UPDATE_AFTER,
+    UPDATE_BEFORE,
     ChangelogMode,
     changelog_mode,
     is_retraction,
@@ -71,6 +73,75 @@ class UpsertMaterializer(KeyedProcessFunction):
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from rows_step(ctx, self.rows, self.step, value)
+
+
+class ChangelogNormalize(KeyedProcessFunction):
+    """Flink's ``ChangelogNormalize``, which its planner puts after an upsert source (upsert-kafka): per value of
+    ``key`` the row it holds now; each change as a changelog of whole rows. A key's first row is ``+I``; a new row
+    ``-U`` the one held and ``+U`` it, or nothing where it equals the one held (without a state TTL: with one Flink sends
+    it again, lest the state downstream expire first); a delete (``-D`` or ``-U``, maybe with the key's columns
+    only, as a tombstone gives them) ``-D`` the whole row held, or nothing for a key not held.
+
+    >>> n = ChangelogNormalize(("k",))
+    >>> held, out = None, []
+    >>> for kind, v in (("+I", 1), ("+I", 2), ("+I", 2), ("-D", None), ("-D", None), ("+I", 3)):
+    ...     held, changes = n.step(held, {ROW_KIND: kind, "k": "a", "v": v})
+    ...     out += [(c[ROW_KIND], c["v"]) for c in changes]
+    >>> out
+    [('+I', 1), ('-U', 1), ('+U', 2), ('-D', 2), ('+I', 3)]
+    """
+
+    def __init__(self, key: Sequence[str], ttl_ms: int | None = None) -> None:
+        self.key, self.ttl_ms = tuple(key), ttl_ms
+        self.held = with_ttl(ValueStateDescriptor("row"), ttl_ms)
+
+    def __repr__(self) -> str:  # (the plan's uid)
+        return f"ChangelogNormalize({self.key!r}, ttl_ms={self.ttl_ms})"
+
+    def changelog_mode(self, inputs: tuple[ChangelogMode, ...]) -> ChangelogMode:
+        return ChangelogMode(frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE}), self.key)
+
+    def step(self, held: dict[str, Any] | None, value: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The row held after ``value`` and the changes to send."""
+        if is_retraction(value):
+            return None, [] if held is None else [{ROW_KIND: DELETE, **held}]
+        row = {c: v for c, v in value.items() if c != ROW_KIND}
+        if held is None:
+            return row, [{ROW_KIND: INSERT, **row}]
+        if row == held and not self.ttl_ms:
+            return held, []
+        return row, [{ROW_KIND: UPDATE_BEFORE, **held}, {ROW_KIND: UPDATE_AFTER, **row}]
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        state = ctx.get_state(self.held)
+        held, out = self.step(state.value(), value)
+        if held is None:
+            state.clear()
+        else:
+            state.update(held)
+        yield from out
+
+
+def normalized(stream: Any, key: Sequence[str], ttl_ms: int | None = None) -> Any:
+    """An upsert source's ``stream`` (``+I`` a key's row now, ``-D`` it gone) as a changelog keyed by ``key``."""
+    return stream.key_by(list(key), nulls=True).process(ChangelogNormalize(key, ttl_ms), output_schema=stream.schema, name="ChangelogNormalize")
+
+
+#: An upsert table's versions as Flink's event-time temporal join reads them, by the node of its normalized stream.
+_VERSIONS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def with_versions(stream: Any, versions: Any) -> None:
+    """Record ``versions`` as what an event-time temporal join of the upsert table ``stream`` reads: Flink's planner
+    gives the join the upsert source's records as they come, without ChangelogNormalize, each row a version of its key
+    from its time on, and a tombstone, whose time is NULL (read as 0), never the version in force."""
+    _VERSIONS[stream.node] = versions
+
+
+def versions(stream: Any) -> Any:
+    """What an event-time temporal join reads of the versioned table ``stream``: an upsert table's own records, else
+    ``stream``."""
+    return _VERSIONS.get(stream.node, stream)
 
 
 def by_key(stream: Any, key: Sequence[str], ttl_ms: int | None = None) -> Any:
