@@ -20,7 +20,7 @@ Connectors (Flink's names and options; an option funke does not know is refused,
 * ``jdbc`` (sink; PostgreSQL): ``url`` (``jdbc:postgresql://host:port/db``), ``table-name``,
   ``username``, ``password``; with a ``PRIMARY KEY ... NOT ENFORCED`` the sink upserts by it.
 * ``kafka`` (source and sink): ``topic``, ``properties.bootstrap.servers``, ``format`` (``json``,
-  ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``),
+  ``csv``), ``scan.startup.mode`` (``earliest-offset``, ``latest-offset``, ``timestamp``, ``specific-offsets``),
   ``sink.delivery-guarantee`` (``exactly-once``, the default, or ``at-least-once``: what
   ``SET 'execution.latency-mode' = 'realtime'`` writes with); a sink keys its records by the primary key. Its metadata (``METADATA FROM ...``):
   ``topic``, ``partition``, ``offset`` and ``timestamp`` (the record's, Flink's TIMESTAMP_LTZ(3)), read only.
@@ -36,6 +36,7 @@ Connectors (Flink's names and options; an option funke does not know is refused,
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -406,14 +407,61 @@ def _kafka_source(t: TableDef) -> Any:
     from funke.connectors.kafka import kafka
 
     topic, bootstrap, fmt = _kafka_options(t)
+    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=_kafka_starting(t), metadata=[m.key for m in t.metadata],
+                 ignore_parse_errors=_ignore_parse_errors(t, fmt), **_kafka_properties(t))
+
+
+#: ``scan.startup.mode``'s options, each read by one mode only.
+_STARTUP_OPTIONS = {"timestamp": "scan.startup.timestamp-millis", "specific-offsets": "scan.startup.specific-offsets"}
+
+
+def _kafka_starting(t: TableDef) -> Any:
+    """Where a kafka table is read from (``scan.startup.mode``), as funke's ``kafka(starting=...)``: the earliest or
+    latest offsets, each partition's first record at or after ``scan.startup.timestamp-millis``, or the offsets of
+    ``scan.startup.specific-offsets`` (``partition:0,offset:42;partition:1,offset:300``; a partition not named from
+    its earliest offset, where Flink starts it at the group's committed offset if the group has one)."""
     mode = t.options.get("scan.startup.mode", "earliest-offset")
+    for other, option in _STARTUP_OPTIONS.items():
+        if option in t.options and mode != other:
+            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is read in scan.startup.mode '{other}' only, and the mode is {mode!r}")
+    if mode in _STARTUP_OPTIONS:
+        text = _required(t, _STARTUP_OPTIONS[mode])
+        return _timestamp_millis(t, text) if mode == "timestamp" else _specific_offsets(t, text)
     starting = {"earliest-offset": "earliest", "latest-offset": "latest"}.get(mode)
     if starting is None:
         raise UnsupportedError(
-            f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset)"
+            f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset, timestamp, "
+            "specific-offsets; funke commits no offsets to a group, so it reads none: group-offsets)"
         )
-    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=starting, metadata=[m.key for m in t.metadata],
-                 ignore_parse_errors=_ignore_parse_errors(t, fmt), **_kafka_properties(t))
+    return starting
+
+
+def _timestamp_millis(t: TableDef, text: str) -> dt.datetime:
+    if not text.strip().lstrip("-").isdigit():
+        raise PlanError(f"Flink SQL: table {t.name}: scan.startup.timestamp-millis must be milliseconds since the epoch, got {text!r}")
+    return dt.datetime.fromtimestamp(int(text) / 1000, tz=dt.UTC)
+
+
+def _specific_offsets(t: TableDef, text: str) -> dict[int, int]:
+    """``partition:0,offset:42;partition:1,offset:300`` as ``{0: 42, 1: 300}`` (Flink's format, a trailing ``;`` allowed).
+
+    >>> from funke.table.ddl import TableDef
+    >>> _specific_offsets(TableDef("t", (), (), None, (), "kafka", {}, ""), "partition:0,offset:42;partition:1,offset:300;")
+    {0: 42, 1: 300}
+    """
+    offsets: dict[int, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        fields = dict(f.split(":", 1) for f in part.split(",") if ":" in f)
+        p, o = (fields.get(n, "").strip() for n in ("partition", "offset"))
+        if len(fields) != 2 or not p.isdigit() or not o.isdigit() or int(p) in offsets:
+            raise PlanError(
+                f"Flink SQL: table {t.name}: scan.startup.specific-offsets should be like 'partition:0,offset:42;partition:1,offset:300' "
+                f"(each partition once), got {text!r}"
+            )
+        offsets[int(p)] = int(o)
+    if not offsets:
+        raise PlanError(f"Flink SQL: table {t.name}: scan.startup.specific-offsets names no partition")
+    return offsets
 
 
 def _kafka_sink(t: TableDef) -> Any:
@@ -487,7 +535,7 @@ CONNECTORS: dict[str, Connector] = {
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS}),
+                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",
                                          "sink.delivery-guarantee"}), source=_upsert_kafka_source, sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,),

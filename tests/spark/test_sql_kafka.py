@@ -113,3 +113,34 @@ def test_an_updating_result_is_written_to_an_upsert_kafka_table_as_flink_writes_
     assert by_key(plain) == {
         b'{"k":"a"}': [b'{"n":1,"total":10}', b'{"n":2,"total":40}'], b'{"k":"b"}': [b'{"n":1,"total":20}'], b'{"k":"c"}': [b'{"n":1,"total":5}'],
     }  # fmt: skip
+
+
+def test_scan_startup_mode_timestamp_and_specific_offsets_start_where_flink_starts(spark, tmp_path):
+    """``'scan.startup.mode' = 'specific-offsets'`` reads each partition named from its offset (one not named from its
+    earliest), ``'timestamp'`` each partition from its first record at or after the time; both were refused ('is not
+    supported (earliest-offset, latest-offset)'). Two partitions of three records each, read in one bounded job."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    import funke as fk
+
+    bootstrap = ensure_kafka()
+    topic = f"funke-test-{uuid.uuid4().hex[:12]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    try:  # (partition p, offset o: user_id 10 * p + o, at T0 + that many seconds)
+        produce(bootstrap, topic, [(p, None, json.dumps({"user_id": 10 * p + o}).encode(), T0 + (10 * p + o) * 1000) for p in (0, 1) for o in range(3)])
+        env = fk.StreamEnvironment(app="startup", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+        t_env = StreamTableEnvironment.create(env)
+        outs = []
+        for name, mode in (("offsets", "'specific-offsets', 'scan.startup.specific-offsets' = 'partition:1,offset:2'"),
+                           ("times", f"'timestamp', 'scan.startup.timestamp-millis' = '{T0 + 1500}'")):  # fmt: skip
+            t_env.execute_sql(
+                f"CREATE TABLE {name} (user_id BIGINT) WITH ('connector' = 'kafka', 'topic' = '{topic}', "
+                f"'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'json', 'scan.startup.mode' = {mode})"
+            )
+            outs.append(t_env.to_data_stream(t_env.sql_query(f"SELECT user_id FROM {name}")).collect())
+        env.execute(bounded=True).wait(300)
+    finally:
+        admin.delete_topics([topic])[topic].result(30)
+    assert sorted(r["user_id"] for r in outs[0].rows) == [0, 1, 2, 12]
+    assert sorted(r["user_id"] for r in outs[1].rows) == [2, 10, 11, 12]

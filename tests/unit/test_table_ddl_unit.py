@@ -3,6 +3,7 @@ Flink's watermark, what is refused and why, and `funke sql` building a job from 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import pytest
@@ -526,3 +527,26 @@ def test_json_ignore_parse_errors_reaches_the_file_and_kafka_sources_and_is_refu
     t_env.execute_sql(f"CREATE TABLE y (u STRING) WITH ('connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'json', 'json.ignore-parse-errors' = 'yes')")
     with pytest.raises(PlanError, match="json.ignore-parse-errors must be true or false, got 'yes'"):
         t_env.sql_query("SELECT u FROM y")
+
+
+def test_kafka_scan_startup_modes_are_read_and_their_options_checked(t_env):
+    """scan.startup.mode timestamp and specific-offsets (tests/spark/test_sql_kafka.py reads them): funke's starting
+    datetime and offsets; an option of another mode than the one given, a bad value, and group-offsets are refused."""
+    kafka = "WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json'"
+    cases = {"ts": ", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1700000000500'",
+             "so": ", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:42;partition:2,offset:7'"}  # fmt: skip
+    for name, extra in cases.items():
+        t_env.execute_sql(f"CREATE TABLE {name} (a BIGINT) {kafka}{extra})")
+    starts = {name: t_env.sql_query(f"SELECT a FROM {name}")._stream.node.inputs[0].spec.starting for name in cases}
+    assert starts == {"ts": dt.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=dt.UTC), "so": (("t/0", 42), ("t/2", 7))}
+    for i, (extra, message) in enumerate([
+        (", 'scan.startup.timestamp-millis' = '1'", "'scan.startup.timestamp-millis' is read in scan.startup.mode 'timestamp' only, and the mode is 'earliest-offset'"),
+        (", 'scan.startup.mode' = 'timestamp'", "needs the option 'scan.startup.timestamp-millis'"),
+        (", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = 'soon'", "must be milliseconds since the epoch, got 'soon'"),
+        (", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0;offset:1'", "should be like 'partition:0,offset:42"),
+        (", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:1;partition:0,offset:2'", "(each partition once)"),
+        (", 'scan.startup.mode' = 'group-offsets'", "scan.startup.mode 'group-offsets' is not supported"),
+    ]):  # fmt: skip
+        t_env.execute_sql(f"CREATE TABLE bad{i} (a BIGINT) {kafka}{extra})")
+        with pytest.raises((PlanError, UnsupportedError), match=re.escape(message)):
+            t_env.sql_query(f"SELECT a FROM bad{i}")
