@@ -101,11 +101,13 @@ class KafkaSource(SourceSpec):
     connector: str = "auto"
     #: Flink's ``json.ignore-parse-errors``: a JSON value that fits no rule of Flink's JSON format is NULL, not a dead letter.
     ignore_parse_errors: bool = False
-    #: Flink's upsert-kafka: the primary key, read from each record's key (a JSON object of its columns); a record
-    #: with no value deletes its key. Each row's kind (``+I``, ``-D``) is in ``ROW_KIND``. Empty: a plain topic.
+    #: Flink's upsert-kafka: the primary key, read from each record's key (a JSON object of its columns), a record with
+    #: no value a delete, each row's kind (``+I``, ``-D``) in ``ROW_KIND``; ``value_except_key``: ``EXCEPT_KEY``.
     upsert_key: tuple[str, ...] = ()
-    #: With ``upsert_key``: the value holds every column but the key's (``value.fields-include`` = ``EXCEPT_KEY``).
     value_except_key: bool = False
+    #: Flink's debezium-json: "debezium" (each value ``{"before", "after", "op"}``, the kinds of its changes in
+    #: ``ROW_KIND``), "debezium-schema" (that in ``{"schema", "payload"}``), or "" (each value a row).
+    envelope: str = ""
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -117,7 +119,7 @@ class KafkaSource(SourceSpec):
 
     @property
     def schema(self) -> Schema:
-        kind = (Field(ROW_KIND, "string"),) if self.upsert_key else ()
+        kind = (Field(ROW_KIND, "string"),) if self.upsert_key or self.envelope else ()
         return Schema(kind + self.value_schema.fields + tuple(Field(f"kafka_{m}", METADATA[m]) for m in self.metadata))
 
     @property
@@ -135,7 +137,8 @@ class KafkaSource(SourceSpec):
     def describe(self) -> str:
         end = f", {self.events:,} events" if self.events is not None else ""
         upsert = f", upserts by key ({', '.join(self.upsert_key)})" if self.upsert_key else ""
-        return f"kafka({', '.join(self.topics)} at {self.bootstrap}, {self.format}{upsert}, from {_starting_text(self.starting)}{end})"
+        fmt = f"{self.envelope.split('-')[0]}-json" if self.envelope else self.format
+        return f"kafka({', '.join(self.topics)} at {self.bootstrap}, {fmt}{upsert}, from {_starting_text(self.starting)}{end})"
 
     def fingerprint(self) -> str:
         return f"kafka({', '.join(self.topics)}: {self.format}: {self.schema})"
@@ -226,10 +229,8 @@ def kafka(
     ``options`` go to
     librdkafka (e.g. ``**{"security.protocol": "SSL"}``) and so take the Python data source.
 
-    Values in JSON are read by the rules of Flink's JSON format (a number's text in a string is a
-    number, ...: :mod:`funke.spark.parse`); a record that breaks them goes to the job's dead letters, or with
-    ``ignore_parse_errors=True`` (Flink's ``json.ignore-parse-errors``) a value that breaks them is NULL and
-    its row kept.
+    Values in JSON are read by the rules of Flink's JSON format (:mod:`funke.spark.parse`); a record that breaks
+    them is a dead letter, or with ``ignore_parse_errors=True`` (``json.ignore-parse-errors``) its value is NULL.
 
     ``connector``: ``"auto"`` reads with Spark's own Kafka connector wherever it serves, else with
     funke's Python data source (the module doc says when); ``"spark"`` insists on Spark's (an error

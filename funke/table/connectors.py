@@ -387,10 +387,15 @@ def _jdbc_changelog_sink(t: TableDef) -> Any:
     return replace(_jdbc_sink(t), changes="row_kind")
 
 
-def _kafka_options(t: TableDef) -> tuple[str, str, str]:
+def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[str, str, str]:
     fmt = t.options.get("format", "json")
-    if fmt not in ("json", "csv"):
-        raise UnsupportedError(f"Flink SQL: table {t.name}: kafka format {fmt!r} is not supported by funke (json, csv)")
+    formats = ("json", "csv", "debezium-json") if read else ("json", "csv")
+    if fmt not in formats:
+        written = " (debezium-json is read, not written)" if fmt == "debezium-json" else ""
+        raise UnsupportedError(f"Flink SQL: table {t.name}: kafka format {fmt!r} is not supported by funke{written} ({', '.join(formats)})")
+    for option in DEBEZIUM_OPTIONS:
+        if option in t.options and fmt != "debezium-json":
+            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the debezium-json format, not of {fmt}")
     return _required(t, "topic"), _required(t, "properties.bootstrap.servers"), fmt
 
 
@@ -406,9 +411,18 @@ def _kafka_properties(t: TableDef) -> dict[str, str]:
 def _kafka_source(t: TableDef) -> Any:
     from funke.connectors.kafka import kafka
 
-    topic, bootstrap, fmt = _kafka_options(t)
-    return kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format=fmt, starting=_kafka_starting(t), metadata=[m.key for m in t.metadata],
-                 ignore_parse_errors=_ignore_parse_errors(t, fmt), **_kafka_properties(t))
+    topic, bootstrap, fmt = _kafka_options(t, read=True)
+    if fmt == "debezium-json":  # (Debezium's change records: funke.spark.kafka_source reads their envelope)
+        envelope, ignore = "debezium-schema" if _flag(t, DEBEZIUM_OPTIONS[0]) else "debezium", _flag(t, DEBEZIUM_OPTIONS[1])
+    else:
+        envelope, ignore = "", _ignore_parse_errors(t, fmt)
+    source = kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format="json" if envelope else fmt, starting=_kafka_starting(t),
+                   metadata=[m.key for m in t.metadata], ignore_parse_errors=ignore, **_kafka_properties(t))
+    return replace(source, envelope=envelope)
+
+
+#: The debezium-json format's options: the records inside ``{"schema", "payload"}``; a row value that fits no JSON rule NULL.
+DEBEZIUM_OPTIONS = ("debezium-json.schema-include", "debezium-json.ignore-parse-errors")
 
 
 #: ``scan.startup.mode``'s options, each read by one mode only.
@@ -535,7 +549,7 @@ CONNECTORS: dict[str, Connector] = {
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values()}),
+                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values(), *DEBEZIUM_OPTIONS}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",
                                          "sink.delivery-guarantee"}), source=_upsert_kafka_source, sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,),

@@ -19,7 +19,7 @@ from funke.dialect.syntax import parse, position
 from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
 from funke.plan.expr import Sql
-from funke.table.changelog import DELETE, INSERT, ROW_KIND, ROW_KIND_NAME, ChangelogMode, changelog_mode, state_mode
+from funke.table.changelog import DELETE, INSERT, RETRACT, ROW_KIND, ROW_KIND_NAME, ChangelogMode, changelog_mode, state_mode
 from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION
 from funke.table.ddl import TableDef
 from funke.table.describe import view_columns, view_rows
@@ -44,7 +44,10 @@ def table_stream(env: Any, t: TableDef, functions: Any, state_ttl_ms: int | None
     source = make(t)
     stream = env.from_source(source, uid=f"table-{t.name}", name=t.name)
     key = getattr(source, "upsert_key", ())
-    kind = [f"`{ROW_KIND}`"] if key else []  # (an upsert source's rows carry their kind: +I, or -D for a tombstone)
+    # (an upsert source's rows carry their kind, +I, or -D for a tombstone; a Debezium topic's, each change's)
+    kind = [f"`{ROW_KIND}`"] if key or getattr(source, "envelope", "") else []
+    if kind and not key:  # (Flink's planner takes a CDC table's primary key as its changes' upsert key)
+        state_mode(stream.node, ChangelogMode(RETRACT.kinds, t.primary_key or None))
     cuts = [(c, ty, time_truncated(c, ty)) for c, ty in t.columns]
     if any(cut for _, _, cut in cuts):  # (a TIME read cut to its precision, as Flink's reader keeps it)
         stream = stream.select(*kind, *(Sql(f"{cut} AS `{c}`", declared=ty) if cut else f"`{c}`" for c, ty, cut in cuts))

@@ -550,3 +550,18 @@ def test_kafka_scan_startup_modes_are_read_and_their_options_checked(t_env):
         t_env.execute_sql(f"CREATE TABLE bad{i} (a BIGINT) {kafka}{extra})")
         with pytest.raises((PlanError, UnsupportedError), match=re.escape(message)):
             t_env.sql_query(f"SELECT a FROM bad{i}")
+
+
+def test_a_debezium_json_kafka_table_is_read_as_a_changelog_and_not_written(t_env):
+    """'format' = 'debezium-json' (tests/spark/test_sql_debezium.py reads it): the table's rows are changes of every
+    kind, of the primary key as their upsert key (Flink's planner takes it so); writing it, and its options on another
+    format, are refused."""
+    kafka = "WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'debezium-json'"
+    t_env.execute_sql(f"CREATE TABLE cdc (id INT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED) {kafka}, 'debezium-json.schema-include' = 'true')")
+    plan = t_env.sql_query("SELECT * FROM cdc").explain()
+    assert "kafka(t at 127.0.0.1:9092, debezium-json, from earliest)" in plan and "changes: [+I, -U, +U, -D] upsert key (id)" in plan
+    with pytest.raises(UnsupportedError, match=re.escape("kafka format 'debezium-json' is not supported by funke (debezium-json is read, not written)")):
+        t_env.execute_sql("INSERT INTO cdc SELECT CAST(auction AS INT), 'x' FROM bids")
+    t_env.execute_sql(f"CREATE TABLE j (id INT) {kafka.replace('debezium-json', 'json')}, 'debezium-json.ignore-parse-errors' = 'true')")
+    with pytest.raises(PlanError, match=re.escape("'debezium-json.ignore-parse-errors' is an option of the debezium-json format, not of json")):
+        t_env.sql_query("SELECT * FROM j")
