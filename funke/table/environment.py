@@ -22,7 +22,7 @@ from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.catalog import FunctionCatalog, function_ddl_text, is_function_ddl
 from funke.table.changelog import INSERT, ROW_KIND, ROW_KIND_NAME, changelog_mode
-from funke.table.connectors import CONNECTORS, interval_text_ms, table_def
+from funke.table.connectors import CONNECTORS, table_def
 from funke.table.ddl import TableDef
 from funke.table.describe import COLUMNS as DESCRIBE_COLUMNS
 from funke.table.describe import function_names, table_columns, table_rows, unknown_table, view_columns, view_rows
@@ -46,10 +46,11 @@ from funke.table.namespace import (
 from funke.table.planner import Planner
 from funke.table.results import StatementSet, TableResult, merged_inserts
 from funke.table.statements import Script, is_wrapped, read_script
+from funke.table.table_config import TableConfig
 from funke.table.table_io import UPDATING, create_as, insert_sink, is_create_as, table_stream
 from funke.table.tableau import tableau
 from funke.table.udf_table import FunctionCalls, GroupedFunctionCalls, TableFunctions
-from funke.table.upsert import upserts
+from funke.table.upsert import changes_table_stream, upserts
 from funke.table.windows import GroupWindow, window_columns
 
 #: The names of the views ``Table.select``/``where`` query through (not listed as the user's).
@@ -208,6 +209,11 @@ class StreamTableEnvironment(FunctionCalls):
         if not isinstance(stream, DataStream):
             raise PlanError(f"from_data_stream() takes a DataStream, got {type(stream).__name__}")
         return self._table(self, stream)
+
+    def from_changelog_stream(self, stream: DataStream, *, changelog_mode: str = "all", key: Sequence[str] | None = None) -> Table:
+        """A stream of changes as an updating table, each row's kind in its column ``row_kind`` (as ``to_changelog_stream``
+        gives them); ``changelog_mode="upsert"`` with the ``key``: normalized as Flink does (``funke.table.upsert``)."""
+        return self._table(self, changes_table_stream(self.from_data_stream(stream)._stream, ROW_KIND_NAME, changelog_mode, key, self._config.state_ttl_ms))
 
     def create_temporary_view(self, name: str, stream_or_table: DataStream | Table | StaticTable) -> None:
         """Name a stream or table for SQL (``FROM name``); a view of the same name is replaced. A static
@@ -620,81 +626,3 @@ class StreamTableEnvironment(FunctionCalls):
         name = f"{_ANONYMOUS}{self._anonymous_views}"
         self._views[name] = table
         return f"`{name}`"
-
-
-class TableConfig:
-    """Flink's ``TableConfig``: options read when a query is planned (later queries see a change).
-
-    Taken: ``table.exec.state.ttl``, how long a group aggregation, a deduplication or a regular join
-    keeps a key's state after its last write (processing time; Flink's units: ``'1 h'``, ``'10 s'``;
-    ``'0'``: for ever, the default); ``execution.latency-mode``, the environment's latency mode
-    (``StreamEnvironment.set_latency_mode``: ``micro-batch``, ``latency-first``, ``realtime``: Spark's
-    real-time trigger for a plan of Kafka, expressions, unions and lookup joins), also
-    ``SET 'execution.latency-mode' = 'realtime'`` in ``execute_sql`` and scripts;
-    ``pipeline.global-job-parameters`` (``'key:value,key:value'``), what a Python function's
-    ``FunctionContext.get_job_parameter`` reads; ``table.local-time-zone`` as ``UTC`` (funke's session time
-    zone; any other zone is refused). Any other option is refused: nothing is accepted and ignored.
-
-    >>> config = TableConfig().set("table.exec.state.ttl", "90 s")
-    >>> config.get("table.exec.state.ttl"), config.state_ttl_ms
-    ('90 s', 90000)
-    """
-
-    OPTIONS = ("table.exec.state.ttl", "execution.latency-mode", "pipeline.global-job-parameters", "table.local-time-zone")
-    #: The spellings of UTC ``table.local-time-zone`` takes (funke computes in UTC).
-    UTC = ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "UTC+00:00", "GMT+00:00")
-
-    def __init__(self, env: Any = None) -> None:
-        self._options: dict[str, str] = {}
-        self._env = env
-
-    def set(self, key: str, value: str) -> TableConfig:
-        if key not in self.OPTIONS:
-            raise UnsupportedError(f"Flink SQL: the option {key!r} is not supported by funke; it takes {', '.join(self.OPTIONS)}")
-        if key == "execution.latency-mode":
-            if self._env is None:
-                raise PlanError("Flink SQL: execution.latency-mode is the environment's: set it on a StreamTableEnvironment's config")
-            self._env.set_latency_mode(str(value))  # (refused there when it is not a mode)
-        elif key == "pipeline.global-job-parameters":
-            _key_values(str(value), key)
-        elif key == "table.local-time-zone":
-            if str(value) not in self.UTC:
-                raise UnsupportedError(
-                    f"Flink SQL: table.local-time-zone {value!r}: funke's session time zone is UTC (TIMESTAMP_LTZ values are "
-                    "shown and cast in UTC); other zones are not supported yet"
-                )
-        else:
-            interval_text_ms(str(value), f"option {key}")  # (refused now if it is not a duration)
-        self._options[key] = str(value)
-        return self
-
-    def set_statement(self, statement: exp.Set, sql: str) -> None:
-        """``SET 'key' = 'value'`` (Flink SQL's client syntax)."""
-        items = statement.expressions
-        pair = items[0].this if len(items) == 1 else None
-        if not isinstance(pair, exp.EQ) or not all(isinstance(x, exp.Literal) for x in (pair.this, pair.expression)):
-            raise PlanError(f"Flink SQL: SET takes one 'key' = 'value' (at {position(statement, sql)})")
-        self.set(pair.this.this, pair.expression.this)
-
-    def get(self, key: str, default: str | None = None) -> str | None:
-        return self._options.get(key, default)
-
-    @property
-    def job_parameters(self) -> dict[str, str]:
-        return _key_values(self._options.get("pipeline.global-job-parameters", ""), "pipeline.global-job-parameters")
-
-    @property
-    def state_ttl_ms(self) -> int | None:
-        ttl = self._options.get("table.exec.state.ttl")
-        return (interval_text_ms(ttl, "option table.exec.state.ttl") or None) if ttl is not None else None
-
-
-def _key_values(text: str, option: str) -> dict[str, str]:
-    """``'k1:v1,k2:v2'`` (Flink's map option format) as a dict."""
-    out = {}
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        key, sep, value = part.partition(":")
-        if not sep or not key.strip():
-            raise PlanError(f"option {option}: {part!r} is not key:value (write 'key:value,other:value')")
-        out[key.strip()] = value.strip()
-    return out

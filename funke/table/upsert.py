@@ -26,6 +26,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from funke.errors import PlanError
+from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
@@ -39,6 +41,7 @@ from funke.table.changelog import (
     changelog_mode,
     is_retraction,
     rows_step,
+    state_mode,
     with_ttl,
 )
 
@@ -120,6 +123,32 @@ class ChangelogNormalize(KeyedProcessFunction):
         else:
             state.update(held)
         yield from out
+
+
+def changes_table_stream(stream: Any, column: str, changelog_mode: str, key: Sequence[str] | None, ttl_ms: int | None) -> Any:
+    """``stream``'s rows as the changes of an updating table, each row's kind (``+I``, ``-U``, ``+U``, ``-D``) in its
+    ``column`` (a kind of none of them fails the job, naming it). ``changelog_mode="all"``: every kind, as they come
+    (``key``: the columns identifying a row, its upsert key, if known); ``"upsert"`` (Flink's ``ChangelogMode.upsert()``,
+    which needs a primary key): ``+I``/``+U`` a key's row now, ``-D`` (or ``-U``) it gone, normalized into whole rows
+    (``ChangelogNormalize``), as Flink's planner reads such a stream."""
+    if changelog_mode not in ("all", "upsert"):
+        raise PlanError(f"from_changelog_stream(): changelog_mode is 'all' (every kind) or 'upsert', got {changelog_mode!r}")
+    if column not in stream.columns:
+        raise PlanError(f"from_changelog_stream(): the stream has no column {column!r} holding each row's kind (+I, -U, +U, -D): "
+                        f"its columns are {', '.join(stream.columns)}")  # fmt: skip
+    if changelog_mode == "upsert" and not key:
+        raise PlanError("from_changelog_stream(changelog_mode='upsert') needs the key that identifies a row: key=[...] (Flink: the schema's primary key)")
+    missing = [k for k in key or () if k not in stream.columns]
+    if missing:
+        raise PlanError(f"from_changelog_stream(): the key's column {missing[0]!r} is not a column of the stream ({', '.join(stream.columns)})")
+    known = ", ".join(f"'{k}'" for k in (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE))
+    kind = (f"CASE WHEN `{column}` IN ({known}) THEN `{column}` ELSE RAISE_ERROR(CONCAT('from_changelog_stream(): a row of kind ', "
+            f"COALESCE(`{column}`, 'NULL'), ', not one of {known.replace(chr(39), '')}')) END AS `{ROW_KIND}`")  # fmt: skip
+    changes = stream.select(Sql(kind, declared="string"), *(f"`{c}`" for c in stream.columns if c != column))
+    if changelog_mode == "upsert":
+        return normalized(changes, key, ttl_ms)  # type: ignore[arg-type]
+    state_mode(changes.node, ChangelogMode(frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE}), tuple(key) if key else None))
+    return changes
 
 
 def normalized(stream: Any, key: Sequence[str], ttl_ms: int | None = None) -> Any:

@@ -188,3 +188,32 @@ def test_order_by_limit_is_a_top_n_of_the_whole_result_and_limit_alone_keeps_the
     assert held == {"a": 4}
     if not bounded:  # (one row per micro-batch: every change in order)
         assert [(r["row_kind"], r["k"], r["s"]) for r in top_sum.rows] == [("+I", "a", 1), ("-D", "a", 1), ("+I", "b", 2), ("-D", "b", 2), ("+I", "a", 4)]
+
+
+def test_a_stream_of_changes_is_read_back_as_an_updating_table_and_a_kind_of_none_of_them_fails_the_job(env):
+    """funke's ``from_changelog_stream``, the inverse of ``to_changelog_stream``: each row's kind in its ``row_kind``
+    column; an aggregation over it gives PyFlink 2.3's changes for the same rows (tests/spark/test_pyflink_table_programs.py
+    reads them through PyFlink's API); upsert mode normalizes by the key; a kind not Flink's fails the job, naming it."""
+    import funke as fk
+
+    schema = "row_kind string, name string, score int"
+    rows = [("+I", "Alice", 12), ("+I", "Bob", 5), ("-U", "Alice", 12), ("+U", "Alice", 100), ("-D", "Bob", 5)]
+    t_env = StreamTableEnvironment.create(env)
+    changes = t_env.from_changelog_stream(env.from_collection([dict(zip(("row_kind", "name", "score"), r)) for r in rows], schema))
+    t_env.create_temporary_view("t", changes)
+    totals = t_env.to_changelog_stream(t_env.sql_query("SELECT SUM(score) AS s FROM t")).collect()
+    ups = [("+I", "Alice", 12), ("+U", "Alice", 12), ("+U", "Alice", 13), ("-D", "Alice", None)]
+    upserted = t_env.from_changelog_stream(env.from_collection([dict(zip(("row_kind", "name", "score"), r)) for r in ups], schema),
+                                           changelog_mode="upsert", key=["name"])  # fmt: skip
+    normalized = t_env.to_changelog_stream(upserted).collect()
+    env.execute(bounded=True).wait(300)
+    assert [(r["row_kind"], r["s"]) for r in totals.rows] == [
+        ("+I", 12), ("-U", 12), ("+U", 17), ("-U", 17), ("+U", 5), ("-U", 5), ("+U", 105), ("-U", 105), ("+U", 100),
+    ]  # fmt: skip
+    assert [tuple(r.values()) for r in normalized.rows] == [("+I", "Alice", 12), ("-U", "Alice", 12), ("+U", "Alice", 13), ("-D", "Alice", 13)]
+    bad_env = fk.StreamEnvironment(app="bad-kind", spark=env.spark, checkpoint_dir=env.checkpoint_dir + "-bad")
+    bad = StreamTableEnvironment.create(bad_env).from_changelog_stream(bad_env.from_collection([{"row_kind": "+X", "name": "a", "score": 1}], schema))
+    bad_env_out = StreamTableEnvironment.create(bad_env).to_changelog_stream(bad).collect()
+    with pytest.raises(Exception, match=r"a row of kind \+X, not one of \+I, -U, \+U, -D"):
+        bad_env.execute(bounded=True).wait(300)
+    assert bad_env_out.rows == []

@@ -24,6 +24,7 @@ from funke.pyflink.common.time import Instant
 from funke.pyflink.common.typeinfo import PickledBytesTypeInfo, RowTypeInfo, TypeInformation
 from funke.pyflink.common.types import Row, RowKind
 from funke.semantics.rich import RuntimeContext, call_open, current_task
+from funke.table.changelog import ROW_KIND
 
 VALUE, KEY, TS, LINE = "value", "pf_key", "pf_ts", "line"
 #: PyFlink's ``record_timestamp`` of a value without one (Java's Long.MIN_VALUE).
@@ -130,8 +131,8 @@ class Step:
 @dataclass(frozen=True)
 class Tail:
     """What a chain's last part makes of each value: ``rows`` (the value on), ``key`` (and its key),
-    ``print`` (PyFlink's text line), ``collect`` (converted to its type) or ``columns`` (a ROW type's
-    fields as typed columns)."""
+    ``print`` (PyFlink's text line), ``collect`` (converted to its type), ``columns`` (a ROW type's
+    fields as typed columns) or ``changes`` (those and each Row's kind in ``ROW_KIND``)."""
 
     kind: str = "rows"
     selector: Callable[[Any], Any] | None = None
@@ -262,6 +263,9 @@ class Chain:
             t = tail.out_type
             names = t.get_field_names()  # type: ignore[union-attr]
             return [dict(zip(names, map(_column_value, t.from_python(v)))) for v in values]  # type: ignore[union-attr]
+        if tail.kind == "changes":  # those, and each Row's RowKind (from_changelog_stream)
+            names, rows = tail.out_type.get_field_names(), map(tail.out_type.from_python, values)  # type: ignore[union-attr]
+            return [{ROW_KIND: str(r.get_row_kind()), **dict(zip(names, map(_column_value, r)))} for r in rows]
         # collect: the value as Java hands it back (converted to its declared type)
         t = tail.out_type
         convert = self._converter(t) if needs_conversion(t) else None  # type: ignore[arg-type]

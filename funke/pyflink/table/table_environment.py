@@ -18,10 +18,11 @@ from funke.pyflink.table.descriptors import Schema, TableDescriptor
 from funke.pyflink.table.table_result import StatementSet, TableResult, table_fields
 from funke.pyflink.table.table_schema import Column, ResolvedSchema, TableSchema, UniqueConstraint, Watermark
 from funke.table import environment as fk_table
-from funke.table.changelog import ROW_KIND_NAME
+from funke.table.changelog import ROW_KIND, ROW_KIND_NAME
 from funke.table.data_types import DataType, RowType
 from funke.table.describe import view_columns, view_rows
 from funke.table.time_of_day import time_precision, truncated
+from funke.table.upsert import changes_table_stream
 
 
 def _named_row(names: Sequence[str], values: Sequence[Any]) -> Row:
@@ -168,8 +169,8 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
         for (name, kind, nullable, *_), f in zip(rows, schema.fields, strict=True):
             text, _, marker = kind.partition(" *")
             columns.append(Column(name, DataType(text, f.dtype or "", bool(nullable)), f" *{marker}" if marker else ""))
-        if table._path is None:
-            return TableSchema(columns)
+        if table._path is None:  # (a primary key: from_changelog_stream's, named as Flink names it)
+            return TableSchema(columns, None, UniqueConstraint("PK_" + "_".join(table._key), table._key) if table._key else None)
         declared = self._tables.get(table._path)
         key = declared.primary_key if declared is not None else ()
         return TableSchema(columns, self._watermark(table._path), UniqueConstraint(declared.key_name, key) if key else None)
@@ -225,6 +226,30 @@ class TableEnvironment(fk_table.StreamTableEnvironment):
             raise UnsupportedError("from_data_stream(ds, col(...), ...): funke takes a Schema (Schema.new_builder()...build()), or none")
         table = super().from_data_stream(_columns_of(data_stream))
         return _with_schema(table, fields_or_schema[0]) if fields_or_schema else table
+
+    def from_changelog_stream(self, data_stream: Any, schema: Schema | None = None, changelog_mode: Any = None) -> Table:  # type: ignore[override]
+        """A PyFlink DataStream of ``Row``s, each with its ``RowKind``, as an updating table, as Flink's planner reads it:
+        every kind as it comes, or with ``ChangelogMode.upsert()`` (and the ``Schema``'s primary key) a key's row
+        now (``+I``/``+U``) or gone (``-D``), normalized into whole rows. A ``Schema`` types the columns as in
+        ``from_data_stream``."""
+        from funke.api.streams import DataStream as FunkeStream
+
+        mode = "all" if changelog_mode is None else getattr(changelog_mode, "_mode", None)
+        if mode not in ("all", "upsert"):
+            raise UnsupportedError(f"from_changelog_stream(..., {changelog_mode!r}): funke takes ChangelogMode.all() and upsert(); "
+                                   "an insert-only stream is from_data_stream's")  # fmt: skip
+        if isinstance(data_stream, FunkeStream):
+            raise PlanError("from_changelog_stream(): a funke DataStream's changes are read by funke.table's from_changelog_stream(stream)")
+        keys = [e[1] for e in (schema.entries if schema is not None else ()) if e[0] == "key"]
+        table = super().from_data_stream(_columns_of(data_stream, kinds=True))
+        if schema is not None:
+            table = _with_schema(table, Schema(tuple(e for e in schema.entries if e[0] != "key")))
+        key = keys[0] if keys else None
+        out = self._table(self, changes_table_stream(table._stream, ROW_KIND, mode, key, self._config.state_ttl_ms))
+        if schema is not None:  # (its schema: the columns' declared types, NOT NULL, and the key, as PyFlink prints them)
+            out._declared = {e[1]: (e[2].flink, not e[2].nullable or e[1] in (key or ())) for e in schema.entries if e[0] == "column"}
+        out._key = tuple(key or ())
+        return out
 
     def to_data_stream(self, table: Any) -> Any:  # type: ignore[override]
         """An insert-only table as a PyFlink DataStream of named ``Row``s (its columns' types)."""
@@ -354,6 +379,8 @@ class Table(fk_table.Table):
     _sql: str | None = None
     _declared: Any = ()
     _path: str | None = None
+    #: The primary key ``from_changelog_stream``'s Schema declared.
+    _key: tuple[str, ...] = ()
 
     def __getattr__(self, name: str) -> Any:
         stream = self.__dict__.get("_stream")
@@ -575,8 +602,9 @@ def _inferred(values: list[Any], name: str) -> str:
     )
 
 
-def _columns_of(ds: Any) -> Any:
-    """A PyFlink DataStream's values as a funke stream of typed columns (a ROW's fields, or ``f0``)."""
+def _columns_of(ds: Any, *, kinds: bool = False) -> Any:
+    """A PyFlink DataStream's values as a funke stream of typed columns (a ROW's fields, or ``f0``); with ``kinds``, each
+    Row's ``RowKind`` in ``ROW_KIND`` first."""
     from funke.pyflink.common.typeinfo import RowTypeInfo, TupleTypeInfo, Types
     from funke.pyflink.datastream._wire import Tail
 
@@ -594,8 +622,8 @@ def _columns_of(ds: Any) -> Any:
     names = t.get_field_names()
     if untyped := [n for n, ft in zip(names, t.field_types, strict=True) if ft.sql_type is None]:
         raise UnsupportedError(f"from_data_stream(): field {untyped[0]!r} has a type funke's columns do not hold ({t!r})")
-    ddl = ", ".join(f"`{n}` {ft.sql_type}" for n, ft in zip(names, t.field_types, strict=True))
-    return ds._chained(Tail("columns", out_type=t), ddl, "")
+    ddl = ", ".join([f"`{ROW_KIND}` string"] * kinds + [f"`{n}` {ft.sql_type}" for n, ft in zip(names, t.field_types, strict=True)])
+    return ds._chained(Tail("changes" if kinds else "columns", out_type=t), ddl, "")
 
 
 def _tuple_row(value: tuple[Any, ...]) -> Row:
@@ -603,7 +631,8 @@ def _tuple_row(value: tuple[Any, ...]) -> Row:
 
 
 def _with_schema(table: Table, schema: Schema) -> Table:
-    """``table`` (a stream's fields) as ``schema`` declares it: its columns, computed columns and watermark."""
+    """``table`` (a stream's fields) as ``schema`` declares it: its columns, computed columns and watermark (an
+    updating table's row kinds kept)."""
     from funke.pyflink.table.descriptors import type_sql
     from funke.table.ddl import watermark_strategy
 
@@ -615,7 +644,7 @@ def _with_schema(table: Table, schema: Schema) -> Table:
         for kind, name, value in (e for e in entries if e[0] in ("column", "computed")):
             if kind == "column" and name not in fields:
                 raise PlanError(f"from_data_stream(): the Schema's column {name!r} is not a field of the stream ({', '.join(fields)})")
-            items.append(f"CAST(`{name}` AS {type_sql(value)}) AS `{name}`" if kind == "column" else f"{value} AS `{name}`")
+            items.append(f"CAST(`{name}` AS {type_sql(value).removesuffix(' NOT NULL')}) AS `{name}`" if kind == "column" else f"{value} AS `{name}`")
     else:
         items = [f"`{c}`" for c in fields] + [f"{e[2]} AS `{e[1]}`" for e in entries if e[0] == "computed"]
     out = table.select(*items)
