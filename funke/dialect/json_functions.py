@@ -164,6 +164,8 @@ _JV_RETURNING = {
     "DOUBLE": ("double", "n RLIKE '[.eE]'"),
     "BOOLEAN": ("boolean", None),
 }
+#: JSON_VALUE's RETURNING types funke takes, each as its Spark type (the planner's type of the call).
+JSON_VALUE_TYPES = {returning: spark for returning, (spark, _) in _JV_RETURNING.items()}
 #: The Spark types a DEFAULT of each RETURNING type may have (Flink casts a number to a STRING, and fails the job on
 #: an INT for a DOUBLE: its ClassCastException).
 _JV_DEFAULTS = {

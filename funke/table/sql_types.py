@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from funke.dialect.json_functions import JSON_VALUE_TYPES
 from funke.plan.types import INTEGRAL, Schema, decimal_arithmetic, decimal_digits, normalize_type, struct_fields, widest_decimal
 from funke.table.time_of_day import cast_time_type, is_localtime, is_time_cast, time_precision
 
@@ -82,7 +83,7 @@ def type_of(e: exp.Expression, schema: Schema | None) -> str | None:
 def json_value_type(e: exp.Anonymous) -> str | None:
     """A JSON_VALUE call's type: its RETURNING clause's (an ``exp.Var`` when written), STRING without one."""
     returning = next((a.name.removeprefix("RETURNING ") for a in e.expressions if isinstance(a, exp.Var) and a.name.startswith("RETURNING ")), "STRING")
-    return _JSON_VALUE_TYPES.get(returning)
+    return JSON_VALUE_TYPES.get(returning)
 
 
 def _time_of_parts(e: exp.Expression, schema: Schema | None) -> str | None:
@@ -187,8 +188,6 @@ ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "
 
 #: Functions whose result is a string in Flink and in Spark alike (whatever their arguments).
 _STRING_FUNCTIONS = frozenset({"DATE_FORMAT"})
-#: JSON_VALUE's result by its RETURNING type (funke.dialect.json_functions refuses the others).
-_JSON_VALUE_TYPES = {"STRING": "string", "INT": "int", "DOUBLE": "double", "BOOLEAN": "boolean"}
 #: Functions whose result is a TIMESTAMP(3) or TIMESTAMP_LTZ(3) in Flink (a TIMESTAMP in Spark).
 _TIMESTAMP_FUNCTIONS = frozenset({"TO_TIMESTAMP_LTZ", "TO_TIMESTAMP", "NOW", "CURRENT_ROW_TIMESTAMP"})
 #: Functions whose result is an ARRAY (the kind is what matters: a subscript counts from 1).
