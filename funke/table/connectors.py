@@ -387,7 +387,8 @@ def _jdbc_changelog_sink(t: TableDef) -> Any:
     return replace(_jdbc_sink(t), changes="row_kind")
 
 
-def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[str, str, str]:
+def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[Any, str, str]:
+    """A kafka table's topic (a source's: Flink's ``;``-separated list), bootstrap servers and format, checked."""
     fmt = t.options.get("format", "json")
     formats = ("json", "csv", "debezium-json") if read else ("json", "csv")
     if fmt not in formats:
@@ -396,7 +397,10 @@ def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[str, str, str]:
     for option in DEBEZIUM_OPTIONS:
         if option in t.options and fmt != "debezium-json":
             raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the debezium-json format, not of {fmt}")
-    return _required(t, "topic"), _required(t, "properties.bootstrap.servers"), fmt
+    topics = [name.strip() for name in _required(t, "topic").split(";") if name.strip()]
+    if len(topics) != 1 and not read:
+        raise UnsupportedError(f"Flink SQL: table {t.name}: a kafka sink writes one topic, and 'topic' names {len(topics)}: {t.options['topic']!r}")
+    return (topics if len(topics) > 1 else topics[0] if topics else ""), _required(t, "properties.bootstrap.servers"), fmt
 
 
 def _kafka_properties(t: TableDef) -> dict[str, str]:

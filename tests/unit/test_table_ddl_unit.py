@@ -565,3 +565,12 @@ def test_a_debezium_json_kafka_table_is_read_as_a_changelog_and_not_written(t_en
     t_env.execute_sql(f"CREATE TABLE j (id INT) {kafka.replace('debezium-json', 'json')}, 'debezium-json.ignore-parse-errors' = 'true')")
     with pytest.raises(PlanError, match=re.escape("'debezium-json.ignore-parse-errors' is an option of the debezium-json format, not of json")):
         t_env.sql_query("SELECT * FROM j")
+
+
+def test_a_kafka_source_s_topic_is_flink_s_list_and_a_sink_s_one_topic(t_env):
+    """'topic' = 'a; b' is two topics, as Flink's semicolon-separated list; a sink writing two is refused, naming them."""
+    kafka = "WITH ('connector' = 'kafka', 'topic' = 'a; b', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json')"
+    t_env.execute_sql(f"CREATE TABLE two (x BIGINT) {kafka}")
+    assert t_env.sql_query("SELECT x FROM two")._stream.node.inputs[0].spec.topics == ("a", "b")
+    with pytest.raises(UnsupportedError, match=re.escape("a kafka sink writes one topic, and 'topic' names 2: 'a; b'")):
+        t_env.execute_sql("INSERT INTO two SELECT auction FROM bids")
