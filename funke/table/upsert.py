@@ -11,6 +11,11 @@ when none is left, a ``-D``. An update that comes as ``-U`` then ``+U`` of the o
 therefore sent as ``-D`` then ``+I`` (what Flink's materializer sends for it too; Flink's planner drops
 the ``-U`` before it where it can tell that it is safe, funke does not yet).
 
+Read the other way, an upsert stream (an ``upsert-kafka`` table, ``from_changelog_stream(...,
+changelog_mode="upsert")``: each row its key's row now, or a delete of it) becomes a changelog of whole
+rows through ``ChangelogNormalize``, as Flink's planner reads one; ``changes_table_stream`` reads a
+stream whose rows carry their kinds; ``versions`` is what an event-time temporal join reads of an upsert table.
+
 >>> m = UpsertMaterializer(("k",))
 >>> rows, out = [], []
 >>> for kind, v in (("+I", 1), ("+I", 2), ("-D", 2), ("-U", 1)):
