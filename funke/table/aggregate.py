@@ -49,6 +49,7 @@ from funke.table.changelog import (
     UPDATE_AFTER,
     UPDATE_BEFORE,
     ChangelogMode,
+    held_step,
     is_retraction,
     with_ttl,
 )
@@ -211,10 +212,4 @@ class GroupAggregate(KeyedProcessFunction):
         return row
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        state = ctx.get_state(self.accumulators)
-        after, out = self.step(state.value(), value)
-        if after is None:
-            state.clear()
-        else:
-            state.update(after)
-        yield from out
+        yield from held_step(ctx, self.accumulators, self.step, value)

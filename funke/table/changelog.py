@@ -26,7 +26,7 @@ from funke.semantics.ttl import StateTtlConfig
 
 __all__ = [
     "DELETE", "INSERT", "INSERT_ONLY", "RETRACT", "RETRACTIONS", "ROW_KIND", "ROW_KIND_NAME", "UPDATE_AFTER",
-    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "is_retraction", "rows_step", "state_mode", "with_ttl",
+    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "held_step", "is_retraction", "rows_step", "state_mode", "with_ttl",
 ]  # fmt: skip
 
 
@@ -46,10 +46,16 @@ def with_ttl(descriptor: StateDescriptor, ttl_ms: int | None) -> StateDescriptor
 def rows_step(ctx: Any, rows: StateDescriptor, step: Callable[[list, dict], tuple[list, list]], value: dict) -> list[dict]:
     """Run ``step(rows held, value) -> (rows held after, changes)`` of an operator that keeps a key's rows as
     one list in value state ``rows`` (cleared when none is left); the changes."""
-    state = ctx.get_state(rows)
-    after, out = step(state.value() or [], value)
-    if after:
-        state.update(after)
-    else:
+    return held_step(ctx, rows, lambda held, v: step(held or [], v), value, empty=[])
+
+
+def held_step(ctx: Any, descriptor: StateDescriptor, step: Callable[[Any, dict], tuple[Any, list]], value: dict, empty: Any = None) -> list[dict]:
+    """Run ``step(what the key holds in value state descriptor (None: nothing), value) -> (what it holds after, changes)``,
+    the state cleared where it holds ``empty`` after; the changes."""
+    state = ctx.get_state(descriptor)
+    after, out = step(state.value(), value)
+    if after is None or after == empty:
         state.clear()
+    else:
+        state.update(after)
     return out

@@ -32,7 +32,7 @@ from funke.errors import UserFunctionError
 from funke.plan.types import Schema, compatible, python_type_name, struct_fields
 from funke.semantics.functions import KeyedProcessFunction
 from funke.semantics.state import ValueStateDescriptor
-from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, with_ttl
+from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, held_step, with_ttl
 from funke.table.udf import FunctionContext, ImperativeAggregate, PandasAggregate, UserDefinedFunctionWrapper
 
 
@@ -196,13 +196,7 @@ class TableAggregate(KeyedProcessFunction):
             ) from e
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        state = ctx.get_state(self.state)
-        kept, out = self.step(state.value(), value)
-        if kept is None:
-            state.clear()
-        else:
-            state.update(kept)
-        yield from out
+        yield from held_step(ctx, self.state, self.step, value)
 
 
 def _values(row: Any, names: Sequence[str]) -> tuple[Any, ...]:

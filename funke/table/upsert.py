@@ -44,6 +44,7 @@ from funke.table.changelog import (
     UPDATE_BEFORE,
     ChangelogMode,
     changelog_mode,
+    held_step,
     is_retraction,
     rows_step,
     state_mode,
@@ -121,13 +122,7 @@ class ChangelogNormalize(KeyedProcessFunction):
         return row, [{ROW_KIND: UPDATE_BEFORE, **held}, {ROW_KIND: UPDATE_AFTER, **row}]
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
-        state = ctx.get_state(self.held)
-        held, out = self.step(state.value(), value)
-        if held is None:
-            state.clear()
-        else:
-            state.update(held)
-        yield from out
+        yield from held_step(ctx, self.held, self.step, value)
 
 
 def changes_table_stream(stream: Any, column: str, changelog_mode: str, key: Sequence[str] | None, ttl_ms: int | None) -> Any:
