@@ -18,7 +18,8 @@ import time
 from importlib import resources
 from typing import Any
 
-from funke.connectors.kafka import KafkaSource, records_behind
+from funke.connectors.kafka import KafkaSource
+from funke.connectors.kafka_offsets import records_behind
 from funke.connectors.redis_streams import RedisStreamSource, entries_behind
 from funke.plan import nodes
 from funke.runtime import progress as pg

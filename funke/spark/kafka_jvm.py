@@ -31,6 +31,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from funke.connectors import kafka as kc
+from funke.connectors import kafka_offsets as ko
 from funke.errors import EnvironmentSetupError, PlanError, SinkError
 
 log = logging.getLogger("funke.kafka")
@@ -110,10 +111,10 @@ def starting_options(spec: kc.KafkaSource) -> dict[str, str]:
     if s in ("earliest", "latest"):
         return {"startingOffsets": s}
     if isinstance(s, dt.datetime):
-        when = s if s.tzinfo is not None else s.replace(tzinfo=dt.timezone.utc)
+        when = s if s.tzinfo is not None else s.replace(tzinfo=dt.UTC)
         return {"startingTimestamp": str(int(when.timestamp() * 1000)), "startingOffsetsByTimestampStrategy": "latest"}
     given = dict(s)
-    with kc.Cluster(spec) as cluster:
+    with ko.Cluster(spec) as cluster:
         keys = cluster.partitions()
     missing = sorted(set(given) - set(keys))
     if missing:
@@ -131,7 +132,7 @@ def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cor
         options |= starting_options(spec) | ({} if realtime else {"maxOffsetsPerTrigger": str(spec.max_rows_per_batch)})
         reader = spark.readStream.format(FORMAT).options(**options)
     else:
-        ranges = kc.bounded_ranges(spec, max(1, cores))
+        ranges = ko.bounded_ranges(spec, max(1, cores))
         start, end = _range_offsets(spec, ranges)
         reader = spark.read.format(FORMAT).options(**options, startingOffsets=_offsets_json(start), endingOffsets=_offsets_json(end))
     return reader.load().select("key", "value", "topic", "partition", "offset", "timestamp")
@@ -139,7 +140,7 @@ def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cor
 
 def _range_offsets(spec: kc.KafkaSource, ranges: list[tuple[Any, ...]]) -> tuple[dict[str, int], dict[str, int]]:
     """A bounded run's ``[start, end)`` per partition (every partition named: an empty one reads nothing)."""
-    with kc.Cluster(spec) as cluster:
+    with ko.Cluster(spec) as cluster:
         keys = cluster.partitions()
         bounds = cluster.bounds(keys)
     start = {k: bounds[k][0] for k in keys}

@@ -22,6 +22,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 
 from funke.connectors import kafka as kc
+from funke.connectors import kafka_offsets as ko
 from funke.plan.changelog import DELETE, INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE
 from funke.plan.types import Schema
 from funke.spark import kafka_jvm, parse
@@ -59,7 +60,7 @@ class KafkaStreamReader(DataSourceStreamReader):
     def initialOffset(self) -> dict:
         # Fixed once per query run: "latest" or a time must not move on while no batch has run.
         if self.initial is None:
-            self.initial = kc.initial_offset(self.config.spec)
+            self.initial = ko.initial_offset(self.config.spec)
         return self.initial
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -67,10 +68,10 @@ class KafkaStreamReader(DataSourceStreamReader):
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         max_rows = None if isinstance(limit, ReadAllAvailable) else getattr(limit, "max_rows", self.config.spec.max_rows_per_batch)
-        return kc.latest_offset(self.config.spec, start, max_rows)
+        return ko.latest_offset(self.config.spec, start, max_rows)
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        return [InputPartition(p) for p in kc.plan_partitions(self.config, start, end)]
+        return [InputPartition(p) for p in ko.plan_partitions(self.config.parallelism, self.config.eos_column, start, end)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return kc.read_partition(self.config, partition.value)
@@ -114,7 +115,7 @@ def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cor
     config = kc.ReaderConfig(spec, max(1, cores), eos)
     if streaming:
         return spark.readStream.format(NAME).option("config", encode(config)).load()
-    ranges = kc.bounded_ranges(spec, max(1, cores))
+    ranges = ko.bounded_ranges(spec, max(1, cores))
     return spark.read.format(NAME).option("config", encode(config)).option("ranges", encode(ranges)).load()
 
 
@@ -124,7 +125,7 @@ SPLIT = "_funke_split"
 
 def partition_keys(spec: kc.KafkaSource) -> list[str]:
     """The topics' partitions now, as ``topic/partition`` (``SourceError`` if the broker or a topic is missing)."""
-    with kc.Cluster(spec) as cluster:
+    with ko.Cluster(spec) as cluster:
         return cluster.partitions()
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import funke as fk
-from funke.connectors.kafka import fill
+from funke.connectors.kafka_offsets import fill
 
 
 def one_at_a_time(levels: dict[str, int], caps: dict[str, int], budget: int) -> dict[str, int]:

@@ -8,7 +8,7 @@ import uuid
 import redis
 
 import funke as fk
-from funke.connectors.kafka import records_behind
+from funke.connectors.kafka_offsets import records_behind
 from funke.connectors.redis_streams import entries_behind
 from tests.servers import ensure_kafka, ensure_redis
 
