@@ -56,8 +56,8 @@ SESSION_NOTE = "a SparkSession of your own without it (spark.jars) reads with fu
 #: What only the Python data source does: (applies to (source, streaming?), why) — the JVM connector's gaps.
 ONLY_PYTHON = (
     (
-        lambda s, streaming: streaming and s.events is not None,
-        "events=N ends a streaming read after N records, and Spark's Kafka source has no end in a streaming query",
+        lambda s, streaming: streaming and s.bounded,
+        "events=N or ending= ends a streaming read, and Spark's Kafka source has no end in a streaming query",
     ),
     (lambda s, streaming: bool(s.options), "**options are librdkafka (confluent-kafka) settings"),
 )
@@ -103,6 +103,9 @@ class KafkaSource(SourceSpec):
     #: Flink's debezium-json: "debezium" (each value ``{"before", "after", "op"}``, the kinds of its changes in
     #: ``ROW_KIND``), "debezium-schema" (that in ``{"schema", "payload"}``), or "" (each value a row).
     envelope: str = ""
+    #: Where the read ends (Flink's ``scan.bounded.mode``): None (never), "latest" (the offsets at the start), a
+    #: ``datetime`` (each partition before its first record at or after it) or ``((partition key, offset), ...)``.
+    ending: Any = None
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -119,7 +122,7 @@ class KafkaSource(SourceSpec):
 
     @property
     def bounded(self) -> bool:
-        return self.events is not None
+        return self.events is not None or self.ending is not None
 
     @property
     def split_watermarks(self) -> bool:
@@ -131,6 +134,7 @@ class KafkaSource(SourceSpec):
 
     def describe(self) -> str:
         end = f", {self.events:,} events" if self.events is not None else ""
+        end += f", to {_starting_text(self.ending)}" if self.ending is not None else ""
         upsert = f", upserts by key ({', '.join(self.upsert_key)})" if self.upsert_key else ""
         fmt = f"{self.envelope.split('-')[0]}-json" if self.envelope else self.format
         return f"kafka({', '.join(self.topics)} at {self.bootstrap}, {fmt}{upsert}, from {_starting_text(self.starting)}{end})"
@@ -188,6 +192,7 @@ def kafka(
     partition_watermarks: bool = True,
     connector: str = "auto",
     ignore_parse_errors: bool = False,
+    ending: str | dt.datetime | Mapping[Any, int] | None = None,
     **options: Any,
 ) -> KafkaSource:
     """Rows from Kafka topics, replayable after a restart from Spark's offset log.
@@ -197,6 +202,11 @@ def kafka(
     (``{(topic, partition): offset}`` for several topics; partitions not named start at
     the earliest). ``events=N`` ends the run after ``N`` offsets (see the module doc);
     ``execute(bounded=True)`` reads up to the latest offsets at the start (at most ``N``).
+    ``ending`` ends the read, streaming or bounded, as Flink's bounded ``KafkaSource`` (``scan.bounded.mode``):
+    ``"latest"`` (the offsets when the job starts), a ``datetime`` (each partition before its first record at or after
+    that time, its end when none) or ``{partition: offset}`` (each partition before that offset; partitions not named
+    read nothing). The partitions are those of the topics at the start. A bounded run reads no further than the latest
+    offsets at its start, where a streaming one waits for an offset named past them.
     ``metadata``: any of key, topic, partition, offset, timestamp, as columns
     ``kafka_<name>``; ``kafka_timestamp`` (the record's timestamp) can be the event time.
     ``create=True`` creates a missing topic with ``partitions`` partitions; without it a
@@ -267,11 +277,16 @@ def kafka(
     if ignore_parse_errors and fmt != "json":
         raise PlanError(f"kafka(ignore_parse_errors=True) is for format='json', got format={format!r}")
     _check_starting(starting, names)
+    if ending is not None:
+        _check_starting(ending, names, "ending")
+        if ending == "earliest":
+            raise PlanError("kafka(ending=...) must be 'latest', a datetime or {partition: offset}, got 'earliest'")
     require_kafka()
     return KafkaSource(
         names, declared, bootstrap, fmt, starting if not isinstance(starting, Mapping) else tuple(sorted(_key_starting(starting, names).items())),
         events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
         tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks), connector, bool(ignore_parse_errors),
+        ending=ending if not isinstance(ending, Mapping) else tuple(sorted(_key_starting(ending, names, "ending").items())),
     )
 
 
@@ -283,17 +298,14 @@ def _starting_text(starting: Any) -> str:
     return str(starting)
 
 
-def _check_starting(starting: Any, topics: tuple[str, ...]) -> None:
-    if isinstance(starting, str):
-        if starting not in ("earliest", "latest"):
-            raise PlanError(f"kafka(starting=...) must be 'earliest', 'latest', a datetime or {{partition: offset}}, got {starting!r}")
-    elif isinstance(starting, Mapping):
-        _key_starting(starting, topics)
-    elif not isinstance(starting, dt.datetime):
-        raise PlanError(f"kafka(starting=...) must be 'earliest', 'latest', a datetime or {{partition: offset}}, got {starting!r}")
+def _check_starting(starting: Any, topics: tuple[str, ...], what: str = "starting") -> None:
+    if isinstance(starting, Mapping):
+        _key_starting(starting, topics, what)
+    elif not isinstance(starting, dt.datetime) and starting not in ("earliest", "latest"):
+        raise PlanError(f"kafka({what}=...) must be 'earliest', 'latest', a datetime or {{partition: offset}}, got {starting!r}")
 
 
-def _key_starting(starting: Mapping[Any, int], topics: tuple[str, ...]) -> dict[str, int]:
+def _key_starting(starting: Mapping[Any, int], topics: tuple[str, ...], what: str = "starting") -> dict[str, int]:
     """``{partition: offset}`` (one topic) or ``{(topic, partition): offset}`` → ``{"topic/partition": offset}``."""
     out = {}
     for k, v in starting.items():
@@ -303,9 +315,9 @@ def _key_starting(starting: Mapping[Any, int], topics: tuple[str, ...]) -> dict[
             topic, part = k
         else:
             need = "{partition: offset}" if len(topics) == 1 else "{(topic, partition): offset} naming one of the topics"
-            raise PlanError(f"kafka(starting=...): key {k!r} is not a partition; give {need}")
+            raise PlanError(f"kafka({what}=...): key {k!r} is not a partition; give {need}")
         if not isinstance(v, int) or v < 0:
-            raise PlanError(f"kafka(starting=...): offset {v!r} of {topic}/{part} must be a whole number >= 0")
+            raise PlanError(f"kafka({what}=...): offset {v!r} of {topic}/{part} must be a whole number >= 0")
         out[f"{topic}/{part}"] = v
     return out
 

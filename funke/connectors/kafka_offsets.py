@@ -193,50 +193,62 @@ def error_text(err: Any) -> str:
 
 
 def initial_offset(spec: KafkaSource) -> dict[str, Any]:
-    """Where the query starts, by ``starting``; also its ``origin`` (for ``events``)."""
+    """Where the query starts, by ``starting``; also its ``origin`` (for ``events``) and, with ``ending``, where each
+    partition stops (``stop``: fixed here, so a restart on the checkpoint ends where the first run would have)."""
     with Cluster(spec) as cluster:
         keys = cluster.partitions()
         bounds = cluster.bounds(keys)
-        s = spec.starting
-        if s == "earliest":
-            at = {k: bounds[k][0] for k in keys}
-        elif s == "latest":
-            at = {k: bounds[k][1] for k in keys}
-        elif isinstance(s, dt.datetime):
-            at = cluster.at_time(keys, s)
-        else:
-            given = dict(s)
-            missing = sorted(set(given) - set(keys))
-            if missing:
-                raise SourceError(f"kafka(starting=...) names partition(s) {missing} that Kafka at {spec.bootstrap} does not have")
-            at = {k: max(bounds[k][0], given.get(k, bounds[k][0])) for k in keys}
-    return {"at": at, "origin": dict(at), "ended": spec.events == 0}
+        at = _positions(cluster, spec, keys, bounds, spec.starting, "starting")
+        offset = {"at": at, "origin": dict(at), "ended": spec.events == 0}
+        if spec.ending is not None:
+            offset["stop"] = {k: max(at[k], o) for k, o in _positions(cluster, spec, keys, bounds, spec.ending, "ending").items()}
+    return offset
+
+
+def _positions(cluster: Cluster, spec: KafkaSource, keys: list[str], bounds: dict[str, tuple[int, int]], where: Any, what: str) -> dict[str, int]:
+    """``starting``'s or ``ending``'s offset of each partition: earliest, latest, the first at or after a time, or those
+    given (a partition not named: its earliest; a start given before the earliest: the earliest)."""
+    if where == "earliest":
+        return {k: bounds[k][0] for k in keys}
+    if where == "latest":
+        return {k: bounds[k][1] for k in keys}
+    if isinstance(where, dt.datetime):
+        return cluster.at_time(keys, where)
+    given = dict(where)
+    missing = sorted(set(given) - set(keys))
+    if missing:
+        raise SourceError(f"kafka({what}=...) names partition(s) {missing} that Kafka at {spec.bootstrap} does not have")
+    return {k: max(bounds[k][0], given.get(k, bounds[k][0])) for k in keys}
 
 
 def latest_offset(spec: KafkaSource, start: dict[str, Any], max_rows: int | None) -> dict[str, Any]:
-    """The end of the next batch: at most ``max_rows`` offsets, none past ``events``.
+    """The end of the next batch: at most ``max_rows`` offsets, none past ``events`` or a partition's ``stop``.
 
-    A partition that appears while the query runs starts at its earliest offset.
+    A partition that appears while the query runs starts at its earliest offset, unless the read has an end (it
+    reads the partitions of its start only, as Flink's bounded source does not look for new ones).
     """
     if start["ended"]:
         return start
     with Cluster(spec) as cluster:
         keys = cluster.partitions()
         bounds = cluster.bounds(keys)
-    at, origin = dict(start["at"]), dict(start["origin"])
+    at, origin, stop = dict(start["at"]), dict(start["origin"]), start.get("stop")
     for k in keys:
-        if k not in at:
+        if k not in at and stop is None:
             at[k] = origin[k] = bounds[k][0]
     keys = sorted(at, key=topic_partition)
     levels = {k: at[k] - origin[k] for k in keys}
     caps = {k: max(at[k], bounds.get(k, (0, at[k]))[1]) - origin[k] for k in keys}
+    if stop is not None:
+        caps = {k: min(caps[k], stop[k] - origin[k]) for k in keys}
     budget = max_rows if max_rows is not None else sum(caps[k] - levels[k] for k in keys)
     if spec.events is not None:
         budget = min(budget, spec.events - sum(levels.values()))
     new = fill(levels, caps, budget)
     end = {k: origin[k] + new[k] for k in keys}
     ended = spec.events is not None and sum(new.values()) >= spec.events
-    return {"at": end, "origin": origin, "ended": ended}
+    ended = ended or (stop is not None and all(end[k] >= stop[k] for k in keys))
+    return {"at": end, "origin": origin, "ended": ended} | ({"stop": stop} if stop is not None else {})
 
 
 def plan_partitions(parallelism: int, eos_column: str | None, start: dict[str, Any], end: dict[str, Any]) -> list[tuple[Any, ...]]:

@@ -111,7 +111,7 @@ def raw_frame(spark: SparkSession, spec: kc.KafkaSource, *, streaming: bool, cor
     if kafka_jvm.reads_with_spark(spark, spec, streaming=streaming):
         return kafka_jvm.raw_frame(spark, spec, streaming=streaming, cores=cores, realtime=realtime)
     register(spark)
-    eos = EOS if streaming and spec.events is not None else None
+    eos = EOS if streaming and spec.bounded else None
     config = kc.ReaderConfig(spec, max(1, cores), eos)
     if streaming:
         return spark.readStream.format(NAME).option("config", encode(config)).load()

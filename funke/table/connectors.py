@@ -421,6 +421,7 @@ def _kafka_source(t: TableDef) -> Any:
     else:
         envelope, ignore = "", _ignore_parse_errors(t, fmt)
     source = kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format="json" if envelope else fmt, starting=_kafka_starting(t),
+                   ending=_kafka_ending(t),
                    metadata=[m.key for m in t.metadata], ignore_parse_errors=ignore, **_kafka_properties(t))
     return replace(source, envelope=envelope)
 
@@ -431,6 +432,8 @@ DEBEZIUM_OPTIONS = ("debezium-json.schema-include", "debezium-json.ignore-parse-
 
 #: ``scan.startup.mode``'s options, each read by one mode only.
 _STARTUP_OPTIONS = {"timestamp": "scan.startup.timestamp-millis", "specific-offsets": "scan.startup.specific-offsets"}
+#: ``scan.bounded.mode``'s, the same.
+_BOUNDED_OPTIONS = {"timestamp": "scan.bounded.timestamp-millis", "specific-offsets": "scan.bounded.specific-offsets"}
 
 
 def _kafka_starting(t: TableDef) -> Any:
@@ -438,33 +441,56 @@ def _kafka_starting(t: TableDef) -> Any:
     latest offsets, each partition's first record at or after ``scan.startup.timestamp-millis``, or the offsets of
     ``scan.startup.specific-offsets`` (``partition:0,offset:42;partition:1,offset:300``; a partition not named from
     its earliest offset, where Flink starts it at the group's committed offset if the group has one)."""
-    mode = t.options.get("scan.startup.mode", "earliest-offset")
-    for other, option in _STARTUP_OPTIONS.items():
-        if option in t.options and mode != other:
-            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is read in scan.startup.mode '{other}' only, and the mode is {mode!r}")
-    if mode in _STARTUP_OPTIONS:
-        text = _required(t, _STARTUP_OPTIONS[mode])
-        return _timestamp_millis(t, text) if mode == "timestamp" else _specific_offsets(t, text)
-    starting = {"earliest-offset": "earliest", "latest-offset": "latest"}.get(mode)
+    starting = _kafka_position(t, "scan.startup", _STARTUP_OPTIONS, "earliest-offset")
     if starting is None:
         raise UnsupportedError(
-            f"Flink SQL: table {t.name}: scan.startup.mode {mode!r} is not supported (earliest-offset, latest-offset, timestamp, "
-            "specific-offsets; funke commits no offsets to a group, so it reads none: group-offsets)"
+            f"Flink SQL: table {t.name}: scan.startup.mode {t.options['scan.startup.mode']!r} is not supported (earliest-offset, "
+            "latest-offset, timestamp, specific-offsets; funke commits no offsets to a group, so it reads none: group-offsets)"
         )
     return starting
 
 
-def _timestamp_millis(t: TableDef, text: str) -> dt.datetime:
+def _kafka_ending(t: TableDef) -> Any:
+    """Where a kafka table's read ends (``scan.bounded.mode``), as funke's ``kafka(ending=...)``: never (``unbounded``),
+    the latest offsets when the job starts, each partition's first record at or after ``scan.bounded.timestamp-millis``
+    (not read), or the offsets of ``scan.bounded.specific-offsets`` (a partition not named reads nothing, where Flink
+    stops it at the group's committed offset if the group has one). The job then ends when every partition is read to
+    its end, streaming as bounded."""
+    ending = _kafka_position(t, "scan.bounded", _BOUNDED_OPTIONS, "unbounded")
+    if t.options.get("scan.bounded.mode", "unbounded") == "unbounded":
+        return None
+    if ending is None or ending == "earliest":
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: scan.bounded.mode {t.options['scan.bounded.mode']!r} is not supported (unbounded, "
+            "latest-offset, timestamp, specific-offsets; funke commits no offsets to a group, so it reads none: group-offsets)"
+        )
+    return ending
+
+
+def _kafka_position(t: TableDef, prefix: str, options: dict[str, str], default: str) -> Any:
+    """``<prefix>.mode`` as a position of funke's ``kafka()`` (``earliest``, ``latest``, a datetime, ``{partition:
+    offset}``), or None for a mode funke does not know; an option of a mode not chosen is refused (Flink ignores it)."""
+    mode = t.options.get(f"{prefix}.mode", default)
+    for other, option in options.items():
+        if option in t.options and mode != other:
+            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is read in {prefix}.mode '{other}' only, and the mode is {mode!r}")
+    if mode in options:
+        text = _required(t, options[mode])
+        return _timestamp_millis(t, options[mode], text) if mode == "timestamp" else _specific_offsets(t, options[mode], text)
+    return {"earliest-offset": "earliest", "latest-offset": "latest"}.get(mode)
+
+
+def _timestamp_millis(t: TableDef, option: str, text: str) -> dt.datetime:
     if not text.strip().lstrip("-").isdigit():
-        raise PlanError(f"Flink SQL: table {t.name}: scan.startup.timestamp-millis must be milliseconds since the epoch, got {text!r}")
+        raise PlanError(f"Flink SQL: table {t.name}: {option} must be milliseconds since the epoch, got {text!r}")
     return dt.datetime.fromtimestamp(int(text) / 1000, tz=dt.UTC)
 
 
-def _specific_offsets(t: TableDef, text: str) -> dict[int, int]:
+def _specific_offsets(t: TableDef, option: str, text: str) -> dict[int, int]:
     """``partition:0,offset:42;partition:1,offset:300`` as ``{0: 42, 1: 300}`` (Flink's format, a trailing ``;`` allowed).
 
     >>> from funke.table.ddl import TableDef
-    >>> _specific_offsets(TableDef("t", (), (), None, (), "kafka", {}, ""), "partition:0,offset:42;partition:1,offset:300;")
+    >>> _specific_offsets(TableDef("t", (), (), None, (), "kafka", {}, ""), "o", "partition:0,offset:42;partition:1,offset:300;")
     {0: 42, 1: 300}
     """
     offsets: dict[int, int] = {}
@@ -473,12 +499,12 @@ def _specific_offsets(t: TableDef, text: str) -> dict[int, int]:
         p, o = (fields.get(n, "").strip() for n in ("partition", "offset"))
         if len(fields) != 2 or not p.isdigit() or not o.isdigit() or int(p) in offsets:
             raise PlanError(
-                f"Flink SQL: table {t.name}: scan.startup.specific-offsets should be like 'partition:0,offset:42;partition:1,offset:300' "
+                f"Flink SQL: table {t.name}: {option} should be like 'partition:0,offset:42;partition:1,offset:300' "
                 f"(each partition once), got {text!r}"
             )
         offsets[int(p)] = int(o)
     if not offsets:
-        raise PlanError(f"Flink SQL: table {t.name}: scan.startup.specific-offsets names no partition")
+        raise PlanError(f"Flink SQL: table {t.name}: {option} names no partition")
     return offsets
 
 
@@ -553,10 +579,11 @@ CONNECTORS: dict[str, Connector] = {
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values(), *DEBEZIUM_OPTIONS}),
+                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values(), *DEBEZIUM_OPTIONS, "scan.bounded.mode",
+                                  *_BOUNDED_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",
-                                         "sink.delivery-guarantee"}), source=_upsert_kafka_source, sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,),
+                                         "sink.delivery-guarantee", "scan.bounded.mode", *_BOUNDED_OPTIONS.values()}), source=_upsert_kafka_source, sink=_upsert_kafka_sink, changelog=_upsert_kafka_changelog, prefixes=(KAFKA_PROPERTIES,),
                               unread=dict.fromkeys((*KAFKA_METADATA, *_KAFKA_UNREAD), "funke reads no metadata of an upsert-kafka table yet")),
     "redis-stream": Connector(frozenset({"stream", "url"}), source=_redis_source),
     "nexmark": Connector(frozenset({"first-event.rate", "next-event.rate", "events.num", "person.proportion", "auction.proportion",

@@ -76,7 +76,7 @@ def test_the_connector_reads_where_it_serves_and_the_python_source_where_only_it
     assert plain.engine().startswith(f"{CONNECTOR} {version} (pyspark {pyspark_version()}; checked)")
     assert kafka_jvm.reads_with_spark(spark, plain, streaming=True)
     # events=N ends a streaming read, which only funke's reader does; a bounded run still takes the connector
-    assert ended.engine().startswith("streaming: funke's Python data source over confluent-kafka (events=N ends a streaming read")
+    assert ended.engine().startswith("streaming: funke's Python data source over confluent-kafka (events=N or ending= ends a streaming read")
     assert f"bounded runs (execute(bounded=True)): {CONNECTOR}" in ended.engine()
     assert not kafka_jvm.reads_with_spark(spark, ended, streaming=True)
     assert kafka_jvm.reads_with_spark(spark, ended, streaming=False)
@@ -86,7 +86,7 @@ def test_the_connector_reads_where_it_serves_and_the_python_source_where_only_it
     python = fk.sources.kafka("t", schema="v bigint", bootstrap=bootstrap, connector="python")
     assert python.engine() == "funke's Python data source over confluent-kafka (asked for with connector='python')"
     assert not kafka_jvm.reads_with_spark(spark, python, streaming=True)
-    with pytest.raises(EnvironmentSetupError, match="connector='spark': events=N ends a streaming read"):
+    with pytest.raises(EnvironmentSetupError, match="connector='spark': events=N or ending= ends a streaming read"):
         kafka_jvm.reads_with_spark(spark, fk.sources.kafka("t", schema="v bigint", events=3, connector="spark"), streaming=True)
     # FUNKE_KAFKA_CONNECTOR=python: no connector for any job, and explain() says why
     monkeypatch.setenv("FUNKE_KAFKA_CONNECTOR", "python")

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -144,3 +145,56 @@ def test_scan_startup_mode_timestamp_and_specific_offsets_start_where_flink_star
         admin.delete_topics([topic])[topic].result(30)
     assert sorted(r["user_id"] for r in outs[0].rows) == [0, 1, 2, 12]
     assert sorted(r["user_id"] for r in outs[1].rows) == [2, 10, 11, 12]
+
+
+def test_scan_bounded_mode_ends_the_read_where_flink_ends_it_streaming_and_bounded(spark, tmp_path):
+    """``scan.bounded.mode`` (refused before): the read ends at the latest offsets of the job's start, before each
+    partition's first record at or after a time, or at offsets given (a partition not named reads nothing), and a
+    streaming job of such tables ends by itself. The streaming job starts with 3 records in each of two partitions;
+    once the ``latest`` table has read its 6, three more are written: ``latest`` does not read them, ``offsets``
+    waits for partition 0's offsets 3 and 4. The same tables, read after by a bounded job, end at the same places,
+    ``latest`` at the later end. The rows are what PyFlink 2.3.0 read for such tables (Flink's Kafka connector
+    5.0.0-2.2, by hand, streaming and batch)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    import funke as fk
+
+    bootstrap = ensure_kafka()
+    topic = f"funke-test-{uuid.uuid4().hex[:12]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    record = lambda p, o: (p, None, json.dumps({"user_id": 10 * p + o}).encode(), T0 + (10 * p + o) * 1000)
+    modes = {
+        "latest": "'latest-offset'",
+        "times": f"'timestamp', 'scan.bounded.timestamp-millis' = '{T0 + 1500}'",
+        "offsets": "'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:0,offset:5'",
+    }
+
+    def tables(env: fk.StreamEnvironment) -> dict[str, Any]:
+        t_env = StreamTableEnvironment.create(env)
+        outs = {}
+        for name, mode in modes.items():
+            t_env.execute_sql(
+                f"CREATE TABLE {name} (user_id BIGINT) WITH ('connector' = 'kafka', 'topic' = '{topic}', "
+                f"'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'json', 'scan.bounded.mode' = {mode})"
+            )
+            outs[name] = t_env.to_data_stream(t_env.sql_query(f"SELECT user_id FROM {name}")).collect()
+        return outs
+
+    read = lambda outs: {name: sorted(r["user_id"] for r in out.rows) for name, out in outs.items()}
+    try:
+        produce(bootstrap, topic, [record(p, o) for p in (0, 1) for o in range(3)])
+        streaming = tables(env := fk.StreamEnvironment(app="bounded-kafka", spark=spark, checkpoint_dir=str(tmp_path / "ck")))
+        job = env.execute()
+        deadline = time.monotonic() + 240
+        while len(streaming["latest"].rows) < 6 and time.monotonic() < deadline:  # (a condition; a failed job raises)
+            job.wait(0.2)
+        produce(bootstrap, topic, [record(0, 3), record(0, 4), record(1, 3)])
+        job.wait(300)
+        assert job.all_finished(), "the streaming job of bounded tables did not end by itself"
+        bounded = tables(env := fk.StreamEnvironment(app="bounded-kafka-2", spark=spark, checkpoint_dir=str(tmp_path / "ck2")))
+        env.execute(bounded=True).wait(300)
+    finally:
+        admin.delete_topics([topic])[topic].result(30)
+    assert read(streaming) == {"latest": [0, 1, 2, 10, 11, 12], "times": [0, 1], "offsets": [0, 1, 2, 3, 4]}
+    assert read(bounded) == {"latest": [0, 1, 2, 3, 4, 10, 11, 12, 13], "times": [0, 1], "offsets": [0, 1, 2, 3, 4]}

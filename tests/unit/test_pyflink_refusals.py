@@ -75,7 +75,8 @@ REFUSALS = {
     "FileSource bulk formats": (lambda: fs.FileSource.for_bulk_file_format(None, "/tmp/x"), r"for_bulk_file_format.*text_line_format"),
     "Kafka committed offsets": (lambda: kf.KafkaOffsetsInitializer.committed_offsets(), r"committed_offsets.*Spark checkpoint"),
     "Kafka topic pattern": (lambda: kf.KafkaSource.builder().set_topic_pattern("t.*"), r"set_topic_pattern.*set_topics"),
-    "Kafka stopping offsets other than latest": (lambda: kf.KafkaSource.builder().set_bounded(kf.KafkaOffsetsInitializer.earliest()), r"set_bounded.*latest\(\)"),
+    "Kafka stopping at the earliest offsets": (lambda: kf.KafkaSource.builder().set_bounded(kf.KafkaOffsetsInitializer.earliest()),
+                                               r"set_bounded\(KafkaOffsetsInitializer.earliest\(\)\) would read nothing"),
     "JSON fail_on_missing_field": (lambda: __import__("funke.pyflink.datastream.formats.json", fromlist=["x"]).JsonRowDeserializationSchema.builder().fail_on_missing_field(), r"fail_on_missing_field: funke reads a missing field as NULL"),
     "KafkaSink of strings": (kafka_sink_of_strings, r"SimpleStringSchema.*JsonRowSerializationSchema"),
     "Kafka topic selector": (lambda: kf.KafkaRecordSerializationSchema.builder().set_topic_selector(None), r"set_topic_selector.*a sink per topic"),
@@ -126,3 +127,23 @@ def test_a_json_deserializer_s_ignore_parse_errors_reaches_funke_s_kafka_source(
         stream = env().from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
         specs += [n.spec for n in nodes.walk([stream._base.node]) if isinstance(n, nodes.Source)]
     assert [s.ignore_parse_errors for s in specs] == [False, True]
+
+
+def test_kafka_stopping_offsets_end_funke_s_kafka_source_and_make_it_bounded():
+    """``set_bounded`` and ``set_unbounded`` with latest, a timestamp or offsets give funke's ``kafka(ending=...)``
+    (tests/spark/test_sql_kafka.py runs such an end); a source without them stays unbounded."""
+    import datetime as dt
+
+    from funke.plan import nodes
+
+    tp = kf.KafkaTopicPartition("t", 1)
+    specs = []
+    for stop in (None, ("bounded", kf.KafkaOffsetsInitializer.latest()), ("bounded", kf.KafkaOffsetsInitializer.timestamp(1_500)),
+                 ("unbounded", kf.KafkaOffsetsInitializer.offsets({tp: 7}))):  # fmt: skip
+        builder = kf.KafkaSource.builder().set_topics("t").set_value_only_deserializer(SimpleStringSchema())
+        if stop is not None:
+            builder = builder.set_bounded(stop[1]) if stop[0] == "bounded" else builder.set_unbounded(stop[1])
+        stream = env().from_source(builder.build(), WatermarkStrategy.no_watermarks(), "kafka")
+        specs += [n.spec for n in nodes.walk([stream._base.node]) if isinstance(n, nodes.Source)]
+    assert [s.ending for s in specs] == [None, "latest", dt.datetime(1970, 1, 1, 0, 0, 1, 500000), (("t/1", 7),)]
+    assert [s.bounded for s in specs] == [False, True, True, True]

@@ -68,7 +68,7 @@ def test_a_job_of_allowed_operators_plans_in_real_time_mode():
         (lambda e: e.from_source(fk.sources.kafka("in", schema="k string, v bigint, ts timestamp"), WM), "watermark",
          "give the source partition_watermarks=False"),
         (lambda e: e.from_source(fk.sources.kafka("in", schema="k string, v bigint", events=10)), "source kafka(in",
-         "funke's Python data source (events=N ends a streaming read"),
+         "funke's Python data source (events=N or ending= ends a streaming read"),
         (lambda e: e.from_collection([{"k": "a", "v": 1}]), "source collection", "reads only Kafka"),
     ],
 )

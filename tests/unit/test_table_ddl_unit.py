@@ -552,6 +552,40 @@ def test_kafka_scan_startup_modes_are_read_and_their_options_checked(t_env):
             t_env.sql_query(f"SELECT a FROM bad{i}")
 
 
+def test_kafka_scan_bounded_modes_are_read_and_their_options_checked(t_env):
+    """scan.bounded.mode latest-offset, timestamp and specific-offsets (tests/spark/test_sql_kafka.py reads them):
+    funke's ending, which makes the source bounded; unbounded (the default) none; an upsert-kafka table takes them
+    too, as Flink's does. An option of another mode, a bad value, group-offsets and earliest-offset are refused."""
+    kafka = "WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json'"
+    upsert = ("WITH ('connector' = 'upsert-kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', "
+              "'key.format' = 'json', 'value.format' = 'json'")  # fmt: skip
+    cases = {"lo": ", 'scan.bounded.mode' = 'latest-offset'", "ts": ", 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1700000000500'",
+             "so": ", 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:1,offset:3'",
+             "un": ", 'scan.bounded.mode' = 'unbounded'", "no": ""}  # fmt: skip
+    for name, extra in cases.items():
+        t_env.execute_sql(f"CREATE TABLE b_{name} (a BIGINT) {kafka}{extra})")
+    t_env.execute_sql(f"CREATE TABLE b_up (a BIGINT, PRIMARY KEY (a) NOT ENFORCED) {upsert}, 'scan.bounded.mode' = 'latest-offset')")
+    specs = {name: next(x.spec for x in nodes.walk([t_env.sql_query(f"SELECT a FROM b_{name}")._stream.node]) if isinstance(x, nodes.Source))
+             for name in (*cases, "up")}  # fmt: skip
+    assert {name: s.ending for name, s in specs.items()} == {
+        "lo": "latest", "ts": dt.datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=dt.UTC), "so": (("t/1", 3),), "un": None, "no": None, "up": "latest",
+    }  # fmt: skip
+    assert {name: s.bounded for name, s in specs.items()} == {"lo": True, "ts": True, "so": True, "un": False, "no": False, "up": True}
+    assert specs["so"].describe() == "kafka(t at 127.0.0.1:9092, json, from earliest, to offsets t/1@3)"
+    for i, (extra, message) in enumerate([
+        (", 'scan.bounded.timestamp-millis' = '1'", "'scan.bounded.timestamp-millis' is read in scan.bounded.mode 'timestamp' only, and the mode is 'unbounded'"),
+        (", 'scan.bounded.mode' = 'latest-offset', 'scan.bounded.specific-offsets' = 'partition:0,offset:1'",
+         "'scan.bounded.specific-offsets' is read in scan.bounded.mode 'specific-offsets' only, and the mode is 'latest-offset'"),
+        (", 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = 'soon'", "scan.bounded.timestamp-millis must be milliseconds since the epoch, got 'soon'"),
+        (", 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:0'", "scan.bounded.specific-offsets should be like 'partition:0,offset:42"),
+        (", 'scan.bounded.mode' = 'group-offsets'", "scan.bounded.mode 'group-offsets' is not supported"),
+        (", 'scan.bounded.mode' = 'earliest-offset'", "scan.bounded.mode 'earliest-offset' is not supported"),
+    ]):  # fmt: skip
+        t_env.execute_sql(f"CREATE TABLE bb{i} (a BIGINT) {kafka}{extra})")
+        with pytest.raises((PlanError, UnsupportedError), match=re.escape(message)):
+            t_env.sql_query(f"SELECT a FROM bb{i}")
+
+
 def test_a_debezium_json_kafka_table_is_read_as_a_changelog_and_not_written(t_env):
     """'format' = 'debezium-json' (tests/spark/test_sql_debezium.py reads it): the table's rows are changes of every
     kind, of the primary key as their upsert key (Flink's planner takes it so); writing it, and its options on another

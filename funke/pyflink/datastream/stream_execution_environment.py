@@ -127,8 +127,6 @@ class StreamExecutionEnvironment:
         self._chaining = True
         self._checkpoint_config = CheckpointConfig(self)
         self._job_name: str | None = None
-        #: Sources bounded by their PyFlink builder (KafkaSource set_bounded): a bounded run reads them.
-        self._bounded_sources: set[int] = set()
         if configuration is not None:
             self.configure(configuration)
 
@@ -304,9 +302,9 @@ class StreamExecutionEnvironment:
 
     def _bounded(self) -> bool:
         sources = [x for x in nodes.walk(self._sinks()) if isinstance(x, nodes.Source)]
-        every = all(s.spec.bounded or id(s.spec) in self._bounded_sources for s in sources)
+        every = all(s.spec.bounded for s in sources)
         if self._mode is RuntimeExecutionMode.BATCH and not every:
-            unbounded = ", ".join(s.spec.describe() for s in sources if not s.spec.bounded and id(s.spec) not in self._bounded_sources)
+            unbounded = ", ".join(s.spec.describe() for s in sources if not s.spec.bounded)
             raise UnsupportedError(
                 f"set_runtime_mode(BATCH) with an unbounded source ({unbounded}): BATCH mode reads bounded input only, "
                 "as in Flink; give the source an end (KafkaSource set_bounded, FileSource without monitor_continuously)"

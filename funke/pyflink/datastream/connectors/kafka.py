@@ -3,8 +3,8 @@
 
 Source: ``set_topics``, ``set_bootstrap_servers``, ``set_group_id`` and ``set_property`` (librdkafka
 settings), ``set_starting_offsets`` (earliest, latest, a timestamp, explicit offsets),
-``set_bounded(KafkaOffsetsInitializer.latest())`` (read what the topics hold when the job starts, then
-end: funke's bounded run), ``set_value_only_deserializer`` with ``SimpleStringSchema`` (a string per
+``set_bounded`` / ``set_unbounded`` with stopping offsets (latest, a timestamp, explicit offsets: the job ends when
+every partition is read to them, streaming or bounded: ``kafka(ending=...)``), ``set_value_only_deserializer`` with ``SimpleStringSchema`` (a string per
 record), ``JsonRowDeserializationSchema`` or ``CsvRowDeserializationSchema`` (a ``Row`` of its type).
 Offsets live in Spark's checkpoint (funke's exactly-once restarts), not in the consumer group.
 
@@ -85,7 +85,7 @@ class KafkaSourceBuilder:
         self._bootstrap = "127.0.0.1:9092"
         self._topics: tuple[str, ...] = ()
         self._starting: Any = "earliest"
-        self._bounded = False
+        self._ending: Any = None
         self._deserializer: Any = None
         self._props: dict[str, str] = {}
 
@@ -116,13 +116,18 @@ class KafkaSourceBuilder:
         return self
 
     def set_bounded(self, stopping_offsets_initializer: KafkaOffsetsInitializer) -> KafkaSourceBuilder:
-        if stopping_offsets_initializer.starting != "latest":
-            raise UnsupportedError("KafkaSource set_bounded: funke's bounded Kafka read ends at the latest offsets when the job starts: set_bounded(KafkaOffsetsInitializer.latest())")
-        self._bounded = True
-        return self
+        return self._stopping("set_bounded", stopping_offsets_initializer)
 
     def set_unbounded(self, stopping_offsets_initializer: KafkaOffsetsInitializer) -> KafkaSourceBuilder:
-        raise UnsupportedError("KafkaSource set_unbounded with stopping offsets: funke's streaming Kafka read does not stop; use set_bounded(latest()) or neither")
+        """As ``set_bounded``: funke's read ends at the offsets, streaming as bounded (a Flink job in batch mode refuses
+        a source set this way; funke runs it)."""
+        return self._stopping("set_unbounded", stopping_offsets_initializer)
+
+    def _stopping(self, call: str, stopping: KafkaOffsetsInitializer) -> KafkaSourceBuilder:
+        if stopping.starting == "earliest":
+            raise UnsupportedError(f"KafkaSource {call}(KafkaOffsetsInitializer.earliest()) would read nothing: stop at latest(), a timestamp or offsets")
+        self._ending = stopping.starting
+        return self
 
     def set_value_only_deserializer(self, deserialization_schema: Any) -> KafkaSourceBuilder:
         self._deserializer = deserialization_schema
@@ -160,14 +165,15 @@ class KafkaSource:
         b, d = self._b, self._b._deserializer
         props = {k: v for k, v in b._props.items() if k != "group.id"}
         if isinstance(d, SimpleStringSchema):
-            spec = fk.sources.kafka(b._topics, bootstrap=b._bootstrap, format="raw", starting=b._starting, **props)
+            spec = fk.sources.kafka(b._topics, bootstrap=b._bootstrap, format="raw", starting=b._starting, ending=b._ending, **props)
             reader: Any = TextReader("value", d.charset)
             out_type = Types.STRING()
         elif getattr(d, "format", None) in ("json", "csv") and isinstance(getattr(d, "type_info", None), RowTypeInfo):
             row = d.type_info
             ddl = ", ".join(f"`{n}` {t.sql_type}" for n, t in zip(row.get_field_names(), row.field_types))
             lenient = {"ignore_parse_errors": True} if getattr(d, "ignore_parse_errors", False) else {}
-            spec = fk.sources.kafka(b._topics, schema=ddl, bootstrap=b._bootstrap, format=d.format, starting=b._starting, **lenient, **props)
+            spec = fk.sources.kafka(b._topics, schema=ddl, bootstrap=b._bootstrap, format=d.format, starting=b._starting,
+                                    ending=b._ending, **lenient, **props)
             reader, out_type = RowReader(row), row
         else:
             raise UnsupportedError(
@@ -175,8 +181,6 @@ class KafkaSource:
                 "JsonRowDeserializationSchema and CsvRowDeserializationSchema (with a Types.ROW_NAMED type)"
             )
         base = env._fk.from_source(spec, name=source_name)
-        if b._bounded:
-            env._bounded_sources.add(id(spec))
         return DataStream(env, base, type_info=type_info or out_type, reader=reader, known=type_info is None)
 
 
