@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from funke.semantics.functions import AggregateFunction, KeyedProcessFunction
+from funke.semantics.functions import AggregateFunction, KeyedProcessFunction, KeyGroup
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.builtin_aggregates import BUILTINS, Distinct, builtin
 from funke.table.changelog import (
@@ -50,6 +50,7 @@ from funke.table.changelog import (
     UPDATE_BEFORE,
     ChangelogMode,
     held_step,
+    held_steps,
     is_retraction,
     with_ttl,
 )
@@ -213,3 +214,6 @@ class GroupAggregate(KeyedProcessFunction):
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from held_step(ctx, self.accumulators, self.step, value)
+
+    def process_batch(self, key_groups: Iterator[KeyGroup], ctx: Any) -> Iterator[dict[str, Any]]:
+        return held_steps(key_groups, ctx, self.accumulators, self.step)

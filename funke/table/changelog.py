@@ -4,7 +4,7 @@ kinds and each relation's changelog mode (its kinds and upsert key) are ``funke.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from funke.plan.changelog import (
@@ -26,7 +26,8 @@ from funke.semantics.ttl import StateTtlConfig
 
 __all__ = [
     "DELETE", "INSERT", "INSERT_ONLY", "RETRACT", "RETRACTIONS", "ROW_KIND", "ROW_KIND_NAME", "UPDATE_AFTER",
-    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "held_step", "is_retraction", "rows_step", "state_mode", "with_ttl",
+    "UPDATE_BEFORE", "ChangelogMode", "changelog_mode", "held_step", "held_steps", "is_retraction", "rows_step", "rows_steps", "state_mode",
+    "with_ttl",
 ]  # fmt: skip
 
 
@@ -46,7 +47,7 @@ def with_ttl(descriptor: StateDescriptor, ttl_ms: int | None) -> StateDescriptor
 def rows_step(ctx: Any, rows: StateDescriptor, step: Callable[[list, dict], tuple[list, list]], value: dict) -> list[dict]:
     """Run ``step(rows held, value) -> (rows held after, changes)`` of an operator that keeps a key's rows as
     one list in value state ``rows`` (cleared when none is left); the changes."""
-    return held_step(ctx, rows, lambda held, v: step(held or [], v), value, empty=[])
+    return held_step(ctx, rows, _rows(step), value, empty=[])
 
 
 def held_step(ctx: Any, descriptor: StateDescriptor, step: Callable[[Any, dict], tuple[Any, list]], value: dict, empty: Any = None) -> list[dict]:
@@ -54,8 +55,36 @@ def held_step(ctx: Any, descriptor: StateDescriptor, step: Callable[[Any, dict],
     the state cleared where it holds ``empty`` after; the changes."""
     state = ctx.get_state(descriptor)
     after, out = step(state.value(), value)
-    if after is None or after == empty:
+    _keep(state, after, empty)
+    return out
+
+
+def held_steps(key_groups: Iterable[Any], ctx: Any, descriptor: StateDescriptor, step: Callable[[Any, dict], tuple[Any, list]],
+               empty: Any = None) -> Iterator[dict]:  # fmt: skip
+    """``held_step`` over a micro-batch's elements grouped by key (a ``KeyedProcessFunction.process_batch``): each
+    key's state read once, its elements stepped in their order, what it holds after written once; the changes in
+    order. The same changes as ``held_step`` per element; each carries its key group's latest timestamp (the
+    operators that use it give results with no time attribute, or one read from a column)."""
+    for group in key_groups:
+        state = ctx.get_state(descriptor)
+        held = state.value()
+        for value in group.values:
+            held, out = step(held, value)
+            yield from out
+        _keep(state, held, empty)
+
+
+def rows_steps(key_groups: Iterable[Any], ctx: Any, rows: StateDescriptor, step: Callable[[list, dict], tuple[list, list]]) -> Iterator[dict]:
+    """``rows_step`` over a micro-batch's key groups, as ``held_steps``."""
+    return held_steps(key_groups, ctx, rows, _rows(step), empty=[])
+
+
+def _rows(step: Callable[[list, dict], tuple[list, list]]) -> Callable[[Any, dict], tuple[list, list]]:
+    return lambda held, v: step(held or [], v)
+
+
+def _keep(state: Any, held: Any, empty: Any) -> None:
+    if held is None or held == empty:
         state.clear()
     else:
-        state.update(after)
-    return out
+        state.update(held)

@@ -30,9 +30,9 @@ from typing import Any
 
 from funke.errors import UserFunctionError
 from funke.plan.types import Schema, compatible, python_type_name, struct_fields
-from funke.semantics.functions import KeyedProcessFunction
+from funke.semantics.functions import KeyedProcessFunction, KeyGroup
 from funke.semantics.state import ValueStateDescriptor
-from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, held_step, with_ttl
+from funke.table.changelog import DELETE, INSERT, ROW_KIND, UPDATE_BEFORE, held_step, held_steps, with_ttl
 from funke.table.udf import FunctionContext, ImperativeAggregate, PandasAggregate, UserDefinedFunctionWrapper
 
 
@@ -197,6 +197,9 @@ class TableAggregate(KeyedProcessFunction):
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from held_step(ctx, self.state, self.step, value)
+
+    def process_batch(self, key_groups: Iterator[KeyGroup], ctx: Any) -> Iterator[dict[str, Any]]:
+        return held_steps(key_groups, ctx, self.state, self.step)
 
 
 def _values(row: Any, names: Sequence[str]) -> tuple[Any, ...]:

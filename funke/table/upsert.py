@@ -34,7 +34,7 @@ from typing import Any
 from funke.errors import PlanError
 from funke.plan.expr import Sql
 from funke.plan.types import Field, Schema
-from funke.semantics.functions import KeyedProcessFunction
+from funke.semantics.functions import KeyedProcessFunction, KeyGroup
 from funke.semantics.state import ValueStateDescriptor
 from funke.table.changelog import (
     DELETE,
@@ -45,8 +45,10 @@ from funke.table.changelog import (
     ChangelogMode,
     changelog_mode,
     held_step,
+    held_steps,
     is_retraction,
     rows_step,
+    rows_steps,
     state_mode,
     with_ttl,
 )
@@ -82,6 +84,9 @@ class UpsertMaterializer(KeyedProcessFunction):
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from rows_step(ctx, self.rows, self.step, value)
+
+    def process_batch(self, key_groups: Iterator[KeyGroup], ctx: Any) -> Iterator[dict[str, Any]]:
+        return rows_steps(key_groups, ctx, self.rows, self.step)
 
 
 class ChangelogNormalize(KeyedProcessFunction):
@@ -123,6 +128,9 @@ class ChangelogNormalize(KeyedProcessFunction):
 
     def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
         yield from held_step(ctx, self.held, self.step, value)
+
+    def process_batch(self, key_groups: Iterator[KeyGroup], ctx: Any) -> Iterator[dict[str, Any]]:
+        return held_steps(key_groups, ctx, self.held, self.step)
 
 
 def changes_table_stream(stream: Any, column: str, changelog_mode: str, key: Sequence[str] | None, ttl_ms: int | None) -> Any:
