@@ -100,9 +100,11 @@ class KafkaSource(SourceSpec):
     #: no value a delete, each row's kind (``+I``, ``-D``) in ``ROW_KIND``; ``value_except_key``: ``EXCEPT_KEY``.
     upsert_key: tuple[str, ...] = ()
     value_except_key: bool = False
-    #: Flink's debezium-json: "debezium" (each value ``{"before", "after", "op"}``, the kinds of its changes in
-    #: ``ROW_KIND``), "debezium-schema" (that in ``{"schema", "payload"}``), or "" (each value a row).
+    #: Flink's CDC formats: "debezium" (each value ``{"before", "after", "op"}``, the kinds of its changes in
+    #: ``ROW_KIND``), "debezium-schema" (that in ``{"schema", "payload"}``), "canal" (canal-json), "maxwell"
+    #: (maxwell-json), or "" (each value a row). ``include``: canal-json's database and table regexes ("": any).
     envelope: str = ""
+    include: tuple[str, str] = ("", "")
     #: Where the read ends (Flink's ``scan.bounded.mode``): None (never), "latest" (the offsets at the start), a
     #: ``datetime`` (each partition before its first record at or after it) or ``((partition key, offset), ...)``.
     ending: Any = None

@@ -23,9 +23,9 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 
 from funke.connectors import kafka as kc
 from funke.connectors import kafka_offsets as ko
-from funke.plan.changelog import DELETE, INSERT, ROW_KIND, UPDATE_AFTER, UPDATE_BEFORE
+from funke.plan.changelog import DELETE, INSERT, ROW_KIND
 from funke.plan.types import Schema
-from funke.spark import kafka_jvm, parse
+from funke.spark import cdc_json, kafka_jvm, parse
 from funke.spark.datasources import EOS, decode, encode
 from funke.spark.parse import CORRUPT, POSITION, REASON
 
@@ -151,8 +151,9 @@ def frame(
         raw, parsed, corrupt, malformed = _upserts(raw, spec, no_value, malformed)
         no_value = F.lit(False)  # (a delete, not a dead letter)
     elif spec.envelope:
-        raw, parsed, corrupt, malformed = _debezium(raw, spec, no_value, malformed)
-        no_value = F.lit(False)  # (a tombstone is skipped, as Flink's debezium-json skips it)
+        read = cdc_json.debezium if spec.envelope.startswith("debezium") else cdc_json.canal
+        raw, parsed, corrupt, malformed = read(raw, spec, no_value, malformed)
+        no_value = F.lit(False)  # (a tombstone is skipped, as Flink's CDC formats skip it)
     else:
         text = F.col("value").cast("string")
         raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors)
@@ -201,48 +202,3 @@ def _upserts(raw: DataFrame, spec: kc.KafkaSource, no_value: Column, malformed: 
               .when(value_corrupt.isNotNull(), malformed)
               .when(null_key, F.lit(where + f"a NULL in the primary key ({', '.join(spec.upsert_key)}), which is NOT NULL (Flink fails the job)")))  # fmt: skip
     return raw, [kind, *(c.alias(name) for name, c in read.items())], corrupt, reason
-
-
-#: The columns of a Debezium record on its way to its changes.
-_BEFORE, _AFTER, _CHANGE, _WHY = "_funke_before", "_funke_after", "_funke_change", "_funke_why"
-#: The rows each Debezium ``op`` needs.
-_NEEDS = {"c": ("after",), "r": ("after",), "u": ("before", "after"), "d": ("before",)}
-
-
-def _debezium(raw: DataFrame, spec: kc.KafkaSource, no_value: Column, malformed: Column) -> tuple[DataFrame, list[Column], Column, Column]:
-    """Flink's debezium-json record: ``{"before": row, "after": row, "op": ...}`` (inside ``{"schema", "payload"}``
-    for "debezium-schema"), each row read by Flink's JSON rules; ``c`` and ``r`` are ``+I`` of ``after``, ``u`` is
-    ``-U`` of ``before`` then ``+U`` of ``after``, ``d`` ``-D`` of ``before``, and a record with no value (the tombstone
-    Debezium sends after a delete) is skipped, as in Flink. A record that is no such JSON, of another ``op``, or without
-    the row its ``op`` needs (Flink fails the job on each) is one dead letter. The frame (a row per change), the row's
-    columns, the corrupt text, the reason."""
-    text = F.col("value").cast("string")
-    fields = "`before` string, `after` string, `op` string"
-    ddl = f"`payload` struct<{fields.replace('` string', '`: string')}>" if spec.envelope == "debezium-schema" else fields
-    envelope = F.from_json(text, f"{ddl}, `{CORRUPT}` string", {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
-    record = envelope["payload"] if spec.envelope == "debezium-schema" else envelope
-    for name, column in (("before", _BEFORE), ("after", _AFTER)):
-        side = record[name]
-        raw = parse.with_parsed(raw, side, "json", spec.declared, ignore_errors=spec.ignore_parse_errors)
-        bad = parse.corrupt_text("json", side, side.isNotNull())
-        raw = raw.withColumn(column, F.struct(F.col(parse.PARSED).alias("row"), bad.alias("bad"))).drop(parse.PARSED)
-    op, before, after = record["op"], F.col(f"{_BEFORE}.row"), F.col(f"{_AFTER}.row")
-    where = f"{spec.describe()}: "
-    reason = F.when(envelope.isNull() | envelope[CORRUPT].isNotNull() | record.isNull(), malformed)
-    reason = reason.when(~F.coalesce(op.isin(*_NEEDS), F.lit(False)), F.concat(F.lit(where + "unknown op "), F.coalesce(op, F.lit("null")), F.lit(" (Flink fails the job)")))
-    for name in ("before", "after"):
-        ops = [o for o, rows in _NEEDS.items() if name in rows]
-        which = " or ".join(repr(o) for o in ops)
-        hint = " (Debezium's Postgres connector: set the table's REPLICA IDENTITY to FULL)" if name == "before" else ""
-        reason = reason.when(op.isin(*ops) & record[name].isNull(), F.lit(where + f"the {name!r} of an op {which} record is null{hint} (Flink fails the job)"))
-    reason = F.when(text.isNotNull(), reason.when(F.col(f"{_BEFORE}.bad").isNotNull() | F.col(f"{_AFTER}.bad").isNotNull(), malformed))
-    change = lambda kind, row: F.struct(F.lit(kind).alias("kind"), row.alias("row"))
-    one = F.array(change(None, after))  # (a dead letter, or the end-of-input row: kept once)
-    changes = (F.when(no_value, F.filter(one, lambda _: F.lit(False)))
-               .when(F.col(_WHY).isNotNull() | text.isNull(), one)
-               .when(op.isin("c", "r"), F.array(change(INSERT, after)))
-               .when(op == "u", F.array(change(UPDATE_BEFORE, before), change(UPDATE_AFTER, after)))
-               .otherwise(F.array(change(DELETE, before))))  # fmt: skip
-    raw = raw.withColumn(_WHY, reason).withColumn(_CHANGE, F.explode(changes))
-    columns = [F.col(f"{_CHANGE}.kind").alias(ROW_KIND), *(F.col(f"{_CHANGE}.row.`{f.name}`").alias(f.name) for f in spec.declared)]
-    return raw, columns, F.when(F.col(_WHY).isNotNull(), text), F.col(_WHY)

@@ -45,10 +45,20 @@ def with_parsed(
         return frame.withColumn(PARSED, F.from_csv(text, ddl, opts))
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
-    record = F.col(_STRICT)
+    return frame.withColumn(PARSED, _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)).drop(_STRICT)
+
+
+def parsed_json(text: Column, declared: Schema, *, ignore_errors: bool = False) -> Column:
+    """``text`` parsed as JSON to ``declared`` plus ``CORRUPT``, as ``with_parsed`` parses it, in one expression: for
+    values inside an array (a lambda of Spark's ``transform`` reads no column of a frame of its own)."""
+    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    return _by_flink_where_spark_fails(F.from_json(text, f"{declared.ddl()}, `{CORRUPT}` string", opts), text, declared, opts, ignore_errors)
+
+
+def _by_flink_where_spark_fails(record: Column, text: Column, declared: Schema, opts: dict[str, Any], ignore_errors: bool) -> Column:
+    """Spark's parse ``record`` of ``text`` where it read it, else ``text`` read again by Flink's rules."""
     parsed = record.isNotNull() & record[CORRUPT].isNull()
-    lenient = F.when(parsed | text.isNull(), record).otherwise(flink_json(text, declared, opts, ignore_errors))
-    return frame.withColumn(PARSED, lenient).drop(_STRICT)
+    return F.when(parsed | text.isNull(), record).otherwise(flink_json(text, declared, opts, ignore_errors))
 
 
 def parsed_columns(declared: Schema) -> list[Column]:

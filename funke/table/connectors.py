@@ -390,13 +390,14 @@ def _jdbc_changelog_sink(t: TableDef) -> Any:
 def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[Any, str, str]:
     """A kafka table's topic (a source's: Flink's ``;``-separated list), bootstrap servers and format, checked."""
     fmt = t.options.get("format", "json")
-    formats = ("json", "csv", "debezium-json") if read else ("json", "csv")
+    formats = ("json", "csv", *CDC_FORMATS) if read else ("json", "csv")
     if fmt not in formats:
-        written = " (debezium-json is read, not written)" if fmt == "debezium-json" else ""
+        written = f" ({fmt} is read, not written)" if fmt in CDC_FORMATS else ""
         raise UnsupportedError(f"Flink SQL: table {t.name}: kafka format {fmt!r} is not supported by funke{written} ({', '.join(formats)})")
-    for option in DEBEZIUM_OPTIONS:
-        if option in t.options and fmt != "debezium-json":
-            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the debezium-json format, not of {fmt}")
+    for cdc, options in CDC_FORMATS.items():
+        for option in options:
+            if option in t.options and fmt != cdc:
+                raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the {cdc} format, not of {fmt}")
     topics = [name.strip() for name in _required(t, "topic").split(";") if name.strip()]
     if len(topics) != 1 and not read:
         raise UnsupportedError(f"Flink SQL: table {t.name}: a kafka sink writes one topic, and 'topic' names {len(topics)}: {t.options['topic']!r}")
@@ -416,18 +417,29 @@ def _kafka_source(t: TableDef) -> Any:
     from funke.connectors.kafka import kafka
 
     topic, bootstrap, fmt = _kafka_options(t, read=True)
-    if fmt == "debezium-json":  # (Debezium's change records: funke.spark.kafka_source reads their envelope)
+    include = ("", "")
+    if fmt == "debezium-json":  # (change records of CDC tools: funke.spark.cdc_json reads their envelopes)
         envelope, ignore = "debezium-schema" if _flag(t, DEBEZIUM_OPTIONS[0]) else "debezium", _flag(t, DEBEZIUM_OPTIONS[1])
+    elif fmt in CDC_FORMATS:
+        envelope, ignore = fmt.removesuffix("-json"), _flag(t, f"{fmt}.ignore-parse-errors")
+        include = (t.options.get("canal-json.database.include", ""), t.options.get("canal-json.table.include", ""))
     else:
         envelope, ignore = "", _ignore_parse_errors(t, fmt)
     source = kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format="json" if envelope else fmt, starting=_kafka_starting(t),
                    ending=_kafka_ending(t),
                    metadata=[m.key for m in t.metadata], ignore_parse_errors=ignore, **_kafka_properties(t))
-    return replace(source, envelope=envelope)
+    return replace(source, envelope=envelope, include=include)
 
 
 #: The debezium-json format's options: the records inside ``{"schema", "payload"}``; a row value that fits no JSON rule NULL.
 DEBEZIUM_OPTIONS = ("debezium-json.schema-include", "debezium-json.ignore-parse-errors")
+#: The CDC formats a kafka table reads, and their options (canal-json's include options: which database's and
+#: table's records are read, Java regexes).
+CDC_FORMATS = {
+    "debezium-json": DEBEZIUM_OPTIONS,
+    "canal-json": ("canal-json.ignore-parse-errors", "canal-json.database.include", "canal-json.table.include"),
+    "maxwell-json": ("maxwell-json.ignore-parse-errors",),
+}
 
 
 #: ``scan.startup.mode``'s options, each read by one mode only.
@@ -579,7 +591,7 @@ CONNECTORS: dict[str, Connector] = {
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values(), *DEBEZIUM_OPTIONS, "scan.bounded.mode",
+                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
                                   *_BOUNDED_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",

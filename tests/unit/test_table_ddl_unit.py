@@ -601,6 +601,26 @@ def test_a_debezium_json_kafka_table_is_read_as_a_changelog_and_not_written(t_en
         t_env.sql_query("SELECT * FROM j")
 
 
+def test_canal_json_and_maxwell_json_kafka_tables_are_read_as_changelogs_and_not_written(t_env):
+    """'format' = 'canal-json' / 'maxwell-json' (tests/spark/test_sql_canal_maxwell.py reads them), as debezium-json:
+    changes of every kind, the primary key their upsert key; canal-json's include regexes reach the source; writing
+    either, and an option of one on another format, are refused."""
+    kafka = "WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092'"
+    t_env.execute_sql(f"CREATE TABLE canal (id INT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED) {kafka}, 'format' = 'canal-json', "
+                      "'canal-json.database.include' = 'shop_.*', 'canal-json.table.include' = 'orders', 'canal-json.ignore-parse-errors' = 'true')")  # fmt: skip
+    t_env.execute_sql(f"CREATE TABLE maxwell (id INT, v STRING) {kafka}, 'format' = 'maxwell-json')")
+    specs = [t_env.sql_query(f"SELECT * FROM {name}")._stream.node.inputs[0].spec for name in ("canal", "maxwell")]
+    assert [(s.envelope, s.include, s.ignore_parse_errors) for s in specs] == [("canal", ("shop_.*", "orders"), True), ("maxwell", ("", ""), False)]
+    plan = t_env.sql_query("SELECT * FROM canal").explain()
+    assert "kafka(t at 127.0.0.1:9092, canal-json, from earliest)" in plan and "changes: [+I, -U, +U, -D] upsert key (id)" in plan
+    assert "changes: [+I, -U, +U, -D]" in t_env.sql_query("SELECT * FROM maxwell").explain()
+    with pytest.raises(UnsupportedError, match=re.escape("kafka format 'maxwell-json' is not supported by funke (maxwell-json is read, not written)")):
+        t_env.execute_sql("INSERT INTO maxwell SELECT CAST(auction AS INT), 'x' FROM bids")
+    t_env.execute_sql(f"CREATE TABLE mj (id INT) {kafka}, 'format' = 'maxwell-json', 'canal-json.table.include' = 'x')")
+    with pytest.raises(PlanError, match=re.escape("'canal-json.table.include' is an option of the canal-json format, not of maxwell-json")):
+        t_env.sql_query("SELECT * FROM mj")
+
+
 def test_a_kafka_source_s_topic_is_flink_s_list_and_a_sink_s_one_topic(t_env):
     """'topic' = 'a; b' is two topics, as Flink's semicolon-separated list; a sink writing two is refused, naming them."""
     kafka = "WITH ('connector' = 'kafka', 'topic' = 'a; b', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json')"
