@@ -6,9 +6,32 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from funke.errors import PlanError, UnsupportedError
 from funke.plan.specs import SinkSpec, SourceSpec
+from funke.plan.types import Schema, struct_fields
 
-__all__ = ["BatchSink", "SinkSpec", "SourceSpec"]
+__all__ = ["BatchSink", "SinkSpec", "SourceSpec", "check_json_rules"]
+
+
+def check_json_rules(what: str, fmt: str, ignore_parse_errors: bool, fail_on_missing_field: bool, declared: Schema) -> None:
+    """A source's JSON format options, checked as Flink checks them: each is the json format's, and not both at once
+    (``fail_on_missing_field`` looks into ROW columns, not into a ROW inside an ARRAY or MAP: refused there)."""
+
+    for name, on in (("ignore_parse_errors", ignore_parse_errors), ("fail_on_missing_field", fail_on_missing_field)):
+        if on and fmt != "json":
+            raise PlanError(f"{what}({name}=True) is for format='json', got format={fmt!r}")
+    if ignore_parse_errors and fail_on_missing_field:
+        raise PlanError(f"{what}(): fail_on_missing_field and ignore_parse_errors shouldn't both be true (json.fail-on-missing-field, "
+                        "json.ignore-parse-errors: Flink refuses the pair)")  # fmt: skip
+    inside = [f.name for f in declared if _row_in_collection(f.dtype or "")]
+    if fail_on_missing_field and inside:
+        raise UnsupportedError(f"{what}(fail_on_missing_field=True) over a ROW inside an ARRAY or MAP (column {inside[0]}) is not supported by funke")
+
+
+def _row_in_collection(dtype: str) -> bool:
+    if dtype.startswith("struct<"):
+        return any(_row_in_collection(t) for t in struct_fields(dtype).values())
+    return dtype.startswith(("array<", "map<")) and "struct<" in dtype
 
 
 class BatchSink(SinkSpec):

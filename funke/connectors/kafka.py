@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from funke.connectors.base import SourceSpec
+from funke.connectors.base import SourceSpec, check_json_rules
 from funke.connectors.kafka_offsets import CHUNK, broker_lost, broker_unreachable, topic_partition
 from funke.errors import EnvironmentSetupError, PlanError, SchemaError, SourceError
 from funke.plan.changelog import ROW_KIND
@@ -105,6 +105,8 @@ class KafkaSource(SourceSpec):
     #: (maxwell-json), or "" (each value a row). ``include``: canal-json's database and table regexes ("": any).
     envelope: str = ""
     include: tuple[str, str] = ("", "")
+    #: Flink's ``json.fail-on-missing-field``: a JSON value without a field of the schema is a dead letter.
+    fail_on_missing_field: bool = False
     #: Where the read ends (Flink's ``scan.bounded.mode``): None (never), "latest" (the offsets at the start), a
     #: ``datetime`` (each partition before its first record at or after it) or ``((partition key, offset), ...)``.
     ending: Any = None
@@ -195,6 +197,7 @@ def kafka(
     connector: str = "auto",
     ignore_parse_errors: bool = False,
     ending: str | dt.datetime | Mapping[Any, int] | None = None,
+    fail_on_missing_field: bool = False,
     **options: Any,
 ) -> KafkaSource:
     """Rows from Kafka topics, replayable after a restart from Spark's offset log.
@@ -237,7 +240,9 @@ def kafka(
     librdkafka (e.g. ``**{"security.protocol": "SSL"}``) and so take the Python data source.
 
     Values in JSON are read by the rules of Flink's JSON format (:mod:`funke.spark.parse`); a record that breaks
-    them is a dead letter, or with ``ignore_parse_errors=True`` (``json.ignore-parse-errors``) its value is NULL.
+    them is a dead letter, or with ``ignore_parse_errors=True`` (``json.ignore-parse-errors``) its value is NULL. A field
+    of the schema the value lacks is NULL, or with ``fail_on_missing_field=True`` (``json.fail-on-missing-field``) the
+    record is a dead letter.
 
     ``connector``: ``"auto"`` reads with Spark's own Kafka connector wherever it serves, else with
     funke's Python data source (the module doc says when); ``"spark"`` insists on Spark's (an error
@@ -276,8 +281,7 @@ def kafka(
         raise PlanError(f"kafka(partitions=...) is the number of partitions of a topic to create, got {partitions}")
     if connector not in CONNECTORS:
         raise PlanError(f"kafka(connector=...) must be one of {', '.join(CONNECTORS)}, got {connector!r}")
-    if ignore_parse_errors and fmt != "json":
-        raise PlanError(f"kafka(ignore_parse_errors=True) is for format='json', got format={format!r}")
+    check_json_rules("kafka", fmt, ignore_parse_errors, fail_on_missing_field, declared)
     _check_starting(starting, names)
     if ending is not None:
         _check_starting(ending, names, "ending")
@@ -289,6 +293,7 @@ def kafka(
         events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
         tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks), connector, bool(ignore_parse_errors),
         ending=ending if not isinstance(ending, Mapping) else tuple(sorted(_key_starting(ending, names, "ending").items())),
+        fail_on_missing_field=bool(fail_on_missing_field),
     )
 
 

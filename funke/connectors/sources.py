@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from funke.connectors.base import SourceSpec
+from funke.connectors.base import SourceSpec, check_json_rules
 from funke.errors import PlanError, SchemaError, UnsupportedError
 from funke.plan.expr import Expr, to_expr
 from funke.plan.pytypes import as_row, is_typed_class, schema_of_class
@@ -195,6 +195,8 @@ class FileSource(SourceSpec):
     monitor_ms: int | None = None
     #: Flink's ``json.ignore-parse-errors``: a JSON value that fits no rule of Flink's JSON format is NULL, not a dead letter.
     ignore_parse_errors: bool = False
+    #: Flink's ``json.fail-on-missing-field``: a JSON record without a field of the schema is a dead letter.
+    fail_on_missing_field: bool = False
     kind: ClassVar[str] = "files"
 
     @property
@@ -221,6 +223,7 @@ def files(
     format: str = "parquet",
     monitor_continuously: Duration | None = None,
     ignore_parse_errors: bool = False,
+    fail_on_missing_field: bool = False,
     **options: Any,
 ) -> FileSource:
     """Files in ``path`` (``format``: parquet, json, csv, or text: each line a row of ``value string``;
@@ -229,7 +232,8 @@ def files(
     JSON is read by the rules of Flink's JSON format (a number's text in a string is a number, ...:
     :mod:`funke.spark.parse`); a record that breaks them goes to the job's dead letters, or with
     ``ignore_parse_errors=True`` (Flink's ``json.ignore-parse-errors``) a value that breaks them is
-    NULL and its row kept.
+    NULL and its row kept. ``fail_on_missing_field=True`` (``json.fail-on-missing-field``): a record without a
+    field of the schema (or of a ROW column's object) is a dead letter; without it the field is NULL.
 
     Bounded (Flink's default): the files present when the job starts, then the end of input.
     ``monitor_continuously=fk.seconds(10)``: unbounded, the directory listed every 10 s for
@@ -249,9 +253,9 @@ def files(
     assert declared is not None
     if fmt in ("json", "csv"):
         _check_line_options(fmt, options)
-    if ignore_parse_errors and fmt != "json":
-        raise PlanError(f"files(ignore_parse_errors=True) is for format='json', got format={format!r}")
-    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor, bool(ignore_parse_errors))
+    check_json_rules("files", fmt, ignore_parse_errors, fail_on_missing_field, declared)
+    return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor, bool(ignore_parse_errors),
+                      bool(fail_on_missing_field))
 
 
 def _check_line_options(fmt: str, options: dict[str, Any]) -> None:

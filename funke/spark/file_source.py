@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from funke.connectors.sources import FileSource
 from funke.spark import parse
-from funke.spark.parse import CORRUPT, POSITION
+from funke.spark.parse import CORRUPT, POSITION, REASON
 
 #: Options of Spark's file scan (streaming and batch) rather than of the parse.
 SCAN_OPTIONS = frozenset(
@@ -58,11 +58,14 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
     keep = F.trim(line) != ""
     if comment:
         keep = keep & ~line.startswith(comment)
-    lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options, ignore_errors=spec.ignore_parse_errors)
+    lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options, ignore_errors=spec.ignore_parse_errors,
+                              fail_on_missing=spec.fail_on_missing_field)
     corrupt = parse.corrupt_text(spec.format, line, F.lit(True))
+    missing = " or a field missing (json.fail-on-missing-field)" if spec.fail_on_missing_field else ""
     return lines.select(
         *parse.parsed_columns(spec.declared),
         corrupt.alias(CORRUPT),
+        F.when(corrupt.isNotNull(), F.lit(f"{spec.describe()}: malformed record or a value of the wrong type{missing}")).alias(REASON),
         F.when(corrupt.isNotNull(), F.input_file_name()).alias(POSITION),
     )
 

@@ -143,7 +143,8 @@ def frame(
     no_value = F.col("value").isNull()
     if finite:
         no_value = no_value & ~F.col(EOS)
-    malformed = F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema")
+    missing = " or a field missing (json.fail-on-missing-field)" if spec.fail_on_missing_field else ""
+    malformed = F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema{missing}")
     if spec.format == "raw":
         parsed = [F.col("key"), F.col("value")]
         corrupt = F.lit(None).cast("string")
@@ -156,7 +157,7 @@ def frame(
         no_value = F.lit(False)  # (a tombstone is skipped, as Flink's CDC formats skip it)
     else:
         text = F.col("value").cast("string")
-        raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors)
+        raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors, fail_on_missing=spec.fail_on_missing_field)
         parsed = parse.parsed_columns(spec.declared)
         corrupt = parse.corrupt_text(spec.format, text, ~no_value)
     reason = F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)")).when(corrupt.isNotNull(), malformed)

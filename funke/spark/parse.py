@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from funke.plan.types import Schema
+from funke.plan.types import Schema, struct_fields
 
 #: Columns a source frame may carry for its dead letters: the raw record, why it is bad, where it was.
 CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_position"
@@ -35,17 +35,37 @@ _STRICT = "_funke_parsed_by_spark"
 
 
 def with_parsed(
-    frame: DataFrame, text: Column, fmt: str, declared: Schema, options: dict[str, Any] | None = None, *, ignore_errors: bool = False
-) -> DataFrame:
+    frame: DataFrame, text: Column, fmt: str, declared: Schema, options: dict[str, Any] | None = None, *, ignore_errors: bool = False,
+    fail_on_missing: bool = False,
+) -> DataFrame:  # fmt: skip
     """``frame`` with ``PARSED``: ``text`` parsed as ``fmt`` (json or csv) to ``declared`` plus ``CORRUPT``; a JSON
-    record Spark calls corrupt read again by Flink's rules (``ignore_errors``: ``json.ignore-parse-errors``)."""
+    record Spark calls corrupt read again by Flink's rules (``ignore_errors``: ``json.ignore-parse-errors``); with
+    ``fail_on_missing`` (``json.fail-on-missing-field``) a JSON object without a field of ``declared`` is corrupt."""
     ddl = f"{declared.ddl()}, `{CORRUPT}` string"
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     if fmt != "json":
         return frame.withColumn(PARSED, F.from_csv(text, ddl, opts))
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
-    return frame.withColumn(PARSED, _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)).drop(_STRICT)
+    parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)
+    if fail_on_missing:
+        parsed = parsed.withField(CORRUPT, F.coalesce(parsed[CORRUPT], F.when(lacks_a_field(text, declared), text)))
+    return frame.withColumn(PARSED, parsed).drop(_STRICT)
+
+
+def lacks_a_field(text: Column, declared: Schema) -> Column:
+    """Whether the JSON object ``text`` lacks a field of ``declared``, or a nested ROW's object one of its fields, as
+    Flink's JSON reader with ``json.fail-on-missing-field`` checks (a field whose value is null is there)."""
+
+    def lacks(obj: Column, fields: dict[str, str]) -> Column:
+        keys, out = F.json_object_keys(obj), F.lit(False)  # (no keys: null or no object, which the parse judges)
+        for name, dtype in fields.items():
+            out = out | ~F.coalesce(F.array_contains(keys, name), F.lit(True))
+            if struct_fields(dtype):
+                out = out | lacks(F.get_json_object(obj, "$['" + name + "']"), struct_fields(dtype))
+        return out
+
+    return lacks(text, {f.name: f.dtype or "string" for f in declared})
 
 
 def parsed_json(text: Column, declared: Schema, *, ignore_errors: bool = False) -> Column:

@@ -211,7 +211,7 @@ def _files_source(t: TableDef) -> Any:
     monitor = t.options.get("source.monitor-interval")
     interval = interval_text_ms(monitor, f"table {t.name}") if monitor else None
     fmt = _required(t, "format")
-    return files(_required(t, "path"), schema=_ddl(t), format=fmt, monitor_continuously=interval, ignore_parse_errors=_ignore_parse_errors(t, fmt))
+    return files(_required(t, "path"), schema=_ddl(t), format=fmt, monitor_continuously=interval, **_json_rules(t, fmt))
 
 
 def _files_lookup(t: TableDef) -> Any:
@@ -275,6 +275,8 @@ ROLLING_OPTIONS = frozenset({"sink.rolling-policy.rollover-interval", "sink.roll
 IGNORE_NULL_FIELDS = "json.encode.ignore-null-fields"
 #: The json format's option to read a value that fits none of its rules as NULL (Flink's default: the record fails).
 IGNORE_PARSE_ERRORS = "json.ignore-parse-errors"
+#: The json format's option to fail a record without a field of the schema (Flink's default: the field is NULL).
+FAIL_ON_MISSING_FIELD = "json.fail-on-missing-field"
 #: Flink's ``partition.default-name``: the directory of a NULL partition value.
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 
@@ -288,10 +290,15 @@ def _files_sink(t: TableDef) -> Any:
     return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore)
 
 
-def _ignore_parse_errors(t: TableDef, fmt: str) -> bool:
-    if IGNORE_PARSE_ERRORS in t.options and fmt != "json":
-        raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_PARSE_ERRORS!r} is an option of the json format, not of {fmt}")
-    return _flag(t, IGNORE_PARSE_ERRORS)
+def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
+    """The json format's reading options of ``t``, as ``files()``'s and ``kafka()``'s arguments."""
+    for option in (IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD):
+        if option in t.options and fmt != "json":
+            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the json format, not of {fmt}")
+    rules = {"ignore_parse_errors": _flag(t, IGNORE_PARSE_ERRORS), "fail_on_missing_field": _flag(t, FAIL_ON_MISSING_FIELD)}
+    if all(rules.values()):  # (Flink's message)
+        raise PlanError(f"Flink SQL: table {t.name}: fail-on-missing-field and ignore-parse-errors shouldn't both be true.")
+    return rules
 
 
 def _flag(t: TableDef, option: str) -> bool:
@@ -419,15 +426,14 @@ def _kafka_source(t: TableDef) -> Any:
     topic, bootstrap, fmt = _kafka_options(t, read=True)
     include = ("", "")
     if fmt == "debezium-json":  # (change records of CDC tools: funke.spark.cdc_json reads their envelopes)
-        envelope, ignore = "debezium-schema" if _flag(t, DEBEZIUM_OPTIONS[0]) else "debezium", _flag(t, DEBEZIUM_OPTIONS[1])
+        envelope, rules = "debezium-schema" if _flag(t, DEBEZIUM_OPTIONS[0]) else "debezium", {"ignore_parse_errors": _flag(t, DEBEZIUM_OPTIONS[1])}
     elif fmt in CDC_FORMATS:
-        envelope, ignore = fmt.removesuffix("-json"), _flag(t, f"{fmt}.ignore-parse-errors")
+        envelope, rules = fmt.removesuffix("-json"), {"ignore_parse_errors": _flag(t, f"{fmt}.ignore-parse-errors")}
         include = (t.options.get("canal-json.database.include", ""), t.options.get("canal-json.table.include", ""))
     else:
-        envelope, ignore = "", _ignore_parse_errors(t, fmt)
+        envelope, rules = "", _json_rules(t, fmt)
     source = kafka(topic, schema=_ddl(t), bootstrap=bootstrap, format="json" if envelope else fmt, starting=_kafka_starting(t),
-                   ending=_kafka_ending(t),
-                   metadata=[m.key for m in t.metadata], ignore_parse_errors=ignore, **_kafka_properties(t))
+                   ending=_kafka_ending(t), metadata=[m.key for m in t.metadata], **rules, **_kafka_properties(t))
     return replace(source, envelope=envelope, include=include)
 
 
@@ -585,13 +591,14 @@ _KAFKA_UNREAD = {
 CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
-    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS}) | PARTITION_OPTIONS | ROLLING_OPTIONS,
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD})
+                            | PARTITION_OPTIONS | ROLLING_OPTIONS,
                             source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
+                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
                                   *_BOUNDED_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",

@@ -17,7 +17,7 @@ from decimal import Decimal
 import pytest
 
 import funke as fk
-from funke.errors import PlanError
+from funke.errors import PlanError, UnsupportedError
 
 pytestmark = pytest.mark.spark
 FAILS = object()
@@ -106,3 +106,41 @@ def test_ignore_parse_errors_is_an_option_of_the_json_format(tmp_path):
         fk.sources.files(str(tmp_path), schema="a int", format="csv", ignore_parse_errors=True)
     with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json'"):
         fk.sources.kafka("t", schema="a int", format="csv", ignore_parse_errors=True)
+
+
+NESTED = ['{"a": 1, "b": "x", "r": {"p": 1, "q": 2}}', '{"a": 2, "r": {"p": 1, "q": 2}}', '{"a": 3, "b": null, "r": {"p": 1, "q": 2}}',
+          '{"a": 4, "b": "y", "r": {"p": 1}}', '{"a": 5, "b": "z", "r": null}', '{"a": 6, "b": "w", "r": {"p": 1, "q": null}}']  # fmt: skip
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_with_fail_on_missing_field_a_record_without_a_field_is_a_dead_letter(spark, tmp_path, bounded):
+    """Flink's json.fail-on-missing-field (refused before, even 'false'): a record without a field of the schema, or
+    whose ROW column's object lacks one of its fields, fails a Flink job (PyFlink 2.3: 'Some field is missing in the
+    JSON data', 'Fail to deserialize at field: r'); a field whose value is null is there. In funke such a record is a
+    dead letter, its reason naming the option; without the option the fields are NULL (PyFlink's rows)."""
+    rows = {}
+    for on in (False, True):
+        (tmp_path / f"in{on}").mkdir()
+        (tmp_path / f"in{on}" / "part-0.json").write_text("\n".join(NESTED) + "\n")
+        dead = fk.sinks.collect()
+        env = fk.StreamEnvironment(app="json-missing", spark=spark, checkpoint_dir=str(tmp_path / f"ck{on}"), dead_letters=dead)
+        source = fk.sources.files(str(tmp_path / f"in{on}"), schema="a int, b string, r struct<p: int, q: int>", format="json", fail_on_missing_field=on)
+        out = env.from_source(source).collect()
+        env.execute(bounded=bounded).wait(180)
+        rows[on] = sorted((r["a"], r["b"], r["r"] and (r["r"]["p"], r["r"]["q"])) for r in out.rows)
+        if on:
+            assert sorted(r["raw"] for r in dead.rows) == [NESTED[1], NESTED[3]]
+            assert all(r["reason"].endswith("or a field missing (json.fail-on-missing-field)") for r in dead.rows)
+        else:
+            assert dead.rows == []
+    assert rows[False] == [(1, "x", (1, 2)), (2, None, (1, 2)), (3, None, (1, 2)), (4, "y", (1, None)), (5, "z", None), (6, "w", (1, None))]
+    assert rows[True] == [(1, "x", (1, 2)), (3, None, (1, 2)), (5, "z", None), (6, "w", (1, None))]
+
+
+def test_fail_on_missing_field_is_an_option_of_the_json_format_and_not_with_ignore_parse_errors(tmp_path):
+    with pytest.raises(PlanError, match="fail_on_missing_field=True.* is for format='json'"):
+        fk.sources.kafka("t", schema="a int", format="csv", fail_on_missing_field=True)
+    with pytest.raises(PlanError, match="fail_on_missing_field and ignore_parse_errors shouldn't both be true"):
+        fk.sources.files(str(tmp_path), schema="a int", format="json", fail_on_missing_field=True, ignore_parse_errors=True)
+    with pytest.raises(UnsupportedError, match=r"over a ROW inside an ARRAY or MAP \(column l\)"):
+        fk.sources.files(str(tmp_path), schema="a int, l array<struct<x: int>>", format="json", fail_on_missing_field=True)

@@ -529,6 +529,26 @@ def test_json_ignore_parse_errors_reaches_the_file_and_kafka_sources_and_is_refu
         t_env.sql_query("SELECT u FROM y")
 
 
+def test_json_fail_on_missing_field_reaches_the_file_and_kafka_sources_and_is_checked_as_flink_checks_it(t_env, tmp_path):
+    """'json.fail-on-missing-field' (tests/spark/test_json_format.py reads it) was refused as unknown, even 'false', its
+    default, which much Flink DDL spells out. Refused: on csv, and with json.ignore-parse-errors (Flink's message)."""
+    kafka = "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json'"
+    files = f"'connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'json'"
+    cases = {"kf": f"{kafka}, 'json.fail-on-missing-field' = 'false', 'json.ignore-parse-errors' = 'true'",
+             "kt": f"{kafka}, 'json.fail-on-missing-field' = 'true'", "ft": f"{files}, 'json.fail-on-missing-field' = 'TRUE'"}  # fmt: skip
+    for name, options in cases.items():
+        t_env.execute_sql(f"CREATE TABLE {name} (u STRING) WITH ({options})")
+    specs = {name: t_env.sql_query(f"SELECT u FROM {name}")._stream.node.inputs[0].spec for name in cases}
+    assert {n: (s.fail_on_missing_field, s.ignore_parse_errors) for n, s in specs.items()} == {"kf": (False, True), "kt": (True, False), "ft": (True, False)}
+    for i, (options, message) in enumerate([
+        (f"{kafka}, 'json.fail-on-missing-field' = 'true', 'json.ignore-parse-errors' = 'true'", "fail-on-missing-field and ignore-parse-errors shouldn't both be true."),
+        (f"{files.replace('json', 'csv')}, 'json.fail-on-missing-field' = 'false'", "'json.fail-on-missing-field' is an option of the json format, not of csv"),
+    ]):  # fmt: skip
+        t_env.execute_sql(f"CREATE TABLE fm{i} (u STRING) WITH ({options})")
+        with pytest.raises(PlanError, match=re.escape(message)):
+            t_env.sql_query(f"SELECT u FROM fm{i}")
+
+
 def test_kafka_scan_startup_modes_are_read_and_their_options_checked(t_env):
     """scan.startup.mode timestamp and specific-offsets (tests/spark/test_sql_kafka.py reads them): funke's starting
     datetime and offsets; an option of another mode than the one given, a bad value, and group-offsets are refused."""
