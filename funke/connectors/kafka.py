@@ -71,7 +71,8 @@ class KafkaSource(SourceSpec):
     """Records of Kafka topics as rows of the declared schema (replayable by offset).
 
     ``format``: ``json`` (each value a JSON object; its fields by name), ``csv`` (each value
-    one CSV line, fields in schema order) or ``raw`` (columns ``key`` and ``value``, bytes).
+    one CSV line, fields in schema order) or ``raw`` (columns ``key`` and ``value``, bytes; or, with a
+    schema of one string or binary column, each record's value as that column, Flink's raw format).
     A value that does not parse or does not fit the schema, and a record with no value, go
     to the job's dead letters with topic, partition and offset; the job goes on. An upsert topic
     (``upsert_key``, Flink's upsert-kafka table) reads a record with no value as a delete.
@@ -115,7 +116,7 @@ class KafkaSource(SourceSpec):
     @property
     def value_schema(self) -> Schema:
         """The columns parsed from each record's value (``key, value`` bytes for raw)."""
-        if self.format == "raw":
+        if self.format == "raw" and not len(self.declared):
             return Schema((Field("key", "binary"), Field("value", "binary")))
         return self.declared
 
@@ -261,8 +262,11 @@ def kafka(
         if fmt != "raw":
             raise SchemaError(f"kafka(format={fmt!r}) needs schema= (e.g. 'user string, ts timestamp'), or use format='raw'")
         declared = Schema(())
-    elif fmt == "raw" and len(declared):
-        raise SchemaError("kafka(format='raw') gives the columns key and value (bytes): leave schema= out")
+    elif fmt == "raw" and (len(declared) != 1 or declared.fields[0].dtype not in ("string", "binary")):
+        raise SchemaError(
+            "kafka(format='raw') gives the columns key and value (bytes), or with a schema of one string or binary column "
+            f"each record's value as that column; got schema {declared}"
+        )
     unknown = [m for m in metadata if m not in METADATA]
     if unknown:
         raise PlanError(f"kafka(metadata=...): unknown {unknown}; choose from {', '.join(METADATA)}")

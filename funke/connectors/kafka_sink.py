@@ -76,7 +76,7 @@ log = logging.getLogger("funke.sinks")
 MARKER_TOPIC = "__funke_sink_commits"
 #: The marker topic keeps the latest marker per key; short segments let the compactor drop old ones.
 MARKER_TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.ms": str(3_600_000)}
-FORMATS = ("json", "csv")
+FORMATS = ("json", "csv", "raw")
 DELIVERIES = ("exactly-once", "at-least-once")
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
@@ -172,16 +172,18 @@ def csv_fields(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray
 
 
 def encode_values(data: pa.Table, fmt: str) -> list[str]:
-    """The record values of a batch: one JSON object or CSV line per row.
+    """The record values of a batch: one JSON object or CSV line per row, or (raw) the one string column's value.
 
     >>> import pyarrow as pa
     >>> batch = pa.table({"k": ["a", None], "n": [1, 2]})
-    >>> encode_values(batch, "json"), encode_values(batch, "csv")
-    (['{"k":"a","n":1}', '{"k":null,"n":2}'], ['a,1', ',2'])
+    >>> encode_values(batch, "json"), encode_values(batch, "csv"), encode_values(batch.select(["k"]), "raw")
+    (['{"k":"a","n":1}', '{"k":null,"n":2}'], ['a,1', ',2'], ['a', None])
     """
     import pyarrow.compute as pc
 
     names = data.column_names
+    if fmt == "raw":
+        return raw_column(data, names).to_pylist()
     if fmt == "csv":
         fields = [csv_fields(data.column(i), n) for i, n in enumerate(names)]
         return (pc.binary_join_element_wise(*fields, ",") if len(fields) > 1 else fields[0]).to_pylist()
@@ -189,6 +191,13 @@ def encode_values(data: pa.Table, fmt: str) -> list[str]:
     for i, n in enumerate(names):
         pieces += [("{" if i == 0 else ",") + json.dumps(n, ensure_ascii=False) + ":", json_values(data.column(i), n)]
     return pc.binary_join_element_wise(*pieces, "}", "").to_pylist()
+
+
+def raw_column(data: Any, names: Sequence[str]) -> Any:
+    """The one STRING column whose values are a raw-format sink's record values (Flink's raw format)."""
+    if len(names) != 1 or str(data.schema.field(names[0]).type) not in ("string", "large_string"):
+        raise SinkError(f"a kafka sink in the raw format writes one STRING column as each record's value, got columns {list(names)}")
+    return data.column(0)
 
 
 def encode_keys(data: pa.Table, key: Sequence[str]) -> list[str]:

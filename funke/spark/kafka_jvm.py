@@ -210,12 +210,19 @@ def _csv_value(df: DataFrame) -> Column:
     return F.concat_ws(",", *fields)
 
 
+def _raw_value(df: DataFrame) -> Column:
+    """The one STRING column as each record's value (Flink's raw format; a NULL is a record with no value)."""
+    if len(df.schema.fields) != 1 or df.schema.fields[0].dataType.simpleString() != "string":
+        raise SinkError(f"a kafka sink in the raw format writes one STRING column as each record's value, got columns {df.columns}")
+    return F.col(f"`{df.columns[0]}`")
+
+
 def records(df: DataFrame, sink: Any) -> DataFrame:
     """The rows as Kafka records (``key``, ``value``) in funke's format for ``sink`` (a ``KafkaSink``)."""
     for c in sink.key:
         if c not in df.columns:
             raise SinkError(f"kafka sink '{sink.name}': key column '{c}' is not in the results ({', '.join(df.columns)})")
-    value = _json_value(df) if sink.format == "json" else _csv_value(df)
+    value = _json_value(df) if sink.format == "json" else _csv_value(df) if sink.format == "csv" else _raw_value(df)
     key = F.concat_ws(":", *(F.coalesce(_text(df, k), F.lit("")) for k in sink.key)) if sink.key else F.lit(None).cast("string")
     return df.select(key.alias("key"), value.alias("value"))
 

@@ -145,9 +145,11 @@ def frame(
         no_value = no_value & ~F.col(EOS)
     missing = " or a field missing (json.fail-on-missing-field)" if spec.fail_on_missing_field else ""
     malformed = F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema{missing}")
-    if spec.format == "raw":
-        parsed = [F.col("key"), F.col("value")]
+    if spec.format == "raw":  # (the record's key and value; or its value as the one column, NULL for no value, as Flink's raw)
+        value = [F.col("value").cast(f.dtype or "binary").alias(f.name) for f in spec.declared]
+        parsed = value or [F.col("key"), F.col("value")]
         corrupt = F.lit(None).cast("string")
+        no_value = no_value if not value else F.lit(False)
     elif spec.upsert_key:
         raw, parsed, corrupt, malformed = _upserts(raw, spec, no_value, malformed)
         no_value = F.lit(False)  # (a delete, not a dead letter)

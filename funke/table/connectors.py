@@ -397,7 +397,7 @@ def _jdbc_changelog_sink(t: TableDef) -> Any:
 def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[Any, str, str]:
     """A kafka table's topic (a source's: Flink's ``;``-separated list), bootstrap servers and format, checked."""
     fmt = t.options.get("format", "json")
-    formats = ("json", "csv", *CDC_FORMATS) if read else ("json", "csv")
+    formats = ("json", "csv", "raw", *CDC_FORMATS) if read else ("json", "csv", "raw")
     if fmt not in formats:
         written = f" ({fmt} is read, not written)" if fmt in CDC_FORMATS else ""
         raise UnsupportedError(f"Flink SQL: table {t.name}: kafka format {fmt!r} is not supported by funke{written} ({', '.join(formats)})")
@@ -405,10 +405,24 @@ def _kafka_options(t: TableDef, *, read: bool = False) -> tuple[Any, str, str]:
         for option in options:
             if option in t.options and fmt != cdc:
                 raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the {cdc} format, not of {fmt}")
+    if fmt == "raw":
+        _raw_format(t)
     topics = [name.strip() for name in _required(t, "topic").split(";") if name.strip()]
     if len(topics) != 1 and not read:
         raise UnsupportedError(f"Flink SQL: table {t.name}: a kafka sink writes one topic, and 'topic' names {len(topics)}: {t.options['topic']!r}")
     return (topics if len(topics) > 1 else topics[0] if topics else ""), _required(t, "properties.bootstrap.servers"), fmt
+
+
+def _raw_format(t: TableDef) -> None:
+    """Flink's raw format: the table's one physical column, a STRING (its UTF-8 bytes), is each record's value."""
+    if len(t.columns) != 1 or t.columns[0][1] != "string":
+        raise UnsupportedError(
+            f"Flink SQL: table {t.name}: funke's raw format reads and writes one physical column of type STRING as each "
+            f"record's value (Flink's BYTES and numbers' bytes are not supported), got {', '.join(f'{c} {ty}' for c, ty in t.columns)}"
+        )
+    charset = t.options.get("raw.charset", "UTF-8")
+    if charset.upper().replace("_", "-") not in ("UTF-8", "UTF8"):
+        raise UnsupportedError(f"Flink SQL: table {t.name}: raw.charset {charset!r} is not supported by funke (UTF-8)")
 
 
 def _kafka_properties(t: TableDef) -> dict[str, str]:
@@ -598,7 +612,7 @@ CONNECTORS: dict[str, Connector] = {
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
+                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, "raw.charset", *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
                                   *_BOUNDED_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",

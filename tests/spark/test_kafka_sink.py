@@ -215,7 +215,7 @@ def test_explain_shows_the_chosen_guarantee_and_bad_options_are_plan_errors(env,
     assert f"kafka({topic}, json, key k, at {bootstrap}, confluent-kafka) (exactly-once)" in env.explain()
     with pytest.raises(PlanError, match="delivery must be 'exactly-once' .* or 'at-least-once' .* got 'exactly-twice'"):
         fk.sinks.kafka(topic, delivery="exactly-twice")
-    with pytest.raises(PlanError, match="format must be one of json, csv, got 'avro'"):
+    with pytest.raises(PlanError, match="format must be one of json, csv, raw, got 'avro'"):
         fk.sinks.kafka(topic, format="avro")
     with pytest.raises(PlanError, match="topic must be"):
         fk.sinks.kafka("no spaces allowed")

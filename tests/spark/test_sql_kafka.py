@@ -198,3 +198,39 @@ def test_scan_bounded_mode_ends_the_read_where_flink_ends_it_streaming_and_bound
         admin.delete_topics([topic])[topic].result(30)
     assert read(streaming) == {"latest": [0, 1, 2, 10, 11, 12], "times": [0, 1], "offsets": [0, 1, 2, 3, 4]}
     assert read(bounded) == {"latest": [0, 1, 2, 3, 4, 10, 11, 12, 13], "times": [0, 1], "offsets": [0, 1, 2, 3, 4]}
+
+
+def test_the_raw_format_reads_and_writes_each_record_s_value_as_one_string_column(spark, tmp_path):
+    """'format' = 'raw' (refused before): a table of one STRING column is each record's value (UTF-8), a record with no
+    value a NULL; written, the column's value is the record's value and a NULL a record with no value, through both of
+    funke's Kafka writers (exactly-once: funke's transactional one; at-least-once: Spark's). The rows and the records
+    written are what PyFlink 2.3.0 read and wrote for the same table and records (Flink's Kafka connector 5.0.0-2.2)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    import funke as fk
+
+    bootstrap = ensure_kafka()
+    source, *sinks = (f"funke-test-{uuid.uuid4().hex[:12]}" for _ in range(3))
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(t, 1, 1) for t in (source, *sinks)]).values():
+        f.result(30)
+    values = [b"hello world", "gr\u00fc\u00dfe".encode(), None, b'{"a": 1}', b""]
+    try:
+        produce(bootstrap, source, [(0, b"k", v, T0 + i) for i, v in enumerate(values)])
+        env = fk.StreamEnvironment(app="raw", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
+        t_env = StreamTableEnvironment.create(env)
+        kafka = f"'connector' = 'kafka', 'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'raw'"
+        t_env.execute_sql(f"CREATE TABLE s (line STRING) WITH ({kafka}, 'topic' = '{source}', 'scan.bounded.mode' = 'latest-offset')")
+        for name, topic, delivery in (("once", sinks[0], "exactly-once"), ("least", sinks[1], "at-least-once")):
+            t_env.execute_sql(f"CREATE TABLE {name} (line STRING) WITH ({kafka}, 'topic' = '{topic}', 'sink.delivery-guarantee' = '{delivery}')")
+        read = t_env.to_data_stream(t_env.sql_query("SELECT line, CHAR_LENGTH(line) AS n FROM s")).collect()
+        env.execute().wait(300)  # (a bounded table: the job ends by itself)
+        statements = t_env.create_statement_set()
+        for name in ("once", "least"):
+            statements.add_insert_sql(f"INSERT INTO {name} SELECT UPPER(line) FROM s")
+        statements.execute().wait(300)
+        written = [[v for _, v in read_topic(bootstrap, topic, len(values))] for topic in sinks]
+    finally:
+        admin.delete_topics([source, *sinks])
+    assert [(r["line"], r["n"]) for r in read.rows] == [("hello world", 11), ("grüße", 5), (None, None), ('{"a": 1}', 8), ("", 0)]
+    assert written == [[b"HELLO WORLD", "GRÜSSE".encode(), None, b'{"A": 1}', b""]] * 2

@@ -13,7 +13,7 @@ from funke.cli.locate import build
 from funke.connectors.postgres import PostgresSink
 from funke.connectors.sinks import FileSink
 from funke.connectors.sources import FileSource, GeneratorSource
-from funke.errors import PlanError, UnsupportedError
+from funke.errors import PlanError, SchemaError, UnsupportedError
 from funke.plan import nodes
 from funke.table import StreamTableEnvironment
 from funke.table.print_sink import RowsPrint
@@ -606,39 +606,50 @@ def test_kafka_scan_bounded_modes_are_read_and_their_options_checked(t_env):
             t_env.sql_query(f"SELECT a FROM bb{i}")
 
 
-def test_a_debezium_json_kafka_table_is_read_as_a_changelog_and_not_written(t_env):
-    """'format' = 'debezium-json' (tests/spark/test_sql_debezium.py reads it): the table's rows are changes of every
-    kind, of the primary key as their upsert key (Flink's planner takes it so); writing it, and its options on another
-    format, are refused."""
-    kafka = "WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'debezium-json'"
-    t_env.execute_sql(f"CREATE TABLE cdc (id INT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED) {kafka}, 'debezium-json.schema-include' = 'true')")
-    plan = t_env.sql_query("SELECT * FROM cdc").explain()
-    assert "kafka(t at 127.0.0.1:9092, debezium-json, from earliest)" in plan and "changes: [+I, -U, +U, -D] upsert key (id)" in plan
-    with pytest.raises(UnsupportedError, match=re.escape("kafka format 'debezium-json' is not supported by funke (debezium-json is read, not written)")):
-        t_env.execute_sql("INSERT INTO cdc SELECT CAST(auction AS INT), 'x' FROM bids")
-    t_env.execute_sql(f"CREATE TABLE j (id INT) {kafka.replace('debezium-json', 'json')}, 'debezium-json.ignore-parse-errors' = 'true')")
-    with pytest.raises(PlanError, match=re.escape("'debezium-json.ignore-parse-errors' is an option of the debezium-json format, not of json")):
-        t_env.sql_query("SELECT * FROM j")
-
-
-def test_canal_json_and_maxwell_json_kafka_tables_are_read_as_changelogs_and_not_written(t_env):
-    """'format' = 'canal-json' / 'maxwell-json' (tests/spark/test_sql_canal_maxwell.py reads them), as debezium-json:
-    changes of every kind, the primary key their upsert key; canal-json's include regexes reach the source; writing
-    either, and an option of one on another format, are refused."""
+def test_cdc_kafka_tables_are_read_as_changelogs_and_not_written(t_env):
+    """'format' = 'debezium-json', 'canal-json', 'maxwell-json' (tests/spark/test_sql_debezium.py and
+    test_sql_canal_maxwell.py read them): the table's rows are changes of every kind, of the primary key as their
+    upsert key (Flink's planner takes it so); canal-json's include regexes reach the source; writing a table in one of
+    them, and an option of one on another format, are refused."""
     kafka = "WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092'"
-    t_env.execute_sql(f"CREATE TABLE canal (id INT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED) {kafka}, 'format' = 'canal-json', "
-                      "'canal-json.database.include' = 'shop_.*', 'canal-json.table.include' = 'orders', 'canal-json.ignore-parse-errors' = 'true')")  # fmt: skip
-    t_env.execute_sql(f"CREATE TABLE maxwell (id INT, v STRING) {kafka}, 'format' = 'maxwell-json')")
-    specs = [t_env.sql_query(f"SELECT * FROM {name}")._stream.node.inputs[0].spec for name in ("canal", "maxwell")]
-    assert [(s.envelope, s.include, s.ignore_parse_errors) for s in specs] == [("canal", ("shop_.*", "orders"), True), ("maxwell", ("", ""), False)]
-    plan = t_env.sql_query("SELECT * FROM canal").explain()
-    assert "kafka(t at 127.0.0.1:9092, canal-json, from earliest)" in plan and "changes: [+I, -U, +U, -D] upsert key (id)" in plan
-    assert "changes: [+I, -U, +U, -D]" in t_env.sql_query("SELECT * FROM maxwell").explain()
-    with pytest.raises(UnsupportedError, match=re.escape("kafka format 'maxwell-json' is not supported by funke (maxwell-json is read, not written)")):
-        t_env.execute_sql("INSERT INTO maxwell SELECT CAST(auction AS INT), 'x' FROM bids")
-    t_env.execute_sql(f"CREATE TABLE mj (id INT) {kafka}, 'format' = 'maxwell-json', 'canal-json.table.include' = 'x')")
-    with pytest.raises(PlanError, match=re.escape("'canal-json.table.include' is an option of the canal-json format, not of maxwell-json")):
-        t_env.sql_query("SELECT * FROM mj")
+    formats = {
+        "debezium-json": (", 'debezium-json.schema-include' = 'true'", "debezium-schema", ("", "")),
+        "canal-json": (", 'canal-json.database.include' = 'shop_.*', 'canal-json.table.include' = 'orders'", "canal", ("shop_.*", "orders")),
+        "maxwell-json": (", 'maxwell-json.ignore-parse-errors' = 'true'", "maxwell", ("", "")),
+    }  # fmt: skip
+    for i, (fmt, (extra, envelope, include)) in enumerate(formats.items()):
+        t_env.execute_sql(f"CREATE TABLE cdc{i} (id INT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED) {kafka}, 'format' = '{fmt}'{extra})")
+        spec = t_env.sql_query(f"SELECT * FROM cdc{i}")._stream.node.inputs[0].spec
+        assert (spec.envelope, spec.include, spec.ignore_parse_errors) == (envelope, include, fmt == "maxwell-json")
+        plan = t_env.sql_query(f"SELECT * FROM cdc{i}").explain()
+        assert f"kafka(t at 127.0.0.1:9092, {fmt}, from earliest)" in plan and "changes: [+I, -U, +U, -D] upsert key (id)" in plan
+        with pytest.raises(UnsupportedError, match=re.escape(f"kafka format '{fmt}' is not supported by funke ({fmt} is read, not written)")):
+            t_env.execute_sql(f"INSERT INTO cdc{i} SELECT CAST(auction AS INT), 'x' FROM bids")
+        other = "json" if fmt != "canal-json" else "maxwell-json"
+        t_env.execute_sql(f"CREATE TABLE misplaced{i} (id INT) {kafka}, 'format' = '{other}'{extra})")
+        option = extra.split("'")[1]
+        with pytest.raises(PlanError, match=re.escape(f"{option!r} is an option of the {fmt} format, not of {other}")):
+            t_env.sql_query(f"SELECT * FROM misplaced{i}")
+
+
+def test_the_raw_format_takes_one_string_column_and_refuses_the_rest(t_env):
+    """'format' = 'raw' (tests/spark/test_sql_kafka.py reads and writes it): the source reads each record's value as the
+    table's one STRING column, the sink writes it; two columns, another type and a charset other than UTF-8 are refused."""
+    kafka = "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'raw'"
+    t_env.execute_sql(f"CREATE TABLE lines (line STRING) WITH ({kafka}, 'raw.charset' = 'utf-8')")
+    spec = t_env.sql_query("SELECT line FROM lines")._stream.node.inputs[0].spec
+    assert (spec.format, spec.schema.names, spec.value_schema.names) == ("raw", ("line",), ("line",))
+    assert t_env._insert(fk.dialect.syntax.parse("INSERT INTO lines SELECT 'x' FROM bids", []), "").spec.format == "raw"
+    for i, (columns, extra, message) in enumerate([
+        ("(a STRING, b STRING)", "", "funke's raw format reads and writes one physical column of type STRING as each record's value"),
+        ("(n INT)", "", "(Flink's BYTES and numbers' bytes are not supported), got n int"),
+        ("(line STRING)", ", 'raw.charset' = 'ISO-8859-1'", "raw.charset 'ISO-8859-1' is not supported by funke (UTF-8)"),
+    ]):  # fmt: skip
+        t_env.execute_sql(f"CREATE TABLE raw{i} {columns} WITH ({kafka}{extra})")
+        with pytest.raises(UnsupportedError, match=re.escape(message)):
+            t_env.sql_query(f"SELECT * FROM raw{i}")
+    with pytest.raises(SchemaError, match="with a schema of one string or binary column"):
+        fk.sources.kafka("t", schema="a string, b string", format="raw")
 
 
 def test_a_kafka_source_s_topic_is_flink_s_list_and_a_sink_s_one_topic(t_env):
