@@ -140,6 +140,25 @@ class StreamEnvironment:
         self.latency_mode = mode
         return self
 
+    def set_runtime_mode(self, mode: str) -> StreamEnvironment:
+        """``"streaming"`` or ``"batch"`` (Flink's ``execution.runtime-mode``, any case), as ``runtime_mode=`` sets it,
+        before the job's first sink: its plan depends on the mode. Flink's ``AUTOMATIC`` is refused (funke plans each
+        query for one mode).
+
+        >>> StreamEnvironment().set_runtime_mode("BATCH").runtime_mode
+        'batch'
+        """
+        wanted = str(mode).lower()
+        if wanted not in ("streaming", "batch"):
+            raise PlanError(f"the runtime mode is 'streaming' or 'batch' (funke plans each query for one of them), got {mode!r}")
+        if wanted != self.runtime_mode and self._sinks:
+            raise PlanError(
+                f"the runtime mode {wanted!r} after {len(self._sinks)} sink(s) of the job were planned for {self.runtime_mode!r}: "
+                "set it before the first INSERT or sink"
+            )
+        self.runtime_mode = wanted
+        return self
+
     # -- plan ---------------------------------------------------------------------
     def _add_sink(self, sink: nodes.Sink) -> None:
         self._sinks.append(sink)

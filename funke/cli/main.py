@@ -42,7 +42,7 @@ def run(
     events: Annotated[Optional[int], typer.Option(help="events the job's generator produces (job option)")] = None,
     output: Annotated[Optional[str], typer.Option(help="directory for the results as Parquet (job option)")] = None,
     rate: Annotated[Optional[float], typer.Option(help="generator rows per second (job option)")] = None,
-    bounded: Annotated[bool, typer.Option("--bounded", help="run as a bounded (batch) job over the same input")] = False,
+    bounded: Annotated[bool, typer.Option("--bounded", help="run as a bounded (batch) job over the same input (without it: the job's runtime mode, streaming unless it sets batch)")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start from the beginning instead of resuming the job's last checkpoint")] = False,
     live: Annotated[bool, typer.Option(help="show live progress")] = True,
     json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
@@ -60,7 +60,7 @@ def run(
 @app.command()
 def sql(
     script: Annotated[str, typer.Argument(help="a Flink SQL script: CREATE TABLE ...; INSERT INTO ... SELECT ...;")],
-    bounded: Annotated[bool, typer.Option("--bounded", help="run as a bounded (batch) job over the same input")] = False,
+    bounded: Annotated[bool, typer.Option("--bounded", help="run as a bounded (batch) job over the same input (without it: the job's runtime mode, streaming unless it sets batch)")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start from the beginning instead of resuming the job's last checkpoint")] = False,
     live: Annotated[bool, typer.Option(help="show live progress")] = True,
     json_summary: Annotated[bool, typer.Option("--json", help="print the final metrics as JSON")] = False,
@@ -107,7 +107,7 @@ def _start(target: str, options: dict[str, object], *, bounded: bool, fresh: boo
 
     with reported():
         env = build(target, options)
-        handle = env.execute(bounded=bounded, fresh=fresh, name=name, from_savepoint=from_savepoint, allow_non_restored_state=allow_non_restored_state)
+        handle = env.execute(bounded=bounded or None, fresh=fresh, name=name, from_savepoint=from_savepoint, allow_non_restored_state=allow_non_restored_state)
         Registry(env.settings.home).note_launch(handle.name, target, options)
         for note in handle.restore_notes:
             err.print(f"[yellow]restore:[/yellow] {note}")

@@ -157,6 +157,7 @@ class Flink(Dialect):
             **{k: v for k, v in tokens.Tokenizer.KEYWORDS.items() if k != "SESSION"},
             "ROW": TokenType.STRUCT,
             "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE,
+            "RESET": TokenType.COMMAND,  # (Flink SQL's RESET 'key': a statement of its own)
         }
 
     class Generator(generator.Generator):

@@ -264,6 +264,9 @@ class StreamTableEnvironment(FunctionCalls):
         if isinstance(statement, exp.Set):  # SET 'key' = 'value': the table config's option (TableConfig)
             self._config.set_statement(statement, sql)
             return TableResult()
+        if _is_reset(statement):
+            self._config.reset_statement(statement, sql)
+            return TableResult()
         self._ddl(statement, sql)
         return TableResult()
 
@@ -355,6 +358,8 @@ class StreamTableEnvironment(FunctionCalls):
             own = statement.sql(dialect=Flink) if isinstance(statement, (exp.Use, exp.Command, exp.Describe)) else ""
             if explain is not None:  # (EXPLAIN ...: its plan printed, as Flink's SQL client prints it)
                 print(self._explain([statement], text))
+            elif _is_reset(statement):
+                self._config.reset_statement(statement, text)
             elif is_namespace_statement(own):  # (USE, CREATE CATALOG: checked; SHOW, DESCRIBE: its table printed, as Flink's SQL client does)
                 shown = self._namespace(own).content
                 if shown is not None:
@@ -626,3 +631,8 @@ class StreamTableEnvironment(FunctionCalls):
         name = f"{_ANONYMOUS}{self._anonymous_views}"
         self._views[name] = table
         return f"`{name}`"
+
+
+def _is_reset(statement: exp.Expression) -> bool:
+    """Flink SQL's ``RESET ['key']`` (the dialect reads it as a command)."""
+    return isinstance(statement, exp.Command) and str(statement.this).upper() == "RESET"

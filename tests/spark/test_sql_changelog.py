@@ -217,3 +217,24 @@ def test_a_stream_of_changes_is_read_back_as_an_updating_table_and_a_kind_of_non
     with pytest.raises(Exception, match=r"a row of kind \+X, not one of \+I, -U, \+U, -D"):
         bad_env.execute(bounded=True).wait(300)
     assert bad_env_out.rows == []
+
+
+def test_a_script_s_set_runtime_mode_batch_runs_it_as_a_batch_job(tmp_path):
+    """SET 'execution.runtime-mode' = 'batch' in a Flink SQL script (it was refused: 'not supported by funke'): its
+    COUNT is planned for batch (the final count, which a file sink takes) and the job runs as a batch job when the
+    runner leaves the mode to it, as ``funke run FILE.sql`` now does without --bounded. Flink's SQL client writes 3."""
+    from funke.cli.locate import sql_job
+
+    script = tmp_path / "counts.sql"
+    script.write_text(
+        "SET 'execution.runtime-mode' = 'batch';\n"
+        "CREATE TABLE v (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');\n"
+        f"CREATE TABLE out (n BIGINT) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'out'}', 'format' = 'csv');\n"
+        "INSERT INTO out SELECT COUNT(*) FROM v;\n"
+    )
+    env = sql_job(str(script), {})
+    env.checkpoint_dir = str(tmp_path / "ck")
+    handle = env.execute()
+    handle.wait(300)
+    assert handle.mode == "batch"
+    assert [line for f in sorted((tmp_path / "out").glob("part-*")) for line in f.read_text().splitlines()] == ["3"]
