@@ -277,6 +277,8 @@ IGNORE_NULL_FIELDS = "json.encode.ignore-null-fields"
 IGNORE_PARSE_ERRORS = "json.ignore-parse-errors"
 #: The json format's option to fail a record without a field of the schema (Flink's default: the field is NULL).
 FAIL_ON_MISSING_FIELD = "json.fail-on-missing-field"
+#: The json format's text of a TIMESTAMP: SQL's (``2024-05-01 12:00:10``), the only one funke writes, or ISO-8601's.
+TIMESTAMP_STANDARD = "json.timestamp-format.standard"
 #: Flink's ``partition.default-name``: the directory of a NULL partition value.
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 
@@ -287,7 +289,16 @@ def _files_sink(t: TableDef) -> Any:
     fmt, ignore = _required(t, "format"), _flag(t, IGNORE_NULL_FIELDS)
     if IGNORE_NULL_FIELDS in t.options and fmt != "json":
         raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
+    _timestamp_standard(t, fmt)
     return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore)
+
+
+def _timestamp_standard(t: TableDef, fmt: str) -> None:
+    """``json.timestamp-format.standard``: SQL's, Flink's default (what funke writes; read, Spark's reader takes either)."""
+    if TIMESTAMP_STANDARD in t.options and fmt != "json":
+        raise PlanError(f"Flink SQL: table {t.name}: {TIMESTAMP_STANDARD!r} is an option of the json format, not of {fmt}")
+    if t.options.get(TIMESTAMP_STANDARD, "SQL").upper() != "SQL":
+        raise UnsupportedError(f"Flink SQL: table {t.name}: {TIMESTAMP_STANDARD} {t.options[TIMESTAMP_STANDARD]!r} is not supported by funke (SQL)")
 
 
 def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
@@ -295,6 +306,7 @@ def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
     for option in (IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD):
         if option in t.options and fmt != "json":
             raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the json format, not of {fmt}")
+    _timestamp_standard(t, fmt)
     rules = {"ignore_parse_errors": _flag(t, IGNORE_PARSE_ERRORS), "fail_on_missing_field": _flag(t, FAIL_ON_MISSING_FIELD)}
     if all(rules.values()):  # (Flink's message)
         raise PlanError(f"Flink SQL: table {t.name}: fail-on-missing-field and ignore-parse-errors shouldn't both be true.")
@@ -544,6 +556,7 @@ def _kafka_sink(t: TableDef) -> Any:
     from funke.connectors.kafka_sink import kafka
 
     topic, bootstrap, fmt = _kafka_options(t)
+    _timestamp_standard(t, fmt)
     delivery = t.options.get("sink.delivery-guarantee", "exactly-once")
     if delivery not in ("exactly-once", "at-least-once"):
         raise UnsupportedError(
@@ -605,14 +618,15 @@ _KAFKA_UNREAD = {
 CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
-    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD})
+    "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD,
+                                       TIMESTAMP_STANDARD})
                             | PARTITION_OPTIONS | ROLLING_OPTIONS,
                             source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, "raw.charset", *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
+                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, TIMESTAMP_STANDARD, "raw.charset", *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
                                   *_BOUNDED_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",

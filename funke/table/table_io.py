@@ -137,9 +137,12 @@ def insert_sink(
             raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its primary key column {missing[0]!r}")
         stream = by_key(stream, [by_target[c] for c in t.primary_key], state_ttl_ms)
     default = t.options.get("partition.default-name", DEFAULT_PARTITION).replace("'", "''")
+    text = writes_text(t)
     exprs = []
     for c, ty in t.columns:
         value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
+        if text and ty == "timestamp":  # (Flink's json and csv text of a TIMESTAMP: SQL's, an instant's with a Z)
+            value = f"CONCAT(CAST({value} AS STRING), 'Z')" if c in t.instants else f"CAST({value} AS STRING)"
         if c in t.not_null:  # (Flink's table.exec.sink.not-null-enforcer, ERROR: the job fails on a NULL)
             if c not in by_target:
                 raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its NOT NULL column {c!r}")
@@ -152,6 +155,14 @@ def insert_sink(
     out = stream.select(*exprs)
     return nodes.Sink((out.node,), spec=make(t), explicit_uid=f"insert-{name}")
 
+
+
+def writes_text(t: TableDef) -> bool:
+    """Whether ``t``'s sink writes its rows as Flink's json or csv format (a filesystem, kafka or upsert-kafka table),
+    which writes a TIMESTAMP as SQL's text (``2024-05-01 12:00:10.25``, the fraction's trailing zeros cut), a
+    TIMESTAMP_LTZ with a ``Z`` after it."""
+    fmt = {"filesystem": "format", "kafka": "format", "upsert-kafka": "value.format"}.get(t.connector)
+    return fmt is not None and t.options.get(fmt, "json" if t.connector == "kafka" else "") in ("json", "csv")
 
 
 def is_create_as(statement: exp.Expression) -> bool:

@@ -195,6 +195,26 @@ def test_a_json_file_sink_writes_null_fields_as_flink_does_and_leaves_them_out_w
         t_env.execute_sql("INSERT INTO bad SELECT a FROM t")
 
 
+def test_timestamps_are_written_to_json_and_csv_files_as_flink_writes_them(env, tmp_path):
+    """PyFlink 2.3.0's filesystem json and csv sinks (run by hand) write a TIMESTAMP as SQL's text, the fraction's
+    trailing zeros cut (``2024-05-01 12:00:10.25``, ``2024-05-01 12:00:10``, six digits kept), a TIMESTAMP_LTZ with a
+    ``Z`` after it; funke wrote ``2024-05-01T12:00:10.250Z`` for each, microseconds cut to milliseconds. Flink's csv
+    quotes these values (its writer quotes any text with a space); funke's does not (docs/sql.md)."""
+    t_env = StreamTableEnvironment.create(env)
+    stamps = "TIMESTAMP '2024-05-01 12:00:10.250', TO_TIMESTAMP_LTZ(1714564810000, 3), TIMESTAMP '2024-05-01 12:00:10', TIMESTAMP '2024-05-01 12:00:10.123456'"
+    statements = t_env.create_statement_set()
+    for fmt in ("json", "csv"):
+        t_env.execute_sql(f"CREATE TABLE t_{fmt} (ts TIMESTAMP(3), lt TIMESTAMP_LTZ(3), t0 TIMESTAMP(0), t6 TIMESTAMP(6)) "
+                          f"WITH ('connector' = 'filesystem', 'path' = '{tmp_path / fmt}', 'format' = '{fmt}')")  # fmt: skip
+        statements.add_insert_sql(f"INSERT INTO t_{fmt} SELECT {stamps}")
+    statements.execute().wait(300)
+    lines = {fmt: [line for f in (tmp_path / fmt).glob("part-*") for line in f.read_text().splitlines()] for fmt in ("json", "csv")}
+    assert lines == {
+        "json": ['{"ts":"2024-05-01 12:00:10.25","lt":"2024-05-01 12:00:10Z","t0":"2024-05-01 12:00:10","t6":"2024-05-01 12:00:10.123456"}'],
+        "csv": ["2024-05-01 12:00:10.25,2024-05-01 12:00:10Z,2024-05-01 12:00:10,2024-05-01 12:00:10.123456"],
+    }
+
+
 def test_time_columns_are_read_from_json_printed_and_written_to_csv_as_flink_does(env, tmp_path, capsys):
     """PyFlink 2.3.0 (run by hand): a json file's ``23:59:59.123`` read into a TIME is 23:59:59; its print sink writes
     ``+I[1, 23:59:59, 12:34:56.789]`` and a TIME(3) midnight ``00:00`` (Java's LocalTime); its csv writes
