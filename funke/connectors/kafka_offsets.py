@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 #: Records per ``consume`` call, and the most in one Arrow batch: the least a range of a micro-batch is cut to.
 CHUNK = 20_000
 
+
 def fill(levels: Mapping[str, int], caps: Mapping[str, int], budget: int) -> dict[str, int]:
     """Spend ``budget`` offsets one at a time on the partition read least so far (ties: the first
     in order) that still has some, up to ``caps``: the new levels.
@@ -54,8 +55,10 @@ def fill(levels: Mapping[str, int], caps: Mapping[str, int], budget: int) -> dic
 
 
 def topic_partition(key: str) -> tuple[str, int]:
+    """``"topic/partition"`` as ``(topic, partition)``."""
     topic, _, part = key.rpartition("/")
     return topic, int(part)
+
 
 class Cluster:
     """Partitions and their offsets, asked of the broker with one consumer (driver side)."""
