@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
+from datetime import datetime
 from decimal import Decimal
 
 from funke.bench.nexmark_reference.events import AUCTION, BID, Events, Row
@@ -58,11 +59,22 @@ def q3(e: Events) -> Rows:
 
 
 def q10(e: Events) -> Rows:
-    """Every bid, with its day (yyyy-MM-dd) and its minute (HH:mm), the file partitions it goes to."""
+    """Every bid, with its day (yyyy-MM-dd) and its minute (HH:mm), the file partitions it goes to; its time as the csv
+    file holds it, Flink's text of a TIMESTAMP (``2026-01-01 00:00:08.07``: the fraction's trailing zeros cut)."""
     return Counter(
-        (b["auction"], b["bidder"], b["price"], b["dateTime"], b["extra"], f"{b['dateTime']:%Y-%m-%d}", f"{b['dateTime']:%H:%M}")
+        (b["auction"], b["bidder"], b["price"], _timestamp_text(b["dateTime"]), b["extra"], f"{b['dateTime']:%Y-%m-%d}", f"{b['dateTime']:%H:%M}")
         for b in e.bids
     )
+
+
+def _timestamp_text(at: datetime) -> str:
+    """Flink's json and csv text of a TIMESTAMP (a UTC datetime's wall time).
+
+    >>> import datetime as dt
+    >>> _timestamp_text(dt.datetime(2026, 1, 1, 0, 0, 8, 70000)), _timestamp_text(dt.datetime(2026, 1, 1, 0, 0, 5))
+    ('2026-01-01 00:00:08.07', '2026-01-01 00:00:05')
+    """
+    return f"{at:%Y-%m-%d %H:%M:%S.%f}".rstrip("0").rstrip(".")
 
 
 def q13(e: Events) -> Rows:
