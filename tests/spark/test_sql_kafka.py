@@ -217,14 +217,20 @@ def test_the_raw_format_reads_and_writes_each_record_s_value_as_one_string_colum
     values = [b"hello world", "gr\u00fc\u00dfe".encode(), None, b'{"a": 1}', b""]
     try:
         produce(bootstrap, source, [(0, b"k", v, T0 + i) for i, v in enumerate(values)])
-        env = fk.StreamEnvironment(app="raw", spark=spark, checkpoint_dir=str(tmp_path / "ck"))
-        t_env = StreamTableEnvironment.create(env)
         kafka = f"'connector' = 'kafka', 'properties.bootstrap.servers' = '{bootstrap}', 'format' = 'raw'"
-        t_env.execute_sql(f"CREATE TABLE s (line STRING) WITH ({kafka}, 'topic' = '{source}', 'scan.bounded.mode' = 'latest-offset')")
-        for name, topic, delivery in (("once", sinks[0], "exactly-once"), ("least", sinks[1], "at-least-once")):
-            t_env.execute_sql(f"CREATE TABLE {name} (line STRING) WITH ({kafka}, 'topic' = '{topic}', 'sink.delivery-guarantee' = '{delivery}')")
+
+        def tables(app: str) -> tuple[fk.StreamEnvironment, StreamTableEnvironment]:  # (a job of its own, its own checkpoints)
+            env = fk.StreamEnvironment(app=app, spark=spark, checkpoint_dir=str(tmp_path / app))
+            t_env = StreamTableEnvironment.create(env)
+            t_env.execute_sql(f"CREATE TABLE s (line STRING) WITH ({kafka}, 'topic' = '{source}', 'scan.bounded.mode' = 'latest-offset')")
+            for name, topic, delivery in (("once", sinks[0], "exactly-once"), ("least", sinks[1], "at-least-once")):
+                t_env.execute_sql(f"CREATE TABLE {name} (line STRING) WITH ({kafka}, 'topic' = '{topic}', 'sink.delivery-guarantee' = '{delivery}')")
+            return env, t_env
+
+        env, t_env = tables("raw-read")
         read = t_env.to_data_stream(t_env.sql_query("SELECT line, CHAR_LENGTH(line) AS n FROM s")).collect()
         env.execute().wait(300)  # (a bounded table: the job ends by itself)
+        env, t_env = tables("raw-write")
         statements = t_env.create_statement_set()
         for name in ("once", "least"):
             statements.add_insert_sql(f"INSERT INTO {name} SELECT UPPER(line) FROM s")
