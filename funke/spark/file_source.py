@@ -61,7 +61,7 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
     lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options, ignore_errors=spec.ignore_parse_errors,
                               fail_on_missing=spec.fail_on_missing_field)
     corrupt = parse.corrupt_text(spec.format, line, F.lit(True))
-    missing = " or a field missing (json.fail-on-missing-field)" if spec.fail_on_missing_field else ""
+    missing = parse.missing_field_reason(spec.fail_on_missing_field)
     return lines.select(
         *parse.parsed_columns(spec.declared),
         corrupt.alias(CORRUPT),

@@ -143,7 +143,7 @@ def frame(
     no_value = F.col("value").isNull()
     if finite:
         no_value = no_value & ~F.col(EOS)
-    missing = " or a field missing (json.fail-on-missing-field)" if spec.fail_on_missing_field else ""
+    missing = parse.missing_field_reason(spec.fail_on_missing_field)
     malformed = F.lit(f"{spec.describe()}: malformed {spec.format} or a value that does not fit the schema{missing}")
     if spec.format == "raw":  # (the record's key and value; or its value as the one column, NULL for no value, as Flink's raw)
         value = [F.col("value").cast(f.dtype or "binary").alias(f.name) for f in spec.declared]

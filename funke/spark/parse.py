@@ -53,6 +53,11 @@ def with_parsed(
     return frame.withColumn(PARSED, parsed).drop(_STRICT)
 
 
+def missing_field_reason(fail_on_missing: bool) -> str:
+    """What a dead letter's reason adds where a missing field makes a record corrupt (``json.fail-on-missing-field``)."""
+    return " or a field missing (json.fail-on-missing-field)" if fail_on_missing else ""
+
+
 def lacks_a_field(text: Column, declared: Schema) -> Column:
     """Whether the JSON object ``text`` lacks a field of ``declared``, or a nested ROW's object one of its fields, as
     Flink's JSON reader with ``json.fail-on-missing-field`` checks (a field whose value is null is there)."""
