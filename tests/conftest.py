@@ -28,7 +28,10 @@ def spark():
     from funke.config import settings
     from funke.spark.session import default_conf, get_session
 
-    s = settings(master="local[2]", shuffle_partitions=2)
+    # 4 GB of heap, not funke's default 2: the suite runs some 2,000 jobs in this one JVM, and in CI on 2ad2822 the
+    # JVM was gone an hour in (every later test: "Connection refused"). Spark ends a local JVM whose task runs out
+    # of memory; no log survived to say that was why.
+    s = settings(master="local[2]", shuffle_partitions=2, driver_memory="4g")
     conf = {**default_conf(s), "spark.sql.streaming.minBatchesToRetain": "5"}
     # Spark's real-time trigger (tests/spark/test_realtime.py) holds a task slot per Kafka partition and per
     # shuffle partition at once, and funke keeps one for the job's dead letters: 2 + 2 + 1 with two-partition

@@ -49,6 +49,8 @@ def test_up_is_idempotent_and_says_so():
 
 
 def test_down_then_up_restarts_each_server_and_kafka_keeps_its_topics():
+    """Kafka keeps a topic's records however old their times (no time-based retention): with Kafka's default (7
+    days, checked every 5 minutes) records that tests write with times of 2023 went while a job was reading them."""
     services.up(["kafka", "redis"])
     topic = f"services-{uuid.uuid4().hex[:8]}"
     _create_topic(services.KAFKA_BOOTSTRAP, topic)
@@ -64,6 +66,7 @@ def test_down_then_up_restarts_each_server_and_kafka_keeps_its_topics():
     services.up(["kafka", "redis"])
     assert [s.running for s in services.status(["kafka", "redis"])] == [True, True]
     assert _consume(topic, 1) == [b"kept"]
+    assert _broker_config("log.retention.ms") == "-1"
 
 
 def test_cli_status_up_and_unknown_names():
@@ -125,6 +128,15 @@ def _create_topic(bootstrap: str, topic: str) -> None:
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(timeout=60)
+
+
+def _broker_config(name: str) -> str:
+    """The running broker's value of ``name``, as it answers for it."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    admin = AdminClient({"bootstrap.servers": services.KAFKA_BOOTSTRAP})
+    resource = ConfigResource(ResourceType.BROKER, "1")
+    return admin.describe_configs([resource])[resource].result(timeout=60)[name].value
 
 
 def _produce(topic: str, values: list[bytes]) -> None:
