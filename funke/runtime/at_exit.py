@@ -18,10 +18,15 @@ _lock = threading.Lock()
 
 
 def started(handle: Any) -> None:
-    """Remember a job this process started (its ``JobHandle``), to check on it at exit."""
+    """Remember a job this process started (its ``JobHandle``), to check on it at exit.
+
+    The jobs that have ended are forgotten here: a handle holds its job's Spark queries and plans, and a process
+    that runs job after job (a notebook, a service, the test suite) kept every one of them alive till it exited.
+    """
     with _lock:
         if not _started:
             atexit.register(warn_unfinished)
+        _started[:] = [h for h in _started if not h.done]
         _started.append(handle)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import io
+import weakref
 from dataclasses import dataclass
 
 from funke.runtime import at_exit
@@ -26,3 +28,19 @@ def test_only_the_jobs_still_running_are_named_one_line_each(monkeypatch):
     assert at_exit.message(running).startswith("funke: job 'clicks' is still running as this script ends")
     running.done = True
     assert at_exit.unfinished() == []
+
+
+def test_a_job_that_has_ended_is_not_kept_once_another_starts(monkeypatch):
+    """A handle holds its job's queries and plans: a process running job after job must not keep the ended ones."""
+    monkeypatch.setattr(at_exit, "_started", [])
+    monkeypatch.setattr(at_exit.atexit, "register", lambda fn: None)
+    ended, running = Handle("ended", False), Handle("running", False)
+    at_exit.started(ended)
+    at_exit.started(running)
+    ended.done = True
+    gone = weakref.ref(ended)
+    del ended
+    at_exit.started(Handle("next", False))
+    gc.collect()
+    assert gone() is None
+    assert [h.name for h in at_exit.unfinished()] == ["running", "next"]
