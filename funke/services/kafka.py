@@ -148,10 +148,10 @@ class Kafka(Service):
                     "group.initial.rebalance.delay.ms=0",
                     # A missing topic is an error (or created on request), never created by a typo.
                     "auto.create.topics.enable=false",
-                    # A record keeps the time its producer gave it, and tests, replays and Flink's own examples
-                    # write times years old: Kafka's default retention (7 days, checked every 5 minutes) then
-                    # deleted them minutes after they were written, under a reader that had not read them yet.
-                    # This broker keeps every record until its topic is deleted.
+                    # A record keeps the time its producer gave it, and funke's Kafka tests (like a replay of old
+                    # events) write times years old: Kafka's default retention (7 days by record time, checked every
+                    # 5 minutes) deleted them minutes after they were written, under a reader that had not read them
+                    # yet. This broker keeps every record until its topic is deleted.
                     "log.retention.ms=-1",
                 ]
             )
