@@ -154,12 +154,18 @@ def _json_escape(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array
     return text
 
 
+#: The characters for which Flink's csv format (Jackson's CSV writer) quotes a text: any below ``-`` (a space, a
+#: comma, a quote, ``+``, a line break...) and the backslash.
+CSV_QUOTED = r"[\x00-\x2c\\]"
+
+
 def csv_fields(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray | pa.Array:
-    """Each value as a CSV field: quoted (quotes doubled) when it holds a comma, quote or line break; null empty.
+    """Each value as a CSV field, as Flink's csv format writes it: a text quoted (quotes doubled) when it holds a
+    character of ``CSV_QUOTED``; a null empty.
 
     >>> import pyarrow as pa
-    >>> print(*csv_fields(pa.array(["plain", 'say "hi", me', None]), "s").to_pylist(), sep="|")
-    plain|"say ""hi"", me"|
+    >>> print(*csv_fields(pa.array(["plain", 'say "hi", me', "a-b.c", "a+b", " ", None]), "s").to_pylist(), sep="|")
+    plain|"say ""hi"", me"|a-b.c|"a+b"|" "|
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -167,7 +173,7 @@ def csv_fields(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray
     text = as_text(column, name)
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
-        text = pc.if_else(pc.match_substring_regex(text, '[,"\r\n]'), quoted, text)
+        text = pc.if_else(pc.match_substring_regex(text, CSV_QUOTED), quoted, text)
     return pc.fill_null(text, "")
 
 

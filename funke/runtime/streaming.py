@@ -19,7 +19,7 @@ from funke.plan import nodes
 from funke.runtime.query_state import QueryState, output_metric, safe_name
 from funke.runtime.watchdog import start_watch
 from funke.runtime.writers import batch_writer, prepare_file_sink, split_writer
-from funke.spark.file_sink import stream_writer
+from funke.spark.file_sink import framed, stream_writer
 from funke.spark.general.program import DROPPED, DUE, TAG
 from funke.spark.listener import reading_json
 from funke.spark.session import is_connect
@@ -151,6 +151,8 @@ def start_query(handle: JobHandle, st: QueryState) -> None:
                                    interval_ms=handle.interval_ms).start()  # fmt: skip
         handle.by_query[str(st.query.id)] = st
         return
+    if st.plan.split is None and isinstance(st.sink.spec, FileSink):
+        df = framed(df, st.sink.spec)
     writer = df.writeStream.outputMode("append").queryName(f"{handle.name}.{st.sink.uid}")
     writer = writer.option("checkpointLocation", location)
     if not handle.checkpoints.uri:  # funke's clocks and beats follow the commit log where this process can read it

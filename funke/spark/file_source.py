@@ -10,8 +10,9 @@ corrupt-record column, which the dead-letter query of a streaming job does
 Options: those of the file scan (``maxFilesPerTrigger``, ``pathGlobFilter``, ``lineSep``...)
 go to Spark's text reader, the others to the parse (``sep``, ``quote``, ``timestampFormat``,
 ``allowComments``...). ``header`` (CSV) drops each file's first line, reading each file
-whole; ``comment`` (CSV) drops the lines that start with it. Blank lines are skipped, as
-Spark's JSON and CSV readers skip them.
+whole; ``comment`` (CSV) drops the lines that start with it. Blank lines are skipped in JSON;
+in CSV a blank line is a record of one empty field, as Flink's csv format reads it (a dead
+letter where the schema has more columns).
 """
 
 from __future__ import annotations
@@ -51,11 +52,15 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
     if header:  # each file whole, so that its first line is known
         lines = text.option("wholetext", "true").load(path)
         separator = re.escape(named["linesep"]) if "linesep" in named else r"\r?\n"
-        lines = lines.select(F.posexplode(F.split("value", separator)).alias("_funke_at", _LINE)).where(F.col("_funke_at") > 0)
+        lines = lines.select(F.posexplode(F.split("value", separator)).alias("_funke_at", _LINE), F.col("value"))
+        # (not the header, nor the nothing after a file's last line break)
+        last = F.size(F.split("value", separator)) - 1
+        lines = lines.where((F.col("_funke_at") > 0) & ((F.col("_funke_at") < last) | (F.col(_LINE) != ""))).drop("value")
     else:
         lines = text.load(path).withColumnRenamed("value", _LINE)
     line = F.col(_LINE)
-    keep = F.trim(line) != ""
+    # a blank line is no JSON record; in csv it is one field, '' (Flink's reader: a STRING's value, else too few fields)
+    keep = F.trim(line) != "" if spec.format == "json" else F.lit(True)
     if comment:
         keep = keep & ~line.startswith(comment)
     lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options, ignore_errors=spec.ignore_parse_errors,

@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from funke.connectors import kafka as kc
 from funke.connectors import kafka_offsets as ko
 from funke.errors import EnvironmentSetupError, PlanError, SinkError
+from funke.spark.record_text import csv_line, json_record, value_text
 
 log = logging.getLogger("funke.kafka")
 
@@ -159,57 +160,6 @@ def _range_offsets(spec: kc.KafkaSource, ranges: list[tuple[Any, ...]]) -> tuple
 
 # -- the sink -----------------------------------------------------------------------------------
 
-_ATOMIC = ("string", "int", "bigint", "smallint", "tinyint", "double", "float", "boolean", "date", "timestamp", "timestamp_ntz")
-
-
-def _text(df: DataFrame, name: str) -> Column:
-    """A column's value as the text funke's Kafka sink writes (``kafka_sink.as_text``); null for null, NaN, ±inf."""
-    dtype = df.schema[name].dataType.simpleString()
-    c = F.col(f"`{name}`")
-    if dtype in ("timestamp", "timestamp_ntz"):
-        zone = df.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
-        wall = F.to_utc_timestamp(c, zone) if dtype == "timestamp" and zone not in ("UTC", "Etc/UTC", "Z") else c
-        # whole seconds (window bounds, mostly) without the regular expression that trims a fraction's zeros
-        whole = F.unix_micros(c.cast("timestamp")) % 1_000_000 == 0
-        fraction = F.regexp_replace(F.date_format(wall, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), "0+$", "")
-        text = F.when(whole, F.date_format(wall, "yyyy-MM-dd'T'HH:mm:ss")).otherwise(fraction)
-        return F.concat(text, F.lit("Z")) if dtype == "timestamp" else text
-    if dtype in ("double", "float"):
-        return F.when(~F.isnan(c) & (F.abs(c) != F.lit(float("inf"))), c.cast("string"))
-    if dtype in _ATOMIC or dtype.startswith("decimal"):
-        return c.cast("string")
-    raise SinkError(
-        f"the Kafka sink writes text, numbers, booleans, dates and timestamps, not column '{name}' of type {dtype}: "
-        "turn it into a string column first (e.g. with to_json, or base64 for binary)"
-    )
-
-
-def _json_value(df: DataFrame) -> Column:
-    """Each row as a JSON object, keys in column order, nulls written (``kafka_sink.encode_values``)."""
-    fields = []
-    for f in df.schema.fields:
-        dtype = f.dataType.simpleString()
-        text = _text(df, f.name)
-        if dtype in ("double", "float"):  # a number, or null where JSON has no spelling
-            text = F.when(text.isNotNull(), F.col(f"`{f.name}`"))
-        elif dtype not in ("string", "date", "timestamp", "timestamp_ntz"):
-            text = F.col(f"`{f.name}`")
-        fields.append(text.alias(f.name))
-    return F.to_json(F.struct(*fields), {"ignoreNullFields": "false"})
-
-
-def _csv_value(df: DataFrame) -> Column:
-    """Each row as a CSV line: a field quoted (quotes doubled) when it holds a comma, quote or line break."""
-    fields = []
-    for f in df.schema.fields:
-        text = _text(df, f.name)
-        if f.dataType.simpleString() == "string":
-            quoted = F.concat(F.lit('"'), F.regexp_replace(text, '"', '""'), F.lit('"'))
-            text = F.when(text.rlike('[,"\r\n]'), quoted).otherwise(text)
-        fields.append(F.coalesce(text, F.lit("")))
-    return F.concat_ws(",", *fields)
-
-
 def _raw_value(df: DataFrame) -> Column:
     """The one STRING column as each record's value (Flink's raw format; a NULL is a record with no value)."""
     if len(df.schema.fields) != 1 or df.schema.fields[0].dataType.simpleString() != "string":
@@ -222,8 +172,8 @@ def records(df: DataFrame, sink: Any) -> DataFrame:
     for c in sink.key:
         if c not in df.columns:
             raise SinkError(f"kafka sink '{sink.name}': key column '{c}' is not in the results ({', '.join(df.columns)})")
-    value = _json_value(df) if sink.format == "json" else _csv_value(df) if sink.format == "csv" else _raw_value(df)
-    key = F.concat_ws(":", *(F.coalesce(_text(df, k), F.lit("")) for k in sink.key)) if sink.key else F.lit(None).cast("string")
+    value = json_record(df) if sink.format == "json" else csv_line(df) if sink.format == "csv" else _raw_value(df)
+    key = F.concat_ws(":", *(F.coalesce(value_text(df, k), F.lit("")) for k in sink.key)) if sink.key else F.lit(None).cast("string")
     return df.select(key.alias("key"), value.alias("value"))
 
 

@@ -21,6 +21,7 @@ object goes to the dead letters (Flink skips it).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -44,7 +45,7 @@ def with_parsed(
     ddl = f"{declared.ddl()}, `{CORRUPT}` string"
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     if fmt != "json":
-        return frame.withColumn(PARSED, F.from_csv(text, ddl, opts))
+        return frame.withColumn(PARSED, flink_csv(text, declared, options or {}))
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
     parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)
@@ -125,7 +126,7 @@ def flink_json(text: Column, declared: Schema, options: dict[str, Any], ignore_e
         if _by_rule(dtype) and dtype != "boolean":
             converted, fit = _number(value, kind, dtype)
         elif dtype == "boolean":  # Java's Boolean.parseBoolean of the value's text: false but for "true"
-            string = F.lower(_trimmed(value))
+            string = F.lower(_java_trim(F.try_variant_get(value, "$", "string")))
             converted = F.when(kind == "BOOLEAN", F.try_variant_get(value, "$", "boolean")).otherwise(F.coalesce(string == "true", F.lit(False)))
             fit = F.lit(True)
         elif not ignore_errors:
@@ -153,18 +154,60 @@ def _number(value: Column, kind: Column, dtype: str) -> tuple[Column, Column]:
     truncated, as Jackson's ``getIntValue``; a SMALLINT's or TINYINT's only from an integer, as ``Short.parseShort`` of
     its text), or a string's trimmed text parsed as Java parses it. A DECIMAL too wide for its precision is NULL in
     Flink, not an error."""
-    pattern = _INTEGER if dtype in _INTEGRAL + _SHORT else _FLOATING if dtype in _REAL else _DECIMAL
     number = (kind == "BIGINT") if dtype in _SHORT else kind.rlike(_NUMBER)
-    string = _trimmed(value)
-    readable = (kind == "STRING") & string.rlike(pattern)
-    text = F.regexp_replace(string, "[fFdD]$", "") if dtype in _REAL else string
-    converted = F.when(number, F.try_variant_get(value, "$", dtype)).when(readable, text.try_cast(dtype))
-    fit = (number | readable) if dtype.startswith("decimal(") else converted.isNotNull()
+    from_text, reads = _number_text(_java_trim(F.try_variant_get(value, "$", "string")), dtype)
+    converted = F.when(number, F.try_variant_get(value, "$", dtype)).when(kind == "STRING", from_text)
+    fit = (number | ((kind == "STRING") & reads)) if dtype.startswith("decimal(") else converted.isNotNull()
     return converted, fit
 
 
-def _trimmed(value: Column) -> Column:
-    return F.regexp_replace(F.try_variant_get(value, "$", "string"), _JAVA_TRIM, "")
+def _number_text(text: Column, dtype: str) -> tuple[Column, Column]:
+    """``text`` parsed to the number type ``dtype`` as Java parses it (``Integer.parseInt``, ``Double.parseDouble``,
+    ``new BigDecimal``), NULL where it does not read, and whether it reads (a DECIMAL too wide for its precision reads,
+    as NULL, as in Flink; an integer out of its type's range does not)."""
+    pattern = _INTEGER if dtype in _INTEGRAL + _SHORT else _FLOATING if dtype in _REAL else _DECIMAL
+    readable = text.rlike(pattern)
+    converted = F.when(readable, (F.regexp_replace(text, "[fFdD]$", "") if dtype in _REAL else text).try_cast(dtype))
+    return converted, readable if dtype.startswith("decimal(") else converted.isNotNull()
+
+
+def _java_trim(text: Column) -> Column:
+    return F.regexp_replace(text, _JAVA_TRIM, "")
+
+
+#: Spark's CSV null value in funke's parse: a text no field holds, so that an empty field is one (Flink has no NULL in csv).
+_NO_NULL = "\u0000funke: no null\u0000"
+
+
+def flink_csv(text: Column, declared: Schema, options: dict[str, Any]) -> Column:
+    """The CSV line ``text`` parsed to ``declared`` plus ``CORRUPT`` by the rules of Flink's csv format (Jackson's CSV
+    parser and ``CsvToRowDataConverters``), which has no NULL: an empty field is '' for a STRING, FALSE for a BOOLEAN,
+    and fails a number, a DATE or a TIMESTAMP; a number's text is trimmed (Java's ``String.trim``) but a DECIMAL's; a
+    BOOLEAN is true for the text ``true`` alone (any case, trimmed); a quote in a quoted field is written twice; a line
+    with more or fewer fields than ``declared`` fails, and so does one with a quoted field left open (Flink reads a
+    quoted line break; funke reads a line at a time, so such a record is two dead letters). Spark's ``from_csv`` reads an unquoted empty field as NULL
+    whatever its type, so each is written ``""`` first (which Spark reads as '', given a null value no field holds);
+    the number and BOOLEAN columns are read as text and converted by Java's rules. ``options``: Spark's CSV options
+    (``sep``, ``quote``, a ``nullValue`` of the user's own)."""
+    named = {k.lower(): v for k, v in options.items()}
+    sep, quote = re.escape(named.get("sep", named.get("delimiter", ","))), named.get("quote", '"')
+    q = re.escape(quote)
+    empty_field = f"(?<=^|{sep})(?={sep}|$)(?=(?:[^{q}]*{q}[^{q}]*{q})*[^{q}]*$)"  # (an even number of quotes after it: outside quotes)
+    relaxed = ", ".join(f"`{f.name}` {'string' if _by_rule(f.dtype) else f.dtype or 'string'}" for f in declared)
+    opts = {"nullValue": _NO_NULL, "escape": quote, **options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    record = F.from_csv(F.regexp_replace(text, empty_field, quote * 2), f"{relaxed}, `{CORRUPT}` string", opts)
+    # a quoted field left open (a line break in it, which funke's reading line by line splits) fails, where Spark reads on
+    balanced = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0
+    values, good = [], record[CORRUPT].isNull() & balanced
+    for f in declared:
+        dtype, value = f.dtype or "string", record[f.name]
+        if dtype == "boolean":  # (Java's Boolean.parseBoolean)
+            value = F.coalesce(F.lower(_java_trim(value)) == "true", F.lit(False))
+        elif _by_rule(dtype):
+            value, reads = _number_text(value if dtype.startswith("decimal(") else _java_trim(value), dtype)
+            good = good & reads
+        values.append(value.cast(dtype).alias(f.name))
+    return F.when(text.isNotNull(), F.struct(*values, F.when(~good, text).alias(CORRUPT)))
 
 
 def _path(name: str) -> str:

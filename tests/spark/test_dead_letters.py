@@ -32,7 +32,7 @@ def test_bad_json_and_csv_records_go_to_the_dead_letters_with_reason_and_file(sp
     ]
     (tmp_path / "json" / "part-0.json").write_text("\n".join(lines) + "\n")
     (tmp_path / "csv").mkdir()
-    (tmp_path / "csv" / "part-0.csv").write_text("k,v,ts\na,7,5000\n\na,x,6000\n")  # a header line, a blank line
+    (tmp_path / "csv" / "part-0.csv").write_text("k,v,ts\na,7,5000\n\na,x,6000\n")  # a header line, a blank line (one field: Flink fails it)
     dead = fk.sinks.collect()
     env = fk.StreamEnvironment(app="dead", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
     schema = "k string, v bigint, ts bigint"
@@ -54,13 +54,14 @@ def test_bad_json_and_csv_records_go_to_the_dead_letters_with_reason_and_file(sp
         (bad_type, lines[1], "part-0.json"),
         (bad_type, lines[2], "part-0.json"),
         (bad_type, "a,x,6000", "part-0.csv"),
+        (bad_type, "", "part-0.csv"),
         # checks past the source see the row as it is there (event time already a timestamp) and name the source
         ("null key column(s): k", '{"v":3,"ts":"1970-01-01T00:00:03.000Z"}', f"{csv_src}, {json_src}"),
         ("null event time in column ts", '{"k":"b","v":4}', json_src),
         ("event time out of range in column ts: 100000000000000000", '{"k":"b","v":5,"ts":100000000000000000}', json_src),
     ])
     assert all(r["job"] == "dead" and r["detected_at"] is not None for r in dead.rows)
-    assert job.metrics()["dead_letters"] == 6
+    assert job.metrics()["dead_letters"] == 7
 
 
 @pytest.mark.parametrize("bounded", [False, True])

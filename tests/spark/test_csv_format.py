@@ -1,0 +1,93 @@
+"""CSV is read and written by the rules of Flink's csv format (funke.spark.parse.flink_csv, funke.spark.record_text):
+Flink's csv has no NULL, so an empty field is '' for a STRING, FALSE for a BOOLEAN and fails a number; a number's text
+is trimmed but a DECIMAL's; a line with more or fewer fields than the columns fails; a quote in a quoted field is
+doubled. Where Flink's reader fails a record, funke sends it to the dead letters. Written, a text is quoted where
+Jackson's writer quotes it (a character below ``-``, or a backslash), a NULL is an empty field.
+
+The expected values are what PyFlink 2.3 read and wrote for the same lines and rows (its filesystem connector, format
+csv, parallelism 1); a line in ``FLINK_FAILS`` is one Flink's reader fails the job on.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+import funke as fk
+from funke.connectors.kafka_sink import encode_values
+from funke.pyflink.table import EnvironmentSettings, TableEnvironment
+
+pytestmark = pytest.mark.spark
+SCHEMA = "s string, i int, d double, m decimal(5,2), b boolean, t string"
+D = Decimal
+#: A line -> the row Flink reads of it.
+FLINK_READS = {
+    "a,1,1.5,2.50,true,x": ("a", 1, 1.5, D("2.50"), True, "x"),
+    '"p,q",4,1,1,TRUE,"s""t"': ("p,q", 4, 1.0, D("1.00"), True, 's"t'),
+    "e,+5,-Infinity,-0.5,True,NaN": ("e", 5, float("-inf"), D("-0.50"), True, "NaN"),
+    "g,1,2.5f,1,1,q": ("g", 1, 2.5, D("1.00"), False, "q"),
+    "h,1,1,1,,": ("h", 1, 1.0, D("1.00"), False, ""),
+    " 7 , 7 , 7 ,7, TRUE , 7 ": (" 7 ", 7, 7.0, D("7.00"), True, " 7 "),
+    "i,1,1,123456,1,": ("i", 1, 1.0, None, False, ""),  # a DECIMAL too wide is NULL in Flink, no failure
+    '"",1,1,1,"",""': ("", 1, 1.0, D("1.00"), False, ""),
+    'j,-0,1E+1,.5,false,"x ""y"" z"': ("j", 0, 10.0, D("0.50"), False, 'x "y" z'),
+}
+FLINK_FAILS = [
+    ",,,,,",  # an empty INT, DOUBLE, DECIMAL
+    '"","","","","",""',
+    " 3 , 3 , 3 , 3 , true , 3 ",  # a DECIMAL's text is not trimmed
+    "b,2",  # too few fields
+    "c,3,1,1,false,y,extra",  # too many
+    "",  # a blank line: one field
+    "d,0x10,1e2,1e2,yes,z",
+    "f,2147483648,1,1,1,q",  # out of an INT's range
+]
+#: Where funke differs: a quoted field with a line break, which Flink reads as one record ("open\nclose"); funke reads
+#: a line at a time, so each half is a dead letter (a quoted field left open) rather than a record cut short.
+SPLIT = ['k,1,1,1,true,"open', 'close"']
+
+
+def test_each_line_is_read_as_flink_reads_it_and_what_flink_fails_on_is_a_dead_letter(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "part-0.csv").write_text("".join(f"{line}\n" for line in [*FLINK_READS, *FLINK_FAILS, *SPLIT]))
+    dead = fk.sinks.collect()
+    env = fk.StreamEnvironment(app="csv", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
+    out = env.from_source(fk.sources.files(str(tmp_path / "in"), schema=SCHEMA, format="csv")).collect()
+    env.execute(bounded=True).wait(180)
+    assert sorted(tuple(r.values()) for r in out.rows) == sorted(FLINK_READS.values())
+    assert sorted(r["raw"] for r in dead.rows) == sorted(FLINK_FAILS + SPLIT)
+
+
+#: Rows written by Flink SQL's INSERT, and the lines PyFlink 2.3 wrote of them.
+WRITTEN = (
+    """('s"t', CAST(NULL AS STRING), CAST(NULL AS INT), '', TIMESTAMP '2024-05-01 12:00:10.250'),"""
+    """('a b', 'x,y', 3, 'back\\slash', CAST(NULL AS TIMESTAMP(3))),"""
+    """(' lead', 'a+b', -1, 'a-b.c', TIMESTAMP '2024-05-01 12:00:10')"""
+)
+FLINK_WROTE = ['"s""t",,,,"2024-05-01 12:00:10.25"', '"a b","x,y",3,"back\\slash",', '" lead","a+b",-1,a-b.c,"2024-05-01 12:00:10"']
+
+
+def test_a_csv_file_sink_writes_the_lines_flink_writes_and_reads_them_back_as_flink_does(spark, tmp_path):
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    ddl = "(a STRING, b STRING, c INT, d STRING, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'format' = 'csv', 'path' = '{}')"
+    t_env.execute_sql(f"CREATE TABLE o {ddl.format(tmp_path / 'out')}")
+    t_env.execute_sql(f"INSERT INTO o VALUES {WRITTEN}").wait()
+    lines = [line for f in sorted((tmp_path / "out").glob("part-*")) for line in f.read_text().splitlines()]
+    assert sorted(lines) == sorted(FLINK_WROTE)
+    # read back: a NULL written as an empty field is read as '' (a STRING's; an INT's would fail), as Flink reads it
+    t_env.execute_sql(f"CREATE TABLE i (a STRING, b STRING, c STRING, d STRING, ts STRING) WITH ('connector' = 'filesystem', 'format' = 'csv', 'path' = '{tmp_path / 'out'}')")
+    read = sorted(tuple(r) for r in t_env.execute_sql("SELECT * FROM i").collect())
+    assert read == sorted([('s"t', "", "", "", "2024-05-01 12:00:10.25"), ("a b", "x,y", "3", "back\\slash", ""), (" lead", "a+b", "-1", "a-b.c", "2024-05-01 12:00:10")])
+
+
+def test_the_kafka_sink_on_the_jvm_writes_the_csv_lines_its_python_writer_writes(spark):
+    import pyarrow as pa
+
+    from funke.spark.record_text import csv_line
+
+    texts = ["plain", 'say "hi", me', "a-b.c", "a+b", " ", "", None, "tab\there", "back\\slash", "line\nbreak", "ümlaut"]
+    rows = [(t, i) for i, t in enumerate(texts)]
+    got = [r[0] for r in spark.createDataFrame(rows, "s string, n int").select(csv_line(spark.createDataFrame(rows, "s string, n int"))).collect()]
+    assert got == encode_values(pa.table({"s": texts, "n": list(range(len(texts)))}), "csv")
+    assert got[:6] == ["plain,0", '"say ""hi"", me",1', "a-b.c,2", '"a+b",3', '" ",4', ",5"]
