@@ -32,7 +32,7 @@ from funke.plan.joins import LEFT, IntervalJoin, WindowJoin
 from funke.plan.types import INTEGER_BITS, Field, Schema, integer_range, normalize_type
 from funke.plan.unkeyed import AsyncWait, Process
 from funke.semantics.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
-from funke.spark import generated, kafka_source, realtime
+from funke.spark import file_source, generated, kafka_source, realtime
 from funke.spark.async_io import async_function
 from funke.spark.compiled import DEAD_LETTER_DDL, JOIN_SHIFT_MS, Compiled, DeadLetterRule, SourceMetric, safe_name
 from funke.spark.datasources import EOS
@@ -492,6 +492,9 @@ class Compiler:
     def _table(self, t: StaticTable) -> DataFrame:
         if t.loader is not None:
             return t.loader(self.spark)
+        if t.files is not None:
+            df = file_source.whole(self.spark, t.files)
+            return df.selectExpr(*t.columns) if t.columns else df
         assert t.rows is not None and t.declared is not None
         df = static_frame(self.spark, t.rows, t.declared)
         # A column without nulls is declared not nullable, so a key taken from it needs no

@@ -74,3 +74,16 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
         F.when(corrupt.isNotNull(), F.input_file_name()).alias(POSITION),
     )
 
+
+
+def whole(spark: SparkSession, spec: FileSource) -> DataFrame:
+    """The files of ``spec`` read whole as a lookup table: the declared columns, and a record that breaks the format's
+    rules failing the job with its reason, file and text (a lookup table has no dead letters; Flink's filesystem
+    lookup fails on such a record too)."""
+    df = load(spark, spec, spec.path, streaming=False)
+    if spec.format not in ("json", "csv"):
+        return df
+    bad = F.col(CORRUPT).isNotNull()
+    failed = F.raise_error(F.concat(F.col(REASON), F.lit(" in a lookup table, in "), F.col(POSITION), F.lit(": "), F.col(CORRUPT)))
+    # (a filter, which Spark keeps, not a column it could prune)
+    return df.where(F.when(bad, failed).isNull()).select(*(F.col(f"`{f.name}`") for f in spec.declared))

@@ -216,21 +216,20 @@ def _files_source(t: TableDef) -> Any:
 
 def _files_lookup(t: TableDef) -> Any:
     """A filesystem table in a lookup join (``JOIN t FOR SYSTEM_TIME AS OF s.pt``): its files read whole by
-    Spark (Flink's filesystem lookup loads the whole file too, and reloads it after a TTL)."""
-    from funke.connectors.tables import spark_table
+    Spark (Flink's filesystem lookup loads the whole file too, and reloads it after a TTL), json and csv by Flink's
+    format rules as a source reads them; a record that breaks them fails the job."""
+    from funke.connectors.sources import files
+    from funke.connectors.tables import files_table
 
     if t.partition_by:
         raise UnsupportedError(f"Flink SQL: a lookup join of the partitioned filesystem table {t.name} is not supported by funke yet")
-    path, fmt, schema = _required(t, "path"), _required(t, "format"), _ddl(t)
+    fmt = _required(t, "format")
     if fmt not in ("csv", "json", "parquet"):
         raise UnsupportedError(f"Flink SQL: table {t.name}: the format {fmt!r} in a lookup join is not supported by funke (csv, json, parquet)")
+    # (a TIME read cut to its precision, as Flink's reader keeps it)
     cuts = [(c, time_truncated(c, ty)) for c, ty in t.columns]
-
-    def read(spark: Any) -> Any:  # (a TIME read cut to its precision, as Flink's reader keeps it)
-        df = spark.read.schema(schema).format(fmt).load(path)
-        return df.selectExpr(*(f"{cut} AS `{c}`" if cut else f"`{c}`" for c, cut in cuts)) if any(cut for _, cut in cuts) else df
-
-    return spark_table(read, schema, name=t.name)
+    columns = [f"{cut} AS `{c}`" if cut else f"`{c}`" for c, cut in cuts] if any(cut for _, cut in cuts) else []
+    return files_table(files(_required(t, "path"), schema=_ddl(t), format=fmt, **_json_rules(t, fmt)), name=t.name, columns=columns)
 
 
 #: Flink's duration units (``TimeUtils``), in ms.

@@ -91,3 +91,21 @@ def test_the_kafka_sink_on_the_jvm_writes_the_csv_lines_its_python_writer_writes
     got = [r[0] for r in spark.createDataFrame(rows, "s string, n int").select(csv_line(spark.createDataFrame(rows, "s string, n int"))).collect()]
     assert got == encode_values(pa.table({"s": texts, "n": list(range(len(texts)))}), "csv")
     assert got[:6] == ["plain,0", '"say ""hi"", me",1', "a-b.c,2", '"a+b",3', '" ",4', ",5"]
+
+
+def test_a_csv_lookup_table_is_read_by_the_same_rules_and_a_record_that_breaks_them_fails_the_job(spark, tmp_path):
+    """A filesystem table in a lookup join: an empty STRING field is '' and joins as '' (Spark's CSV reader read it
+    as NULL, so ``name = ''`` matched nothing); a record Flink's reader fails on fails the job, naming the file and
+    the record (Spark's reader made the bad value NULL)."""
+    (tmp_path / "orders").mkdir()
+    (tmp_path / "orders" / "o.csv").write_text("1,a\n2,b\n3,c\n")
+    (tmp_path / "dim").mkdir()
+    (tmp_path / "dim" / "d.csv").write_text("a,A,1\nb,,2\n")
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql(f"CREATE TABLE orders (id INT, k STRING, pt AS PROCTIME()) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'orders'}', 'format' = 'csv')")
+    t_env.execute_sql(f"CREATE TABLE dim (k STRING, name STRING, n INT) WITH ('connector' = 'filesystem', 'path' = '{tmp_path / 'dim'}', 'format' = 'csv')")
+    query = "SELECT o.id, d.name, d.name = '' AS blank FROM orders AS o LEFT JOIN dim FOR SYSTEM_TIME AS OF o.pt AS d ON o.k = d.k"
+    assert sorted(tuple(r) for r in t_env.execute_sql(query).collect()) == [(1, "A", False), (2, "", True), (3, None, None)]
+    (tmp_path / "dim" / "d.csv").write_text("a,A,1\nb,B,x\n")
+    with pytest.raises(Exception, match=r"(?s)malformed record or a value of the wrong type in a lookup table, in .*d\.csv: b,B,x"):
+        list(t_env.execute_sql(query).collect())
