@@ -154,14 +154,21 @@ def _json_escape(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array
     return text
 
 
-#: The characters for which Flink's csv format (Jackson's CSV writer) quotes a text: any below ``-`` (a space, a
-#: comma, a quote, ``+``, a line break...) and the backslash.
-CSV_QUOTED = r"[\x00-\x2c\\]"
+def csv_quoted(delimiter: str = ",", quote: str = '"') -> str:
+    r"""The characters for which Flink's csv format (Jackson's CSV writer) quotes a text, as a regular expression (Java's
+    and RE2's): any below the greatest of the delimiter, the quote and the line break (below ``-`` with a comma: a
+    space, a comma, a quote, ``+``, a line break...; below ``}`` with a ``|``), and the backslash.
+
+    >>> print(csv_quoted(), csv_quoted("|"))
+    [\x00-\x{2c}\\] [\x00-\x{7c}\\]
+    """
+    safe = max(ord(delimiter), ord(quote), ord("\n")) + 1
+    return rf"[\x00-\x{{{safe - 1:x}}}\\]"
 
 
-def csv_fields(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray | pa.Array:
+def csv_fields(column: pa.ChunkedArray | pa.Array, name: str, delimiter: str = ",", quote: str = '"', null_literal: str = "") -> pa.ChunkedArray | pa.Array:
     """Each value as a CSV field, as Flink's csv format writes it: a text quoted (quotes doubled) when it holds a
-    character of ``CSV_QUOTED``; a null empty.
+    character of ``csv_quoted``; a null ``null_literal`` (Flink's ``csv.null-literal``; empty by default).
 
     >>> import pyarrow as pa
     >>> print(*csv_fields(pa.array(["plain", 'say "hi", me', "a-b.c", "a+b", " ", None]), "s").to_pylist(), sep="|")
@@ -172,9 +179,9 @@ def csv_fields(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray
 
     text = as_text(column, name)
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
-        text = pc.if_else(pc.match_substring_regex(text, CSV_QUOTED), quoted, text)
-    return pc.fill_null(text, "")
+        quoted = pc.binary_join_element_wise(quote, pc.replace_substring(text, quote, quote * 2), quote, "")
+        text = pc.if_else(pc.match_substring_regex(text, csv_quoted(delimiter, quote)), quoted, text)
+    return pc.fill_null(text, null_literal)
 
 
 def encode_values(data: pa.Table, fmt: str) -> list[str]:

@@ -67,6 +67,11 @@ class FileSink(SinkSpec):
     commit: PartitionCommit | None = None
     #: json: leave a null field out of its record (Flink's ``json.encode.ignore-null-fields``); by default it is written ``null``.
     ignore_null_fields: bool = False
+    #: csv: the field delimiter, the quote character and the text of a NULL (Flink's ``csv.field-delimiter``,
+    #: ``csv.quote-character``, ``csv.null-literal``).
+    delimiter: str = ","
+    quote: str = '"'
+    null_literal: str = ""
     kind: ClassVar[str] = "files"
 
     def __post_init__(self) -> None:
@@ -74,6 +79,13 @@ class FileSink(SinkSpec):
             raise PlanError(f"files sink format must be parquet, json, csv or text (one string column), got {self.format!r}")
         if self.ignore_null_fields and self.format != "json":
             raise PlanError(f"files sink {self.path}: ignore_null_fields is an option of the json format, not of {self.format}")
+        if (self.delimiter, self.quote, self.null_literal) != (",", '"', "") and self.format != "csv":
+            raise PlanError(f"files sink {self.path}: delimiter, quote and null_literal are options of the csv format, not of {self.format}")
+        for what, char in (("delimiter", self.delimiter), ("quote", self.quote)):
+            if len(char) != 1 or char in "\r\n":
+                raise PlanError(f"files sink {self.path}: the csv {what} must be one character, not a line break, got {char!r}")
+        if self.delimiter == self.quote:
+            raise PlanError(f"files sink {self.path}: the csv delimiter and quote must differ, both are {self.quote!r}")
         self.partition_by = tuple(self.partition_by)
         if self.commit is not None and not self.partition_by:
             raise PlanError("files sink: a partition commit needs partition_by columns")
@@ -115,11 +127,13 @@ def collect() -> CollectSink:
 
 def files(
     path: str, *, format: str = "parquet", overwrite: bool = False, partition_by: Sequence[str] = (), commit: PartitionCommit | None = None,
-    ignore_null_fields: bool = False,
+    ignore_null_fields: bool = False, delimiter: str = ",", quote: str = '"', null_literal: str = "",
 ) -> FileSink:  # fmt: skip
     """Spark's exactly-once file sink; ``overwrite=True`` empties the directory of an earlier run first.
     ``partition_by``: columns whose values name directories (``col=value/...``; a NULL is Spark's
     ``__HIVE_DEFAULT_PARTITION__``); ``commit``: when each partition gets its success file. A json
     record holds every field, a null one as ``null`` (as Flink's json format writes it), or with
-    ``ignore_null_fields=True`` only the fields that are not null."""
-    return FileSink(str(path), format, overwrite, tuple(partition_by), commit, ignore_null_fields)
+    ``ignore_null_fields=True`` only the fields that are not null. A csv line is written as Flink's csv
+    format writes it, with ``delimiter`` between fields, a text quoted with ``quote`` where Jackson's
+    writer quotes it, and a NULL as ``null_literal`` (an empty field by default)."""
+    return FileSink(str(path), format, overwrite, tuple(partition_by), commit, ignore_null_fields, delimiter, quote, null_literal)

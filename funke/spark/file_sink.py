@@ -19,7 +19,8 @@ def framed(frame: Any, spec: FileSink) -> Any:
     from funke.spark.record_text import csv_line  # (pyspark's lazy import)
 
     data = [c for c in frame.columns if c not in spec.partition_by]
-    return frame.select(csv_line(frame, data).alias("value"), *(frame[f"`{c}`"] for c in spec.partition_by))
+    line = csv_line(frame, data, delimiter=spec.delimiter, quote=spec.quote, null_literal=spec.null_literal)
+    return frame.select(line.alias("value"), *(frame[f"`{c}`"] for c in spec.partition_by))
 
 
 def stream_writer(writer: Any, spec: FileSink) -> Any:

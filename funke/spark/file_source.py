@@ -18,6 +18,7 @@ letter where the schema has more columns).
 from __future__ import annotations
 
 import re
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -73,7 +74,6 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
         F.when(corrupt.isNotNull(), F.lit(f"{spec.describe()}: malformed record or a value of the wrong type{missing}")).alias(REASON),
         F.when(corrupt.isNotNull(), F.input_file_name()).alias(POSITION),
     )
-
 
 
 def whole(spark: SparkSession, spec: FileSource) -> DataFrame:

@@ -185,19 +185,21 @@ def flink_csv(text: Column, declared: Schema, options: dict[str, Any]) -> Column
     and fails a number, a DATE or a TIMESTAMP; a number's text is trimmed (Java's ``String.trim``) but a DECIMAL's; a
     BOOLEAN is true for the text ``true`` alone (any case, trimmed); a quote in a quoted field is written twice; a line
     with more or fewer fields than ``declared`` fails, and so does one with a quoted field left open (Flink reads a
-    quoted line break; funke reads a line at a time, so such a record is two dead letters). Spark's ``from_csv`` reads an unquoted empty field as NULL
-    whatever its type, so each is written ``""`` first (which Spark reads as '', given a null value no field holds);
-    the number and BOOLEAN columns are read as text and converted by Java's rules. ``options``: Spark's CSV options
-    (``sep``, ``quote``, a ``nullValue`` of the user's own)."""
+    quoted line break; funke reads a line at a time, so such a record is two dead letters).
+
+    Spark's ``from_csv`` reads an unquoted empty field as NULL whatever its type, so each is written ``""`` first
+    (which Spark reads as '', given a null value no field holds); the number and BOOLEAN columns are read as text and
+    converted by Java's rules. ``options``: Spark's CSV options (``sep``, ``quote``, ``escape``, a ``nullValue`` of
+    the user's own)."""
     named = {k.lower(): v for k, v in options.items()}
     sep, quote = re.escape(named.get("sep", named.get("delimiter", ","))), named.get("quote", '"')
-    q = re.escape(quote)
+    q, doubled = re.escape(quote), named.get("escape", quote) == quote  # (a quote in a field written twice, RFC 4180)
     empty_field = f"(?<=^|{sep})(?={sep}|$)(?=(?:[^{q}]*{q}[^{q}]*{q})*[^{q}]*$)"  # (an even number of quotes after it: outside quotes)
     relaxed = ", ".join(f"`{f.name}` {'string' if _by_rule(f.dtype) else f.dtype or 'string'}" for f in declared)
     opts = {"nullValue": _NO_NULL, "escape": quote, **options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     record = F.from_csv(F.regexp_replace(text, empty_field, quote * 2), f"{relaxed}, `{CORRUPT}` string", opts)
     # a quoted field left open (a line break in it, which funke's reading line by line splits) fails, where Spark reads on
-    balanced = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0
+    balanced = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0 if doubled else F.lit(True)
     values, good = [], record[CORRUPT].isNull() & balanced
     for f in declared:
         dtype, value = f.dtype or "string", record[f.name]

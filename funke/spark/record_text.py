@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from funke.connectors.kafka_sink import CSV_QUOTED
+from funke.connectors.kafka_sink import csv_quoted
 from funke.errors import SinkError
 
 _ATOMIC = ("string", "int", "bigint", "smallint", "tinyint", "double", "float", "boolean", "date", "timestamp", "timestamp_ntz")
@@ -51,15 +51,15 @@ def json_record(df: DataFrame) -> Column:
     return F.to_json(F.struct(*fields), {"ignoreNullFields": "false"})
 
 
-def csv_line(df: DataFrame, names: Sequence[str] | None = None) -> Column:
+def csv_line(df: DataFrame, names: Sequence[str] | None = None, *, delimiter: str = ",", quote: str = '"', null_literal: str = "") -> Column:
     """Each row's columns ``names`` (all by default) as a CSV line, as Flink's csv format writes it
-    (``kafka_sink.csv_fields``): a text quoted where it holds a character Jackson's writer quotes, quotes doubled; a
-    NULL an empty field."""
-    fields = []
+    (``kafka_sink.csv_fields``): a text quoted where it holds a character Jackson's writer quotes (``csv_quoted``),
+    quotes doubled; a NULL ``null_literal`` (Flink's ``csv.null-literal``; an empty field by default)."""
+    fields, quoting = [], csv_quoted(delimiter, quote)
     for name in df.columns if names is None else names:
         text = value_text(df, name)
         if df.schema[name].dataType.simpleString() == "string":
-            quoted = F.concat(F.lit('"'), F.regexp_replace(text, '"', '""'), F.lit('"'))
-            text = F.when(text.rlike(CSV_QUOTED), quoted).otherwise(text)
-        fields.append(F.coalesce(text, F.lit("")))
-    return F.concat_ws(",", *fields)
+            quoted = F.concat(F.lit(quote), F.replace(text, F.lit(quote), F.lit(quote * 2)), F.lit(quote))
+            text = F.when(text.rlike(quoting), quoted).otherwise(text)
+        fields.append(F.coalesce(text, F.lit(null_literal)))
+    return F.concat_ws(delimiter, *fields)

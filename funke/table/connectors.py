@@ -211,7 +211,7 @@ def _files_source(t: TableDef) -> Any:
     monitor = t.options.get("source.monitor-interval")
     interval = interval_text_ms(monitor, f"table {t.name}") if monitor else None
     fmt = _required(t, "format")
-    return files(_required(t, "path"), schema=_ddl(t), format=fmt, monitor_continuously=interval, **_json_rules(t, fmt))
+    return files(_required(t, "path"), schema=_ddl(t), format=fmt, monitor_continuously=interval, **_json_rules(t, fmt), **_csv_format(t, fmt))
 
 
 def _files_lookup(t: TableDef) -> Any:
@@ -229,7 +229,8 @@ def _files_lookup(t: TableDef) -> Any:
     # (a TIME read cut to its precision, as Flink's reader keeps it)
     cuts = [(c, time_truncated(c, ty)) for c, ty in t.columns]
     columns = [f"{cut} AS `{c}`" if cut else f"`{c}`" for c, cut in cuts] if any(cut for _, cut in cuts) else []
-    return files_table(files(_required(t, "path"), schema=_ddl(t), format=fmt, **_json_rules(t, fmt)), name=t.name, columns=columns)
+    spec = files(_required(t, "path"), schema=_ddl(t), format=fmt, **_json_rules(t, fmt), **_csv_format(t, fmt))
+    return files_table(spec, name=t.name, columns=columns)
 
 
 #: Flink's duration units (``TimeUtils``), in ms.
@@ -289,7 +290,11 @@ def _files_sink(t: TableDef) -> Any:
     if IGNORE_NULL_FIELDS in t.options and fmt != "json":
         raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
     _timestamp_standard(t, fmt)
-    return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore)
+    csv = _csv_format(t, fmt)
+    if "comment" in csv:  # (Flink's writer writes no comments; its option is for reading)
+        csv.pop("comment")
+    return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore,
+                 delimiter=csv.get("sep", ","), quote=csv.get("quote", '"'), null_literal=csv.get("nullValue", ""))  # fmt: skip
 
 
 def _timestamp_standard(t: TableDef, fmt: str) -> None:
@@ -310,6 +315,38 @@ def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
     if all(rules.values()):  # (Flink's message)
         raise PlanError(f"Flink SQL: table {t.name}: fail-on-missing-field and ignore-parse-errors shouldn't both be true.")
     return rules
+
+
+#: The csv format's options funke reads and writes (a filesystem table's): Flink's name -> what it is.
+CSV_OPTIONS = {
+    "csv.field-delimiter": "the field delimiter (one character; '\\t' is a tab)",
+    "csv.quote-character": "the quote character",
+    "csv.null-literal": "the text of a NULL",
+    "csv.allow-comments": "skip the lines that start with '#'",
+}
+
+
+def _csv_format(t: TableDef, fmt: str) -> dict[str, str]:
+    """The csv format's options of ``t`` (``CSV_OPTIONS``) as the delimiter, quote and null literal funke's csv reader
+    and writer take (``sep``, ``quote``, ``nullValue``, Spark's names) and ``comment``."""
+    for option in CSV_OPTIONS:
+        if option in t.options and fmt != "csv":
+            raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the csv format, not of {fmt}")
+    out = {}
+    for option, key in (("csv.field-delimiter", "sep"), ("csv.quote-character", "quote")):
+        if option in t.options:
+            value = t.options[option]
+            char = value.encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in value else value  # (Flink unescapes Java's way)
+            if len(char) != 1 or char in "\r\n":
+                raise PlanError(f"Flink SQL: table {t.name}: {option} must be one character, not a line break, got {value!r}")
+            out[key] = char
+    if out.get("sep", ",") == out.get("quote", '"'):
+        raise PlanError(f"Flink SQL: table {t.name}: csv.field-delimiter and csv.quote-character must differ")
+    if "csv.null-literal" in t.options:
+        out["nullValue"] = t.options["csv.null-literal"]
+    if _flag(t, "csv.allow-comments"):
+        out["comment"] = "#"
+    return out
 
 
 def _flag(t: TableDef, option: str) -> bool:
@@ -618,7 +655,7 @@ CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
     "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD,
-                                       TIMESTAMP_STANDARD})
+                                       TIMESTAMP_STANDARD, *CSV_OPTIONS})
                             | PARTITION_OPTIONS | ROLLING_OPTIONS,
                             source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),

@@ -109,3 +109,27 @@ def test_a_csv_lookup_table_is_read_by_the_same_rules_and_a_record_that_breaks_t
     (tmp_path / "dim" / "d.csv").write_text("a,A,1\nb,B,x\n")
     with pytest.raises(Exception, match=r"(?s)malformed record or a value of the wrong type in a lookup table, in .*d\.csv: b,B,x"):
         list(t_env.execute_sql(query).collect())
+
+
+#: csv options -> (a file's text, the rows PyFlink 2.3 read of it) and (the lines PyFlink wrote of OPTION_ROWS).
+OPTION_ROWS = "('abc', CAST(NULL AS STRING), CAST(NULL AS INT), ''), ('a b', 'x,y', 3, 'p|q'), ('{z}', '~', 12, 'a''b'), ('tab\tx', 'AZ', -1, 'q\"r')"
+OPTION_CASES = {
+    "'csv.field-delimiter' = '|', 'csv.null-literal' = 'n/a'": ['"abc"|n/a|n/a|', '"a b"|"x,y"|3|"p|q"', "\"{z}\"|~|12|\"a'b\"", '"tab\tx"|"AZ"|-1|"q""r"'],
+    "'csv.field-delimiter' = '\\t', 'csv.quote-character' = ''''": ["abc\t\t\t", "'a b'\tx,y\t3\tp|q", "{z}\t~\t12\t'a''b'", "'tab\tx'\tAZ\t-1\t'q\"r'"],
+}
+OPTION_READ = ("'csv.field-delimiter' = '|', 'csv.quote-character' = '''', 'csv.null-literal' = 'n/a', 'csv.allow-comments' = 'true'",
+               "# a comment\na|1|n/a|'x|y'\nb|2|''|n/a\n'c''d'|3|  |'n/a'\n", [("a", 1, None, "x|y"), ("b", 2, "", None), ("c'd", 3, "  ", None)])  # fmt: skip
+
+
+def test_the_csv_options_delimiter_quote_null_literal_and_comments_read_and_write_as_flink_does(spark, tmp_path):
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    for i, (options, wrote) in enumerate(OPTION_CASES.items()):
+        out = tmp_path / f"out{i}"
+        t_env.execute_sql(f"CREATE TABLE o{i} (a STRING, b STRING, c INT, d STRING) WITH ('connector' = 'filesystem', 'format' = 'csv', 'path' = '{out}', {options})")
+        t_env.execute_sql(f"INSERT INTO o{i} VALUES {OPTION_ROWS}").wait()
+        assert sorted(line for f in out.glob("part-*") for line in f.read_text().splitlines()) == sorted(wrote), options
+    options, text, read = OPTION_READ
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "f.csv").write_text(text)
+    t_env.execute_sql(f"CREATE TABLE i (s STRING, i INT, u STRING, v STRING) WITH ('connector' = 'filesystem', 'format' = 'csv', 'path' = '{tmp_path / 'in'}', {options})")
+    assert sorted(tuple(r) for r in t_env.execute_sql("SELECT * FROM i").collect()) == read

@@ -154,7 +154,8 @@ def test_a_filesystem_table_as_of_proctime_is_a_lookup_join_by_a_computed_key_an
         "JOIN side FOR SYSTEM_TIME AS OF B.p AS S ON MOD(B.auction, 100) = S.key"
     )
     join = _node(t, nodes.LookupJoin)
-    assert join.table.label == "side" and join.table.loader is not None and join.on == ("key",)
+    assert join.table.label == "side" and join.on == ("key",)
+    assert (join.table.files.path, join.table.files.format) == ("file:///tmp/side.csv", "csv")
     assert "`auction` % 100" in t.explain() and t.columns == ("auction", "value")
     # read as a stream anywhere else
     assert t_env.sql_query("SELECT `value` FROM side")._stream.node.schema.names == ("value",)
