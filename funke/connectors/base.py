@@ -14,12 +14,14 @@ __all__ = ["BatchSink", "SinkSpec", "SourceSpec", "check_json_rules"]
 
 
 def check_json_rules(what: str, fmt: str, ignore_parse_errors: bool, fail_on_missing_field: bool, declared: Schema) -> None:
-    """A source's JSON format options, checked as Flink checks them: each is the json format's, and not both at once
+    """A source's JSON (and csv) format options, checked as Flink checks them: each is the json format's (ignore_parse_errors
+    the csv format's too), and not both at once
     (``fail_on_missing_field`` looks into ROW columns, not into a ROW inside an ARRAY or MAP: refused there)."""
 
-    for name, on in (("ignore_parse_errors", ignore_parse_errors), ("fail_on_missing_field", fail_on_missing_field)):
-        if on and fmt != "json":
-            raise PlanError(f"{what}({name}=True) is for format='json', got format={fmt!r}")
+    if ignore_parse_errors and fmt not in ("json", "csv"):
+        raise PlanError(f"{what}(ignore_parse_errors=True) is for format='json' or 'csv', got format={fmt!r}")
+    if fail_on_missing_field and fmt != "json":
+        raise PlanError(f"{what}(fail_on_missing_field=True) is for format='json', got format={fmt!r}")
     if ignore_parse_errors and fail_on_missing_field:
         raise PlanError(f"{what}(): fail_on_missing_field and ignore_parse_errors shouldn't both be true (json.fail-on-missing-field, "
                         "json.ignore-parse-errors: Flink refuses the pair)")  # fmt: skip

@@ -232,7 +232,8 @@ def files(
     JSON is read by the rules of Flink's JSON format (a number's text in a string is a number, ...:
     :mod:`funke.spark.parse`); a record that breaks them goes to the job's dead letters, or with
     ``ignore_parse_errors=True`` (Flink's ``json.ignore-parse-errors``) a value that breaks them is
-    NULL and its row kept. ``fail_on_missing_field=True`` (``json.fail-on-missing-field``): a record without a
+    NULL and its row kept. CSV is read by the rules of Flink's csv format (an empty field is '' for a
+    STRING and fails a number, ...), ``ignore_parse_errors`` (``csv.ignore-parse-errors``) alike. ``fail_on_missing_field=True`` (``json.fail-on-missing-field``): a record without a
     field of the schema (or of a ROW column's object) is a dead letter; without it the field is NULL.
 
     Bounded (Flink's default): the files present when the job starts, then the end of input.

@@ -45,7 +45,7 @@ def with_parsed(
     ddl = f"{declared.ddl()}, `{CORRUPT}` string"
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     if fmt != "json":
-        return frame.withColumn(PARSED, flink_csv(text, declared, options or {}))
+        return frame.withColumn(PARSED, flink_csv(text, declared, options or {}, ignore_errors=ignore_errors))
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
     parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)
@@ -177,15 +177,18 @@ def _java_trim(text: Column) -> Column:
 
 #: Spark's CSV null value in funke's parse: a text no field holds, so that an empty field is one (Flink has no NULL in csv).
 _NO_NULL = "\u0000funke: no null\u0000"
+_EXTRA = "_funke_extra_field"
 
 
-def flink_csv(text: Column, declared: Schema, options: dict[str, Any]) -> Column:
+def flink_csv(text: Column, declared: Schema, options: dict[str, Any], *, ignore_errors: bool = False) -> Column:
     """The CSV line ``text`` parsed to ``declared`` plus ``CORRUPT`` by the rules of Flink's csv format (Jackson's CSV
     parser and ``CsvToRowDataConverters``), which has no NULL: an empty field is '' for a STRING, FALSE for a BOOLEAN,
     and fails a number, a DATE or a TIMESTAMP; a number's text is trimmed (Java's ``String.trim``) but a DECIMAL's; a
     BOOLEAN is true for the text ``true`` alone (any case, trimmed); a quote in a quoted field is written twice; a line
     with more or fewer fields than ``declared`` fails, and so does one with a quoted field left open (Flink reads a
-    quoted line break; funke reads a line at a time, so such a record is two dead letters).
+    quoted line break; funke reads a line at a time, so such a record is two dead letters). With ``ignore_errors``
+    (Flink's ``csv.ignore-parse-errors``) a value that fails is NULL, and so is a field a short line lacks; a line with
+    too many fields, which Flink skips, and one with a quoted field left open are corrupt.
 
     Spark's ``from_csv`` reads an unquoted empty field as NULL whatever its type, so each is written ``""`` first
     (which Spark reads as '', given a null value no field holds); the number and BOOLEAN columns are read as text and
@@ -196,18 +199,21 @@ def flink_csv(text: Column, declared: Schema, options: dict[str, Any]) -> Column
     q, doubled = re.escape(quote), named.get("escape", quote) == quote  # (a quote in a field written twice, RFC 4180)
     empty_field = f"(?<=^|{sep})(?={sep}|$)(?=(?:[^{q}]*{q}[^{q}]*{q})*[^{q}]*$)"  # (an even number of quotes after it: outside quotes)
     relaxed = ", ".join(f"`{f.name}` {'string' if _by_rule(f.dtype) else f.dtype or 'string'}" for f in declared)
+    # (with ignore_errors a field past the declared ones tells a line with too many fields from one that fails otherwise)
+    extra = f", `{_EXTRA}` string" if ignore_errors else ""
     opts = {"nullValue": _NO_NULL, "escape": quote, **options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-    record = F.from_csv(F.regexp_replace(text, empty_field, quote * 2), f"{relaxed}, `{CORRUPT}` string", opts)
+    record = F.from_csv(F.regexp_replace(text, empty_field, quote * 2), f"{relaxed}{extra}, `{CORRUPT}` string", opts)
     # a quoted field left open (a line break in it, which funke's reading line by line splits) fails, where Spark reads on
-    balanced = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0 if doubled else F.lit(True)
-    values, good = [], record[CORRUPT].isNull() & balanced
+    good = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0 if doubled else F.lit(True)
+    good = good & (record[_EXTRA].isNull() if ignore_errors else record[CORRUPT].isNull())
+    values = []
     for f in declared:
         dtype, value = f.dtype or "string", record[f.name]
         if dtype == "boolean":  # (Java's Boolean.parseBoolean)
-            value = F.coalesce(F.lower(_java_trim(value)) == "true", F.lit(False))
+            value = F.when(value.isNotNull(), F.coalesce(F.lower(_java_trim(value)) == "true", F.lit(False)))
         elif _by_rule(dtype):
             value, reads = _number_text(value if dtype.startswith("decimal(") else _java_trim(value), dtype)
-            good = good & reads
+            good = good if ignore_errors else good & reads
         values.append(value.cast(dtype).alias(f.name))
     return F.when(text.isNotNull(), F.struct(*values, F.when(~good, text).alias(CORRUPT)))
 

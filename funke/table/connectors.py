@@ -275,6 +275,8 @@ ROLLING_OPTIONS = frozenset({"sink.rolling-policy.rollover-interval", "sink.roll
 IGNORE_NULL_FIELDS = "json.encode.ignore-null-fields"
 #: The json format's option to read a value that fits none of its rules as NULL (Flink's default: the record fails).
 IGNORE_PARSE_ERRORS = "json.ignore-parse-errors"
+#: The csv format's option to read a value that fails as NULL, and a field a short line lacks (Flink's default: the record fails).
+CSV_IGNORE_PARSE_ERRORS = "csv.ignore-parse-errors"
 #: The json format's option to fail a record without a field of the schema (Flink's default: the field is NULL).
 FAIL_ON_MISSING_FIELD = "json.fail-on-missing-field"
 #: The json format's text of a TIMESTAMP: SQL's (``2024-05-01 12:00:10``), the only one funke writes, or ISO-8601's.
@@ -306,12 +308,16 @@ def _timestamp_standard(t: TableDef, fmt: str) -> None:
 
 
 def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
-    """The json format's reading options of ``t``, as ``files()``'s and ``kafka()``'s arguments."""
+    """The json format's reading options of ``t`` (and the csv format's ``csv.ignore-parse-errors``), as ``files()``'s
+    and ``kafka()``'s arguments."""
     for option in (IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD):
         if option in t.options and fmt != "json":
             raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the json format, not of {fmt}")
+    if CSV_IGNORE_PARSE_ERRORS in t.options and fmt != "csv":
+        raise PlanError(f"Flink SQL: table {t.name}: {CSV_IGNORE_PARSE_ERRORS!r} is an option of the csv format, not of {fmt}")
     _timestamp_standard(t, fmt)
-    rules = {"ignore_parse_errors": _flag(t, IGNORE_PARSE_ERRORS), "fail_on_missing_field": _flag(t, FAIL_ON_MISSING_FIELD)}
+    ignore = _flag(t, IGNORE_PARSE_ERRORS) or _flag(t, CSV_IGNORE_PARSE_ERRORS)
+    rules = {"ignore_parse_errors": ignore, "fail_on_missing_field": _flag(t, FAIL_ON_MISSING_FIELD)}
     if all(rules.values()):  # (Flink's message)
         raise PlanError(f"Flink SQL: table {t.name}: fail-on-missing-field and ignore-parse-errors shouldn't both be true.")
     return rules
@@ -655,14 +661,14 @@ CONNECTORS: dict[str, Connector] = {
     "datagen": Connector(frozenset({"rows-per-second", "number-of-rows"}), source=_datagen,
                          fields=frozenset({"kind", "min", "max", "start", "end", "length", "max-past"})),
     "filesystem": Connector(frozenset({"path", "format", "source.monitor-interval", IGNORE_NULL_FIELDS, IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD,
-                                       TIMESTAMP_STANDARD, *CSV_OPTIONS})
+                                       TIMESTAMP_STANDARD, CSV_IGNORE_PARSE_ERRORS, *CSV_OPTIONS})
                             | PARTITION_OPTIONS | ROLLING_OPTIONS,
                             source=_files_source, sink=_files_sink, lookup=_files_lookup),
     "print": Connector(frozenset({"print-identifier"}), sink=_print_sink, changelog=_print_sink),
     "jdbc": Connector(frozenset({"url", "table-name", "username", "password"}), sink=_jdbc_sink, changelog=_jdbc_changelog_sink,
                    lookup=_jdbc_lookup),
     "kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "format", "scan.startup.mode", "sink.delivery-guarantee",
-                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, TIMESTAMP_STANDARD, "raw.charset", *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
+                                  IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD, TIMESTAMP_STANDARD, CSV_IGNORE_PARSE_ERRORS, "raw.charset", *_STARTUP_OPTIONS.values(), *(o for opts in CDC_FORMATS.values() for o in opts), "scan.bounded.mode",
                                   *_BOUNDED_OPTIONS.values()}),
                        source=_kafka_source, sink=_kafka_sink, metadata=KAFKA_METADATA, unread=_KAFKA_UNREAD, prefixes=(KAFKA_PROPERTIES,)),
     "upsert-kafka": Connector(frozenset({"topic", "properties.bootstrap.servers", "key.format", "value.format", "value.fields-include",

@@ -59,6 +59,33 @@ def test_each_line_is_read_as_flink_reads_it_and_what_flink_fails_on_is_a_dead_l
     assert sorted(r["raw"] for r in dead.rows) == sorted(FLINK_FAILS + SPLIT)
 
 
+#: With csv.ignore-parse-errors: a line -> the row Flink reads of it (a value that fails is NULL, and a field a short
+#: line lacks); the line with too many fields Flink skips, funke sends to the dead letters.
+FLINK_READS_IGNORING_ERRORS = {
+    "a,1,1.5,2.50,true,x": ("a", 1, 1.5, D("2.50"), True, "x"),
+    ",,,,,": ("", None, None, None, False, ""),
+    '"","","","","",""': ("", None, None, None, False, ""),
+    " 3 , 3 , 3 , 3 , true , 3 ": (" 3 ", 3, 3.0, None, True, " 3 "),
+    "b,2": ("b", 2, None, None, None, None),
+    "": ("", None, None, None, None, None),
+    '"p,q",4,1,1,TRUE,"s""t"': ("p,q", 4, 1.0, D("1.00"), True, 's"t'),
+    "d,0x10,1e2,1e2,yes,z": ("d", None, 100.0, D("100.00"), False, "z"),
+    "e,+5,-Infinity,-0.5,True,NaN": ("e", 5, float("-inf"), D("-0.50"), True, "NaN"),
+}
+SKIPPED = ["c,3,1,1,false,y,extra"]
+
+
+def test_with_ignore_parse_errors_a_value_that_fails_is_null_and_a_line_flink_skips_a_dead_letter(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "part-0.csv").write_text("".join(f"{line}\n" for line in [*FLINK_READS_IGNORING_ERRORS, *SKIPPED]))
+    dead = fk.sinks.collect()
+    env = fk.StreamEnvironment(app="csv-lenient", spark=spark, checkpoint_dir=str(tmp_path / "ck"), dead_letters=dead)
+    out = env.from_source(fk.sources.files(str(tmp_path / "in"), schema=SCHEMA, format="csv", ignore_parse_errors=True)).collect()
+    env.execute(bounded=True).wait(180)
+    assert sorted((tuple(r.values()) for r in out.rows), key=repr) == sorted(FLINK_READS_IGNORING_ERRORS.values(), key=repr)
+    assert [r["raw"] for r in dead.rows] == SKIPPED
+
+
 #: Rows written by Flink SQL's INSERT, and the lines PyFlink 2.3 wrote of them.
 WRITTEN = (
     """('s"t', CAST(NULL AS STRING), CAST(NULL AS INT), '', TIMESTAMP '2024-05-01 12:00:10.250'),"""

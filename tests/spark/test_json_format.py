@@ -101,11 +101,12 @@ def test_with_ignore_parse_errors_a_value_flink_cannot_read_is_null_and_a_record
     assert dead == ["[1, 2]", "no json"]
 
 
-def test_ignore_parse_errors_is_an_option_of_the_json_format(tmp_path):
-    with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json'"):
-        fk.sources.files(str(tmp_path), schema="a int", format="csv", ignore_parse_errors=True)
-    with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json'"):
-        fk.sources.kafka("t", schema="a int", format="csv", ignore_parse_errors=True)
+def test_ignore_parse_errors_is_an_option_of_the_json_and_csv_formats(tmp_path):
+    """(csv's: tests/spark/test_csv_format.py)"""
+    with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json' or 'csv'"):
+        fk.sources.files(str(tmp_path), schema="a int", format="parquet", ignore_parse_errors=True)
+    with pytest.raises(PlanError, match="ignore_parse_errors=True.* is for format='json' or 'csv'"):
+        fk.sources.kafka("t", schema="a string", format="raw", ignore_parse_errors=True)
 
 
 NESTED = ['{"a": 1, "b": "x", "r": {"p": 1, "q": 2}}', '{"a": 2, "r": {"p": 1, "q": 2}}', '{"a": 3, "b": null, "r": {"p": 1, "q": 2}}',

@@ -703,3 +703,10 @@ def test_csv_format_options_reach_the_file_source_sink_and_lookup_and_are_checke
     kafka = "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'csv'"
     with pytest.raises(UnsupportedError, match="the kafka option 'csv.field-delimiter' is not supported by funke"):
         t_env.execute_sql(f"CREATE TABLE k (u STRING) WITH ({kafka}, 'csv.field-delimiter' = '|')")
+    # csv.ignore-parse-errors: a filesystem's and a kafka table's csv, not json
+    t_env.execute_sql(f"CREATE TABLE fi (u STRING) WITH ({files}, 'csv.ignore-parse-errors' = 'true')")
+    t_env.execute_sql(f"CREATE TABLE ki (u STRING) WITH ({kafka}, 'csv.ignore-parse-errors' = 'true')")
+    assert [t_env.sql_query(f"SELECT u FROM {n}")._stream.node.inputs[0].spec.ignore_parse_errors for n in ("fi", "ki")] == [True, True]
+    t_env.execute_sql(f"CREATE TABLE ji (u STRING) WITH ({kafka.replace('csv', 'json')}, 'csv.ignore-parse-errors' = 'true')")
+    with pytest.raises(PlanError, match="'csv.ignore-parse-errors' is an option of the csv format, not of json"):
+        t_env.sql_query("SELECT u FROM ji")
