@@ -45,7 +45,7 @@ def with_parsed(
     ddl = f"{declared.ddl()}, `{CORRUPT}` string"
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     if fmt != "json":
-        return frame.withColumn(PARSED, flink_csv(text, declared, options or {}, ignore_errors=ignore_errors))
+        return with_flink_csv(frame, text, declared, options or {}, ignore_errors=ignore_errors)
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
     parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)
@@ -100,8 +100,6 @@ def corrupt_text(fmt: str, text: Column, present: Column) -> Column:
     return corrupt
 
 
-#: Java's ``String.trim()``: every character up to the space, either end.
-_JAVA_TRIM = r"^[\x00-\x20]+|[\x00-\x20]+$"
 #: What Java's ``Integer.parseInt`` and ``Long.parseLong`` read (ASCII digits), ``Double.parseDouble`` (but hex), ``new BigDecimal``.
 _INTEGER = r"^[+-]?[0-9]+$"
 _FLOATING = r"^[+-]?(NaN|Infinity|([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)$"
@@ -172,7 +170,11 @@ def _number_text(text: Column, dtype: str) -> tuple[Column, Column]:
 
 
 def _java_trim(text: Column) -> Column:
-    return F.regexp_replace(text, _JAVA_TRIM, "")
+    return F.btrim(text, F.lit(_JAVA_SPACE))
+
+
+#: What Java's ``String.trim()`` cuts: every character up to the space.
+_JAVA_SPACE = "".join(map(chr, range(0x21)))
 
 
 #: Spark's CSV null value in funke's parse: a text no field holds, so that an empty field is one (Flink has no NULL in csv).
@@ -180,8 +182,8 @@ _NO_NULL = "\u0000funke: no null\u0000"
 _EXTRA = "_funke_extra_field"
 
 
-def flink_csv(text: Column, declared: Schema, options: dict[str, Any], *, ignore_errors: bool = False) -> Column:
-    """The CSV line ``text`` parsed to ``declared`` plus ``CORRUPT`` by the rules of Flink's csv format (Jackson's CSV
+def with_flink_csv(frame: DataFrame, text: Column, declared: Schema, options: dict[str, Any], *, ignore_errors: bool = False) -> DataFrame:
+    """``frame`` with ``PARSED``: the CSV line ``text`` parsed to ``declared`` plus ``CORRUPT`` by the rules of Flink's csv format (Jackson's CSV
     parser and ``CsvToRowDataConverters``), which has no NULL: an empty field is '' for a STRING, FALSE for a BOOLEAN,
     and fails a number, a DATE or a TIMESTAMP; a number's text is trimmed (Java's ``String.trim``) but a DECIMAL's; a
     BOOLEAN is true for the text ``true`` alone (any case, trimmed); a quote in a quoted field is written twice; a line
@@ -195,16 +197,22 @@ def flink_csv(text: Column, declared: Schema, options: dict[str, Any], *, ignore
     converted by Java's rules. ``options``: Spark's CSV options (``sep``, ``quote``, ``escape``, a ``nullValue`` of
     the user's own)."""
     named = {k.lower(): v for k, v in options.items()}
-    sep, quote = re.escape(named.get("sep", named.get("delimiter", ","))), named.get("quote", '"')
-    q, doubled = re.escape(quote), named.get("escape", quote) == quote  # (a quote in a field written twice, RFC 4180)
+    delimiter, quote = named.get("sep", named.get("delimiter", ",")), named.get("quote", '"')
+    sep, q, doubled = re.escape(delimiter), re.escape(quote), named.get("escape", quote) == quote  # (doubled: RFC 4180's quote in a field)
     empty_field = f"(?<=^|{sep})(?={sep}|$)(?=(?:[^{q}]*{q}[^{q}]*{q})*[^{q}]*$)"  # (an even number of quotes after it: outside quotes)
     relaxed = ", ".join(f"`{f.name}` {'string' if _by_rule(f.dtype) else f.dtype or 'string'}" for f in declared)
     # (with ignore_errors a field past the declared ones tells a line with too many fields from one that fails otherwise)
     extra = f", `{_EXTRA}` string" if ignore_errors else ""
     opts = {"nullValue": _NO_NULL, "escape": quote, **options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-    record = F.from_csv(F.regexp_replace(text, empty_field, quote * 2), f"{relaxed}{extra}, `{CORRUPT}` string", opts)
+    # (the regular expressions only where they can match: a line without an empty field or a quote skips each)
+    has_empty = (text == "") | text.startswith(delimiter) | text.endswith(delimiter) | text.contains(delimiter * 2)
+    fields = F.when(has_empty, F.regexp_replace(text, empty_field, quote * 2)).otherwise(text)
+    # Spark's parse in a column of its own, read below by every field (in one expression Spark would parse once a field)
+    frame = frame.withColumn(_STRICT, F.from_csv(fields, f"{relaxed}{extra}, `{CORRUPT}` string", opts))
+    record = F.col(_STRICT)
     # a quoted field left open (a line break in it, which funke's reading line by line splits) fails, where Spark reads on
-    good = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0 if doubled else F.lit(True)
+    balanced = F.length(F.regexp_replace(text, f"[^{q}]", "")) % 2 == 0
+    good = ~text.contains(quote) | balanced if doubled else F.lit(True)
     good = good & (record[_EXTRA].isNull() if ignore_errors else record[CORRUPT].isNull())
     values = []
     for f in declared:
@@ -215,7 +223,8 @@ def flink_csv(text: Column, declared: Schema, options: dict[str, Any], *, ignore
             value, reads = _number_text(value if dtype.startswith("decimal(") else _java_trim(value), dtype)
             good = good if ignore_errors else good & reads
         values.append(value.cast(dtype).alias(f.name))
-    return F.when(text.isNotNull(), F.struct(*values, F.when(~good, text).alias(CORRUPT)))
+    parsed = F.when(text.isNotNull(), F.struct(*values, F.when(~good, text).alias(CORRUPT)))
+    return frame.withColumn(PARSED, parsed).drop(_STRICT)
 
 
 def _path(name: str) -> str:

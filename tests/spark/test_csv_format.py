@@ -1,4 +1,4 @@
-"""CSV is read and written by the rules of Flink's csv format (funke.spark.parse.flink_csv, funke.spark.record_text):
+"""CSV is read and written by the rules of Flink's csv format (funke.spark.parse.with_flink_csv, funke.spark.record_text):
 Flink's csv has no NULL, so an empty field is '' for a STRING, FALSE for a BOOLEAN and fails a number; a number's text
 is trimmed but a DECIMAL's; a line with more or fewer fields than the columns fails; a quote in a quoted field is
 doubled. Where Flink's reader fails a record, funke sends it to the dead letters. Written, a text is quoted where
