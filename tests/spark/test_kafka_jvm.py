@@ -229,13 +229,14 @@ def test_per_partition_watermarks_on_the_connector_follow_flinks_rule(spark, tmp
 
 
 def test_the_connectors_writer_spells_values_as_funkes_writer_does(spark):
-    """Column by column, the text Spark's expressions give (``kafka_jvm._text``) is the text funke's Arrow
+    """Column by column, the text Spark's expressions give (``record_text.value_text``) is the text funke's Arrow
     writer gives (``kafka_sink.as_text``): timestamps with and without a zone and a fraction, NaN and infinities."""
     import decimal
 
     import pyarrow as pa
 
     from funke.connectors.kafka_sink import as_text
+    from funke.spark.record_text import value_text
 
     when = [dt.datetime(2024, 5, 1, 12, 0, 10), dt.datetime(2024, 5, 1, 12, 0, 10, 250000), dt.datetime(2024, 5, 1, 0, 0, 0, 1), None]
     rows = [(w, w, x, d, b, day, s) for w, x, d, b, day, s in zip(
@@ -244,7 +245,7 @@ def test_the_connectors_writer_spells_values_as_funkes_writer_does(spark):
         strict=True)]  # fmt: skip
     ddl = "t timestamp, n timestamp_ntz, x double, d decimal(10,2), b boolean, day date, s string"
     df = spark.createDataFrame(rows, ddl)
-    got = df.select(*(kafka_jvm._text(df, c).alias(c) for c in df.columns)).collect()
+    got = df.select(*(value_text(df, c).alias(c) for c in df.columns)).collect()
     arrow = df.toArrow()
     for c in df.columns:
         assert [r[c] for r in got] == as_text(arrow.column(c), c).to_pylist(), c
