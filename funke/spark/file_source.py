@@ -53,10 +53,12 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
     if header:  # each file whole, so that its first line is known
         lines = text.option("wholetext", "true").load(path)
         separator = re.escape(named["linesep"]) if "linesep" in named else r"\r?\n"
-        lines = lines.select(F.posexplode(F.split("value", separator)).alias("_funke_at", _LINE), F.col("value"))
+        parts = F.split("value", separator)
+        # (the last line's place taken per file, beside the explode, not per line from the file's whole text)
+        lines = lines.select(F.posexplode(parts).alias("_funke_at", _LINE), (F.size(parts) - 1).alias("_funke_last"))
         # (not the header, nor the nothing after a file's last line break)
-        last = F.size(F.split("value", separator)) - 1
-        lines = lines.where((F.col("_funke_at") > 0) & ((F.col("_funke_at") < last) | (F.col(_LINE) != ""))).drop("value")
+        at, last = F.col("_funke_at"), F.col("_funke_last")
+        lines = lines.where((at > 0) & ((at < last) | (F.col(_LINE) != ""))).drop("_funke_last")
     else:
         lines = text.load(path).withColumnRenamed("value", _LINE)
     line = F.col(_LINE)

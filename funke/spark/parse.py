@@ -42,10 +42,10 @@ def with_parsed(
     """``frame`` with ``PARSED``: ``text`` parsed as ``fmt`` (json or csv) to ``declared`` plus ``CORRUPT``; a JSON
     record Spark calls corrupt read again by Flink's rules (``ignore_errors``: ``json.ignore-parse-errors``); with
     ``fail_on_missing`` (``json.fail-on-missing-field``) a JSON object without a field of ``declared`` is corrupt."""
-    ddl = f"{declared.ddl()}, `{CORRUPT}` string"
-    opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     if fmt != "json":
         return with_flink_csv(frame, text, declared, options or {}, ignore_errors=ignore_errors)
+    ddl = f"{declared.ddl()}, `{CORRUPT}` string"
+    opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
     parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)
@@ -124,7 +124,7 @@ def flink_json(text: Column, declared: Schema, options: dict[str, Any], ignore_e
         if _by_rule(dtype) and dtype != "boolean":
             converted, fit = _number(value, kind, dtype)
         elif dtype == "boolean":  # Java's Boolean.parseBoolean of the value's text: false but for "true"
-            string = F.lower(_java_trim(F.try_variant_get(value, "$", "string")))
+            string = F.lower(_trimmed(value))
             converted = F.when(kind == "BOOLEAN", F.try_variant_get(value, "$", "boolean")).otherwise(F.coalesce(string == "true", F.lit(False)))
             fit = F.lit(True)
         elif not ignore_errors:
@@ -153,7 +153,7 @@ def _number(value: Column, kind: Column, dtype: str) -> tuple[Column, Column]:
     its text), or a string's trimmed text parsed as Java parses it. A DECIMAL too wide for its precision is NULL in
     Flink, not an error."""
     number = (kind == "BIGINT") if dtype in _SHORT else kind.rlike(_NUMBER)
-    from_text, reads = _number_text(_java_trim(F.try_variant_get(value, "$", "string")), dtype)
+    from_text, reads = _number_text(_trimmed(value), dtype)
     converted = F.when(number, F.try_variant_get(value, "$", dtype)).when(kind == "STRING", from_text)
     fit = (number | ((kind == "STRING") & reads)) if dtype.startswith("decimal(") else converted.isNotNull()
     return converted, fit
@@ -171,6 +171,11 @@ def _number_text(text: Column, dtype: str) -> tuple[Column, Column]:
 
 def _java_trim(text: Column) -> Column:
     return F.btrim(text, F.lit(_JAVA_SPACE))
+
+
+def _trimmed(value: Column) -> Column:
+    """A JSON value's text (a variant's), trimmed as Java trims it."""
+    return _java_trim(F.try_variant_get(value, "$", "string"))
 
 
 #: What Java's ``String.trim()`` cuts: every character up to the space.

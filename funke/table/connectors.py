@@ -292,9 +292,7 @@ def _files_sink(t: TableDef) -> Any:
     if IGNORE_NULL_FIELDS in t.options and fmt != "json":
         raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
     _timestamp_standard(t, fmt)
-    csv = _csv_format(t, fmt)
-    if "comment" in csv:  # (Flink's writer writes no comments; its option is for reading)
-        csv.pop("comment")
+    csv = _csv_format(t, fmt)  # (its comment is for reading: Flink's writer writes none)
     return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore,
                  delimiter=csv.get("sep", ","), quote=csv.get("quote", '"'), null_literal=csv.get("nullValue", ""))  # fmt: skip
 
@@ -323,13 +321,8 @@ def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
     return rules
 
 
-#: The csv format's options funke reads and writes (a filesystem table's): Flink's name -> what it is.
-CSV_OPTIONS = {
-    "csv.field-delimiter": "the field delimiter (one character; '\\t' is a tab)",
-    "csv.quote-character": "the quote character",
-    "csv.null-literal": "the text of a NULL",
-    "csv.allow-comments": "skip the lines that start with '#'",
-}
+#: The csv format's options funke reads and writes (a filesystem table's; ``csv.ignore-parse-errors`` apart).
+CSV_OPTIONS = ("csv.field-delimiter", "csv.quote-character", "csv.null-literal", "csv.allow-comments")
 
 
 def _csv_format(t: TableDef, fmt: str) -> dict[str, str]:
