@@ -12,7 +12,7 @@ from funke.connectors.sinks import CollectSink, FileSink, PrintSink
 from funke.errors import PlanError
 from funke.plan import nodes
 from funke.runtime.query_state import QueryState, commit_partitions, output_metric
-from funke.runtime.writers import batch_writer, prepare_file_sink
+from funke.runtime.writers import batch_writer, collected, prepare_file_sink
 from funke.spark.file_sink import write_frame
 
 if TYPE_CHECKING:
@@ -54,9 +54,9 @@ def run_batch_query(handle: JobHandle, st: QueryState) -> None:
     out_obs = Observation(output_metric(st.sink.uid))
     spec, df = st.sink.spec, st.compiled.frame.observe(out_obs, F.count(F.lit(1)).alias("rows"))
     if isinstance(spec, CollectSink):
-        spec.add_batch(0, [r.asDict() for r in df.collect()])
+        spec.add_batch(0, [r.asDict() for r in collected(df)])
     elif isinstance(spec, PrintSink):
-        for r in df.collect()[: spec.limit]:
+        for r in collected(df)[: spec.limit]:
             print(r.asDict())
     elif isinstance(spec, BatchSink):
         batch_writer(spec, handle.name)(df, 0)

@@ -49,6 +49,24 @@ def split_writer(job: str, cores: int, plan: QueryPlan) -> Any:
     return write
 
 
+def collected(df: Any, tries: int = 3) -> list[Any]:
+    """``df.collect()`` of a bounded run's query, asked again when PySpark could not connect to the loopback
+    socket the JVM serves the rows on (CANNOT_OPEN_SOCKET: nothing was read). The JVM closes that socket after
+    one connection or ``spark.python.authenticate.socketTimeout``; on a loaded machine a Python worker that
+    connects back late can take the port when the system gives it again. Asking again runs the batch job again;
+    any other failure, or this one ``tries`` times, is raised. (A streaming query that fails so is restarted
+    from its checkpoint: ``funke.runtime.streaming.TRANSIENT_FAILURES``.)"""
+    from pyspark.errors import PySparkRuntimeError  # (pyspark's lazy import)
+
+    for _ in range(tries - 1):
+        try:
+            return df.collect()
+        except PySparkRuntimeError as e:
+            if e.getCondition() != "CANNOT_OPEN_SOCKET":
+                raise
+    return df.collect()
+
+
 def batch_writer(spec: Any, job: str) -> Any:
     """The ``foreachBatch`` function that writes a micro-batch to the sink ``spec`` (Kafka, collect, print)."""
     if isinstance(spec, BatchSink):

@@ -11,8 +11,15 @@ import pytest
 from funke.connectors.sinks import CollectSink
 from funke.errors import JobFailedError
 from funke.runtime import job as jobs
+from funke.runtime.writers import collected
 
 TRANSIENT = "org.apache.spark.SparkException: Python worker failed to connect back."
+#: What a foreachBatch writer's collect() raised in CI when the JVM's one-connection socket was gone.
+SOCKET_REFUSED = (
+    "An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):\n"
+    "pyspark.errors.exceptions.base.PySparkRuntimeError: [CANNOT_OPEN_SOCKET] Can not open socket: "
+    "[\"tried to connect to ('127.0.0.1', 34319), but an error occurred: [Errno 111] Connection refused\"]."
+)
 
 
 class FailedQuery:
@@ -43,8 +50,9 @@ def streaming(error: str, monkeypatch) -> tuple[jobs.JobHandle, SimpleNamespace,
     return jobs.JobHandle("j", "streaming", None, [st]), st, started
 
 
-def test_a_transient_failure_restarts_the_query_from_its_checkpoint(monkeypatch):
-    handle, st, started = streaming(TRANSIENT, monkeypatch)
+@pytest.mark.parametrize("error", [TRANSIENT, SOCKET_REFUSED])
+def test_a_transient_failure_restarts_the_query_from_its_checkpoint(monkeypatch, error):
+    handle, st, started = streaming(error, monkeypatch)
     handle._raise_if_failed()  # restarted, so not raised
     assert started == [1] and st.query.isActive and st.restarts == 1
 
@@ -108,3 +116,31 @@ def test_a_query_waiting_for_data_or_committing_batches_is_not_restarted(monkeyp
     assert not clock.overdue(running=False, batches=100, now=now + 1_000, timeout_s=2)  # idle for long
     assert not clock.overdue(running=True, batches=100, now=now + 1_001, timeout_s=2)  # a new batch: counted from here
     assert clock.overdue(running=True, batches=100, now=now + 1_003.5, timeout_s=2)
+
+
+class RefusingFrame:
+    """A DataFrame whose ``collect()`` is refused its socket ``refusals`` times, then gives its rows."""
+
+    def __init__(self, refusals: int, error: str = "CANNOT_OPEN_SOCKET"):
+        self.refusals, self.error, self.calls = refusals, error, 0
+
+    def collect(self) -> list[int]:
+        from pyspark.errors import PySparkRuntimeError
+
+        self.calls += 1
+        if self.calls <= self.refusals:
+            raise PySparkRuntimeError(errorClass=self.error, messageParameters={"errors": "Connection refused"})
+        return [1, 2]
+
+
+def test_a_bounded_collect_refused_its_socket_is_asked_again_then_fails():
+    df = RefusingFrame(2)
+    assert collected(df) == [1, 2] and df.calls == 3
+    df = RefusingFrame(3)
+    with pytest.raises(Exception, match="CANNOT_OPEN_SOCKET"):
+        collected(df)
+    assert df.calls == 3
+    df = RefusingFrame(1, "CANNOT_CONVERT_TYPE")  # (any other failure: at once)
+    with pytest.raises(Exception, match="CANNOT_CONVERT_TYPE"):
+        collected(df)
+    assert df.calls == 1
