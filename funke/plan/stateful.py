@@ -81,6 +81,8 @@ class WindowAggregate(Node):
     path_hint: str | None = field(default=None, kw_only=True)
     #: A column of each result's time, its window's last millisecond (Flink's ``window_time``, the timestamp Flink
     #: gives a window's results), after ``window_end``: the event time of the rows out (a window over a window).
+    #: A processing-time window's is in processing time, as Flink's; a global (count) window's is the time of the
+    #: element that fired it, as PyFlink's (``WindowResult.fired_at``).
     time_column: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = "window"
 
@@ -105,8 +107,6 @@ class WindowAggregate(Node):
                 "or call assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner('column')) "
                 "before key_by(), and keep the event-time column in later select()s"
             )
-        if self.time_column is not None and not self.assigner.is_event_time:
-            raise PlanError(f"{self.where()}: a time column of the results is for an event-time window, not {self.assigner.describe()}")
         if self.function is not None:
             return
         names = [*keys, *WINDOW_COLUMNS, *([self.time_column] if self.time_column else []), *(a.alias for a in self.aggregates)]

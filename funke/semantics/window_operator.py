@@ -19,7 +19,7 @@ set, otherwise it is dropped and counted in :attr:`WindowOperator.num_late_recor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -197,17 +197,23 @@ def as_window_function(function: Any) -> WindowFunction:
 
 @dataclass(frozen=True)
 class WindowResult:
-    """A window's result row: key, window bounds (``None`` for the global window) and value."""
+    """A window's result row: key, window bounds (``None`` for the global window) and value.
+
+    ``fired_at``, of a global window's result only: the timestamp of the element whose arrival fired the window
+    (``None`` without one), or of the timer that did. Flink's Java operator stamps such a result with the global
+    window's last millisecond, Long.MAX_VALUE; PyFlink's count windows with this time, which funke's PyFlink
+    layer gives them (``funke.pyflink.datastream.windowed``). Not part of the result's equality."""
 
     key: Any
     window_start: int | None
     window_end: int | None
     value: Any
+    fired_at: int | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, key: Any, window: Window, value: Any) -> WindowResult:
+    def of(cls, key: Any, window: Window, value: Any, fired_at: int | None = None) -> WindowResult:
         if isinstance(window, GlobalWindow):
-            return cls(key, None, None, value)
+            return cls(key, None, None, value, fired_at)
         return cls(key, window.start, window.end, value)
 
     def as_row(self) -> dict[str, Any]:
@@ -315,6 +321,8 @@ class WindowOperator(TimedOperator):
         self._keeps_elements = spec.evictor is not None or isinstance(self.function, WindowProcess)
         self._contents = self._backend.get_state(self._contents_descriptor(), scope="window:")
         self._late_dropped = 0
+        #: The timestamp of the element or timer firing a window now (``WindowResult.fired_at``).
+        self._fired_at: int | None = None
 
     def _contents_descriptor(self) -> StateDescriptor:
         fn = self.function
@@ -406,6 +414,7 @@ class WindowOperator(TimedOperator):
             self._trigger.on_element(value, timestamp, window, _TriggerContext(self, key, window)), "on_element"
         )
         if result.fire:
+            self._fired_at = timestamp
             self._emit_window_contents(key, window, state_window)
         if result.purge:
             self._contents.set_current_namespace(state_window)
@@ -451,6 +460,7 @@ class WindowOperator(TimedOperator):
         else:
             result = self._checked(self._trigger.on_processing_time(timer.timestamp, window, ctx), "on_processing_time")
         if result.fire:
+            self._fired_at = timer.timestamp
             self._emit_window_contents(key, window, state_window)
         if result.purge:
             self._contents.set_current_namespace(state_window)
@@ -518,7 +528,7 @@ class WindowOperator(TimedOperator):
         if window_function is not None:
             self._run_process(window_function, key, window, [value])
         else:
-            self._out.append(OutputRecord(WindowResult.of(key, window, value), window.max_timestamp))
+            self._out.append(OutputRecord(WindowResult.of(key, window, value, self._fired_at), window.max_timestamp))
 
     def _run_process(self, process_fn: ProcessWindowFunction, key: Any, window: Window, values: list[Any]) -> None:
         self._ensure_open()
@@ -528,7 +538,7 @@ class WindowOperator(TimedOperator):
             if tag is not None:  # ``yield tag, value``: PyFlink's side output
                 self._out.append(OutputRecord(row[1], window.max_timestamp, tag))
             else:
-                self._out.append(OutputRecord(WindowResult.of(key, window, row), window.max_timestamp))
+                self._out.append(OutputRecord(WindowResult.of(key, window, row, self._fired_at), window.max_timestamp))
 
     # -- lateness and cleanup ----------------------------------------------------------
 

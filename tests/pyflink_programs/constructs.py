@@ -253,6 +253,11 @@ if job in ("all", "windows"):
     show("cascade-all", sums.window_all(TumblingEventTimeWindows.of(Time.seconds(10))).process(CountAll()))
     show("cascade-when", sums.process(When()))
     show("untimed", env.from_collection([("z", 0, 0)], type_info=TYPE).process(When()))
+    # a count window's results have the time of the element that fired it; a sliding one fires from its size on
+    counted = timed().key_by(lambda v: v[0]).count_window(2).reduce(lambda x, y: (x[0], x[1] + y[1], y[2]))
+    show("count-when", counted.process(When()))
+    show("count-cascade", counted.window_all(TumblingEventTimeWindows.of(Time.seconds(10))).process(CountAll()))
+    show("slide-when", timed().key_by(lambda v: v[0]).count_window(2, 1).apply(Pairs()).process(When()))
     show("mean-when", timed().key_by(lambda v: v[0]).window(SlidingEventTimeWindows.of(Time.seconds(4), Time.seconds(2))).aggregate(Mean()).process(When()))
     env.execute("windows")
 

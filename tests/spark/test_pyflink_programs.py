@@ -204,6 +204,12 @@ CONSTRUCTS = {
         "mean-when: (4.0, 7999)", "mean-when: (4.0, 9999)",
         # an element without a timestamp: PyFlink's ctx.timestamp() gives Long.MIN_VALUE
         "untimed: (('z', 0, 0), -9223372036854775808)",
+        # count_window(2)'s sums carry the time of the element that fired them (a's 3 at 2500, b's 6 at 11000), and
+        # an event-time window over them puts them in [0, 10 s) and [10 s, 20 s); count_window(2, 1) fires from a
+        # key's 2nd element on, over its last two (PyFlink's count windows; Flink's Java ones would give [1] first)
+        "count-when: (('a', 4, 2500), 2500)", "count-when: (('b', 8, 11000), 11000)",
+        "count-cascade: ('all', 0, 1)", "count-cascade: ('all', 10000, 1)",
+        "slide-when: (('a', [1, 3]), 2500)", "slide-when: (('a', [3, 5]), 7000)", "slide-when: (('b', [2, 6]), 11000)",
     ],
     "connect": [
         "split: ('a', 1, 1000)", "split: ('b', 2, 1500)", "split: ('a', 3, 2500)", "split: ('c', 4, 6000)", "split-big: ('a', 5)", "split-big: ('b', 6)",
@@ -244,3 +250,10 @@ def test_funke_bench_pyflink_job_gives_the_expected_windows_in_both_apis():
     result = run_job_bench(2_000, 7, None, repeat=1)
     assert result.own_s is not None and result.funke_s > 0
     assert "compatibility layer cost" in job_summary(result) and "14 window results checked" in job_summary(result)
+
+
+def test_a_processing_time_window_s_results_carry_its_last_millisecond(capsys):
+    """Flink's timestamp of a processing-time window's results, read by a ProcessFunction downstream (funke gave
+    them none: ``ctx.timestamp()`` was Long.MIN_VALUE). Each key's window of an hour: its count, and the timestamp
+    less the window's end."""
+    assert run_program(PROGRAMS / "processing_time.py", capsys) == Counter(["('a', 2, -1)", "('b', 1, -1)"])

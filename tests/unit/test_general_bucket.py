@@ -13,10 +13,18 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from funke.pyflink.datastream.window import SlidingCountTrigger
+from funke.semantics.evictors import CountEvictor
 from funke.semantics.functions import AcceptsPartials, CountAggregate, MaxAggregate, NamedAggregates, SumAggregate
 from funke.semantics.time import seconds
-from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowSpec
-from funke.semantics.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from funke.semantics.window_operator import WindowAggregate, WindowOperator, WindowReduce, WindowSpec
+from funke.semantics.windows import (
+    EventTimeSessionWindows,
+    GlobalWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+)
 from funke.spark.general.buckets import python_rows
 from funke.spark.general.preaggregate import PARTIAL_N, pre_shuffle
 from funke.spark.general.program import BUCKET, CONTROL, DROPPED, OUT_SEQ, TS, Output, PreAggregate, Program
@@ -230,3 +238,32 @@ def test_a_snapshot_holding_an_instance_of_a_class_pickle_cannot_name_is_carried
     with pytest.raises((pickle.PicklingError, AttributeError)):
         pickle.dumps({"state": [Point(1)]})
     assert pickle.loads(dump_snapshot({"state": [Point(3)]}))["state"][0].x == 3
+
+
+def timed_program(spec):
+    """A window of a reduce (sum of ``v``) whose results carry their time in ``t`` (``Program.window_time``)."""
+    outputs = (Output(None, (("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("t", "timestamp"), ("v", "bigint"))),)
+    reduce = WindowReduce(lambda a, b: {**b, "v": a["v"] + b["v"]})
+    return Program("w", lambda: WindowOperator(spec, reduce), ("k",), ("k", "v"), outputs, window_result=True, window_time="t", types={"k": "string", "v": "bigint"})
+
+
+def times(prog, batches):
+    return [(r[0], r[-2], r[-1]) for r in run(prog, batches)]  # (the batch, t, v)
+
+
+def test_a_count_window_s_results_carry_the_time_of_the_element_that_fired_it():
+    """As PyFlink stamps a count window's results (Flink's Java operator: the global window's Long.MAX_VALUE); in
+    epoch microseconds, as the operator carries timestamps. A sliding count window fires as PyFlink's does."""
+    tumbling = timed_program(WindowSpec.count_window(2))
+    rows = [("a", 1_000, 1), ("b", 1_500, 2), ("a", 500, 3), ("a", 9_000, 4), ("b", 7_000, 5), ("a", 2_000, 6)]
+    assert times(tumbling, [(rows[:3], None, 0), (rows[3:], None, 0)]) == [(0, 500_000, 4), (1, 7_000_000, 7), (1, 2_000_000, 10)]
+    sliding = timed_program(WindowSpec(GlobalWindows.create(), trigger=SlidingCountTrigger(3, 2), evictor=CountEvictor.of(3)))
+    assert times(sliding, [(rows, None, 0)]) == [(0, 9_000_000, 8)]  # at a's 3rd element, then at its 5th (a has 4)
+    untimed = [("a", None, 1), ("a", None, 2)]
+    assert times(tumbling, [(untimed, None, 0)]) == [(0, None, 3)]
+
+
+def test_a_processing_time_window_s_results_carry_its_last_millisecond():
+    prog = timed_program(WindowSpec.of(TumblingProcessingTimeWindows.of(seconds(10))))
+    rows = [("a", None, 1), ("a", None, 2)]
+    assert times(prog, [(rows, None, 12_000), ([], None, 20_000)]) == [(1, 19_999_000, 3)]

@@ -9,11 +9,14 @@ of ``count_window``. A user function gets PyFlink's window objects: :class:`Time
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
 from funke.errors import UnsupportedError
+from funke.pyflink.common.time import Time  # noqa: F401 (PyFlink's window module has it: ``from pyflink.datastream.window import Time``)
 from funke.semantics import windows as fw
+from funke.semantics.state import ReducingStateDescriptor
 from funke.semantics.time import MAX_WATERMARK, Duration
 from funke.semantics.triggers import (
     ContinuousEventTimeTrigger,
@@ -205,6 +208,41 @@ class CountAssigner:
 
     size: int
     slide: int | None = None
+
+
+#: The sliding count trigger's count of a key's elements (funke's state per key and window).
+_SLIDING_COUNT = ReducingStateDescriptor("pyflink-sliding-count", operator.add)
+
+
+@dataclass(frozen=True)
+class SlidingCountTrigger(Trigger):
+    """PyFlink's sliding count window, ``count_window(size, slide)``, on funke's global window with a
+    ``CountEvictor(size)``: it fires at a key's ``size``-th element, then at every ``slide``-th after it.
+
+    PyFlink numbers the windows: window k holds a key's elements k*slide to k*slide + size - 1 (from 0) and fires
+    once, when full. So its first result comes at the ``size``-th element, each over the last ``size``. Flink's
+    Java ``countWindow(size, slide)`` fires every ``slide`` elements from the first, over fewer than ``size`` at
+    first; funke's own ``count_window`` does that. With ``slide > size`` the elements between two windows
+    belong to none, as in PyFlink: the evictor keeps only the last ``size``."""
+
+    size: int
+    slide: int
+
+    def on_element(self, element: Any, timestamp: int | None, window: Any, ctx: Any) -> TriggerResult:
+        count = ctx.get_partitioned_state(_SLIDING_COUNT)
+        count.add(1)
+        if count.get() < self.size:
+            return TriggerResult.CONTINUE
+        count.clear()
+        if self.size != self.slide:  # (the next firing: ``slide`` elements on)
+            count.add(self.size - self.slide)
+        return TriggerResult.FIRE
+
+    def clear(self, window: Any, ctx: Any) -> None:
+        ctx.get_partitioned_state(_SLIDING_COUNT).clear()
+
+    def describe(self) -> str:
+        return f"CountSlidingWindowAssigner({self.size}, {self.slide})"
 
 
 class CountTumblingWindowAssigner:

@@ -19,7 +19,7 @@ from funke.pyflink.common.typeinfo import TypeInformation
 from funke.pyflink.datastream import _adapters as adapters
 from funke.pyflink.datastream._wire import TS, VALUE
 from funke.pyflink.datastream.data_stream import DataStream, KeyedStream
-from funke.pyflink.datastream.window import CountAssigner, ExtractedGap
+from funke.pyflink.datastream.window import CountAssigner, ExtractedGap, SlidingCountTrigger
 from funke.semantics import triggers as ft
 from funke.semantics.window_functions import ProcessAllWindowFunction as FunkeProcessAll
 from funke.semantics.windows import WindowAssigner
@@ -68,8 +68,7 @@ class _Windowed:
             raise PlanError(
                 f"{assigner.describe()} needs event time, and these values have no timestamps: assign them with "
                 "assign_timestamps_and_watermarks(WatermarkStrategy...with_timestamp_assigner(...)) before key_by / "
-                "window_all (funke carries timestamps through map, flat_map, filter, key_by, process functions and event-time "
-                "windows; after a count or processing-time window, assign them again)"
+                "window_all (funke carries timestamps through map, flat_map, filter, key_by, process functions and windows)"
             )
 
     def _own_gap(self, assigner: Any) -> Any:
@@ -118,6 +117,8 @@ class _Windowed:
                 w = plain.count_window_all(self._assigner.size, self._assigner.slide)
             else:
                 w = plain.window_all(self._assigner)
+        if isinstance(self._assigner, CountAssigner) and self._assigner.slide is not None:
+            w.trigger(SlidingCountTrigger(self._assigner.size, self._assigner.slide))  # (PyFlink's firings, not Java's)
         if self._trigger is not None:
             w.trigger(self._trigger)
         if self._lateness is not None:
@@ -133,11 +134,12 @@ class _Windowed:
 
     def _result(self, windowed: Any, output_type: TypeInformation | None) -> DataStream:
         late = (self._late.tag_id,) if self._late is not None else ()
-        timed = isinstance(self._assigner, WindowAssigner) and self._assigner.is_event_time
+        # Flink gives a time window's results its last millisecond as their timestamp (``window.max_timestamp()``),
+        # in processing time for a processing-time window; PyFlink a count window's the timestamp of the element
+        # that fired it (none when the elements have none). They keep that time, so a window, a timer or
+        # ``ctx.timestamp()`` downstream reads it, as in a cascade of windows.
+        timed = isinstance(self._assigner, WindowAssigner) or self._stream._has_ts
         if timed:
-            # Flink gives an event-time window's results its last millisecond as their timestamp
-            # (``window.max_timestamp()``): they keep event time, so a window, a timer or ``ctx.timestamp()``
-            # downstream reads it, as in a cascade of windows.
             windowed = _timestamped(windowed)
         return _WindowResult(self._stream._env, windowed, output_type, late, timed=timed)
 
@@ -201,7 +203,7 @@ class _WindowResult(DataStream):
     (``side_output_late_data``) and what its function yielded to a tag."""
 
     def __init__(self, env: Any, windowed: Any, output_type: TypeInformation | None, late_tags: tuple[str, ...], *, timed: bool) -> None:
-        # (the values only, without a count or processing-time window's: a reduce's values keep their own pf_ts there)
+        # (the values only, without a time when the window gives them none: a count window over values without one)
         super().__init__(env, windowed.select(VALUE, TS) if timed else windowed.select(VALUE), type_info=output_type, late_tags=late_tags)
         self._windowed = windowed
 

@@ -207,7 +207,20 @@ def _row_of(program: Program, rec: OutputRecord) -> dict[str, Any]:
         else:
             main_cols = [c for c, _ in program.outputs[0].columns if c not in row and c != program.window_time]
             row[main_cols[0] if main_cols else "value"] = inner
-        if program.window_time is not None:  # (the window's last millisecond: a reduced row's own time gives way to it)
-            row[program.window_time] = None if value.window_end is None else (value.window_end - 1) * 1000
+        if program.window_time is not None:  # (a reduced row's own time gives way to the window's)
+            row[program.window_time] = _window_time(value)
         return row
     return _as_dict(value, program.outputs[0], program.uid)
+
+
+#: The greatest epoch-millisecond magnitude whose microseconds fit a 64-bit integer (Long.MIN/MAX_VALUE do not).
+_MS_IN_MICROS = (2**63 - 1) // 1000
+
+
+def _window_time(result: WindowResult) -> int | None:
+    """A window result's time in epoch microseconds: its window's last millisecond; a global (count) window's is
+    the time of what fired it, as PyFlink stamps it (None without one, or past what a timestamp holds)."""
+    if result.window_end is not None:
+        return (result.window_end - 1) * 1000
+    fired = result.fired_at
+    return None if fired is None or abs(fired) > _MS_IN_MICROS else fired * 1000
