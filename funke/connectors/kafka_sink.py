@@ -6,8 +6,8 @@ quoting, a null as an empty field). The key is the text of the ``key`` column(s)
 (a null as the empty string), or no key; records are partitioned by it with Java's murmur2 (as
 Kafka's Java clients, Kafka Streams and Flink do), so one key's results stay in one partition in order.
 
-Values: strings as they are (JSON-escaped in JSON), integers and decimals as exact numbers
-(``12.30`` stays ``12.30``), floats as shortest round-trip numbers (NaN and infinities as
+Values: strings as they are (JSON-escaped in JSON), integers as exact numbers, decimals as Flink's json and csv
+formats write them (Java's ``BigDecimal.stripTrailingZeros()``: ``12.30`` is ``12.3``, ``10.00`` is ``1E+1``), floats as shortest round-trip numbers (NaN and infinities as
 ``null``: JSON has no spelling for them), booleans ``true``/``false``, dates ``2024-05-01`` and
 timestamps as ISO-8601 in UTC with ``Z`` and only the fraction digits needed
 (``2024-05-01T12:00:10Z``, ``...T12:00:10.25Z``); ``timestamp_ntz`` without ``Z``. So windowed
@@ -55,6 +55,7 @@ PostgreSQL and Redis sinks do.
 
 from __future__ import annotations
 
+import decimal
 import json
 import logging
 import re
@@ -111,12 +112,35 @@ def as_text(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray | 
         return pc.if_else(finite, pc.cast(column, pa.string()), pa.scalar(None, pa.string()))
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return pc.cast(column, pa.string())
-    if pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_boolean(t) or pa.types.is_date(t) or pa.types.is_time(t):
+    if pa.types.is_decimal(t):
+        return decimal_texts(column)
+    if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_date(t) or pa.types.is_time(t):
         return pc.cast(column, pa.string())
     raise SinkError(
         f"the Kafka sink writes text, numbers, booleans, dates and timestamps, not column '{name}' of type {t}: "
         "turn it into a string column first (e.g. with to_json, or base64 for binary)"
     )
+
+
+#: Enough digits for any DECIMAL (38 at most) to normalize without rounding.
+_EXACT = decimal.Context(prec=100)
+
+
+def decimal_texts(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A DECIMAL column's values as Flink's json and csv formats write them: Java's
+    ``BigDecimal.stripTrailingZeros().toString()``, which ``Decimal.normalize()`` prints alike (both follow the same
+    rules of scientific notation; ``record_text.decimal_text`` on the JVM).
+
+    >>> import pyarrow as pa
+    >>> from decimal import Decimal as D
+    >>> decimal_texts(pa.array([D("10.00"), D("4.50"), D("-12300.00"), D("0.00"), None], pa.decimal128(10, 2))).to_pylist()
+    ['1E+1', '4.5', '-1.23E+4', '0', None]
+    >>> decimal_texts(pa.array([D("0.0000001"), D("0.000001")], pa.decimal128(12, 8))).to_pylist()
+    ['1E-7', '0.000001']
+    """
+    import pyarrow as pa
+
+    return pa.array([None if v is None else str(v.normalize(_EXACT)) for v in column.to_pylist()], pa.string())
 
 
 def json_values(column: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray | pa.Array:

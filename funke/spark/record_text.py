@@ -3,6 +3,7 @@ connector) and its csv file sink write, as ``funke.connectors.kafka_sink`` write
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame
@@ -29,7 +30,9 @@ def value_text(df: DataFrame, name: str) -> Column:
         return F.concat(text, F.lit("Z")) if dtype == "timestamp" else text
     if dtype in ("double", "float"):
         return F.when(~F.isnan(c) & (F.abs(c) != F.lit(float("inf"))), c.cast("string"))
-    if dtype in _ATOMIC or dtype.startswith(("decimal", "time(")):
+    if dtype.startswith("decimal"):
+        return decimal_text(c)
+    if dtype in _ATOMIC or dtype.startswith("time("):
         return c.cast("string")
     raise SinkError(
         f"a Kafka record or a csv line holds text, numbers, booleans, dates and times, not column '{name}' of type {dtype}: "
@@ -37,18 +40,62 @@ def value_text(df: DataFrame, name: str) -> Column:
     )
 
 
-def json_record(df: DataFrame) -> Column:
-    """Each row as a JSON object, keys in column order, nulls written (``kafka_sink.encode_values``)."""
-    fields = []
-    for f in df.schema.fields:
-        dtype = f.dataType.simpleString()
-        text = value_text(df, f.name)
-        if dtype in ("double", "float"):  # a number, or null where JSON has no spelling
-            text = F.when(text.isNotNull(), F.col(f"`{f.name}`"))
-        elif dtype not in ("string", "date", "timestamp", "timestamp_ntz"):
-            text = F.col(f"`{f.name}`")
-        fields.append(text.alias(f.name))
-    return F.to_json(F.struct(*fields), {"ignoreNullFields": "false"})
+def decimal_text(c: Column) -> Column:
+    """A DECIMAL's text as Flink's json and csv formats write it, Java's ``BigDecimal.stripTrailingZeros().toString()``
+    (Jackson's number node): the fraction's trailing zeros cut, then scientific notation where the value has zeros
+    before its point that are not its own digits or its first digit is more than 6 places after the point (``10.00``
+    ``1E+1``, ``-12300`` ``-1.23E+4``, ``4.50`` ``4.5``, ``0.000001`` as it is, ``0.0000001`` ``1E-7``, ``0.00``
+    ``0``). Python's ``Decimal.normalize()`` prints the same (``kafka_sink.decimal_texts``)."""
+    absolute = F.regexp_replace(c.cast("string"), "^-", "")  # (Spark's text of a DECIMAL is plain: -12300, 0.00000010)
+    sign = F.when(c < 0, F.lit("-")).otherwise(F.lit(""))
+    fraction = absolute.contains(".")
+    cut = F.when(fraction, F.regexp_replace(F.regexp_replace(absolute, "0+$", ""), "\\.$", "")).otherwise(absolute)
+    # a whole number: its trailing zeros are a negative scale, written as an exponent (Java: scale < 0)
+    coefficient = F.regexp_replace(cut, "0+$", "")
+    whole_exponent = F.length(cut) - 1
+    # a fraction: its digits without the leading zeros, the exponent of the first (Java: adjusted < -6)
+    digits = F.regexp_replace(F.regexp_replace(cut, "\\.", ""), "^0+", "")
+    fraction_exponent = F.length(digits) - 1 - (F.length(cut) - F.instr(cut, "."))  # (its length - 1 - the scale)
+
+    def scientific(d: Column, exponent: Column, plus: str) -> Column:
+        point = F.when(F.length(d) > 1, F.concat(F.lit("."), F.substring(d, 2, 1 << 16))).otherwise(F.lit(""))
+        return F.concat(F.substring(d, 1, 1), point, F.lit("E" + plus), exponent.cast("string"))
+
+    body = (
+        F.when(~cut.contains(".") & ((cut == "0") | (F.length(coefficient) == F.length(cut))), cut)
+        .when(~cut.contains("."), scientific(coefficient, whole_exponent, "+"))
+        .when(fraction_exponent >= -6, cut)
+        .otherwise(scientific(digits, fraction_exponent, ""))
+    )
+    return F.concat(sign, body)
+
+
+def json_record(df: DataFrame, *, columns: Sequence[str] | None = None, ignore_null_fields: bool = False, spark_json: bool = False) -> Column:
+    """Each row (its ``columns``, all by default) as a JSON object, keys in column order, nulls written unless
+    ``ignore_null_fields``; a DECIMAL as Flink's json format writes it (``decimal_text``, a bare number). The other
+    values as funke's Kafka sink writes them (``value_text``; ``kafka_sink.encode_values``), or with ``spark_json`` as
+    Spark's JSON writer does (the file sink's: nested values too)."""
+    fields, decimals = [], []
+    for name in df.columns if columns is None else columns:
+        dtype = df.schema[name].dataType.simpleString()
+        c = F.col(f"`{name}`")
+        if dtype.startswith("decimal"):  # (its text as a JSON string first, then the quotes taken off)
+            decimals.append((name, decimal_text(c)))
+            c = decimals[-1][1]
+        elif not spark_json:
+            text = value_text(df, name)
+            if dtype in ("double", "float"):  # a number, or null where JSON has no spelling
+                c = F.when(text.isNotNull(), c)
+            elif dtype in ("string", "date", "timestamp", "timestamp_ntz"):
+                c = text
+        fields.append(c.alias(name))
+    record = F.to_json(F.struct(*fields), {"ignoreNullFields": str(ignore_null_fields).lower()})
+    for name, text in decimals:
+        key = json.dumps(name, ensure_ascii=False) + ":"  # (a key's quotes are outside any string's: found once)
+        record = F.when(text.isNull(), record).otherwise(
+            F.replace(record, F.concat(F.lit(key + '"'), text, F.lit('"')), F.concat(F.lit(key), text))
+        )
+    return record
 
 
 def csv_line(df: DataFrame, names: Sequence[str] | None = None, *, delimiter: str = ",", quote: str = '"', null_literal: str = "") -> Column:
