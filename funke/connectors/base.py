@@ -10,7 +10,10 @@ from funke.errors import PlanError, UnsupportedError
 from funke.plan.specs import SinkSpec, SourceSpec
 from funke.plan.types import Schema, struct_fields
 
-__all__ = ["BatchSink", "SinkSpec", "SourceSpec", "check_json_rules"]
+__all__ = ["TIMESTAMP_FORMATS", "BatchSink", "SinkSpec", "SourceSpec", "check_json_rules", "check_timestamp_format"]
+
+#: Flink's ``json.timestamp-format.standard`` values: a TIMESTAMP's text ``2020-12-30 12:13:14`` or ``2020-12-30T12:13:14``.
+TIMESTAMP_FORMATS = ("SQL", "ISO-8601")
 
 
 def check_json_rules(what: str, fmt: str, ignore_parse_errors: bool, fail_on_missing_field: bool, declared: Schema) -> None:
@@ -28,6 +31,22 @@ def check_json_rules(what: str, fmt: str, ignore_parse_errors: bool, fail_on_mis
     inside = [f.name for f in declared if _row_in_collection(f.dtype or "")]
     if fail_on_missing_field and inside:
         raise UnsupportedError(f"{what}(fail_on_missing_field=True) over a ROW inside an ARRAY or MAP (column {inside[0]}) is not supported by funke")
+
+
+def check_timestamp_format(what: str, fmt: str, timestamp_format: str | None, instants: tuple[str, ...], declared: Schema) -> None:
+    """``timestamp_format`` (Flink's ``json.timestamp-format.standard``) is the json format's and one of
+    ``TIMESTAMP_FORMATS``; each of ``instants`` (the TIMESTAMP_LTZ columns) a declared TIMESTAMP column."""
+    if timestamp_format is None:
+        if instants:
+            raise PlanError(f"{what}(instants=...) names the TIMESTAMP_LTZ columns Flink's timestamp_format reads: give timestamp_format too")
+        return
+    if fmt != "json":
+        raise PlanError(f"{what}(timestamp_format=...) is for format='json', got format={fmt!r}")
+    if timestamp_format not in TIMESTAMP_FORMATS:
+        raise PlanError(f"{what}(timestamp_format=...) must be {' or '.join(map(repr, TIMESTAMP_FORMATS))} (json.timestamp-format.standard), got {timestamp_format!r}")
+    for name in instants:
+        if declared.get(name) is None or declared.get(name).dtype != "timestamp":
+            raise PlanError(f"{what}(instants=...): {name!r} is not a TIMESTAMP column of the schema")
 
 
 def _row_in_collection(dtype: str) -> bool:

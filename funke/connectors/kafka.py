@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from funke.connectors.base import SourceSpec, check_json_rules
+from funke.connectors.base import SourceSpec, check_json_rules, check_timestamp_format
 from funke.connectors.kafka_offsets import CHUNK, broker_lost, broker_unreachable, topic_partition
 from funke.errors import EnvironmentSetupError, PlanError, SchemaError, SourceError
 from funke.plan.changelog import ROW_KIND
@@ -111,6 +111,9 @@ class KafkaSource(SourceSpec):
     #: Where the read ends (Flink's ``scan.bounded.mode``): None (never), "latest" (the offsets at the start), a
     #: ``datetime`` (each partition before its first record at or after it) or ``((partition key, offset), ...)``.
     ending: Any = None
+    #: Flink's ``json.timestamp-format.standard`` and TIMESTAMP_LTZ columns (``sources.FileSource``'s).
+    timestamp_format: str | None = None
+    instants: tuple[str, ...] = ()
     kind: ClassVar[str] = "kafka"
 
     @property
@@ -199,6 +202,8 @@ def kafka(
     ignore_parse_errors: bool = False,
     ending: str | dt.datetime | Mapping[Any, int] | None = None,
     fail_on_missing_field: bool = False,
+    timestamp_format: str | None = None,
+    instants: Sequence[str] = (),
     **options: Any,
 ) -> KafkaSource:
     """Rows from Kafka topics, replayable after a restart from Spark's offset log.
@@ -243,7 +248,8 @@ def kafka(
     Values in JSON are read by the rules of Flink's JSON format (:mod:`funke.spark.parse`); a record that breaks
     them is a dead letter, or with ``ignore_parse_errors=True`` (``json.ignore-parse-errors``) its value is NULL. A field
     of the schema the value lacks is NULL, or with ``fail_on_missing_field=True`` (``json.fail-on-missing-field``) the
-    record is a dead letter.
+    record is a dead letter. ``timestamp_format`` and ``instants``: DATE and TIMESTAMP columns read as Flink's json
+    format reads them, as ``fk.sources.files`` takes them.
 
     ``connector``: ``"auto"`` reads with Spark's own Kafka connector wherever it serves, else with
     funke's Python data source (the module doc says when); ``"spark"`` insists on Spark's (an error
@@ -286,6 +292,7 @@ def kafka(
     if connector not in CONNECTORS:
         raise PlanError(f"kafka(connector=...) must be one of {', '.join(CONNECTORS)}, got {connector!r}")
     check_json_rules("kafka", fmt, ignore_parse_errors, fail_on_missing_field, declared)
+    check_timestamp_format("kafka", fmt, timestamp_format, tuple(instants), declared)
     _check_starting(starting, names)
     if ending is not None:
         _check_starting(ending, names, "ending")
@@ -297,7 +304,7 @@ def kafka(
         events, max_rows_per_batch, tuple(metadata), isolation, partitions if create else None, on_broker_loss, float(broker_timeout),
         tuple(sorted((k, str(v)) for k, v in options.items())), bool(partition_watermarks), connector, bool(ignore_parse_errors),
         ending=ending if not isinstance(ending, Mapping) else tuple(sorted(_key_starting(ending, names, "ending").items())),
-        fail_on_missing_field=bool(fail_on_missing_field),
+        fail_on_missing_field=bool(fail_on_missing_field), timestamp_format=timestamp_format, instants=tuple(instants),
     )
 
 

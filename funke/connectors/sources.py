@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from funke.connectors.base import SourceSpec, check_json_rules
+from funke.connectors.base import SourceSpec, check_json_rules, check_timestamp_format
 from funke.errors import PlanError, SchemaError, UnsupportedError
 from funke.plan.expr import Expr, to_expr
 from funke.plan.pytypes import as_row, is_typed_class, schema_of_class
@@ -197,6 +197,10 @@ class FileSource(SourceSpec):
     ignore_parse_errors: bool = False
     #: Flink's ``json.fail-on-missing-field``: a JSON record without a field of the schema is a dead letter.
     fail_on_missing_field: bool = False
+    #: Flink's ``json.timestamp-format.standard`` (SQL, ISO-8601): DATE and TIMESTAMP columns read by Flink's rules,
+    #: ``instants`` as TIMESTAMP_LTZ (funke.spark.parse.flink_time); None: by Spark's reader.
+    timestamp_format: str | None = None
+    instants: tuple[str, ...] = ()
     kind: ClassVar[str] = "files"
 
     @property
@@ -224,6 +228,8 @@ def files(
     monitor_continuously: Duration | None = None,
     ignore_parse_errors: bool = False,
     fail_on_missing_field: bool = False,
+    timestamp_format: str | None = None,
+    instants: Sequence[str] = (),
     **options: Any,
 ) -> FileSource:
     """Files in ``path`` (``format``: parquet, json, csv, or text: each line a row of ``value string``;
@@ -235,6 +241,10 @@ def files(
     NULL and its row kept. CSV is read by the rules of Flink's csv format (an empty field is '' for a
     STRING and fails a number, ...), ``ignore_parse_errors`` (``csv.ignore-parse-errors``) alike. ``fail_on_missing_field=True`` (``json.fail-on-missing-field``): a record without a
     field of the schema (or of a ROW column's object) is a dead letter; without it the field is NULL.
+    ``timestamp_format="SQL"`` or ``"ISO-8601"`` (``json.timestamp-format.standard``): a DATE or TIMESTAMP column of
+    json is read as Flink reads it (``2020-12-30 12:13:14.5``, or ``2020-12-30T12:13:14.5``; ``instants``, the columns
+    Flink declares TIMESTAMP_LTZ, with a ``Z`` after it), any other text a dead letter; without it, as Spark's reader
+    reads it (ISO-8601 with a zone, as funke's json file sink writes it, a number of seconds...).
 
     Bounded (Flink's default): the files present when the job starts, then the end of input.
     ``monitor_continuously=fk.seconds(10)``: unbounded, the directory listed every 10 s for
@@ -255,8 +265,9 @@ def files(
     if fmt in ("json", "csv"):
         _check_line_options(fmt, options)
     check_json_rules("files", fmt, ignore_parse_errors, fail_on_missing_field, declared)
+    check_timestamp_format("files", fmt, timestamp_format, tuple(instants), declared)
     return FileSource(str(path), fmt, declared, tuple(sorted((k, str(v)) for k, v in options.items())), monitor, bool(ignore_parse_errors),
-                      bool(fail_on_missing_field))
+                      bool(fail_on_missing_field), timestamp_format, tuple(instants))
 
 
 def _check_line_options(fmt: str, options: dict[str, Any]) -> None:

@@ -67,7 +67,7 @@ def load(spark: SparkSession, spec: FileSource, path: str, *, streaming: bool) -
     if comment:
         keep = keep & ~line.startswith(comment)
     lines = parse.with_parsed(lines.where(keep), line, spec.format, spec.declared, options, ignore_errors=spec.ignore_parse_errors,
-                              fail_on_missing=spec.fail_on_missing_field)
+                              fail_on_missing=spec.fail_on_missing_field, timestamp_format=spec.timestamp_format, instants=spec.instants)
     corrupt = parse.corrupt_text(spec.format, line, F.lit(True))
     missing = parse.missing_field_reason(spec.fail_on_missing_field)
     return lines.select(

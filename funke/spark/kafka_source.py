@@ -159,7 +159,8 @@ def frame(
         no_value = F.lit(False)  # (a tombstone is skipped, as Flink's CDC formats skip it)
     else:
         text = F.col("value").cast("string")
-        raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors, fail_on_missing=spec.fail_on_missing_field)
+        raw = parse.with_parsed(raw, text, spec.format, spec.declared, ignore_errors=spec.ignore_parse_errors, fail_on_missing=spec.fail_on_missing_field,
+                                timestamp_format=spec.timestamp_format, instants=spec.instants)
         parsed = parse.parsed_columns(spec.declared)
         corrupt = parse.corrupt_text(spec.format, text, ~no_value)
     reason = F.when(no_value, F.lit(f"{spec.describe()}: record with no value (a tombstone)")).when(corrupt.isNotNull(), malformed)
@@ -188,7 +189,8 @@ def _upserts(raw: DataFrame, spec: kc.KafkaSource, no_value: Column, malformed: 
     key_corrupt = F.when(key_text.isNull(), F.lit("")).otherwise(parse.corrupt_text("json", key_text, F.lit(True)))
     raw = raw.select("*", *(F.col(f"{parse.PARSED}.`{f.name}`").alias(f"{_KEY}{f.name}") for f in key), key_corrupt.alias(_KEY_CORRUPT))
     value = Schema(tuple(f for f in spec.declared if not (spec.value_except_key and f.name in spec.upsert_key)))
-    raw = parse.with_parsed(raw.drop(parse.PARSED), text, spec.format, value, ignore_errors=spec.ignore_parse_errors)
+    raw = parse.with_parsed(raw.drop(parse.PARSED), text, spec.format, value, ignore_errors=spec.ignore_parse_errors,
+                            timestamp_format=spec.timestamp_format, instants=tuple(c for c in spec.instants if value.get(c) is not None))
     read: dict[str, Column] = {}
     for f in spec.declared:
         read[f.name] = F.col(f"{parse.PARSED}.`{f.name}`")

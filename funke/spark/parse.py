@@ -27,7 +27,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from funke.plan.types import Schema, struct_fields
+from funke.plan.types import Field, Schema, struct_fields
 
 #: Columns a source frame may carry for its dead letters: the raw record, why it is bad, where it was.
 CORRUPT, REASON, POSITION = "_funke_corrupt_record", "_funke_reason", "_funke_position"
@@ -37,21 +37,87 @@ _STRICT = "_funke_parsed_by_spark"
 
 def with_parsed(
     frame: DataFrame, text: Column, fmt: str, declared: Schema, options: dict[str, Any] | None = None, *, ignore_errors: bool = False,
-    fail_on_missing: bool = False,
+    fail_on_missing: bool = False, timestamp_format: str | None = None, instants: tuple[str, ...] = (),
 ) -> DataFrame:  # fmt: skip
     """``frame`` with ``PARSED``: ``text`` parsed as ``fmt`` (json or csv) to ``declared`` plus ``CORRUPT``; a JSON
     record Spark calls corrupt read again by Flink's rules (``ignore_errors``: ``json.ignore-parse-errors``); with
-    ``fail_on_missing`` (``json.fail-on-missing-field``) a JSON object without a field of ``declared`` is corrupt."""
+    ``fail_on_missing`` (``json.fail-on-missing-field``) a JSON object without a field of ``declared`` is corrupt. With
+    ``timestamp_format`` (``json.timestamp-format.standard``: SQL or ISO-8601) a DATE or TIMESTAMP column is read by
+    Flink's JSON format's rules (``flink_time``), the ``instants`` as TIMESTAMP_LTZ; without it, by Spark's reader."""
     if fmt != "json":
         return with_flink_csv(frame, text, declared, options or {}, ignore_errors=ignore_errors)
-    ddl = f"{declared.ddl()}, `{CORRUPT}` string"
+    times = {} if timestamp_format is None else {
+        f.name: "date" if f.dtype == "date" else "timestamp_ltz" if f.name in instants else "timestamp"
+        for f in declared if f.dtype in ("date", "timestamp")
+    }  # fmt: skip
+    read = Schema(tuple(Field(f.name, "string") if f.name in times else f for f in declared))  # (their text, converted below)
+    ddl = f"{read.ddl()}, `{CORRUPT}` string"
     opts = {**(options or {}), "mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     # Spark's parse in a column of its own, so that the choice below reads it rather than parsing twice
     frame = frame.withColumn(_STRICT, F.from_json(text, ddl, opts))
-    parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, declared, opts, ignore_errors)
+    parsed = _by_flink_where_spark_fails(F.col(_STRICT), text, read, opts, ignore_errors)
     if fail_on_missing:
         parsed = parsed.withField(CORRUPT, F.coalesce(parsed[CORRUPT], F.when(lacks_a_field(text, declared), text)))
-    return frame.withColumn(PARSED, parsed).drop(_STRICT)
+    frame = frame.withColumn(PARSED, parsed).drop(_STRICT)
+    if not times:
+        return frame
+    # the texts' parts in columns of their own, read below (in one expression Spark would repeat the parse per part)
+    standard, record = timestamp_format or "SQL", F.col(PARSED)
+    parts = {name: f"_funke_time_{i}" for i, name in enumerate(times)}
+    frame = frame.withColumns({parts[name]: time_parts(record[name], kind, standard) for name, kind in times.items()})
+    bad, converted = F.lit(False), record
+    for name, kind in times.items():
+        value = flink_time(F.col(parts[name]), kind, standard)
+        bad = bad | (record[name].isNotNull() & value.isNull())
+        converted = converted.withField(name, value)
+    if not ignore_errors:  # (with ignore_errors a text that does not read is NULL, its row kept, as in Flink)
+        converted = converted.withField(CORRUPT, F.coalesce(record[CORRUPT], F.when(bad, text)))
+    return frame.withColumn(PARSED, converted).drop(*parts.values())
+
+
+def time_parts(text: Column, kind: str, standard: str) -> Column:
+    """The parts of a JSON value's ``text`` that Flink's JSON format reads as a ``kind`` (date, timestamp,
+    timestamp_ltz) column, an array of texts (year, month, day; then hour, minute, second, fraction), NULL where the
+    text is not of its form (Flink's ``TimeFormats``, java.time formatters; ``flink_time`` resolves them):
+
+    - a DATE is ``yyyy-MM-dd`` (ISO_LOCAL_DATE);
+    - SQL: a TIMESTAMP is ``yyyy-MM-dd HH:mm:ss`` with an optional point and 0 to 9 digits, a TIMESTAMP_LTZ that and
+      ``Z``;
+    - ISO-8601: ``T`` between date and time, the seconds optional (ISO_LOCAL_TIME), a TIMESTAMP_LTZ's ``Z`` after it.
+
+    The text is not trimmed. (Spark's reader takes a number, a ``T`` or a space, a date alone, spaces around.)"""
+    date = "([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    zone = "Z" if kind == "timestamp_ltz" else ""
+    if kind == "date":
+        pattern, groups = f"^{date}$", "$1,$2,$3"
+    elif standard == "SQL":
+        pattern, groups = f"^{date} ([0-9]{{2}}):([0-9]{{2}}):([0-9]{{2}})(?:[.]([0-9]{{0,9}}))?{zone}$", "$1,$2,$3,$4,$5,$6,$7"
+    else:
+        pattern, groups = f"^{date}T([0-9]{{2}}):([0-9]{{2}})(?::([0-9]{{2}})(?:[.]([0-9]{{0,9}}))?)?{zone}$", "$1,$2,$3,$4,$5,$6,$7"
+    return F.when(text.rlike(pattern), F.split(F.regexp_replace(text, pattern, groups), ","))
+
+
+def flink_time(parts: Column, kind: str, standard: str) -> Column:
+    """The ``kind`` value of a text's ``parts`` (``time_parts``), as Flink's JSON format resolves them, NULL where its
+    reader fails: a DATE a real day of its month; a TIMESTAMP by Java's SMART resolver in SQL (``2020-02-30 ...`` is
+    Feb 29th, ``24:00:00`` the next day's midnight), by the STRICT one in ISO-8601 (ISO_LOCAL_DATE_TIME: no Feb 30th,
+    no 24:00); a TIMESTAMP_LTZ by the SMART one in both. Digits past microseconds are cut (funke holds microseconds)."""
+    part = lambda i: parts[i].cast("int")
+    year, month, day, utc = part(0), part(1), part(2), F.lit("UTC")
+    if kind == "date":
+        return F.to_date(F.try_make_timestamp(year, month, day, F.lit(0), F.lit(0), F.lit(0), utc))
+    hour, minute = part(3), part(4)
+    second = F.coalesce(F.nullif(parts[5], F.lit("")), F.lit("0")).cast("int")
+    fraction = parts[6]
+    micros = F.concat(second.cast("string"), F.lit("."), F.rpad(F.substring(fraction, 1, 6), 6, "0")).cast("decimal(8,6)")
+    if standard == "ISO-8601" and kind == "timestamp":
+        return F.when((second <= 59) & (hour <= 23), F.try_make_timestamp(year, month, day, hour, minute, micros, utc))
+    # SMART: a day past its month's end is its last day; 24:00:00 (nothing after it) the next day's start
+    last = F.dayofmonth(F.last_day(F.to_date(F.try_make_timestamp(year, month, F.lit(1), F.lit(0), F.lit(0), F.lit(0), utc))))
+    midnight = (hour == 24) & (minute == 0) & (second == 0) & ~fraction.rlike("[1-9]")
+    start = F.try_make_timestamp(year, month, F.least(day, last), F.when(midnight, 0).otherwise(hour), minute, micros, utc)
+    valid = day.between(1, 31) & (second <= 59) & ((hour <= 23) | midnight)
+    return F.when(valid, F.when(midnight, start + F.expr("INTERVAL 1 DAY")).otherwise(start))
 
 
 def missing_field_reason(fail_on_missing: bool) -> str:

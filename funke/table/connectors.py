@@ -44,6 +44,7 @@ from urllib.parse import quote, urlsplit
 
 from sqlglot import exp
 
+from funke.connectors.base import TIMESTAMP_FORMATS
 from funke.errors import PlanError, UnsupportedError
 from funke.table.ddl import TableDef, parsed_table
 from funke.table.time_of_day import time_truncated
@@ -279,7 +280,7 @@ IGNORE_PARSE_ERRORS = "json.ignore-parse-errors"
 CSV_IGNORE_PARSE_ERRORS = "csv.ignore-parse-errors"
 #: The json format's option to fail a record without a field of the schema (Flink's default: the field is NULL).
 FAIL_ON_MISSING_FIELD = "json.fail-on-missing-field"
-#: The json format's text of a TIMESTAMP: SQL's (``2024-05-01 12:00:10``), the only one funke writes, or ISO-8601's.
+#: The json format's text of a TIMESTAMP: SQL's (``2024-05-01 12:00:10``) or ISO-8601's (``2024-05-01T12:00:10``).
 TIMESTAMP_STANDARD = "json.timestamp-format.standard"
 #: Flink's ``partition.default-name``: the directory of a NULL partition value.
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
@@ -291,21 +292,24 @@ def _files_sink(t: TableDef) -> Any:
     fmt, ignore = _required(t, "format"), _flag(t, IGNORE_NULL_FIELDS)
     if IGNORE_NULL_FIELDS in t.options and fmt != "json":
         raise PlanError(f"Flink SQL: table {t.name}: {IGNORE_NULL_FIELDS!r} is an option of the json format, not of {fmt}")
-    _timestamp_standard(t, fmt)
+    timestamp_standard(t, fmt)
     csv = _csv_format(t, fmt)  # (its comment is for reading: Flink's writer writes none)
     return files(_required(t, "path"), format=fmt, partition_by=t.partition_by, commit=_partition_commit(t), ignore_null_fields=ignore,
                  delimiter=csv.get("sep", ","), quote=csv.get("quote", '"'), null_literal=csv.get("nullValue", ""))  # fmt: skip
 
 
-def _timestamp_standard(t: TableDef, fmt: str) -> None:
-    """``json.timestamp-format.standard``: SQL's, Flink's default (what funke writes; read, Spark's reader takes either)."""
+def timestamp_standard(t: TableDef, fmt: str) -> str:
+    """``json.timestamp-format.standard``: SQL (Flink's default) or ISO-8601, how the json format reads and writes a
+    TIMESTAMP (``2020-12-30 12:13:14``, ``2020-12-30T12:13:14``; funke.spark.parse.flink_time)."""
     if TIMESTAMP_STANDARD in t.options and fmt != "json":
         raise PlanError(f"Flink SQL: table {t.name}: {TIMESTAMP_STANDARD!r} is an option of the json format, not of {fmt}")
-    if t.options.get(TIMESTAMP_STANDARD, "SQL").upper() != "SQL":
-        raise UnsupportedError(f"Flink SQL: table {t.name}: {TIMESTAMP_STANDARD} {t.options[TIMESTAMP_STANDARD]!r} is not supported by funke (SQL)")
+    standard = t.options.get(TIMESTAMP_STANDARD, "SQL")
+    if standard not in TIMESTAMP_FORMATS:
+        raise PlanError(f"Flink SQL: table {t.name}: {TIMESTAMP_STANDARD} must be 'SQL' or 'ISO-8601', got {standard!r}")
+    return standard
 
 
-def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
+def _json_rules(t: TableDef, fmt: str) -> dict[str, Any]:
     """The json format's reading options of ``t`` (and the csv format's ``csv.ignore-parse-errors``), as ``files()``'s
     and ``kafka()``'s arguments."""
     for option in (IGNORE_PARSE_ERRORS, FAIL_ON_MISSING_FIELD):
@@ -313,11 +317,13 @@ def _json_rules(t: TableDef, fmt: str) -> dict[str, bool]:
             raise PlanError(f"Flink SQL: table {t.name}: {option!r} is an option of the json format, not of {fmt}")
     if CSV_IGNORE_PARSE_ERRORS in t.options and fmt != "csv":
         raise PlanError(f"Flink SQL: table {t.name}: {CSV_IGNORE_PARSE_ERRORS!r} is an option of the csv format, not of {fmt}")
-    _timestamp_standard(t, fmt)
+    standard = timestamp_standard(t, fmt)
     ignore = _flag(t, IGNORE_PARSE_ERRORS) or _flag(t, CSV_IGNORE_PARSE_ERRORS)
-    rules = {"ignore_parse_errors": ignore, "fail_on_missing_field": _flag(t, FAIL_ON_MISSING_FIELD)}
+    rules: dict[str, Any] = {"ignore_parse_errors": ignore, "fail_on_missing_field": _flag(t, FAIL_ON_MISSING_FIELD)}
     if all(rules.values()):  # (Flink's message)
         raise PlanError(f"Flink SQL: table {t.name}: fail-on-missing-field and ignore-parse-errors shouldn't both be true.")
+    if fmt == "json":  # (its DATE and TIMESTAMP columns as Flink's json format reads them)
+        rules.update(timestamp_format=standard, instants=tuple(c for c, _ in t.columns if c in t.instants))
     return rules
 
 
@@ -591,7 +597,7 @@ def _kafka_sink(t: TableDef) -> Any:
     from funke.connectors.kafka_sink import kafka
 
     topic, bootstrap, fmt = _kafka_options(t)
-    _timestamp_standard(t, fmt)
+    timestamp_standard(t, fmt)
     delivery = t.options.get("sink.delivery-guarantee", "exactly-once")
     if delivery not in ("exactly-once", "at-least-once"):
         raise UnsupportedError(

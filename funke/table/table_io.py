@@ -138,11 +138,13 @@ def insert_sink(
         stream = by_key(stream, [by_target[c] for c in t.primary_key], state_ttl_ms)
     default = t.options.get("partition.default-name", DEFAULT_PARTITION).replace("'", "''")
     text = writes_text(t)
+    iso = t.options.get("json.timestamp-format.standard") == "ISO-8601"
     exprs = []
     for c, ty in t.columns:
         value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
         if text and ty == "timestamp":  # (Flink's json and csv text of a TIMESTAMP: SQL's, an instant's with a Z)
-            value = f"CONCAT(CAST({value} AS STRING), 'Z')" if c in t.instants else f"CAST({value} AS STRING)"
+            value = f"CAST({value} AS STRING)" if not iso else f"REPLACE(CAST({value} AS STRING), ' ', 'T')"  # (json.timestamp-format.standard)
+            value = f"CONCAT({value}, 'Z')" if c in t.instants else value
         if c in t.not_null:  # (Flink's table.exec.sink.not-null-enforcer, ERROR: the job fails on a NULL)
             if c not in by_target:
                 raise PlanError(f"Flink SQL: INSERT INTO {name} gives no value for its NOT NULL column {c!r}")

@@ -549,20 +549,25 @@ def test_json_fail_on_missing_field_reaches_the_file_and_kafka_sources_and_is_ch
             t_env.sql_query(f"SELECT u FROM fm{i}")
 
 
-def test_json_timestamp_format_standard_sql_is_taken_and_iso_8601_refused(t_env, tmp_path):
-    """'json.timestamp-format.standard' = 'SQL' (Flink's default, what funke writes: tests/spark/test_sql_ddl.py) is
-    taken by json sources and sinks; 'ISO-8601' is refused on both, and the option on csv."""
+def test_json_timestamp_format_standard_reaches_json_sources_and_is_checked(t_env, tmp_path):
+    """'json.timestamp-format.standard' (SQL, Flink's default, or ISO-8601) reaches a json table's source with its
+    TIMESTAMP_LTZ columns (tests/spark/test_json_format.py reads by both); another value is refused, as is the option
+    on csv."""
     kafka = "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json'"
     files = f"'connector' = 'filesystem', 'path' = '{tmp_path}', 'format' = 'json'"
+    columns = "u STRING, t TIMESTAMP(3), l TIMESTAMP_LTZ(3), d DATE"
     for i, options in enumerate((kafka, files)):
-        t_env.execute_sql(f"CREATE TABLE sql{i} (u STRING) WITH ({options}, 'json.timestamp-format.standard' = 'SQL')")
-        t_env.sql_query(f"SELECT u FROM sql{i}")
-        t_env._insert(fk.dialect.syntax.parse(f"INSERT INTO sql{i} SELECT 'x' FROM bids", []), "")
-        t_env.execute_sql(f"CREATE TABLE iso{i} (u STRING) WITH ({options}, 'json.timestamp-format.standard' = 'ISO-8601')")
-        for act in (lambda: t_env.sql_query(f"SELECT u FROM iso{i}"),
-                    lambda: t_env._insert(fk.dialect.syntax.parse(f"INSERT INTO iso{i} SELECT 'x' FROM bids", []), "")):  # fmt: skip
-            with pytest.raises(UnsupportedError, match="json.timestamp-format.standard 'ISO-8601' is not supported by funke"):
-                act()
+        for standard in ("SQL", "ISO-8601"):
+            name = f"{'sql' if standard == 'SQL' else 'iso'}{i}"
+            t_env.execute_sql(f"CREATE TABLE {name} ({columns}) WITH ({options}, 'json.timestamp-format.standard' = '{standard}')")
+            spec = source_of(t_env.sql_query(f"SELECT u FROM {name}")._stream).spec
+            assert (spec.timestamp_format, spec.instants) == (standard, ("l",)), name
+            t_env._insert(fk.dialect.syntax.parse(f"INSERT INTO {name} SELECT 'x', CAST(NULL AS TIMESTAMP(3)), CAST(NULL AS TIMESTAMP_LTZ(3)), CAST(NULL AS DATE) FROM bids", []), "")
+        t_env.execute_sql(f"CREATE TABLE plain{i} ({columns}) WITH ({options})")
+        assert source_of(t_env.sql_query(f"SELECT u FROM plain{i}")._stream).spec.timestamp_format == "SQL"
+        t_env.execute_sql(f"CREATE TABLE bad{i} (u STRING) WITH ({options}, 'json.timestamp-format.standard' = 'iso')")
+        with pytest.raises(PlanError, match="json.timestamp-format.standard must be 'SQL' or 'ISO-8601', got 'iso'"):
+            t_env.sql_query(f"SELECT u FROM bad{i}")
     t_env.execute_sql(f"CREATE TABLE c (u STRING) WITH ({files.replace('json', 'csv')}, 'json.timestamp-format.standard' = 'SQL')")
     with pytest.raises(PlanError, match="'json.timestamp-format.standard' is an option of the json format, not of csv"):
         t_env.sql_query("SELECT u FROM c")
