@@ -143,7 +143,9 @@ class StreamEnvironment:
     def set_runtime_mode(self, mode: str) -> StreamEnvironment:
         """``"streaming"`` or ``"batch"`` (Flink's ``execution.runtime-mode``, any case), as ``runtime_mode=`` sets it,
         before the job's first sink: its plan depends on the mode. Flink's ``AUTOMATIC`` is refused (funke plans each
-        query for one mode).
+        query for one mode). As in Flink's BATCH execution, a batch run's keyed functions and windows read each key's
+        elements in timestamp order (ties and elements without a timestamp as they came); ``execute(bounded=True)``
+        in streaming mode reads them as they come, as a streaming run does.
 
         >>> StreamEnvironment().set_runtime_mode("BATCH").runtime_mode
         'batch'

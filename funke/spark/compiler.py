@@ -111,6 +111,8 @@ class Compiler:
         self.realtime = False
         #: A bounded run over the whole input (``compile_job``): a generator's row count is known.
         self.bounded_run = False
+        #: Flink's BATCH runtime mode: a general operator reads a key's elements in timestamp order (``Program.time_ordered``).
+        self.time_ordered = False
 
     # -- driver ---------------------------------------------------------------------
     def compile(self, node: nodes.Node) -> Compiled:

@@ -54,11 +54,14 @@ def compile_job(
     operator_metrics: bool = False,
     latency_mode: str = "micro-batch",
     buckets: tuple[int, ...] | None = None,
+    time_ordered: bool = False,
 ) -> list[QueryPlan]:
     """The job's Spark queries: one per sink (or per shared general operator), plus one for the
     dead letters when some check can fail (``dead_letters``: where they go). ``latency_mode``:
     the environment's (``"latency-first"``: same-batch firing, ``Compiler.latency_first``). ``buckets``:
-    the ``fk_b`` values of the general operators' key buckets (default: ``0..default_buckets(cores)-1``)."""
+    the ``fk_b`` values of the general operators' key buckets (default: ``0..default_buckets(cores)-1``).
+    ``time_ordered`` (a bounded run in Flink's BATCH runtime mode): each general operator reads a key's elements
+    in timestamp order, as Flink's BATCH execution sorts a keyed operator's input by key and timestamp."""
     facts = analyse(sinks, streaming=mode == "streaming")  # (the one pass over the plan: funke.plan.facts)
     check_generators(facts)
     if mode == "streaming":
@@ -68,6 +71,7 @@ def compile_job(
     c.latency_first = latency_mode == "latency-first"
     c.realtime = mode == "streaming" and latency_mode == "realtime"
     c.bounded_run = mode != "streaming"
+    c.time_ordered = time_ordered and c.bounded_run
     if c.realtime:
         check_realtime(facts.nodes)
         if not kafka_source.kafka_jvm.has_connector(spark):

@@ -257,3 +257,73 @@ def test_a_processing_time_window_s_results_carry_its_last_millisecond(capsys):
     them none: ``ctx.timestamp()`` was Long.MIN_VALUE). Each key's window of an hour: its count, and the timestamp
     less the window's end."""
     assert run_program(PROGRAMS / "processing_time.py", capsys) == Counter(["('a', 2, -1)", "('b', 1, -1)"])
+
+
+def in_reading_order(values: list[tuple[str, int]], batch: bool, timed: bool) -> list[tuple[str, int]]:
+    """The order an operator keyed on the first field reads ``values`` in: Flink's BATCH mode sorts a key's timed
+    elements by timestamp (here the second field), stably; otherwise as they come."""
+    return sorted(values, key=lambda v: v[1]) if batch and timed else list(values)
+
+
+def batch_order_lines(values: list[tuple[str, int]], batch: bool) -> Counter[str]:
+    """What tests/pyflink_programs/batch_order.py prints, computed from its values: pairs of two per window (the
+    keys joined, the numbers summed, stamped with the second's time), the state's text per element, a rolling
+    reduce (BATCH mode: its last value per key)."""
+    out: list[str] = []
+
+    def pairs(label: str, elements: list[tuple[str, int]], timed: bool) -> None:
+        for first, second in zip(elements[::2], elements[1::2]):
+            stamp = second[1] * 1000 if timed else -(2**63)
+            out.append(f"{label} {(first[0] + second[0], first[1] + second[1])} @ {stamp}")
+
+    timed_order, untimed_order = in_reading_order(values, batch, True), in_reading_order(values, batch, False)
+    pairs("all", timed_order, True)
+    keys = sorted({k for k, _ in values})
+    for key in keys:
+        pairs("keyed", [v for v in timed_order if v[0] == key], True)
+        pairs("untimed keyed", [v for v in untimed_order if v[0] == key], False)
+        for label, order in (("seen", timed_order), ("untimed seen", untimed_order)):
+            digits = "".join(str(n) for k, n in order if k == key)
+            out += [f"{label} {key} {digits[: i + 1]}" for i in range(len(digits))]
+        rolled = []
+        for _, n in (v for v in timed_order if v[0] == key):
+            rolled.append(n if not rolled else rolled[-1] * 10 + n)
+        out += [f"reduce {(key, r)}" for r in (rolled[-1:] if batch else rolled)]
+    return Counter(out)
+
+
+@pytest.mark.parametrize("mode", ["batch", "streaming"])
+def test_batch_mode_reads_a_key_s_elements_in_timestamp_order(capsys, mode):
+    """Flink's BATCH execution sorts a keyed operator's input by key and timestamp; STREAMING reads it as it
+    comes (funke read both as they came). PyFlink 2.3 printed these lines for both modes."""
+    values = module_data(PROGRAMS / "batch_order.py")["VALUES"]
+    expected = batch_order_lines(values, mode == "batch")
+    assert "seen a 1345" in expected if mode == "batch" else "seen a 1534" in expected  # (the order differs)
+    assert run_program(PROGRAMS / "batch_order.py", capsys, mode) == expected
+
+
+def full_count_windows(elements: list, size: int, slide: int | None = None) -> list[tuple[int, list]]:
+    """PyFlink's count windows over one key's ``elements``: window k holds elements slide*k .. slide*k+size-1 and
+    fires when full (a tumbling window's slide is its size)."""
+    slide = slide or size
+    windows, k = [], 0
+    while slide * k + size <= len(elements):
+        windows.append((k, elements[slide * k : slide * k + size]))
+        k += 1
+    return windows
+
+
+def test_count_windows_are_numbered_per_key_as_pyflink_numbers_them(capsys):
+    """``CountWindow.id`` and its text (funke refused the id: its count windows are global windows with a count
+    trigger, and each firing is the next window's). PyFlink 2.3 printed these lines."""
+    values = module_data(PROGRAMS / "count_window_ids.py")["VALUES"]
+    expected: list[str] = []
+    for key in sorted({k for k, _ in values}):
+        numbers = [n for k, n in values if k == key]
+        for label, size, slide in (("tumbling", 2, None), ("sliding", 3, 2), ("gapped", 2, 3)):
+            expected += [f"{label} {key} CountWindow(id={i}) id={i} {w}" for i, w in full_count_windows(numbers, size, slide)]
+        expected += [f"apply {key} CountWindow(id={i}) {sum(w)}" for i, w in full_count_windows(numbers, 3)]
+    expected += [f"all {i} {[n for _, n in w]}" for i, w in full_count_windows(values, 4)]
+    expected += [f"apply all {i} {len(w)}" for i, w in full_count_windows(values, 4, 3)]
+    assert "sliding a CountWindow(id=1) id=1 [4, 6, 7]" in expected
+    assert run_program(PROGRAMS / "count_window_ids.py", capsys) == Counter(expected)

@@ -7,6 +7,8 @@ not read elements.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -267,3 +269,20 @@ def test_a_processing_time_window_s_results_carry_its_last_millisecond():
     prog = timed_program(WindowSpec.of(TumblingProcessingTimeWindows.of(seconds(10))))
     rows = [("a", None, 1), ("a", None, 2)]
     assert times(prog, [(rows, None, 12_000), ([], None, 20_000)]) == [(1, 19_999_000, 3)]
+
+
+def pairs(out):
+    """A count window's results: (key, time in ms, sum)."""
+    return sorted(((k, None if pd.isna(t) else int(t) // 1000, v) for k, t, v in zip(out["k"], out["t"], out["v"], strict=True)), key=str)
+
+
+def test_batch_mode_reads_a_key_s_elements_in_timestamp_order():
+    """``Program.time_ordered`` (Flink's BATCH runtime mode, a bounded run): a count window of two pairs each key's
+    elements in timestamp order, ties and untimed elements as they came; without it, in arrival order."""
+    prog = timed_program(WindowSpec.count_window(2))
+    rows = [("a", 3_000, 1), ("a", 1_000, 2), ("b", 2_000, 3), ("a", 2_000, 4), ("a", 1_000, 5), ("b", None, 6)]
+    frame = elements(rows)
+    arrival, _ = run_bucket(prog, None, frame, spark_watermark=None, processing_time=None, final=True)
+    ordered, _ = run_bucket(replace(prog, time_ordered=True), None, frame, spark_watermark=None, processing_time=None, final=True)
+    assert pairs(arrival) == [("a", 1_000, 3), ("a", 1_000, 9), ("b", None, 9)]  # (a: 1 + 2 at 3 000, 1 000; 4 + 5 at 2 000, 1 000)
+    assert pairs(ordered) == [("a", 1_000, 7), ("a", 3_000, 5), ("b", 2_000, 9)]  # (a: 2 + 5 at 1 000, 1 000; 4 + 1; b's untimed first)

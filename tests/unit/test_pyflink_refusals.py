@@ -12,7 +12,7 @@ from funke.pyflink.datastream.connectors import file_system as fs
 from funke.pyflink.datastream.connectors import kafka as kf
 from funke.pyflink.datastream.execution_mode import RuntimeExecutionMode
 from funke.pyflink.datastream.functions import AsyncRetryStrategy, KeyedProcessFunction, SinkFunction, SourceFunction
-from funke.pyflink.datastream.window import CountWindow, TumblingEventTimeWindows
+from funke.pyflink.datastream.window import CountTrigger, GlobalWindows, TumblingEventTimeWindows
 
 
 def env():
@@ -66,8 +66,9 @@ REFUSALS = {
     "an unknown configuration key": (lambda: env().configure(Configuration().set_string("my.option", "1")), r"configuration key 'my.option'.*honours"),
     "BATCH mode over an unbounded source": (batch_over_kafka, r"set_runtime_mode\(BATCH\) with an unbounded source.*set_bounded"),
     "an event-time window without timestamps": (lambda: values().key_by(lambda v: v[0]).window(TumblingEventTimeWindows.of(Duration.of_seconds(1))), r"needs event time.*assign_timestamps_and_watermarks"),
+    "an event-time window over a global window's untimed results": (lambda: values().key_by(lambda v: v[0]).window(GlobalWindows.create()).trigger(CountTrigger.of(2)).reduce(lambda a, b: a)
+                                                                    .key_by(lambda v: v[0]).window(TumblingEventTimeWindows.of(Duration.of_seconds(1))), r"needs event time.*assign_timestamps_and_watermarks"),
     "process(KeyedProcessFunction) unkeyed": (lambda: values().process(Timers()), r"process\(KeyedProcessFunction\) needs a keyed stream.*key_by"),
-    "CountWindow.id": (lambda: CountWindow().id, r"CountWindow.id.*count the firings"),
     "KeyedStream.set_parallelism": (lambda: values().key_by(lambda v: v[0]).set_parallelism(2), r"Set parallelism for KeyedStream"),
     "FileSink OutputFileConfig": (lambda: fs.FileSink.for_row_format("/tmp/x", Encoder.simple_string_encoder()).with_output_file_config(fs.OutputFileConfig.builder().with_part_prefix("prefix").build()), r"OutputFileConfig.*Spark's part files"),
     "FileSink date-time buckets": (lambda: fs.FileSink.for_row_format("/tmp/x", Encoder.simple_string_encoder()).with_bucket_assigner(fs.BucketAssigner.date_time_bucket_assigner()), r"date_time_bucket_assigner.*base_path_bucket_assigner"),

@@ -22,7 +22,7 @@ from funke.semantics import process as fp
 from funke.semantics.broadcast import BroadcastProcessFunction as FunkeBroadcast
 from funke.semantics.broadcast import KeyedBroadcastProcessFunction as FunkeKeyedBroadcast
 from funke.semantics.rich import RuntimeContext, call_open
-from funke.semantics.state import ReducingStateDescriptor
+from funke.semantics.state import ReducingStateDescriptor, ValueStateDescriptor
 from funke.semantics.time import MAX_WATERMARK
 from funke.semantics.timers import TimeDomain as FunkeTimeDomain
 from funke.semantics.triggers import Trigger
@@ -161,13 +161,13 @@ class WindowContext:
     """PyFlink's window ``context``: ``window()``, ``current_watermark()``, ``current_processing_time()``,
     ``window_state()``, ``global_state()``."""
 
-    __slots__ = ("_counting", "_ctx")
+    __slots__ = ("_ctx", "_number")
 
-    def __init__(self, ctx: Any, counting: bool) -> None:
-        self._ctx, self._counting = ctx, counting
+    def __init__(self, ctx: Any, number: int | None) -> None:
+        self._ctx, self._number = ctx, number
 
     def window(self) -> pw.Window:
-        return pw.user_window(self._ctx.window(), counting=self._counting)
+        return pw.user_window(self._ctx.window(), number=self._number)
 
     def current_watermark(self) -> int:
         return self._ctx.current_watermark()
@@ -270,6 +270,10 @@ class KeyedReduce:
 # -- windows ----------------------------------------------------------------------------------------
 
 
+#: A count window function's firings per key (``WindowAdapter._number``), in the key's window-global state.
+_FIRINGS = ValueStateDescriptor("_funke_count_window_firings", int)
+
+
 class WindowAdapter(_Lifecycle, ff.ProcessWindowFunction):
     """A PyFlink window function: ``process`` / ``apply`` with or without a key (``window_all``)."""
 
@@ -278,21 +282,33 @@ class WindowAdapter(_Lifecycle, ff.ProcessWindowFunction):
 
     def process(self, key: Any, ctx: Any, elements: list[Any]) -> list[Any]:
         values = [self.read(e) for e in elements]
-        user, kind = self.user, self.kind
+        user, kind, number = self.user, self.kind, self._number(ctx, fired=True)
         if kind == "process":
-            out = user.process(loads(key), WindowContext(ctx, self.counting), values)
+            out = user.process(loads(key), WindowContext(ctx, number), values)
         elif kind == "process_all":
-            out = user.process(WindowContext(ctx, self.counting), values)
+            out = user.process(WindowContext(ctx, number), values)
         elif kind == "apply":
-            out = user.apply(loads(key), pw.user_window(ctx.window(), counting=self.counting), values)
+            out = user.apply(loads(key), pw.user_window(ctx.window(), number=number), values)
         else:  # apply_all
-            out = user.apply(pw.user_window(ctx.window(), counting=self.counting), values)
+            out = user.apply(pw.user_window(ctx.window(), number=number), values)
         return emit(out)
+
+    def _number(self, ctx: Any, *, fired: bool) -> int | None:
+        """A count window's number (``pw.CountWindow``): its key's firings before this one, kept in the key's state
+        (None for other windows). ``fired``: this call is the window's firing, so the next one's number is one more."""
+        if not self.counting:
+            return None
+        firings = ctx.global_state().get_state(_FIRINGS)
+        before = firings.value() or 0
+        if fired:
+            firings.update(before + 1)
+            return before
+        return max(before - 1, 0)  # (the window last fired)
 
     def clear(self, ctx: Any) -> None:
         clear = getattr(self.user, "clear", None)
         if callable(clear) and self.kind in ("process", "process_all"):
-            clear(WindowContext(ctx, self.counting))
+            clear(WindowContext(ctx, self._number(ctx, fired=False)))
 
 
 class ReduceAdapter(_Lifecycle, ff.ReduceFunction):

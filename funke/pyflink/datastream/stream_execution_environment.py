@@ -318,9 +318,13 @@ class StreamExecutionEnvironment:
         bounded = self._bounded()
         self._settings.batch = self._mode is RuntimeExecutionMode.BATCH or (self._mode is RuntimeExecutionMode.AUTOMATIC and bounded)
         started = time.monotonic()
+        planned = self._fk.runtime_mode
+        if self._settings.batch:  # (BATCH execution: a keyed operator reads a key's elements in timestamp order)
+            self._fk.runtime_mode = "batch"
         try:
             handle = self._fk.execute(bounded=bounded, name=name, fresh=True)
         finally:
+            self._fk.runtime_mode = planned
             self._fk._sinks.clear()  # (PyFlink clears its transformations at execute: the next job has its own sinks)
         return handle, uuid.uuid4().hex, started
 

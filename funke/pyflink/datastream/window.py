@@ -125,27 +125,36 @@ class GlobalWindow(Window):
 
 
 class CountWindow(Window):
-    """The window of a count window (``count_window(n)``). Flink numbers them; funke runs a count
-    window as Flink's lowering (a global window with a count trigger), which has no number."""
+    """The window of a count window (``count_window(n)``, ``count_window(n, slide)``), numbered per key
+    from 0 as PyFlink numbers them. funke runs a count window as a global window whose trigger fires
+    when a window is full, and each firing is the next window's (PyFlink fires only full windows, in
+    order), so a window function gets the number of its key's firings before it (``WindowAdapter``)."""
+
+    def __init__(self, id: int = 0) -> None:  # noqa: A002 (PyFlink's name)
+        self._id = id
 
     def max_timestamp(self) -> int:
         return MAX_WATERMARK
 
     @property
     def id(self) -> int:
-        raise UnsupportedError(
-            "CountWindow.id: funke runs count_window(n) as Flink lowers it, a global window with a purging count "
-            "trigger, which numbers no windows; count the firings in the function's state if you need a number"
-        )
+        return self._id
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CountWindow and other._id == self._id
+
+    def __hash__(self) -> int:
+        return hash(("CountWindow", self._id))
 
     def __repr__(self) -> str:
-        return "CountWindow"
+        return f"CountWindow(id={self._id})"
 
 
-def user_window(window: Any, *, counting: bool = False) -> Window:
-    """funke's window as the PyFlink window object a user function sees."""
+def user_window(window: Any, *, number: int | None = None) -> Window:
+    """funke's window as the PyFlink window object a user function sees: a count window's with its
+    ``number`` (None: not a count window)."""
     if isinstance(window, fw.GlobalWindow):
-        return CountWindow() if counting else GlobalWindow()
+        return CountWindow(number) if number is not None else GlobalWindow()
     return TimeWindow(window.start, window.end)
 
 

@@ -136,9 +136,9 @@ class _Windowed:
         late = (self._late.tag_id,) if self._late is not None else ()
         # Flink gives a time window's results its last millisecond as their timestamp (``window.max_timestamp()``),
         # in processing time for a processing-time window; PyFlink a count window's the timestamp of the element
-        # that fired it (none when the elements have none). They keep that time, so a window, a timer or
+        # that fired it (none when the elements have none), and so a global window's. They keep that time, so a window, a timer or
         # ``ctx.timestamp()`` downstream reads it, as in a cascade of windows.
-        timed = isinstance(self._assigner, WindowAssigner) or self._stream._has_ts
+        timed = (isinstance(self._assigner, WindowAssigner) and self._assigner.kind != "global") or self._stream._has_ts
         if timed:
             windowed = _timestamped(windowed)
         return _WindowResult(self._stream._env, windowed, output_type, late, timed=timed)

@@ -167,7 +167,7 @@ def lower(compiler: Compiler, node: nodes.Node, *ups: Compiled) -> Compiled:
         rows = pre_shuffled(rows, program, now)
     beat = None
     if not compiler.streaming:
-        rows, program = _operator_input(rows, program)
+        rows, program = _operator_input(rows, replace(program, time_ordered=compiler.time_ordered))
         tagged = rows.groupBy(BUCKET).applyInPandas(batch_function(program), program.output_ddl())
     else:
         if clock is not None:

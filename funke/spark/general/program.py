@@ -90,6 +90,9 @@ class Program:
     #: Time comes from a test script (``funke.testing.TestStream``): processing time moves only as it says,
     #: at the end of input too (``_end_of_processing_time``).
     scripted: bool = False
+    #: Flink's BATCH runtime mode (a bounded run): a key's elements are read in timestamp order, as Flink's BATCH
+    #: execution sorts a keyed operator's input by key and timestamp (stable: ties and untimed elements in arrival order).
+    time_ordered: bool = False
 
     def second_view(self) -> Program:
         """This program as seen by the second input's rows (its keys, columns and types)."""

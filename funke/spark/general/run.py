@@ -58,6 +58,8 @@ def run_bucket(
     elements = batch[~is_control]
     if SEQ in elements and len(elements) > 1 and elements[SEQ].notna().all():
         elements = elements.sort_values(SEQ, kind="stable")
+    if program.time_ordered and TS in elements and len(elements) > 1:  # (an element without a timestamp: Long.MIN_VALUE's place)
+        elements = elements.sort_values(TS, kind="stable", na_position="first")
 
     pt = max_or_none(batch, PT)  # (the batch's time: on its element rows and its time rows)
     if pt is None and processing_time is not None and processing_time >= 0:
