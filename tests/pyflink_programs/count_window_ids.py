@@ -4,8 +4,8 @@ sliding one of size s and slide d the elements d*id .. d*id+s-1, and each fires 
 
 from pyflink.common import Types
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.datastream.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
 from pyflink.datastream.functions import AllWindowFunction, ProcessAllWindowFunction, ProcessWindowFunction, WindowFunction
+from pyflink.datastream.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
 
 PAIR = Types.TUPLE([Types.STRING(), Types.INT()])
 VALUES = [("a", 1), ("b", 2), ("a", 3), ("a", 4), ("b", 5), ("a", 6), ("a", 7), ("b", 8), ("a", 9)]

@@ -13,7 +13,6 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from funke.errors import UnsupportedError
 from funke.pyflink.common.time import Time  # noqa: F401 (PyFlink's window module has it: ``from pyflink.datastream.window import Time``)
 from funke.semantics import windows as fw
 from funke.semantics.state import ReducingStateDescriptor
@@ -130,7 +129,7 @@ class CountWindow(Window):
     when a window is full, and each firing is the next window's (PyFlink fires only full windows, in
     order), so a window function gets the number of its key's firings before it (``WindowAdapter``)."""
 
-    def __init__(self, id: int = 0) -> None:  # noqa: A002 (PyFlink's name)
+    def __init__(self, id: int = 0) -> None:
         self._id = id
 
     def max_timestamp(self) -> int:
