@@ -65,14 +65,17 @@ def with_parsed(
     standard, record = timestamp_format or "SQL", F.col(PARSED)
     parts = {name: f"_funke_time_{i}" for i, name in enumerate(times)}
     frame = frame.withColumns({parts[name]: time_parts(record[name], kind, standard) for name, kind in times.items()})
+    # and their values so too: each is read twice below (the field, and whether the text failed to read)
+    values = {name: f"_funke_time_value_{i}" for i, name in enumerate(times)}
+    frame = frame.withColumns({values[name]: flink_time(F.col(parts[name]), kind, standard) for name, kind in times.items()})
     bad, converted = F.lit(False), record
-    for name, kind in times.items():
-        value = flink_time(F.col(parts[name]), kind, standard)
+    for name in times:
+        value = F.col(values[name])
         bad = bad | (record[name].isNotNull() & value.isNull())
         converted = converted.withField(name, value)
     if not ignore_errors:  # (with ignore_errors a text that does not read is NULL, its row kept, as in Flink)
         converted = converted.withField(CORRUPT, F.coalesce(record[CORRUPT], F.when(bad, text)))
-    return frame.withColumn(PARSED, converted).drop(*parts.values())
+    return frame.withColumn(PARSED, converted).drop(*parts.values(), *values.values())
 
 
 def time_parts(text: Column, kind: str, standard: str) -> Column:

@@ -4,6 +4,7 @@ connector) and its csv file sink write, as ``funke.connectors.kafka_sink`` write
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame
@@ -70,6 +71,11 @@ def decimal_text(c: Column) -> Column:
     return F.concat(sign, body)
 
 
+#: What marks a DECIMAL's text inside ``json_record``'s record until its quotes are taken off: a character no
+#: decimal's text has, which Spark's JSON writer escapes (``\u0000``).
+_DECIMAL_MARK = "\x00"
+
+
 def json_record(df: DataFrame, *, columns: Sequence[str] | None = None, ignore_null_fields: bool = False, spark_json: bool = False) -> Column:
     """Each row (its ``columns``, all by default) as a JSON object, keys in column order, nulls written unless
     ``ignore_null_fields``; a DECIMAL as Flink's json format writes it (``decimal_text``, a bare number). The other
@@ -79,9 +85,9 @@ def json_record(df: DataFrame, *, columns: Sequence[str] | None = None, ignore_n
     for name in df.columns if columns is None else columns:
         dtype = df.schema[name].dataType.simpleString()
         c = F.col(f"`{name}`")
-        if dtype.startswith("decimal"):  # (its text as a JSON string first, then the quotes taken off)
-            decimals.append((name, decimal_text(c)))
-            c = decimals[-1][1]
+        if dtype.startswith("decimal"):  # (its text as a marked JSON string first, then the quotes and mark taken off)
+            decimals.append(name)
+            c = F.concat(F.lit(_DECIMAL_MARK), decimal_text(c))
         elif not spark_json:
             text = value_text(df, name)
             if dtype in ("double", "float"):  # a number, or null where JSON has no spelling
@@ -90,11 +96,10 @@ def json_record(df: DataFrame, *, columns: Sequence[str] | None = None, ignore_n
                 c = text
         fields.append(c.alias(name))
     record = F.to_json(F.struct(*fields), {"ignoreNullFields": str(ignore_null_fields).lower()})
-    for name, text in decimals:
-        key = json.dumps(name, ensure_ascii=False) + ":"  # (a key's quotes are outside any string's: found once)
-        record = F.when(text.isNull(), record).otherwise(
-            F.replace(record, F.concat(F.lit(key + '"'), text, F.lit('"')), F.concat(F.lit(key), text))
-        )
+    for name in decimals:  # (one pass over the record's text per decimal: its text is computed once, above)
+        key = json.dumps(name, ensure_ascii=False) + ":"  # (a key's quotes are outside any string's)
+        found = re.escape(key + '"') + r'\\u0000([^"]*)"'  # (to_json writes the mark as \u0000; a number has no quote)
+        record = F.regexp_replace(record, found, key.replace("\\", "\\\\").replace("$", "\\$") + "$1")
     return record
 
 

@@ -20,7 +20,7 @@ from funke.errors import PlanError, UnsupportedError
 from funke.plan import nodes
 from funke.plan.expr import Sql
 from funke.table.changelog import DELETE, INSERT, RETRACT, ROW_KIND, ROW_KIND_NAME, ChangelogMode, changelog_mode, state_mode
-from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION
+from funke.table.connectors import CONNECTORS, DEFAULT_PARTITION, TIMESTAMP_STANDARD
 from funke.table.ddl import TableDef
 from funke.table.describe import view_columns, view_rows
 from funke.table.drops import is_temporary
@@ -138,12 +138,12 @@ def insert_sink(
         stream = by_key(stream, [by_target[c] for c in t.primary_key], state_ttl_ms)
     default = t.options.get("partition.default-name", DEFAULT_PARTITION).replace("'", "''")
     text = writes_text(t)
-    iso = t.options.get("json.timestamp-format.standard") == "ISO-8601"
+    iso = t.options.get(TIMESTAMP_STANDARD) == "ISO-8601"  # (checked where the sink is made: connectors.timestamp_standard)
     exprs = []
     for c, ty in t.columns:
         value = f"CAST(`{by_target[c]}` AS {ty})" if c in by_target else f"CAST(NULL AS {ty})"
         if text and ty == "timestamp":  # (Flink's json and csv text of a TIMESTAMP: SQL's, an instant's with a Z)
-            value = f"CAST({value} AS STRING)" if not iso else f"REPLACE(CAST({value} AS STRING), ' ', 'T')"  # (json.timestamp-format.standard)
+            value = f"CAST({value} AS STRING)" if not iso else f"REPLACE(CAST({value} AS STRING), ' ', 'T')"
             value = f"CONCAT({value}, 'Z')" if c in t.instants else value
         if c in t.not_null:  # (Flink's table.exec.sink.not-null-enforcer, ERROR: the job fails on a NULL)
             if c not in by_target:

@@ -67,3 +67,26 @@ def test_the_jvm_writes_each_decimal_as_the_python_writer_and_java_do(spark):
         want = [None if v is None else str(v.normalize(exact)) for v in values]
         assert got == want, (precision, scale)
         assert got == decimal_texts(df.toArrow().column(0)).to_pylist()
+
+
+def test_a_json_record_writes_its_decimals_as_bare_numbers_whatever_their_keys(spark):
+    """``json_record`` marks each decimal's text and takes the quotes off after Spark's to_json: keys with a regex's
+    and a replacement's special characters, a NULL decimal (written, or left out with ignore_null_fields), and a text
+    value that looks like a decimal's key stay as they are."""
+    import json
+
+    from pyspark.sql.types import DecimalType, StringType, StructField, StructType
+
+    from funke.spark.record_text import json_record
+
+    names = ['a$1 "b"\\c', "p.(x)*", "s"]
+    schema = StructType([StructField(names[0], DecimalType(10, 2)), StructField(names[1], DecimalType(5, 1)), StructField(names[2], StringType())])
+    df = spark.createDataFrame([(Decimal("10.00"), None, '"p.(x)*":"7"'), (Decimal("-0.50"), Decimal("3.0"), None)], schema)
+    written = [r[0] for r in df.select(json_record(df)).collect()]
+    assert [json.loads(w, parse_float=Decimal, parse_int=Decimal) for w in written] == [
+        {names[0]: Decimal("1E+1"), names[1]: None, "s": '"p.(x)*":"7"'},
+        {names[0]: Decimal("-0.5"), names[1]: Decimal(3), "s": None},
+    ]
+    assert ':1E+1,' in written[0] and ':-0.5,' in written[1] and ':3,' in written[1]  # (bare numbers, Java's text)
+    kept = [r[0] for r in df.select(json_record(df, ignore_null_fields=True)).collect()]
+    assert [sorted(json.loads(k)) for k in kept] == [sorted([names[0], "s"]), sorted(names[:2])]
