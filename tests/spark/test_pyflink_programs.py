@@ -265,10 +265,10 @@ def in_reading_order(values: list[tuple[str, int]], batch: bool, timed: bool) ->
     return sorted(values, key=lambda v: v[1]) if batch and timed else list(values)
 
 
-def batch_order_lines(values: list[tuple[str, int]], batch: bool) -> Counter[str]:
+def batch_order_lines(values: list[tuple[str, int]], others: list[tuple[str, int]], batch: bool) -> Counter[str]:
     """What tests/pyflink_programs/batch_order.py prints, computed from its values: pairs of two per window (the
     keys joined, the numbers summed, stamped with the second's time), the state's text per element, a rolling
-    reduce (BATCH mode: its last value per key)."""
+    reduce (BATCH mode: its last value per key), and in BATCH mode the state's text of both inputs merged."""
     out: list[str] = []
 
     def pairs(label: str, elements: list[tuple[str, int]], timed: bool) -> None:
@@ -289,15 +289,20 @@ def batch_order_lines(values: list[tuple[str, int]], batch: bool) -> Counter[str
         for _, n in (v for v in timed_order if v[0] == key):
             rolled.append(n if not rolled else rolled[-1] * 10 + n)
         out += [f"reduce {(key, r)}" for r in (rolled[-1:] if batch else rolled)]
+        if batch:
+            both = sorted([(n, "L") for k, n in values if k == key] + [(n, "R") for k, n in others if k == key])
+            texts = [f"{side}{n}" for n, side in both]
+            out += [f"both {key} {''.join(texts[: i + 1])}" for i in range(len(texts))]
     return Counter(out)
 
 
 @pytest.mark.parametrize("mode", ["batch", "streaming"])
 def test_batch_mode_reads_a_key_s_elements_in_timestamp_order(capsys, mode):
-    """Flink's BATCH execution sorts a keyed operator's input by key and timestamp; STREAMING reads it as it
-    comes (funke read both as they came). PyFlink 2.3 printed these lines for both modes."""
-    values = module_data(PROGRAMS / "batch_order.py")["VALUES"]
-    expected = batch_order_lines(values, mode == "batch")
+    """Flink's BATCH execution sorts a keyed operator's input by key and timestamp, and merges a two-input one's
+    inputs so; STREAMING reads them as they come (funke read both as they came, a two-input operator's first input
+    whole first). PyFlink 2.3 printed these lines for both modes."""
+    data = module_data(PROGRAMS / "batch_order.py")
+    expected = batch_order_lines(data["VALUES"], data["OTHERS"], mode == "batch")
     assert "seen a 1345" in expected if mode == "batch" else "seen a 1534" in expected  # (the order differs)
     assert run_program(PROGRAMS / "batch_order.py", capsys, mode) == expected
 

@@ -182,6 +182,7 @@ def _run_two_inputs(
     sides = [(0, program, op.process_element1), (1, second, op.process_element2)]
     if program.second.broadcast:
         sides.reverse()
+    merged: list[tuple[int, int, int, Any, Any, Any, int | None]] = []  # (BATCH mode: both inputs by timestamp)
     for side, view, feed in sides:
         rows = elements[elements[SIDE] == side]
         if not len(rows):
@@ -189,11 +190,19 @@ def _run_two_inputs(
         if side == 1:  # (the first input's columns are there too, empty: the union put them in)
             rows = rows[[TS, *renamed]].rename(columns=renamed)
         convert = view.user_rows and bool(view.micros)
+        if program.time_ordered and not program.second.broadcast:
+            merged += [(MIN_WATERMARK if ts is None else ts, side, i, feed, key, value, ts) for i, (key, value, ts) in enumerate(one_by_one(view, rows, convert))]
+            continue
         if side == 0 and callable(getattr(op, "process_elements", None)):  # (after every broadcast row: one call)
             records += op.process_elements(list(one_by_one(view, rows, convert)))
             continue
         for key, value, ts in one_by_one(view, rows, convert):
             records += feed(key, value, ts)
+    # Flink's BATCH execution merges a keyed two-input operator's sorted inputs by key and timestamp (ties: the
+    # first input, then arrival); its broadcast input is read whole first, as above
+    merged.sort(key=lambda item: item[:3])
+    for _, _, _, feed, key, value, ts in merged:
+        records += feed(key, value, ts)
 
     scripted = control[control[WM].notna()] if WM in control else control.iloc[0:0]
     combined = scripted[scripted[SIDE].isna()] if len(scripted) else scripted  # funke's clock: the operator's own
