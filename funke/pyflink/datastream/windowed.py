@@ -135,8 +135,8 @@ class _Windowed:
     def _result(self, windowed: Any, output_type: TypeInformation | None) -> DataStream:
         late = (self._late.tag_id,) if self._late is not None else ()
         # Flink gives a time window's results its last millisecond as their timestamp (``window.max_timestamp()``),
-        # in processing time for a processing-time window; PyFlink a count window's the timestamp of the element
-        # that fired it (none when the elements have none), and so a global window's. They keep that time, so a window, a timer or
+        # in processing time for a processing-time window; PyFlink a count or global window's the timestamp of the
+        # element that fired it (none when the elements have none). They keep that time, so a window, a timer or
         # ``ctx.timestamp()`` downstream reads it, as in a cascade of windows.
         timed = (isinstance(self._assigner, WindowAssigner) and self._assigner.kind != "global") or self._stream._has_ts
         if timed:

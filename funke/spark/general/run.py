@@ -191,7 +191,8 @@ def _run_two_inputs(
             rows = rows[[TS, *renamed]].rename(columns=renamed)
         convert = view.user_rows and bool(view.micros)
         if program.time_ordered and not program.second.broadcast:
-            merged += [(MIN_WATERMARK if ts is None else ts, side, i, feed, key, value, ts) for i, (key, value, ts) in enumerate(one_by_one(view, rows, convert))]
+            items = enumerate(one_by_one(view, rows, convert))
+            merged += [(MIN_WATERMARK if ts is None else ts, side, i, feed, key, value, ts) for i, (key, value, ts) in items]
             continue
         if side == 0 and callable(getattr(op, "process_elements", None)):  # (after every broadcast row: one call)
             records += op.process_elements(list(one_by_one(view, rows, convert)))
