@@ -99,7 +99,7 @@ def start_job(
         operator_metrics=env.settings.operator_metrics,
         latency_mode=env.latency_mode,
         buckets=buckets,
-        time_ordered=mode == "batch" and getattr(env, "runtime_mode", "streaming") == "batch",
+        time_ordered=getattr(env, "runtime_mode", "streaming") == "batch",  # (for a bounded run only: compile_job)
     )
     states = [QueryState(plan) for plan in plans]
     handle = JobHandle(name, mode, spark, states)

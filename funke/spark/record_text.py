@@ -98,7 +98,7 @@ def json_record(df: DataFrame, *, columns: Sequence[str] | None = None, ignore_n
     record = F.to_json(F.struct(*fields), {"ignoreNullFields": str(ignore_null_fields).lower()})
     for name in decimals:  # (one pass over the record's text per decimal: its text is computed once, above)
         key = json.dumps(name, ensure_ascii=False) + ":"  # (a key's quotes are outside any string's)
-        found = re.escape(key + '"') + r'\\u0000([^"]*)"'  # (to_json writes the mark as \u0000; a number has no quote)
+        found = re.escape(key + json.dumps(_DECIMAL_MARK)[:-1]) + '([^"]*)"'  # (to_json escapes the mark as json does; a number has no quote)
         record = F.regexp_replace(record, found, key.replace("\\", "\\\\").replace("$", "\\$") + "$1")
     return record
 
